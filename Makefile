@@ -1,0 +1,59 @@
+# cmdhost — build, test plugins, tests.
+#   make test       builds the test plugins and runs every test (the CI command)
+#   make plugins    builds testdata/*/ into testdata/plugins/*.wasm
+#   make fuzz       runs the abi fuzz targets for a while
+#   make bench      runs the engine benchmarks
+#   make soak       the long fault-cycling run of the engine
+
+GO       ?= go
+WASM_DIR := testdata/plugins
+GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe
+PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm
+GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
+FUZZTIME ?= 30s
+
+.PHONY: all build plugins deps test vet fuzz bench soak clean
+
+all: build plugins
+
+build:
+	$(GO) build -o bin/cmdhost ./cmd/cmdhost
+
+plugins: $(PLUGINS)
+
+# Go guests: standard toolchain, WASI reactor (see sdk/).
+$(WASM_DIR)/%.wasm: testdata/%/main.go $(GUEST_SRC)
+	@mkdir -p $(WASM_DIR)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./testdata/$*
+
+# The guest not written in Go: WebAssembly text, built with Debian's wabt.
+$(WASM_DIR)/wat-echo.wasm: testdata/wat-echo/echo.wat
+	@mkdir -p $(WASM_DIR)
+	@command -v wat2wasm >/dev/null || .ci/deps
+	wat2wasm $< -o $@
+
+# Installs what the tests need and the machine lacks (Debian packages).
+deps:
+	.ci/deps
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi ./sdk
+
+test: deps plugins vet
+	$(GO) test -race -count=1 -timeout 8m ./...
+
+fuzz:
+	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeDescription -fuzztime $(FUZZTIME)
+
+bench: plugins
+	$(GO) test ./host/wasm -run '^$$' -bench . -benchtime 50x -count 1
+
+soak: plugins
+	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m
+
+clean:
+	rm -rf bin $(WASM_DIR)

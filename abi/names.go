@@ -1,0 +1,100 @@
+package abi
+
+// Version is the ABI version this package implements. A module reports the
+// version it was built for from its ExportABIVersion export; the host refuses
+// a module whose version it does not know.
+const Version = 1
+
+// Exports a guest module must provide.
+const (
+	// ExportABIVersion is `() -> i32`: the ABI version the guest speaks.
+	ExportABIVersion = "cmdhost_abi_version"
+	// ExportDescribe is `() -> i32`: the guest hands its encoded Description
+	// to the host with FnDescribe and returns 0.
+	ExportDescribe = "cmdhost_describe"
+	// ExportHandle is `() -> i32`: the guest runs one request. It fetches the
+	// encoded Request with FnRequestLen/FnRequestRead, hands the encoded
+	// Response to FnResponseWrite, and returns 0. A non-zero return means the
+	// guest could not produce a response at all (a host fault, not a handler
+	// error).
+	ExportHandle = "cmdhost_handle"
+	// ExportMemory is the guest's linear memory; every pointer the guest
+	// passes to the host is an offset into it.
+	ExportMemory = "memory"
+	// ExportInitialize is the WASI reactor initializer. The host calls it
+	// once per instance, before anything else, when the module exports it.
+	ExportInitialize = "_initialize"
+)
+
+// HostModule is the import module name of the host functions below.
+const HostModule = "cmdhost"
+
+// Host functions. Every pointer/length pair is an offset and byte count in
+// the guest's own memory; the host copies out of it before returning and
+// never keeps a view of it. Functions that return i32 return a negative
+// Result on failure.
+const (
+	// FnDescribe (ptr, len i32) -> i32: hands the encoded Description.
+	// Only valid inside ExportDescribe.
+	FnDescribe = "describe"
+	// FnRequestLen () -> i32: the byte size of the encoded Request.
+	// Only valid inside ExportHandle.
+	FnRequestLen = "request_len"
+	// FnRequestRead (ptr, cap i32) -> i32: copies the encoded Request into
+	// guest memory at ptr and returns its length; ResultTooSmall when cap is
+	// smaller than FnRequestLen.
+	FnRequestRead = "request_read"
+	// FnResponseWrite (ptr, len i32) -> i32: hands the encoded Response. The
+	// host copies and validates it at once; the first successful write is
+	// the one used, a second one returns ResultState.
+	FnResponseWrite = "response_write"
+	// FnLog (level, ptr, len i32): a log line in UTF-8 at a Level.
+	FnLog = "log"
+	// FnConfigGet (kptr, klen, buf, cap i32) -> i32: copies the operator's
+	// config value for the key into buf and returns its length;
+	// ResultNotFound when the key is not set. When the value is longer than
+	// cap, nothing is written and its length is returned: call again with a
+	// larger buffer.
+	FnConfigGet = "config_get"
+	// FnVarGet (kptr, klen, buf, cap i32) -> i32: like FnConfigGet for the
+	// plugin's shared variables.
+	FnVarGet = "var_get"
+	// FnVarSet (kptr, klen, vptr, vlen i32) -> i32: sets a variable (0 on
+	// success). ResultLimit when the plugin's variable space is full,
+	// ResultTooLarge when the key or value exceeds its bound.
+	FnVarSet = "var_set"
+	// FnVarAdd (kptr, klen i32, delta i64, out i32) -> i32: adds delta to
+	// the variable read as a decimal integer (absent = 0), stores the result
+	// and writes it as a little-endian i64 at out. Atomic across all
+	// instances of the plugin. ResultNotInteger when the current value is
+	// not a decimal integer.
+	FnVarAdd = "var_add"
+)
+
+// Result is the status a host function returns in an i32; non-negative
+// values are lengths or 0 for success.
+type Result int32
+
+// Host function results.
+const (
+	ResultOK         Result = 0
+	ResultNotFound   Result = -1 // no such key
+	ResultTooLarge   Result = -2 // a key, value or response exceeds its bound
+	ResultLimit      Result = -3 // the plugin's variable space is full
+	ResultFault      Result = -4 // a pointer/length pair falls outside guest memory
+	ResultNotInteger Result = -5 // var_add on a value that is not a decimal integer
+	ResultState      Result = -6 // called where it is not valid (e.g. response_write twice)
+	ResultInvalid    Result = -7 // the bytes handed over do not decode
+	ResultTooSmall   Result = -8 // the guest's buffer is smaller than the data
+)
+
+// Level is a log level for FnLog, ordered like log/slog's.
+type Level int32
+
+// Log levels.
+const (
+	LevelDebug Level = -4
+	LevelInfo  Level = 0
+	LevelWarn  Level = 4
+	LevelError Level = 8
+)

@@ -1,0 +1,132 @@
+package abi
+
+import (
+	"time"
+	"unicode/utf8"
+)
+
+// Request tags.
+const (
+	reqCommand       = 1  // string
+	reqPayload       = 2  // bytes
+	reqContentType   = 3  // string
+	reqFormat        = 4  // u8: FormatIndicator
+	reqMetadata      = 5  // map entry, repeated
+	reqTopicToken    = 6  // map entry, repeated
+	reqInvokerID     = 7  // string
+	reqCorrelationID = 8  // bytes
+	reqDeadline      = 9  // i64: unix nanoseconds; absent = none
+	reqExecutorID    = 10 // string
+)
+
+// FormatIndicator is MQTT's payload format indicator.
+type FormatIndicator uint8
+
+const (
+	// FormatBytes says the payload is unspecified bytes.
+	FormatBytes FormatIndicator = 0
+	// FormatUTF8 says the payload is UTF-8 text.
+	FormatUTF8 FormatIndicator = 1
+)
+
+// Request is one command invocation as the guest sees it.
+type Request struct {
+	Command       string            // the command's name as the module declared it
+	Payload       []byte            // the request body
+	ContentType   string            // MQTT content type, "" when none was sent
+	Format        FormatIndicator   // MQTT payload format indicator
+	Metadata      map[string]string // the invoker's user properties, protocol ones removed
+	TopicTokens   map[string]string // values of the topic pattern's unresolved tokens
+	InvokerID     string            // the invoker's client id, "" when unknown
+	CorrelationID []byte            // the request's correlation data
+	ExecutorID    string            // the host's executor id
+	Deadline      time.Time         // when the call is cut; zero when it has none
+}
+
+// AppendRequest appends the encoding of r to dst and returns the result.
+func AppendRequest(dst []byte, r *Request) []byte {
+	dst = appendString(dst, reqCommand, r.Command)
+	if len(r.Payload) > 0 {
+		dst = appendRecord(dst, reqPayload, r.Payload)
+	}
+	if r.ContentType != "" {
+		dst = appendString(dst, reqContentType, r.ContentType)
+	}
+	if r.Format != FormatBytes {
+		dst = appendU8(dst, reqFormat, byte(r.Format))
+	}
+	dst = appendMap(dst, reqMetadata, r.Metadata)
+	dst = appendMap(dst, reqTopicToken, r.TopicTokens)
+	if r.InvokerID != "" {
+		dst = appendString(dst, reqInvokerID, r.InvokerID)
+	}
+	if len(r.CorrelationID) > 0 {
+		dst = appendRecord(dst, reqCorrelationID, r.CorrelationID)
+	}
+	if r.ExecutorID != "" {
+		dst = appendString(dst, reqExecutorID, r.ExecutorID)
+	}
+	if !r.Deadline.IsZero() {
+		dst = appendI64(dst, reqDeadline, r.Deadline.UnixNano())
+	}
+	return dst
+}
+
+// DecodeRequest decodes an encoded Request. The result shares no memory
+// with buf.
+func DecodeRequest(buf []byte) (*Request, error) {
+	r := &Request{}
+	rd := reader{buf: buf}
+	for {
+		tag, v, ok, err := rd.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if tag != reqMetadata && tag != reqTopicToken {
+			if err := rd.once(tag); err != nil {
+				return nil, err
+			}
+		}
+		switch tag {
+		case reqCommand:
+			r.Command = string(v)
+		case reqPayload:
+			r.Payload = append([]byte(nil), v...)
+		case reqContentType:
+			r.ContentType = string(v)
+		case reqFormat:
+			b, err := u8(tag, v)
+			if err != nil {
+				return nil, err
+			}
+			r.Format = FormatIndicator(b)
+		case reqMetadata:
+			err = mapEntry(tag, v, &r.Metadata)
+		case reqTopicToken:
+			err = mapEntry(tag, v, &r.TopicTokens)
+		case reqInvokerID:
+			r.InvokerID = string(v)
+		case reqCorrelationID:
+			r.CorrelationID = append([]byte(nil), v...)
+		case reqExecutorID:
+			r.ExecutorID = string(v)
+		case reqDeadline:
+			var ns int64
+			ns, err = i64(tag, v)
+			r.Deadline = time.Unix(0, ns)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if r.Command == "" {
+		return nil, malformed("request has no command")
+	}
+	if !utf8.ValidString(r.Command) {
+		return nil, malformed("command name is not UTF-8")
+	}
+	return r, nil
+}

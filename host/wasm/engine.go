@@ -1,0 +1,189 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Config configures an Engine.
+type Config struct {
+	// Logger receives the engine's and the guests' log lines; nil discards.
+	Logger *slog.Logger
+	// CacheDir holds wazero's on-disk compilation cache, shared by every
+	// plugin; "" keeps compiled code in memory for the engine's lifetime.
+	CacheDir string
+	// VarLimits bound each plugin's variables.
+	VarLimits VarLimits
+}
+
+// Engine loads plugins. It owns what outlives one plugin version: the
+// compilation cache and each plugin's variables.
+type Engine struct {
+	log       *slog.Logger
+	cache     wazero.CompilationCache
+	varLimits VarLimits
+
+	mu   sync.Mutex
+	vars map[string]*Vars // by plugin name; survive instances and versions
+}
+
+// NewEngine returns an Engine; Close releases its compilation cache.
+func NewEngine(cfg Config) (*Engine, error) {
+	e := &Engine{log: cfg.Logger, varLimits: cfg.VarLimits, vars: make(map[string]*Vars)}
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.CacheDir == "" {
+		e.cache = wazero.NewCompilationCache()
+	} else {
+		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache in %s: %w", cfg.CacheDir, err)
+		}
+		e.cache = c
+	}
+	return e, nil
+}
+
+// Close releases the compilation cache. Close plugins first.
+func (e *Engine) Close(ctx context.Context) error { return e.cache.Close(ctx) }
+
+// Vars returns the variables of the named plugin, creating them empty.
+func (e *Engine) Vars(plugin string) *Vars {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.vars[plugin]
+	if !ok {
+		v = newVars(e.varLimits)
+		e.vars[plugin] = v
+	}
+	return v
+}
+
+// PluginConfig configures one plugin version. Zero fields take defaults.
+type PluginConfig struct {
+	// PoolSize bounds the plugin's instances, hence its concurrent calls.
+	// Default 4.
+	PoolSize int
+	// MemoryPages is each instance's memory limit in 64 KiB pages; default
+	// 1024 (64 MiB). Go guests need at least their declared minimum
+	// (about 32–40 pages).
+	MemoryPages uint32
+	// MaxResponseBytes bounds an encoded response; default 4 MiB.
+	MaxResponseBytes int
+	// LoadTimeout bounds compiling, instantiating and describing; default
+	// 30 s.
+	LoadTimeout time.Duration
+	// Grants say what the guest may reach; the zero value grants nothing.
+	Grants Grants
+	// Config holds the operator's values the guest reads with config_get.
+	Config map[string]string
+}
+
+func (c PluginConfig) withDefaults() PluginConfig {
+	if c.PoolSize <= 0 {
+		c.PoolSize = 4
+	}
+	if c.MemoryPages == 0 {
+		c.MemoryPages = 1024
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = 4 << 20
+	}
+	if c.LoadTimeout <= 0 {
+		c.LoadTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// Load compiles, checks and warms one plugin version: it compiles the
+// module in a runtime of its own (memory limits are per runtime), checks
+// its imports and exports, makes one instance, checks its ABI version and
+// reads its description. Any failure is an error that names the problem,
+// and nothing is left running.
+func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginConfig) (p *Plugin, err error) {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, cfg.LoadTimeout)
+	defer cancel()
+
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(cfg.MemoryPages).
+		WithCompilationCache(e.cache))
+	defer func() {
+		if err != nil {
+			_ = rt.Close(context.Background())
+			err = fmt.Errorf("loading plugin %s: %w", name, err)
+		}
+	}()
+
+	p = &Plugin{
+		name: name, cfg: cfg, rt: rt, log: e.log,
+		vars: e.Vars(name),
+		pool: newPool(cfg.PoolSize),
+	}
+	host := &hostFuncs{plugin: name, log: e.log, config: cloneMap(cfg.Config), vars: p.vars}
+	provided, err := e.instantiateHostModules(ctx, rt, host)
+	if err != nil {
+		return nil, err
+	}
+	if p.compiled, err = rt.CompileModule(ctx, wasm); err != nil {
+		return nil, fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
+	}
+	if p.caps, err = checkImports(p.compiled, provided); err != nil {
+		return nil, err
+	}
+	if err = checkExports(p.compiled); err != nil {
+		return nil, err
+	}
+	inst, err := p.newInstance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.desc, err = p.describe(ctx, inst); err != nil {
+		inst.close(p)
+		return nil, err
+	}
+	p.pool.putIdle(inst) // warm: the first call needs no instantiation
+	return p, nil
+}
+
+// instantiateHostModules instantiates the cmdhost and WASI host modules in
+// rt and returns, per module, the functions they provide.
+func (e *Engine) instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs) (map[string]map[string]api.FunctionDefinition, error) {
+	provided := map[string]map[string]api.FunctionDefinition{}
+	builders := []wazero.HostModuleBuilder{host.builder(rt)}
+	wasi := rt.NewHostModuleBuilder(wasiModule)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
+	builders = append(builders, wasi)
+	for _, b := range builders {
+		compiled, err := b.Compile(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("compiling host module: %w", err)
+		}
+		if _, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig()); err != nil {
+			return nil, fmt.Errorf("instantiating host module: %w", err)
+		}
+		provided[compiled.Name()] = compiled.ExportedFunctions()
+	}
+	return provided, nil
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+var errClosed = errors.New("plugin is closed")

@@ -1,0 +1,162 @@
+package wasm
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// Grants are what a plugin may reach beyond its own memory and the cmdhost
+// host functions. The zero value grants nothing: no filesystem, no
+// environment variables, no network. Real wall and monotonic clocks, crypto
+// random numbers and stdout/stderr (to the host log) are always given.
+type Grants struct {
+	// Env lists the environment variables the guest sees.
+	Env map[string]string
+	// Mounts are host directories the guest sees.
+	Mounts []Mount
+}
+
+// Mount exposes a host directory to the guest.
+type Mount struct {
+	HostDir  string
+	GuestDir string // absolute path inside the guest, e.g. "/data"
+	ReadOnly bool
+}
+
+// moduleConfig applies g to a guest module's configuration.
+func (g Grants) moduleConfig(cfg wazero.ModuleConfig) wazero.ModuleConfig {
+	keys := make([]string, 0, len(g.Env))
+	for k := range g.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cfg = cfg.WithEnv(k, g.Env[k])
+	}
+	if len(g.Mounts) > 0 {
+		fs := wazero.NewFSConfig()
+		for _, m := range g.Mounts {
+			if m.ReadOnly {
+				fs = fs.WithReadOnlyDirMount(m.HostDir, m.GuestDir)
+			} else {
+				fs = fs.WithDirMount(m.HostDir, m.GuestDir)
+			}
+		}
+		cfg = cfg.WithFSConfig(fs)
+	}
+	return cfg
+}
+
+// wasiModule is the WASI import module name.
+const wasiModule = wasi_snapshot_preview1.ModuleName
+
+// Capability is a class of WASI functions a module imports.
+type Capability string
+
+// Capabilities a module's imports may ask for.
+const (
+	CapFilesystem Capability = "filesystem" // path_* and directory calls; see nothing without a mount
+	CapNetwork    Capability = "network"    // sock_*: never granted
+)
+
+// capabilityOf classifies a WASI function name; "" is the always-given core
+// (clocks, random, args, environ, stdio, poll, exit).
+func capabilityOf(name string) Capability {
+	switch {
+	case strings.HasPrefix(name, "sock_"):
+		return CapNetwork
+	case strings.HasPrefix(name, "path_"), name == "fd_readdir":
+		return CapFilesystem
+	}
+	return ""
+}
+
+// checkImports verifies, before anything is instantiated, that every import
+// of the module is a function the host provides with the same signature,
+// and that no import needs a capability the host never grants. It returns
+// the capabilities the imports ask for.
+func checkImports(guest wazero.CompiledModule, provided map[string]map[string]api.FunctionDefinition) ([]Capability, error) {
+	for _, m := range guest.ImportedMemories() {
+		mod, name, _ := m.Import()
+		return nil, fmt.Errorf("imports memory %s.%s: the host provides only functions", mod, name)
+	}
+	caps := map[Capability]bool{}
+	for _, f := range guest.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		funcs, ok := provided[mod]
+		if !ok {
+			return nil, fmt.Errorf("imports %s.%s: the host provides no module %q (only %q and %q)", mod, name, mod, abi.HostModule, wasiModule)
+		}
+		def, ok := funcs[name]
+		if !ok {
+			return nil, fmt.Errorf("imports %s.%s: the host has no such function", mod, name)
+		}
+		if !sameTypes(def.ParamTypes(), f.ParamTypes()) || !sameTypes(def.ResultTypes(), f.ResultTypes()) {
+			return nil, fmt.Errorf("imports %s.%s with signature %s, the host's is %s", mod, name, signature(f), signature(def))
+		}
+		if mod != wasiModule {
+			continue
+		}
+		switch c := capabilityOf(name); c {
+		case CapNetwork:
+			return nil, fmt.Errorf("imports %s.%s: network access is never granted to plugins", mod, name)
+		case "":
+		default:
+			caps[c] = true
+		}
+	}
+	out := make([]Capability, 0, len(caps))
+	for c := range caps {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func signature(f api.FunctionDefinition) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return "(" + strings.Join(s, ", ") + ")"
+	}
+	return names(f.ParamTypes()) + " -> " + names(f.ResultTypes())
+}
+
+// checkExports verifies the module exports the ABI's functions and memory.
+func checkExports(guest wazero.CompiledModule) error {
+	exports := guest.ExportedFunctions()
+	for _, name := range []string{abi.ExportABIVersion, abi.ExportDescribe, abi.ExportHandle} {
+		f, ok := exports[name]
+		if !ok {
+			return fmt.Errorf("does not export %s: not a cmdhost plugin (see abi/ABI.md; Go guests import github.com/cmdhost/cmdhost/sdk)", name)
+		}
+		if len(f.ParamTypes()) != 0 || !sameTypes(f.ResultTypes(), []api.ValueType{api.ValueTypeI32}) {
+			return fmt.Errorf("exports %s with signature %s, want () -> (i32)", name, signature(f))
+		}
+	}
+	if _, ok := guest.ExportedMemories()[abi.ExportMemory]; !ok {
+		return fmt.Errorf("does not export its memory as %q", abi.ExportMemory)
+	}
+	return nil
+}

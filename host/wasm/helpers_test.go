@@ -1,0 +1,103 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// pluginDir holds the test plugins that `make plugins` builds.
+const pluginDir = "../../testdata/plugins"
+
+var (
+	sharedEngine *Engine
+	logBuf       syncBuffer
+)
+
+func TestMain(m *testing.M) {
+	if _, err := os.Stat(filepath.Join(pluginDir, "echo.wasm")); err != nil {
+		fmt.Fprintln(os.Stderr, "test plugins are missing: run `make plugins` (or `make test`) first")
+		os.Exit(1)
+	}
+	cacheDir, err := os.MkdirTemp("", "cmdhost-wasm-test-cache")
+	if err != nil {
+		panic(err)
+	}
+	sharedEngine, err = NewEngine(Config{
+		CacheDir: cacheDir,
+		Logger:   slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = sharedEngine.Close(context.Background())
+	_ = os.RemoveAll(cacheDir)
+	os.Exit(code)
+}
+
+// syncBuffer is a log sink tests can search.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) Contains(s string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Contains(b.buf.Bytes(), []byte(s))
+}
+
+func readPlugin(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+	if err != nil {
+		t.Fatalf("reading test plugin: %v (run `make plugins`)", err)
+	}
+	return b
+}
+
+// load loads a test plugin under its own name and closes it with the test.
+func load(t testing.TB, name string, cfg PluginConfig) *Plugin {
+	t.Helper()
+	return loadAs(t, name, name, cfg)
+}
+
+// loadAs loads the test plugin file under another plugin name, so tests
+// that count get variables of their own.
+func loadAs(t testing.TB, file, name string, cfg PluginConfig) *Plugin {
+	t.Helper()
+	p, err := sharedEngine.Load(context.Background(), name, readPlugin(t, file), cfg)
+	if err != nil {
+		t.Fatalf("load %s: %v", file, err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+func call(t testing.TB, p *Plugin, ctx context.Context, command, payload string) (*abi.Response, error) {
+	t.Helper()
+	return p.Invoke(ctx, &abi.Request{Command: command, Payload: []byte(payload), ContentType: "text/plain"})
+}
+
+func mustCall(t testing.TB, p *Plugin, command, payload string) *abi.Response {
+	t.Helper()
+	resp, err := call(t, p, context.Background(), command, payload)
+	if err != nil {
+		t.Fatalf("%s(%q): %v", command, payload, err)
+	}
+	return resp
+}

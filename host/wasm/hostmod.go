@@ -1,0 +1,238 @@
+package wasm
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// callState is what the host functions of one call read and write. The
+// call's context carries it (the wazero idiom for per-call host state); it
+// belongs to one instance, which runs one call at a time.
+type callState struct {
+	request  []byte // the encoded request (ExportHandle only)
+	describe bool   // ExportDescribe is running
+	maxResp  int
+
+	response *abi.Response // the decoded response, once written
+	desc     []byte        // the encoded description, once handed over
+	outErr   error         // why a response or description was refused
+}
+
+type callKey struct{}
+
+func stateOf(ctx context.Context) *callState {
+	st, _ := ctx.Value(callKey{}).(*callState)
+	return st
+}
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// hostFuncs are the `cmdhost` import module of one plugin. Host functions
+// never panic: a bad pointer is ResultFault, a call out of place
+// ResultState.
+type hostFuncs struct {
+	plugin string
+	log    *slog.Logger
+	config map[string]string // read only after load
+	vars   *Vars
+}
+
+// hostFunc is one export of the host module: its wasm signature and body.
+type hostFunc struct {
+	params, results []api.ValueType
+	fn              api.GoModuleFunc
+}
+
+func (h *hostFuncs) table() map[string]hostFunc {
+	return map[string]hostFunc{
+		abi.FnDescribe:      {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.describe},
+		abi.FnRequestLen:    {nil, []api.ValueType{i32}, h.requestLen},
+		abi.FnRequestRead:   {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.requestRead},
+		abi.FnResponseWrite: {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.responseWrite},
+		abi.FnLog:           {[]api.ValueType{i32, i32, i32}, nil, h.logLine},
+		abi.FnConfigGet:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.configGet},
+		abi.FnVarGet:        {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.varGet},
+		abi.FnVarSet:        {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.varSet},
+		abi.FnVarAdd:        {[]api.ValueType{i32, i32, i64, i32}, []api.ValueType{i32}, h.varAdd},
+	}
+}
+
+// builder returns the host module, ready to compile or instantiate.
+func (h *hostFuncs) builder(rt wazero.Runtime) wazero.HostModuleBuilder {
+	b := rt.NewHostModuleBuilder(abi.HostModule)
+	for name, f := range h.table() {
+		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(name)
+	}
+	return b
+}
+
+func ret(stack []uint64, r abi.Result) { stack[0] = api.EncodeI32(int32(r)) }
+
+// read copies len bytes at ptr out of guest memory.
+func read(mod api.Module, ptr, n uint64) ([]byte, bool) {
+	v, ok := mod.Memory().Read(uint32(ptr), uint32(n))
+	if !ok {
+		return nil, false
+	}
+	return append([]byte(nil), v...), true
+}
+
+func (h *hostFuncs) describe(ctx context.Context, mod api.Module, stack []uint64) {
+	st := stateOf(ctx)
+	if st == nil || !st.describe || st.desc != nil {
+		ret(stack, abi.ResultState)
+		return
+	}
+	b, ok := read(mod, stack[0], stack[1])
+	if !ok {
+		ret(stack, abi.ResultFault)
+		return
+	}
+	st.desc = b
+	ret(stack, abi.ResultOK)
+}
+
+func (h *hostFuncs) requestLen(ctx context.Context, _ api.Module, stack []uint64) {
+	st := stateOf(ctx)
+	if st == nil || st.request == nil {
+		ret(stack, abi.ResultState)
+		return
+	}
+	stack[0] = api.EncodeI32(int32(len(st.request)))
+}
+
+func (h *hostFuncs) requestRead(ctx context.Context, mod api.Module, stack []uint64) {
+	st := stateOf(ctx)
+	if st == nil || st.request == nil {
+		ret(stack, abi.ResultState)
+		return
+	}
+	ptr, capacity := uint32(stack[0]), uint32(stack[1])
+	if int(capacity) < len(st.request) {
+		ret(stack, abi.ResultTooSmall)
+		return
+	}
+	if !mod.Memory().Write(ptr, st.request) {
+		ret(stack, abi.ResultFault)
+		return
+	}
+	stack[0] = api.EncodeI32(int32(len(st.request)))
+}
+
+func (h *hostFuncs) responseWrite(ctx context.Context, mod api.Module, stack []uint64) {
+	st := stateOf(ctx)
+	if st == nil || st.request == nil || st.response != nil {
+		ret(stack, abi.ResultState)
+		return
+	}
+	n := uint32(stack[1])
+	if int(n) > st.maxResp {
+		st.outErr = fmt.Errorf("response of %d bytes exceeds the limit of %d", n, st.maxResp)
+		ret(stack, abi.ResultTooLarge)
+		return
+	}
+	view, ok := mod.Memory().Read(uint32(stack[0]), n)
+	if !ok {
+		st.outErr = fmt.Errorf("response pointer %d+%d is outside guest memory", stack[0], n)
+		ret(stack, abi.ResultFault)
+		return
+	}
+	resp, err := abi.DecodeResponse(view) // copies out of guest memory
+	if err != nil {
+		st.outErr = err
+		ret(stack, abi.ResultInvalid)
+		return
+	}
+	st.response, st.outErr = resp, nil
+	ret(stack, abi.ResultOK)
+}
+
+// maxLogLine bounds one guest log line.
+const maxLogLine = 16 << 10
+
+func (h *hostFuncs) logLine(ctx context.Context, mod api.Module, stack []uint64) {
+	n := min(uint32(stack[2]), maxLogLine)
+	msg, ok := mod.Memory().Read(uint32(stack[1]), n)
+	if !ok {
+		return
+	}
+	h.log.Log(ctx, slog.Level(api.DecodeI32(stack[0])), string(msg), "plugin", h.plugin, "source", "guest")
+}
+
+// copyValue writes val into the guest's buffer when it fits and returns its
+// length either way.
+func copyValue(mod api.Module, stack []uint64, val []byte) {
+	if len(val) <= int(uint32(stack[3])) && !mod.Memory().Write(uint32(stack[2]), val) {
+		ret(stack, abi.ResultFault)
+		return
+	}
+	stack[0] = api.EncodeI32(int32(len(val)))
+}
+
+func (h *hostFuncs) configGet(_ context.Context, mod api.Module, stack []uint64) {
+	key, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	if !ok {
+		ret(stack, abi.ResultFault)
+		return
+	}
+	val, found := h.config[string(key)]
+	if !found {
+		ret(stack, abi.ResultNotFound)
+		return
+	}
+	copyValue(mod, stack, []byte(val))
+}
+
+func (h *hostFuncs) varGet(_ context.Context, mod api.Module, stack []uint64) {
+	key, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	if !ok {
+		ret(stack, abi.ResultFault)
+		return
+	}
+	val, found := h.vars.Get(string(key))
+	if !found {
+		ret(stack, abi.ResultNotFound)
+		return
+	}
+	copyValue(mod, stack, val)
+}
+
+func (h *hostFuncs) varSet(_ context.Context, mod api.Module, stack []uint64) {
+	key, ok1 := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	val, ok2 := mod.Memory().Read(uint32(stack[2]), uint32(stack[3]))
+	if !ok1 || !ok2 {
+		ret(stack, abi.ResultFault)
+		return
+	}
+	ret(stack, h.vars.Set(string(key), val))
+}
+
+func (h *hostFuncs) varAdd(_ context.Context, mod api.Module, stack []uint64) {
+	key, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+	if !ok || uint64(uint32(stack[3]))+8 > uint64(mod.Memory().Size()) {
+		ret(stack, abi.ResultFault) // checked before adding, so a fault changes nothing
+		return
+	}
+	n, r := h.vars.Add(string(key), int64(stack[2]))
+	if r != abi.ResultOK {
+		ret(stack, r)
+		return
+	}
+	var out [8]byte
+	binary.LittleEndian.PutUint64(out[:], uint64(n))
+	if !mod.Memory().Write(uint32(stack[3]), out[:]) {
+		ret(stack, abi.ResultFault)
+		return
+	}
+	ret(stack, abi.ResultOK)
+}

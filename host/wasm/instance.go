@@ -1,0 +1,112 @@
+package wasm
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// instance is one instantiated module. It runs one call at a time; the
+// pool guarantees that.
+type instance struct {
+	mod    api.Module
+	handle api.Function
+
+	// done is the Done channel of the running call's context, read by the
+	// nanosleep hook so a guest's sleep ends at the deadline (wazero's own
+	// nanosleep ignores the context).
+	done   atomic.Pointer[<-chan struct{}]
+	oom    atomic.Bool // the guest printed the runtime's out-of-memory message
+	reqBuf []byte      // reused encoding buffer for requests
+	state  callState
+}
+
+// newInstance instantiates the plugin's compiled module and runs its
+// reactor initializer under ctx.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	inst := &instance{}
+	done := ctx.Done()
+	inst.done.Store(&done)
+	out := func(stream string, level slog.Level) *guestOutput {
+		return &guestOutput{log: p.log, plugin: p.name, stream: stream, level: level, oom: &inst.oom}
+	}
+	cfg := p.cfg.Grants.moduleConfig(wazero.NewModuleConfig()).
+		WithName(""). // instances are anonymous: names would clash
+		WithStartFunctions(abi.ExportInitialize).
+		WithStdout(out("stdout", slog.LevelInfo)).
+		WithStderr(out("stderr", slog.LevelWarn)).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader).
+		WithNanosleep(inst.nanosleep)
+	mod, err := p.rt.InstantiateModule(ctx, p.compiled, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("instantiating: %w", err)
+	}
+	inst.mod = mod
+	inst.handle = mod.ExportedFunction(abi.ExportHandle)
+	p.stats.instances.Add(1)
+	return inst, nil
+}
+
+// nanosleep sleeps for ns or until the running call's context is done.
+func (inst *instance) nanosleep(ns int64) {
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-*inst.done.Load():
+	}
+}
+
+func (inst *instance) close(p *Plugin) {
+	_ = inst.mod.Close(context.Background())
+	p.stats.instances.Add(-1)
+}
+
+// run calls an export with the call state st carried by the context and
+// returns its i32 result; a failure is classified into a Kind.
+func (inst *instance) run(ctx context.Context, fn api.Function, st *callState) (int32, Kind, error) {
+	done := ctx.Done()
+	inst.done.Store(&done)
+	inst.oom.Store(false)
+	res, err := fn.Call(context.WithValue(ctx, callKey{}, st))
+	if err == nil {
+		return api.DecodeI32(res[0]), 0, nil
+	}
+	return 0, inst.classify(ctx, err), err
+}
+
+// classify tells a failed call's cause: the context's deadline or cancel
+// (wazero closes the module with a matching exit code), the guest running
+// out of memory, or any other trap or exit.
+func (inst *instance) classify(ctx context.Context, err error) Kind {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return KindDeadline
+		case sys.ExitCodeContextCanceled:
+			return KindCanceled
+		}
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return KindDeadline
+	case errors.Is(ctx.Err(), context.Canceled):
+		return KindCanceled
+	case inst.oom.Load():
+		return KindOutOfMemory
+	}
+	return KindTrap
+}

@@ -1,0 +1,195 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// Plugin is one loaded version of a plugin module: its own wazero runtime,
+// the compiled module, its description and a bounded pool of instances.
+// Invoke is safe for concurrent use.
+type Plugin struct {
+	name     string
+	cfg      PluginConfig
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	desc     *abi.Description
+	caps     []Capability
+	log      *slog.Logger
+	vars     *Vars
+	pool     *pool
+	stats    stats
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type stats struct {
+	calls     atomic.Int64
+	failures  atomic.Int64 // calls that returned an error
+	replaced  atomic.Int64 // instances discarded after a failed call
+	instances atomic.Int64 // instances alive
+}
+
+// Stats is a snapshot of a plugin's counters.
+type Stats struct {
+	Calls     int64 // calls made
+	Failures  int64 // calls that returned an error
+	Replaced  int64 // instances discarded after a failed call
+	Instances int64 // instances alive now
+	InUse     int   // calls running now
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return p.name }
+
+// Description returns what the module declared about itself. The caller
+// must not modify it.
+func (p *Plugin) Description() *abi.Description { return p.desc }
+
+// Capabilities returns the WASI capability classes the module imports.
+func (p *Plugin) Capabilities() []Capability { return append([]Capability(nil), p.caps...) }
+
+// Vars returns the plugin's variables.
+func (p *Plugin) Vars() *Vars { return p.vars }
+
+// Stats returns a snapshot of the plugin's counters.
+func (p *Plugin) Stats() Stats {
+	return Stats{
+		Calls: p.stats.calls.Load(), Failures: p.stats.failures.Load(),
+		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
+		InUse: p.pool.inUse(),
+	}
+}
+
+// describe checks the ABI version of a fresh instance and reads its
+// description.
+func (p *Plugin) describe(ctx context.Context, inst *instance) (*abi.Description, error) {
+	var st callState
+	v, _, err := inst.run(ctx, inst.mod.ExportedFunction(abi.ExportABIVersion), &st)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", abi.ExportABIVersion, err)
+	}
+	if v != abi.Version {
+		return nil, fmt.Errorf("built for ABI version %d; this host speaks version %d", v, abi.Version)
+	}
+	st = callState{describe: true}
+	rc, _, err := inst.run(ctx, inst.mod.ExportedFunction(abi.ExportDescribe), &st)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", abi.ExportDescribe, err)
+	case rc != 0:
+		return nil, fmt.Errorf("%s returned %d (the guest's log says why)", abi.ExportDescribe, rc)
+	case st.desc == nil:
+		return nil, fmt.Errorf("%s returned without handing over a description", abi.ExportDescribe)
+	}
+	desc, err := abi.DecodeDescription(st.desc)
+	if err != nil {
+		return nil, fmt.Errorf("description: %w", err)
+	}
+	return desc, nil
+}
+
+// Invoke runs one request on an instance of its own and returns the
+// guest's response. ctx bounds the whole call, waiting for an instance
+// included: at its deadline or cancel the guest is stopped, even in a tight
+// loop or a sleep, and its instance discarded. The request's Deadline is
+// set from ctx when it has none. A response with an application error or a
+// protocol status is a response, not an error; an error is an *Error.
+func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, error) {
+	if p.desc.Command(req.Command) == nil {
+		return nil, &Error{Kind: KindUnknownCommand, Plugin: p.name, Command: req.Command}
+	}
+	p.stats.calls.Add(1)
+	resp, kind, err := p.invoke(ctx, req)
+	if kind != 0 {
+		p.stats.failures.Add(1)
+		return nil, &Error{Kind: kind, Plugin: p.name, Command: req.Command, Err: err}
+	}
+	return resp, nil
+}
+
+func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (*abi.Response, Kind, error) {
+	inst, err := p.pool.acquire(ctx)
+	if err != nil {
+		return nil, ctxKind(err), fmt.Errorf("waiting for an instance: %w", err)
+	}
+	healthy := false
+	defer func() {
+		if bad := p.pool.release(inst, healthy); bad != nil {
+			bad.close(p)
+			p.stats.replaced.Add(1)
+		}
+	}()
+	if inst == nil {
+		if inst, err = p.newInstance(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctxKind(ctx.Err()), err
+			}
+			return nil, KindInstantiate, err
+		}
+	}
+	r := *req
+	if d, ok := ctx.Deadline(); ok && r.Deadline.IsZero() {
+		r.Deadline = d
+	}
+	inst.reqBuf = abi.AppendRequest(inst.reqBuf[:0], &r)
+	inst.state = callState{request: inst.reqBuf, maxResp: p.cfg.MaxResponseBytes}
+	st := &inst.state
+	rc, kind, err := inst.run(ctx, inst.handle, st)
+	switch {
+	case kind != 0:
+		return nil, kind, err
+	case st.outErr != nil:
+		return nil, KindBadOutput, st.outErr
+	case rc != 0:
+		return nil, KindBadOutput, fmt.Errorf("%s returned %d without a response (the guest's log says why)", abi.ExportHandle, rc)
+	case st.response == nil:
+		return nil, KindBadOutput, fmt.Errorf("%s returned without writing a response", abi.ExportHandle)
+	}
+	healthy = true
+	return st.response, 0, nil
+}
+
+// ctxKind maps an error from waiting on the pool to a Kind; KindClosed when
+// it is not a context error.
+func ctxKind(err error) Kind {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return KindDeadline
+	case errors.Is(err, context.Canceled):
+		return KindCanceled
+	}
+	return KindClosed
+}
+
+// ReleaseIdle closes the plugin's idle instances and returns how many; the
+// compiled module stays, and the next call makes a fresh instance.
+func (p *Plugin) ReleaseIdle() int {
+	idle := p.pool.takeIdle()
+	for _, inst := range idle {
+		inst.close(p)
+	}
+	return len(idle)
+}
+
+// Close stops new calls, waits until ctx is done for the calls in flight to
+// finish, then closes the runtime, which stops any call still running.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() {
+		idle, err := p.pool.close(ctx)
+		for _, inst := range idle {
+			inst.close(p)
+		}
+		p.closeErr = errors.Join(err, p.rt.Close(context.Background()))
+	})
+	return p.closeErr
+}

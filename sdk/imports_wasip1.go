@@ -1,0 +1,108 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"unsafe"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// The ABI's exports. The host calls them one at a time per instance.
+
+//go:wasmexport cmdhost_abi_version
+func exportABIVersion() int32 { return abi.Version }
+
+//go:wasmexport cmdhost_describe
+func exportDescribe() int32 {
+	desc, err := description()
+	if err != nil {
+		hostLog(abi.LevelError, "describe: "+err.Error())
+		return 1
+	}
+	if r := describe(ptr(desc), int32(len(desc))); r != 0 {
+		return 2
+	}
+	return 0
+}
+
+// Buffers reused across calls: the request is decoded into fresh values,
+// and the host copies the response at once.
+var reqBuf, respBuf []byte
+
+//go:wasmexport cmdhost_handle
+func exportHandle() int32 {
+	n := requestLen()
+	if n < 0 {
+		return 1
+	}
+	if cap(reqBuf) < int(n) {
+		reqBuf = make([]byte, n)
+	}
+	reqBuf = reqBuf[:n]
+	if requestRead(ptr(reqBuf), n) != n {
+		return 2
+	}
+	out, err := dispatch(reqBuf, respBuf[:0])
+	if err != nil {
+		hostLog(abi.LevelError, err.Error())
+		return 3
+	}
+	respBuf = out
+	if r := responseWrite(ptr(out), int32(len(out))); r != 0 {
+		hostLog(abi.LevelError, "response refused by the host: "+resultErr(abi.Result(r)).Error())
+		return 4
+	}
+	return 0
+}
+
+//go:wasmimport cmdhost describe
+func describe(p unsafe.Pointer, n int32) int32
+
+//go:wasmimport cmdhost request_len
+func requestLen() int32
+
+//go:wasmimport cmdhost request_read
+func requestRead(p unsafe.Pointer, n int32) int32
+
+//go:wasmimport cmdhost response_write
+func responseWrite(p unsafe.Pointer, n int32) int32
+
+//go:wasmimport cmdhost log
+func logImport(level int32, p unsafe.Pointer, n int32)
+
+//go:wasmimport cmdhost config_get
+func configGet(k unsafe.Pointer, kn int32, buf unsafe.Pointer, cap int32) int32
+
+//go:wasmimport cmdhost var_get
+func varGet(k unsafe.Pointer, kn int32, buf unsafe.Pointer, cap int32) int32
+
+//go:wasmimport cmdhost var_set
+func varSet(k unsafe.Pointer, kn int32, v unsafe.Pointer, vn int32) int32
+
+//go:wasmimport cmdhost var_add
+func varAdd(k unsafe.Pointer, kn int32, delta int64, out unsafe.Pointer) int32
+
+func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+func str(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
+
+func hostLog(level abi.Level, msg string) { logImport(int32(level), str(msg), int32(len(msg))) }
+
+func hostConfigGet(key string, buf []byte) abi.Result {
+	return abi.Result(configGet(str(key), int32(len(key)), ptr(buf), int32(len(buf))))
+}
+
+func hostVarGet(key string, buf []byte) abi.Result {
+	return abi.Result(varGet(str(key), int32(len(key)), ptr(buf), int32(len(buf))))
+}
+
+func hostVarSet(key string, value []byte) abi.Result {
+	return abi.Result(varSet(str(key), int32(len(key)), ptr(value), int32(len(value))))
+}
+
+func hostVarAdd(key string, delta int64) (int64, abi.Result) {
+	var out int64
+	r := varAdd(str(key), int32(len(key)), delta, unsafe.Pointer(&out))
+	return out, abi.Result(r)
+}

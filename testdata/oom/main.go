@@ -1,0 +1,25 @@
+// Command oom is a test plugin that allocates until the instance's memory
+// limit stops it.
+package main
+
+import (
+	"context"
+
+	"github.com/cmdhost/cmdhost/sdk"
+)
+
+var hoard [][]byte
+
+func init() {
+	sdk.Handle("oom", func(context.Context, *sdk.Request) (*sdk.Response, error) {
+		for {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = byte(i)
+			}
+			hoard = append(hoard, b)
+		}
+	})
+}
+
+func main() {}
