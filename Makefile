@@ -8,7 +8,10 @@
 GO       ?= go
 WASM_DIR := testdata/plugins
 GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe
-PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm
+# Deliberately broken modules (testdata/bad/*.wat) for load-refusal tests.
+BAD_WAT  := $(wildcard testdata/bad/*.wat)
+PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
+            $(BAD_WAT:testdata/bad/%.wat=$(WASM_DIR)/bad-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 FUZZTIME ?= 30s
 
@@ -28,6 +31,11 @@ $(WASM_DIR)/%.wasm: testdata/%/main.go $(GUEST_SRC)
 
 # The guest not written in Go: WebAssembly text, built with Debian's wabt.
 $(WASM_DIR)/wat-echo.wasm: testdata/wat-echo/echo.wat
+	@mkdir -p $(WASM_DIR)
+	@command -v wat2wasm >/dev/null || .ci/deps
+	wat2wasm $< -o $@
+
+$(WASM_DIR)/bad-%.wasm: testdata/bad/%.wat
 	@mkdir -p $(WASM_DIR)
 	@command -v wat2wasm >/dev/null || .ci/deps
 	wat2wasm $< -o $@

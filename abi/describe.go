@@ -110,7 +110,7 @@ func AppendDescription(dst []byte, d *Description) []byte {
 // Description.Validate.
 func DecodeDescription(buf []byte) (*Description, error) {
 	d := &Description{}
-	rd := reader{buf: buf}
+	rd := reader{buf: buf, singular: bits(descVersion, descName)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -119,15 +119,14 @@ func DecodeDescription(buf []byte) (*Description, error) {
 		if !ok {
 			break
 		}
+		if err := rd.once(tag); err != nil {
+			return nil, err
+		}
 		switch tag {
 		case descVersion:
-			if err = rd.once(tag); err == nil {
-				d.Version, err = u32(tag, v)
-			}
+			d.Version, err = u32(tag, v)
 		case descName:
-			if err = rd.once(tag); err == nil {
-				d.Name = string(v)
-			}
+			d.Name = string(v)
 		case descCommand:
 			var c Command
 			c, err = decodeCommand(v)
@@ -145,7 +144,7 @@ func DecodeDescription(buf []byte) (*Description, error) {
 
 func decodeCommand(buf []byte) (Command, error) {
 	var c Command
-	rd := reader{buf: buf}
+	rd := reader{buf: buf, singular: bits(cmdName, cmdIdempotent, cmdTTL, cmdTimeout, cmdTopic)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -154,10 +153,8 @@ func decodeCommand(buf []byte) (Command, error) {
 		if !ok {
 			return c, nil
 		}
-		if tag != cmdContentType {
-			if err := rd.once(tag); err != nil {
-				return c, fmt.Errorf("command %q: %w", c.Name, err)
-			}
+		if err := rd.once(tag); err != nil {
+			return c, fmt.Errorf("command %q: %w", c.Name, err)
 		}
 		var ms int64
 		switch tag {
@@ -187,6 +184,9 @@ func (d *Description) Validate() error {
 	if d.Version != Version {
 		return fmt.Errorf("%w: ABI version %d is not supported (this host speaks version %d)", ErrMalformed, d.Version, Version)
 	}
+	if !utf8.ValidString(d.Name) {
+		return malformed("module name is not UTF-8")
+	}
 	if len(d.Commands) == 0 {
 		return malformed("the module declares no commands")
 	}
@@ -208,7 +208,7 @@ func (d *Description) Validate() error {
 				return malformed("command %q: empty or non-UTF-8 content type", c.Name)
 			}
 		}
-		if strings.ContainsAny(c.Topic, "#\x00") || strings.Contains(c.Topic, "+") {
+		if !utf8.ValidString(c.Topic) || strings.ContainsAny(c.Topic, "+#\x00") {
 			return malformed("command %q: topic pattern %q may not hold wildcards; use {token} levels", c.Name, c.Topic)
 		}
 	}

@@ -30,19 +30,21 @@ const (
 const HostModule = "cmdhost"
 
 // Host functions. Every pointer/length pair is an offset and byte count in
-// the guest's own memory; the host copies out of it before returning and
-// never keeps a view of it. Functions that return i32 return a negative
-// Result on failure.
+// the guest's own memory, both read as unsigned 32-bit; the host copies out
+// of it before returning and never keeps a view of it. Functions that
+// return i32 return a negative Result on failure.
 const (
-	// FnDescribe (ptr, len i32) -> i32: hands the encoded Description.
-	// Only valid inside ExportDescribe.
+	// FnDescribe (ptr, len i32) -> i32: hands the encoded Description,
+	// which the host decodes and checks at once: ResultInvalid when it is
+	// refused (the host logs why). Only valid inside ExportDescribe.
 	FnDescribe = "describe"
 	// FnRequestLen () -> i32: the byte size of the encoded Request.
 	// Only valid inside ExportHandle.
 	FnRequestLen = "request_len"
 	// FnRequestRead (ptr, cap i32) -> i32: copies the encoded Request into
 	// guest memory at ptr and returns its length; ResultTooSmall when cap is
-	// smaller than FnRequestLen.
+	// smaller than FnRequestLen. (Unlike config_get and var_get, which
+	// return the needed length: the guest already knows it here.)
 	FnRequestRead = "request_read"
 	// FnResponseWrite (ptr, len i32) -> i32: hands the encoded Response. The
 	// host copies and validates it at once; the first successful write is
@@ -67,7 +69,8 @@ const (
 	// the variable read as a decimal integer (absent = 0), stores the result
 	// and writes it as a little-endian i64 at out. Atomic across all
 	// instances of the plugin. ResultNotInteger when the current value is
-	// not a decimal integer.
+	// not a decimal integer, ResultTooLarge when the sum overflows i64,
+	// ResultInvalid for an empty key.
 	FnVarAdd = "var_add"
 )
 

@@ -76,7 +76,8 @@ func AppendRequest(dst []byte, r *Request) []byte {
 // with buf.
 func DecodeRequest(buf []byte) (*Request, error) {
 	r := &Request{}
-	rd := reader{buf: buf}
+	rd := reader{buf: buf, singular: bits(reqCommand, reqPayload, reqContentType, reqFormat,
+		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -85,10 +86,8 @@ func DecodeRequest(buf []byte) (*Request, error) {
 		if !ok {
 			break
 		}
-		if tag != reqMetadata && tag != reqTopicToken {
-			if err := rd.once(tag); err != nil {
-				return nil, err
-			}
+		if err := rd.once(tag); err != nil {
+			return nil, err
 		}
 		switch tag {
 		case reqCommand:
@@ -101,6 +100,9 @@ func DecodeRequest(buf []byte) (*Request, error) {
 			b, err := u8(tag, v)
 			if err != nil {
 				return nil, err
+			}
+			if FormatIndicator(b) > FormatUTF8 {
+				return nil, malformed("payload format indicator %d (want 0 or 1)", b)
 			}
 			r.Format = FormatIndicator(b)
 		case reqMetadata:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Response tags.
@@ -116,7 +117,8 @@ func AppendResponse(dst []byte, r *Response) []byte {
 // Response.Validate. The result shares no memory with buf.
 func DecodeResponse(buf []byte) (*Response, error) {
 	r := &Response{}
-	rd := reader{buf: buf}
+	rd := reader{buf: buf, singular: bits(respStatus, respAppError, respMessage, respPropName,
+		respPropValue, respPayload, respContentType, respFormat, respTTL)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -125,10 +127,8 @@ func DecodeResponse(buf []byte) (*Response, error) {
 		if !ok {
 			break
 		}
-		if tag != respMetadata {
-			if err := rd.once(tag); err != nil {
-				return nil, err
-			}
+		if err := rd.once(tag); err != nil {
+			return nil, err
 		}
 		switch tag {
 		case respStatus:
@@ -178,14 +178,28 @@ func (r *Response) Validate() error {
 		return malformed("status %d is reserved for the host; a handler may return 200, 204, 400, 415 or 500", code)
 	case r.AppError && code != StatusInternalError:
 		return malformed("an application error must have status 500, not %d", code)
+	case code == StatusInternalError && !r.AppError:
+		return malformed("status 500 needs the application-error flag (a handler cannot report a host fault)")
 	case code == StatusNoContent && len(r.Payload) > 0:
 		return malformed("status 204 with a %d-byte payload", len(r.Payload))
 	case r.Format > FormatUTF8:
 		return malformed("payload format indicator %d (want 0 or 1)", r.Format)
 	}
-	for k := range r.Metadata {
+	for name, s := range map[string]string{"message": r.Message, "content type": r.ContentType,
+		"property name": r.PropName, "property value": r.PropValue} {
+		if !utf8.ValidString(s) {
+			return malformed("%s is not UTF-8", name)
+		}
+	}
+	if r.Format == FormatUTF8 && !utf8.Valid(r.Payload) {
+		return malformed("payload is marked UTF-8 but is not")
+	}
+	for k, v := range r.Metadata {
 		if k == "" || strings.HasPrefix(k, "__") {
 			return malformed("metadata key %q: keys must be non-empty and not start with \"__\"", k)
+		}
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return malformed("metadata %q: keys and values must be UTF-8", k)
 		}
 	}
 	return nil

@@ -81,8 +81,18 @@ func appendMap(dst []byte, tag byte, m map[string]string) []byte {
 
 // reader walks the records of an envelope.
 type reader struct {
-	buf  []byte
-	seen uint64 // bit per singular tag < 64 already read
+	buf      []byte
+	singular uint64 // bit per known tag that may appear once
+	seen     uint64 // bit per singular tag already read
+}
+
+// bits returns a mask with a bit for each tag (all below 64).
+func bits(tags ...byte) uint64 {
+	var m uint64
+	for _, t := range tags {
+		m |= 1 << t
+	}
+	return m
 }
 
 // next returns the next record; ok is false at the end.
@@ -103,9 +113,10 @@ func (r *reader) next() (tag byte, value []byte, ok bool, err error) {
 	return tag, value, true, nil
 }
 
-// once fails when a singular tag repeats.
+// once fails when a known singular tag repeats. Unknown tags may repeat:
+// a later minor version may define them as repeatable.
 func (r *reader) once(tag byte) error {
-	if tag >= 64 {
+	if tag >= 64 || r.singular&(1<<tag) == 0 {
 		return nil
 	}
 	bit := uint64(1) << tag

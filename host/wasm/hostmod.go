@@ -20,9 +20,9 @@ type callState struct {
 	describe bool   // ExportDescribe is running
 	maxResp  int
 
-	response *abi.Response // the decoded response, once written
-	desc     []byte        // the encoded description, once handed over
-	outErr   error         // why a response or description was refused
+	response *abi.Response    // the decoded response, once written
+	desc     *abi.Description // the decoded description, once handed over
+	outErr   error            // why a response or description was refused
 }
 
 type callKey struct{}
@@ -78,27 +78,24 @@ func (h *hostFuncs) builder(rt wazero.Runtime) wazero.HostModuleBuilder {
 
 func ret(stack []uint64, r abi.Result) { stack[0] = api.EncodeI32(int32(r)) }
 
-// read copies len bytes at ptr out of guest memory.
-func read(mod api.Module, ptr, n uint64) ([]byte, bool) {
-	v, ok := mod.Memory().Read(uint32(ptr), uint32(n))
-	if !ok {
-		return nil, false
-	}
-	return append([]byte(nil), v...), true
-}
-
 func (h *hostFuncs) describe(ctx context.Context, mod api.Module, stack []uint64) {
 	st := stateOf(ctx)
 	if st == nil || !st.describe || st.desc != nil {
 		ret(stack, abi.ResultState)
 		return
 	}
-	b, ok := read(mod, stack[0], stack[1])
+	view, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
 	if !ok {
 		ret(stack, abi.ResultFault)
 		return
 	}
-	st.desc = b
+	desc, err := abi.DecodeDescription(view) // copies out of guest memory
+	if err != nil {
+		st.outErr = err
+		ret(stack, abi.ResultInvalid)
+		return
+	}
+	st.desc = desc
 	ret(stack, abi.ResultOK)
 }
 

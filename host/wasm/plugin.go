@@ -86,16 +86,14 @@ func (p *Plugin) describe(ctx context.Context, inst *instance) (*abi.Description
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", abi.ExportDescribe, err)
+	case st.outErr != nil:
+		return nil, fmt.Errorf("description refused: %w", st.outErr)
 	case rc != 0:
 		return nil, fmt.Errorf("%s returned %d (the guest's log says why)", abi.ExportDescribe, rc)
 	case st.desc == nil:
 		return nil, fmt.Errorf("%s returned without handing over a description", abi.ExportDescribe)
 	}
-	desc, err := abi.DecodeDescription(st.desc)
-	if err != nil {
-		return nil, fmt.Errorf("description: %w", err)
-	}
-	return desc, nil
+	return st.desc, nil
 }
 
 // Invoke runs one request on an instance of its own and returns the

@@ -17,8 +17,8 @@ type pool struct {
 	slots   chan struct{}
 	closing chan struct{} // closed by close: waiting calls give up
 	mu      sync.Mutex
-	idle   []*instance
-	closed bool
+	idle    []*instance
+	closed  bool
 }
 
 func newPool(size int) *pool {

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"math"
 	"strconv"
 	"sync"
 
@@ -70,6 +71,9 @@ func (v *Vars) Add(key string, delta int64) (int64, abi.Result) {
 		if n, err = strconv.ParseInt(string(cur), 10, 64); err != nil {
 			return 0, abi.ResultNotInteger
 		}
+	}
+	if (delta > 0 && n > math.MaxInt64-delta) || (delta < 0 && n < math.MinInt64-delta) {
+		return 0, abi.ResultTooLarge
 	}
 	n += delta
 	if r := v.setLocked(key, strconv.AppendInt(nil, n, 10)); r != abi.ResultOK {
