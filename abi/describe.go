@@ -200,6 +200,9 @@ func (d *Description) Validate() error {
 			return malformed("command %q declared twice", c.Name)
 		}
 		seen[c.Name] = true
+		if c.ResponseTTL < 0 || c.Timeout < 0 {
+			return malformed("command %q: negative response TTL or timeout", c.Name)
+		}
 		if c.ResponseTTL > 0 && !c.Idempotent {
 			return malformed("command %q: only idempotent commands may have a response TTL", c.Name)
 		}

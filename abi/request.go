@@ -74,7 +74,20 @@ func AppendRequest(dst []byte, r *Request) []byte {
 
 // DecodeRequest decodes an encoded Request. The result shares no memory
 // with buf.
-func DecodeRequest(buf []byte) (*Request, error) {
+func DecodeRequest(buf []byte) (*Request, error) { return decodeRequest(buf, false) }
+
+// DecodeRequestShared decodes like DecodeRequest, except that the result's
+// strings and byte slices share buf's memory, so buf must never change
+// afterwards. It saves an allocation per field, which matters in a guest
+// (an allocation costs a Go guest ~0.5–1.6 µs): guests fetch each request
+// into a fresh buffer and decode it in place.
+func DecodeRequestShared(buf []byte) (*Request, error) { return decodeRequest(buf, true) }
+
+func decodeRequest(buf []byte, shared bool) (*Request, error) {
+	str, bytes := copyString, copyBytes
+	if shared {
+		str, bytes = shareString, shareBytes
+	}
 	r := &Request{}
 	rd := reader{buf: buf, singular: bits(reqCommand, reqPayload, reqContentType, reqFormat,
 		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID)}
@@ -91,11 +104,11 @@ func DecodeRequest(buf []byte) (*Request, error) {
 		}
 		switch tag {
 		case reqCommand:
-			r.Command = string(v)
+			r.Command = str(v)
 		case reqPayload:
-			r.Payload = append([]byte(nil), v...)
+			r.Payload = bytes(v)
 		case reqContentType:
-			r.ContentType = string(v)
+			r.ContentType = str(v)
 		case reqFormat:
 			b, err := u8(tag, v)
 			if err != nil {
@@ -110,11 +123,11 @@ func DecodeRequest(buf []byte) (*Request, error) {
 		case reqTopicToken:
 			err = mapEntry(tag, v, &r.TopicTokens)
 		case reqInvokerID:
-			r.InvokerID = string(v)
+			r.InvokerID = str(v)
 		case reqCorrelationID:
-			r.CorrelationID = append([]byte(nil), v...)
+			r.CorrelationID = bytes(v)
 		case reqExecutorID:
-			r.ExecutorID = string(v)
+			r.ExecutorID = str(v)
 		case reqDeadline:
 			var ns int64
 			ns, err = i64(tag, v)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"unsafe"
 )
 
 // The envelope format shared by Request, Response and Description: a flat
@@ -191,3 +192,15 @@ func durationMillis(tag byte, v []byte) (int64, error) {
 	}
 	return ms, nil
 }
+
+// Field decoders: copying ones for the host, sharing ones for guests (see
+// DecodeRequestShared).
+func copyString(v []byte) string { return string(v) }
+
+func copyBytes(v []byte) []byte { return append([]byte(nil), v...) }
+
+func shareString(v []byte) string { return unsafe.String(unsafe.SliceData(v), len(v)) }
+
+// shareBytes caps the slice so an append by the handler cannot write into
+// the rest of the buffer.
+func shareBytes(v []byte) []byte { return v[:len(v):len(v)] }

@@ -26,9 +26,10 @@ func exportDescribe() int32 {
 	return 0
 }
 
-// Buffers reused across calls: the request is decoded into fresh values,
-// and the host copies the response at once.
-var reqBuf, respBuf []byte
+// respBuf is reused across calls: the host copies the response at once.
+// Each request gets a fresh buffer instead, decoded in place, so a handler
+// may keep anything of its request.
+var respBuf []byte
 
 //go:wasmexport cmdhost_handle
 func exportHandle() int32 {
@@ -36,10 +37,7 @@ func exportHandle() int32 {
 	if n < 0 {
 		return 1
 	}
-	if cap(reqBuf) < int(n) {
-		reqBuf = make([]byte, n)
-	}
-	reqBuf = reqBuf[:n]
+	reqBuf := make([]byte, n)
 	if requestRead(ptr(reqBuf), n) != n {
 		return 2
 	}

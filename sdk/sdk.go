@@ -140,7 +140,12 @@ type Error struct {
 	PropValue string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
+func (e *Error) Error() string {
+	if e == nil {
+		return "handler returned a nil *sdk.Error"
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Message)
+}
 
 // NewError returns an *Error; status must be one a guest may return
 // (abi.GuestMayReturn).
@@ -165,10 +170,10 @@ func Invoke(req *Request) (*Response, error) {
 	return abi.DecodeResponse(out)
 }
 
-// dispatch decodes an encoded request, runs its handler and appends the
-// encoded response to out.
+// dispatch decodes an encoded request in place (in must not change
+// afterwards), runs its handler and appends the encoded response to out.
 func dispatch(in, out []byte) ([]byte, error) {
-	req, err := abi.DecodeRequest(in)
+	req, err := abi.DecodeRequestShared(in)
 	if err != nil {
 		return nil, fmt.Errorf("decoding request: %w", err)
 	}
@@ -184,25 +189,36 @@ func dispatch(in, out []byte) ([]byte, error) {
 	}
 	ctx := context.Background()
 	if !req.Deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, req.Deadline)
-		defer cancel()
+		cc := newCallContext(req.Deadline)
+		defer cc.release()
+		ctx = cc
 	}
 	resp, err := h(ctx, req)
 	return abi.AppendResponse(out, toResponse(resp, err)), nil
 }
 
-// toResponse folds a handler's error into its response.
+// toResponse folds a handler's error into its response, and turns a
+// response that breaks the ABI's rules into an application error that says
+// so (rather than a host fault that costs the instance).
 func toResponse(resp *Response, err error) *Response {
-	if err == nil {
-		if resp == nil {
-			return &Response{}
-		}
-		return resp
+	if err != nil {
+		resp = errorResponse(err)
+	} else if resp == nil {
+		resp = &Response{}
 	}
+	if verr := resp.Validate(); verr != nil {
+		return &Response{Status: abi.StatusInternalError, AppError: true,
+			Message: "handler returned an invalid response: " + verr.Error()}
+	}
+	return resp
+}
+
+func errorResponse(err error) *Response {
 	var se *Error
-	if errors.As(err, &se) && abi.GuestMayReturn(se.Status) && se.Status != abi.StatusOK && se.Status != abi.StatusNoContent {
-		return &Response{Status: se.Status, Message: se.Message, PropName: se.PropName, PropValue: se.PropValue}
+	if errors.As(err, &se) && se != nil && abi.GuestMayReturn(se.Status) &&
+		se.Status != abi.StatusOK && se.Status != abi.StatusNoContent {
+		return &Response{Status: se.Status, AppError: se.Status == abi.StatusInternalError,
+			Message: se.Message, PropName: se.PropName, PropValue: se.PropValue}
 	}
 	return &Response{Status: abi.StatusInternalError, AppError: true, Message: err.Error()}
 }

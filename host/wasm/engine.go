@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/cmdhost/cmdhost/abi"
 )
 
 // Config configures an Engine.
@@ -80,8 +83,8 @@ type PluginConfig struct {
 	MemoryPages uint32
 	// MaxResponseBytes bounds an encoded response; default 4 MiB.
 	MaxResponseBytes int
-	// LoadTimeout bounds compiling, instantiating and describing; default
-	// 30 s.
+	// LoadTimeout bounds the guest's code at load: its initializer and
+	// describe export. Default 10 s.
 	LoadTimeout time.Duration
 	// Grants say what the guest may reach; the zero value grants nothing.
 	Grants Grants
@@ -100,7 +103,7 @@ func (c PluginConfig) withDefaults() PluginConfig {
 		c.MaxResponseBytes = 4 << 20
 	}
 	if c.LoadTimeout <= 0 {
-		c.LoadTimeout = 30 * time.Second
+		c.LoadTimeout = 10 * time.Second
 	}
 	return c
 }
@@ -109,12 +112,10 @@ func (c PluginConfig) withDefaults() PluginConfig {
 // module in a runtime of its own (memory limits are per runtime), checks
 // its imports and exports, makes one instance, checks its ABI version and
 // reads its description. Any failure is an error that names the problem,
-// and nothing is left running.
+// and nothing is left running. cfg.LoadTimeout bounds the guest's own code
+// (its initializer and describe export); ctx bounds the whole load.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginConfig) (p *Plugin, err error) {
 	cfg = cfg.withDefaults()
-	ctx, cancel := context.WithTimeout(ctx, cfg.LoadTimeout)
-	defer cancel()
-
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(cfg.MemoryPages).
@@ -126,18 +127,14 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		}
 	}()
 
-	p = &Plugin{
-		name: name, cfg: cfg, rt: rt, log: e.log,
-		vars: e.Vars(name),
-		pool: newPool(cfg.PoolSize),
-	}
-	host := &hostFuncs{plugin: name, log: e.log, config: cloneMap(cfg.Config), vars: p.vars}
+	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize)}
+	host := &hostFuncs{plugin: name, log: e.log, config: cloneMap(cfg.Config), vars: p.Vars}
 	provided, err := e.instantiateHostModules(ctx, rt, host)
 	if err != nil {
 		return nil, err
 	}
-	if p.compiled, err = rt.CompileModule(ctx, wasm); err != nil {
-		return nil, fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
+	if p.compiled, err = compile(ctx, rt, wasm, cfg.MemoryPages); err != nil {
+		return nil, err
 	}
 	if p.caps, err = checkImports(p.compiled, provided); err != nil {
 		return nil, err
@@ -145,16 +142,40 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	if err = checkExports(p.compiled); err != nil {
 		return nil, err
 	}
-	inst, err := p.newInstance(ctx)
-	if err != nil {
-		return nil, err
+
+	guestCtx, cancel := context.WithTimeout(ctx, cfg.LoadTimeout)
+	defer cancel()
+	inst, err := p.newInstance(guestCtx)
+	if err == nil {
+		if p.desc, err = p.describe(guestCtx, inst); err != nil {
+			inst.close(p)
+		}
 	}
-	if p.desc, err = p.describe(ctx, inst); err != nil {
-		inst.close(p)
+	if err != nil {
+		if errors.Is(guestCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("the module's %s or %s did not finish within the load timeout of %v: %w",
+				abi.ExportInitialize, abi.ExportDescribe, cfg.LoadTimeout, err)
+		}
 		return nil, err
 	}
 	p.pool.putIdle(inst) // warm: the first call needs no instantiation
 	return p, nil
+}
+
+// compile compiles a guest module, with errors that say what to fix.
+func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, limitPages uint32) (wazero.CompiledModule, error) {
+	if len(wasm) == 0 {
+		return nil, errors.New("empty module (0 bytes): not a WebAssembly module")
+	}
+	compiled, err := rt.CompileModule(ctx, wasm)
+	switch {
+	case err == nil:
+		return compiled, nil
+	case strings.Contains(err.Error(), "over limit of"):
+		return nil, fmt.Errorf("the module's minimum memory is above the plugin's memory limit of %d pages (%d MiB): raise the memory limit (%w)",
+			limitPages, uint64(limitPages)*pageSize>>20, err)
+	}
+	return nil, fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
 }
 
 // instantiateHostModules instantiates the cmdhost and WASI host modules in

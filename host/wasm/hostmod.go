@@ -44,7 +44,7 @@ type hostFuncs struct {
 	plugin string
 	log    *slog.Logger
 	config map[string]string // read only after load
-	vars   *Vars
+	vars   func() *Vars
 }
 
 // hostFunc is one export of the host module: its wasm signature and body.
@@ -196,7 +196,7 @@ func (h *hostFuncs) varGet(_ context.Context, mod api.Module, stack []uint64) {
 		ret(stack, abi.ResultFault)
 		return
 	}
-	val, found := h.vars.Get(string(key))
+	val, found := h.vars().Get(string(key))
 	if !found {
 		ret(stack, abi.ResultNotFound)
 		return
@@ -211,7 +211,7 @@ func (h *hostFuncs) varSet(_ context.Context, mod api.Module, stack []uint64) {
 		ret(stack, abi.ResultFault)
 		return
 	}
-	ret(stack, h.vars.Set(string(key), val))
+	ret(stack, h.vars().Set(string(key), val))
 }
 
 func (h *hostFuncs) varAdd(_ context.Context, mod api.Module, stack []uint64) {
@@ -220,7 +220,7 @@ func (h *hostFuncs) varAdd(_ context.Context, mod api.Module, stack []uint64) {
 		ret(stack, abi.ResultFault) // checked before adding, so a fault changes nothing
 		return
 	}
-	n, r := h.vars.Add(string(key), int64(stack[2]))
+	n, r := h.vars().Add(string(key), int64(stack[2]))
 	if r != abi.ResultOK {
 		ret(stack, r)
 		return

@@ -75,8 +75,9 @@ func (inst *instance) close(p *Plugin) {
 }
 
 // run calls an export with the call state st carried by the context and
-// returns its i32 result; a failure is classified into a Kind.
-func (inst *instance) run(ctx context.Context, fn api.Function, st *callState) (int32, Kind, error) {
+// returns its i32 result; a failure is classified into a Kind. limitPages
+// is the instance's memory limit.
+func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, limitPages uint32) (int32, Kind, error) {
 	done := ctx.Done()
 	inst.done.Store(&done)
 	inst.oom.Store(false)
@@ -84,13 +85,17 @@ func (inst *instance) run(ctx context.Context, fn api.Function, st *callState) (
 	if err == nil {
 		return api.DecodeI32(res[0]), 0, nil
 	}
-	return 0, inst.classify(ctx, err), err
+	return 0, inst.classify(ctx, err, limitPages), err
 }
 
 // classify tells a failed call's cause: the context's deadline or cancel
 // (wazero closes the module with a matching exit code), the guest running
-// out of memory, or any other trap or exit.
-func (inst *instance) classify(ctx context.Context, err error) Kind {
+// out of memory, or any other trap or exit. wazero does not say that a
+// trap followed a failed memory.grow, so out of memory is inferred: the Go
+// runtime prints "out of memory" before it aborts, and a guest in another
+// language that traps with its memory within oomSlack of the limit most
+// likely failed to grow.
+func (inst *instance) classify(ctx context.Context, err error, limitPages uint32) Kind {
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {
@@ -108,5 +113,14 @@ func (inst *instance) classify(ctx context.Context, err error) Kind {
 	case inst.oom.Load():
 		return KindOutOfMemory
 	}
+	if mem := inst.mod.Memory(); mem != nil && limitPages > 0 {
+		slack := max(limitPages/16, 16)
+		if mem.Size()/pageSize+slack >= limitPages {
+			return KindOutOfMemory
+		}
+	}
 	return KindTrap
 }
+
+// pageSize is the WebAssembly page size.
+const pageSize = 65536

@@ -24,7 +24,7 @@ type Plugin struct {
 	desc     *abi.Description
 	caps     []Capability
 	log      *slog.Logger
-	vars     *Vars
+	engine   *Engine
 	pool     *pool
 	stats    stats
 
@@ -58,8 +58,9 @@ func (p *Plugin) Description() *abi.Description { return p.desc }
 // Capabilities returns the WASI capability classes the module imports.
 func (p *Plugin) Capabilities() []Capability { return append([]Capability(nil), p.caps...) }
 
-// Vars returns the plugin's variables.
-func (p *Plugin) Vars() *Vars { return p.vars }
+// Vars returns the plugin's variables, which the engine keeps by plugin
+// name. They are looked up on use, so a load that fails leaves none behind.
+func (p *Plugin) Vars() *Vars { return p.engine.Vars(p.name) }
 
 // Stats returns a snapshot of the plugin's counters.
 func (p *Plugin) Stats() Stats {
@@ -74,7 +75,7 @@ func (p *Plugin) Stats() Stats {
 // description.
 func (p *Plugin) describe(ctx context.Context, inst *instance) (*abi.Description, error) {
 	var st callState
-	v, _, err := inst.run(ctx, inst.mod.ExportedFunction(abi.ExportABIVersion), &st)
+	v, _, err := inst.run(ctx, inst.mod.ExportedFunction(abi.ExportABIVersion), &st, p.cfg.MemoryPages)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", abi.ExportABIVersion, err)
 	}
@@ -82,7 +83,7 @@ func (p *Plugin) describe(ctx context.Context, inst *instance) (*abi.Description
 		return nil, fmt.Errorf("built for ABI version %d; this host speaks version %d", v, abi.Version)
 	}
 	st = callState{describe: true}
-	rc, _, err := inst.run(ctx, inst.mod.ExportedFunction(abi.ExportDescribe), &st)
+	rc, _, err := inst.run(ctx, inst.mod.ExportedFunction(abi.ExportDescribe), &st, p.cfg.MemoryPages)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", abi.ExportDescribe, err)
@@ -142,7 +143,7 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (*abi.Response, K
 	inst.reqBuf = abi.AppendRequest(inst.reqBuf[:0], &r)
 	inst.state = callState{request: inst.reqBuf, maxResp: p.cfg.MaxResponseBytes}
 	st := &inst.state
-	rc, kind, err := inst.run(ctx, inst.handle, st)
+	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
 	switch {
 	case kind != 0:
 		return nil, kind, err

@@ -14,8 +14,8 @@ func init() {
 	sdk.Handle("oom", func(context.Context, *sdk.Request) (*sdk.Response, error) {
 		for {
 			b := make([]byte, 1<<20)
-			for i := range b {
-				b[i] = byte(i)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1 // one write per page keeps the loop cheap
 			}
 			hoard = append(hoard, b)
 		}
