@@ -56,7 +56,7 @@ func loadRefusals() []loadRefusal {
 		{name: "empty", wasm: loadLiteral([]byte{}),
 			want: []string{"empty module (0 bytes)"}},
 		{name: "echo-1-page", wasm: func(t *testing.T) []byte { return readPlugin(t, "echo") },
-			cfg: PluginConfig{MemoryPages: 1},
+			cfg:  PluginConfig{MemoryPages: 1},
 			want: []string{"minimum memory is above the plugin's memory limit of 1 pages", "raise the memory limit"}},
 	}
 }
