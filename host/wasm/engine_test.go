@@ -140,6 +140,22 @@ func TestGuestStatuses(t *testing.T) {
 	}
 }
 
+// A command that declares content types refuses others with 415, naming
+// the property, without running the guest.
+func TestContentTypeRefused(t *testing.T) {
+	p := load(t, "probe", PluginConfig{})
+	resp, err := p.Invoke(context.Background(), &abi.Request{Command: "probe-request", ContentType: "image/png"})
+	if err != nil || resp.Code() != abi.StatusUnsupportedType || resp.PropName != "Content Type" || resp.PropValue != "image/png" {
+		t.Fatalf("got %+v, %v; want 415 naming the content type", resp, err)
+	}
+	if st := p.Stats(); st.Calls != 0 {
+		t.Fatalf("the guest must not run: %+v", st)
+	}
+	if resp := mustCall(t, p, "probe-request", ""); resp.Code() != abi.StatusOK {
+		t.Fatalf("text/plain is accepted: %+v", resp)
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
 	p := load(t, "echo", PluginConfig{})
 	_, err := call(t, p, context.Background(), "nope", "")

@@ -58,6 +58,17 @@ func (p *Plugin) Description() *abi.Description { return p.desc }
 // Capabilities returns the WASI capability classes the module imports.
 func (p *Plugin) Capabilities() []Capability { return append([]Capability(nil), p.caps...) }
 
+// Imports returns the module's imports as "module.function".
+func (p *Plugin) Imports() []string {
+	fns := p.compiled.ImportedFunctions()
+	out := make([]string, len(fns))
+	for i, f := range fns {
+		mod, name, _ := f.Import()
+		out[i] = mod + "." + name
+	}
+	return out
+}
+
 // Vars returns the plugin's variables, which the engine keeps by plugin
 // name. They are looked up on use, so a load that fails leaves none behind.
 func (p *Plugin) Vars() *Vars { return p.engine.Vars(p.name) }
@@ -101,11 +112,18 @@ func (p *Plugin) describe(ctx context.Context, inst *instance) (*abi.Description
 // guest's response. ctx bounds the whole call, waiting for an instance
 // included: at its deadline or cancel the guest is stopped, even in a tight
 // loop or a sleep, and its instance discarded. The request's Deadline is
-// set from ctx when it has none. A response with an application error or a
-// protocol status is a response, not an error; an error is an *Error.
+// set from ctx when it has none. A request whose content type the command
+// does not accept gets a 415 response without running the guest. A response
+// with an application error or a protocol status is a response, not an
+// error; an error is an *Error.
 func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, error) {
-	if p.desc.Command(req.Command) == nil {
+	cmd := p.desc.Command(req.Command)
+	if cmd == nil {
 		return nil, &Error{Kind: KindUnknownCommand, Plugin: p.name, Command: req.Command}
+	}
+	if !cmd.Accepts(req.ContentType) {
+		return &abi.Response{Status: abi.StatusUnsupportedType, Message: "the command does not accept this content type",
+			PropName: "Content Type", PropValue: req.ContentType}, nil
 	}
 	p.stats.calls.Add(1)
 	resp, kind, err := p.invoke(ctx, req)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+func callCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "call",
+		Usage:     "run one command of a module file locally, without a broker",
+		ArgsUsage: "FILE.wasm COMMAND",
+		Description: "Loads the module as the host would, runs COMMAND once and prints the reply's\n" +
+			"payload. An error status is printed to stderr with exit status 1.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "request payload"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the request payload from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "content-type", Value: "text/plain", Usage: "request content type"},
+			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "deadline of the call"},
+			&cli.StringSliceFlag{Name: "meta", Usage: "request metadata `key=value` (repeatable)"},
+			&cli.StringSliceFlag{Name: "config", Usage: "plugin config `key=value` (repeatable)"},
+			&cli.UintFlag{Name: "memory-pages", Value: 1024, Usage: "memory limit in 64 KiB pages"},
+		},
+		Action: runCall,
+	}
+}
+
+func runCall(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return cli.Exit("call needs a module file and a command: cmdhost call FILE.wasm COMMAND", 2)
+	}
+	req := &abi.Request{Command: c.Args().Get(1), ContentType: c.String("content-type")}
+	var err error
+	if req.Payload, err = payload(c); err != nil {
+		return cli.Exit(err, 2)
+	}
+	if req.Metadata, err = keyValues("meta", c.StringSlice("meta")); err != nil {
+		return cli.Exit(err, 2)
+	}
+	config, err := keyValues("config", c.StringSlice("config"))
+	if err != nil {
+		return cli.Exit(err, 2)
+	}
+	if c.Duration("timeout") <= 0 {
+		return cli.Exit("--timeout must be positive, e.g. --timeout 5s", 2)
+	}
+
+	e, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	p, _, err := loadFile(c, e, c.Args().Get(0), wasm.PluginConfig{
+		PoolSize: 1, MemoryPages: uint32(c.Uint("memory-pages")), Config: config,
+	})
+	if err != nil {
+		return err
+	}
+	defer p.Close(context.Background())
+
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	resp, err := p.Invoke(ctx, req)
+	if err != nil {
+		return err
+	}
+	if code := resp.Code(); code != abi.StatusOK && code != abi.StatusNoContent {
+		msg := fmt.Sprintf("status %d", code)
+		if resp.AppError {
+			msg += " (application error)"
+		}
+		if resp.Message != "" {
+			msg += ": " + resp.Message
+		}
+		if resp.PropName != "" {
+			msg += fmt.Sprintf(" [%s=%q]", resp.PropName, resp.PropValue)
+		}
+		return cli.Exit(msg, 1)
+	}
+	_, err = c.App.Writer.Write(resp.Payload)
+	return err
+}
+
+// payload reads the request payload from --data or --file.
+func payload(c *cli.Context) ([]byte, error) {
+	switch {
+	case c.IsSet("data") && c.IsSet("file"):
+		return nil, fmt.Errorf("give the payload with -d or -f, not both")
+	case c.IsSet("file") && c.String("file") == "-":
+		return io.ReadAll(os.Stdin)
+	case c.IsSet("file"):
+		return os.ReadFile(c.String("file"))
+	}
+	return []byte(c.String("data")), nil
+}
+
+// keyValues parses repeated key=value flags.
+func keyValues(flag string, pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--%s wants key=value, got %q", flag, kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// newEngine makes the engine from the global flags; guest logs go to
+// stderr.
+func newEngine(c *cli.Context) (*wasm.Engine, error) {
+	dir := c.String("cache-dir")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir = filepath.Join(base, "cmdhost", "wazero")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache directory: %w (set --cache-dir)", err)
+	}
+	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return wasm.NewEngine(wasm.Config{CacheDir: dir, Logger: log})
+}
+
+// loadFile loads a module file as a plugin named after the file.
+func loadFile(c *cli.Context, e *wasm.Engine, path string, cfg wasm.PluginConfig) (*wasm.Plugin, []byte, error) {
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := pluginName(path)
+	p, err := e.Load(c.Context, name, bin, cfg)
+	return p, bin, err
+}
+
+// pluginName is a module file's base name without its extension.
+func pluginName(path string) string {
+	base := filepath.Base(path)
+	return base[:len(base)-len(filepath.Ext(base))]
+}

@@ -1,0 +1,48 @@
+// Command cmdhost runs command handlers that are WebAssembly modules.
+//
+// The subcommands here are thin: each parses flags into the config of a
+// package that owns the logic (host/wasm for running modules).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	app := newApp(os.Stdout, os.Stderr)
+	if err := app.Run(interspersed(app, os.Args)); err != nil {
+		var exit cli.ExitCoder
+		if errors.As(err, &exit) {
+			if msg := exit.Error(); msg != "" {
+				fmt.Fprintln(os.Stderr, "cmdhost:", msg)
+			}
+			os.Exit(exit.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, "cmdhost:", err)
+		os.Exit(1)
+	}
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:      "cmdhost",
+		Usage:     "run command handlers that are WebAssembly modules",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:    "cache-dir",
+				Usage:   "directory of the compiled-module cache (default: the user cache dir)",
+				EnvVars: []string{"CMDHOST_CACHE_DIR"},
+			},
+		},
+		Commands: []*cli.Command{callCommand(), pluginCommand()},
+		// main prints errors and sets the exit status.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+const plugins = "../../testdata/plugins"
+
+// run runs the CLI in process and returns stdout, stderr and the exit
+// status main would use.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	app := newApp(&stdout, &stderr)
+	// The tests share the host/wasm tests' compilation cache.
+	argv := append([]string{"cmdhost", "--cache-dir", filepath.Join(os.TempDir(), "cmdhost-test-wazero-cache")}, args...)
+	err := app.RunContext(context.Background(), interspersed(app, argv))
+	code := 0
+	if err != nil {
+		code = 1
+		var exit cli.ExitCoder
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		}
+		stderr.WriteString(err.Error())
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func TestCallEcho(t *testing.T) {
+	out, errOut, code := run(t, "call", filepath.Join(plugins, "echo.wasm"), "echo", "-d", "hi")
+	if out != "hi" || code != 0 {
+		t.Fatalf("call echo -d hi: stdout %q, stderr %q, status %d", out, errOut, code)
+	}
+}
+
+func TestCallPayloadFromFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(f, []byte("from a file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := run(t, "call", "-f", f, filepath.Join(plugins, "wat-echo.wasm"), "wat-echo")
+	if out != "from a file" || code != 0 {
+		t.Fatalf("stdout %q, status %d", out, code)
+	}
+}
+
+func TestCallErrors(t *testing.T) {
+	echo := filepath.Join(plugins, "echo.wasm")
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"application error", []string{"call", filepath.Join(plugins, "fail.wasm"), "fail"}, 1, "status 500 (application error): fail plugin: deliberate failure"},
+		{"deadline", []string{"call", filepath.Join(plugins, "spin.wasm"), "spin", "--timeout", "100ms"}, 1, "deadline exceeded"},
+		{"content type", []string{"call", filepath.Join(plugins, "probe.wasm"), "probe-request", "--content-type", "image/png"}, 1, `status 415`},
+		{"missing args", []string{"call", echo}, 2, "cmdhost call FILE.wasm COMMAND"},
+		{"bad meta", []string{"call", echo, "echo", "--meta", "novalue"}, 2, `--meta wants key=value, got "novalue"`},
+		{"both payloads", []string{"call", echo, "echo", "-d", "x", "-f", "y"}, 2, "not both"},
+		{"bad timeout", []string{"call", echo, "echo", "--timeout", "0s"}, 2, "--timeout must be positive"},
+		{"missing file", []string{"call", "nope.wasm", "echo"}, 1, "nope.wasm: no such file"},
+		{"refused module", []string{"call", filepath.Join(plugins, "bad-net.wasm"), "x"}, 1, "network access is never granted"},
+		{"unknown command", []string{"call", echo, "nope"}, 1, "unknown command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := run(t, c.args...)
+			if code != c.code || !strings.Contains(errOut, c.want) || out != "" {
+				t.Fatalf("stdout %q, stderr %q, status %d; want status %d and stderr containing %q", out, errOut, code, c.code, c.want)
+			}
+		})
+	}
+}
+
+func TestInspectJSON(t *testing.T) {
+	out, errOut, code := run(t, "plugin", "inspect", "--json", filepath.Join(plugins, "counter-idem.wasm"))
+	if code != 0 {
+		t.Fatalf("status %d: %s", code, errOut)
+	}
+	var in inspection
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatalf("inspect --json printed %q: %v", out, err)
+	}
+	if in.Name != "counter-idem" || in.ABIVersion != 1 || len(in.Commands) != 1 ||
+		!in.Commands[0].Idempotent || in.Commands[0].ResponseTTL != "1h0m0s" || !strings.HasPrefix(in.Digest, "sha256:") {
+		t.Fatalf("inspect: %+v", in)
+	}
+}
+
+func TestInspectTable(t *testing.T) {
+	out, _, code := run(t, "plugin", "inspect", filepath.Join(plugins, "probe.wasm"))
+	for _, want := range []string{"ABI version:  1", "capabilities: [filesystem]", "probe-request  false", "application/json,text/plain"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("inspect table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestInterspersed(t *testing.T) {
+	app := newApp(nil, nil)
+	cases := []struct{ in, want string }{
+		{"cmdhost call F C -d hi", "cmdhost call -d hi -- F C"},
+		{"cmdhost --cache-dir X call F -d=x C", "cmdhost --cache-dir X call -d=x -- F C"},
+		{"cmdhost plugin inspect F --json", "cmdhost plugin inspect --json -- F"},
+		{"cmdhost call F C -- -d", "cmdhost call -- F C -d"},
+		{"cmdhost nosuch a -b", "cmdhost nosuch a -b"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(interspersed(app, strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("%q → %q, want %q", c.in, got, c.want)
+		}
+	}
+}

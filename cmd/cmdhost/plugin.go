@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+func pluginCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "plugin",
+		Usage: "work with plugin module files",
+		Subcommands: []*cli.Command{{
+			Name:      "inspect",
+			Usage:     "load a module file offline and show what it declares",
+			ArgsUsage: "FILE.wasm",
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}},
+			Action:    runInspect,
+		}},
+	}
+}
+
+// inspection is what `plugin inspect` reports.
+type inspection struct {
+	Name         string            `json:"name"`
+	File         string            `json:"file"`
+	Size         int               `json:"size"`
+	Digest       string            `json:"digest"`
+	ABIVersion   uint32            `json:"abiVersion"`
+	Commands     []commandView     `json:"commands"`
+	Capabilities []wasm.Capability `json:"capabilities"`
+	Imports      []string          `json:"imports"`
+}
+
+type commandView struct {
+	Name         string   `json:"name"`
+	Idempotent   bool     `json:"idempotent"`
+	ResponseTTL  string   `json:"responseTTL,omitempty"`
+	ContentTypes []string `json:"contentTypes,omitempty"`
+	Timeout      string   `json:"timeout,omitempty"`
+	Topic        string   `json:"topic,omitempty"`
+}
+
+func runInspect(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cli.Exit("inspect needs one module file: cmdhost plugin inspect FILE.wasm", 2)
+	}
+	e, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	path := c.Args().First()
+	p, bin, err := loadFile(c, e, path, wasm.PluginConfig{PoolSize: 1})
+	if err != nil {
+		return err
+	}
+	defer p.Close(context.Background())
+
+	sum := sha256.Sum256(bin)
+	d := p.Description()
+	in := inspection{
+		Name: p.Name(), File: path, Size: len(bin), Digest: "sha256:" + hex.EncodeToString(sum[:]),
+		ABIVersion: d.Version, Capabilities: p.Capabilities(), Imports: p.Imports(),
+	}
+	for _, cmd := range d.Commands {
+		in.Commands = append(in.Commands, commandView{
+			Name: cmd.Name, Idempotent: cmd.Idempotent, ResponseTTL: duration(cmd.ResponseTTL),
+			ContentTypes: cmd.ContentTypes, Timeout: duration(cmd.Timeout), Topic: cmd.Topic,
+		})
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(in)
+	}
+	return printInspection(c, in)
+}
+
+func printInspection(c *cli.Context, in inspection) error {
+	w := c.App.Writer
+	fmt.Fprintf(w, "plugin:       %s\nfile:         %s (%d bytes)\ndigest:       %s\nABI version:  %d\n",
+		in.Name, in.File, in.Size, in.Digest, in.ABIVersion)
+	caps := "none"
+	if len(in.Capabilities) > 0 {
+		caps = fmt.Sprint(in.Capabilities)
+	}
+	fmt.Fprintf(w, "capabilities: %s (granted only by the operator)\nimports:      %d\n\n", caps, len(in.Imports))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMMAND\tIDEMPOTENT\tRESPONSE TTL\tTIMEOUT\tCONTENT TYPES\tTOPIC")
+	for _, cmd := range in.Commands {
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\n", cmd.Name, cmd.Idempotent, orDash(cmd.ResponseTTL),
+			orDefault(cmd.Timeout), orAny(cmd.ContentTypes), orDefault(cmd.Topic))
+	}
+	return tw.Flush()
+}
+
+func duration(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return "(host default)"
+	}
+	return s
+}
+
+func orAny(ts []string) string {
+	if len(ts) == 0 {
+		return "any"
+	}
+	return strings.Join(ts, ",")
+}
