@@ -2,36 +2,54 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/urfave/cli/v2"
 )
 
 const plugins = "../../testdata/plugins"
 
-// run runs the CLI in process and returns stdout, stderr and the exit
-// status main would use.
+// binary is the cmdhost binary the tests run: built once, without -race,
+// so modules compile at normal speed even when the tests run under -race.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cmdhost-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "cmdhost")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building cmdhost:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs the cmdhost binary and returns its stdout, stderr and exit
+// status. The tests keep a compilation cache of their own across runs.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	cache := filepath.Join(os.TempDir(), "cmdhost-cli-test-cache")
+	cmd := exec.Command(binary, append([]string{"--cache-dir", cache}, args...)...)
 	var stdout, stderr bytes.Buffer
-	app := newApp(&stdout, &stderr)
-	// The tests share the host/wasm tests' compilation cache.
-	argv := append([]string{"cmdhost", "--cache-dir", filepath.Join(os.TempDir(), "cmdhost-test-wazero-cache")}, args...)
-	err := app.RunContext(context.Background(), interspersed(app, argv))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
 	code := 0
-	if err != nil {
-		code = 1
-		var exit cli.ExitCoder
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		}
-		stderr.WriteString(err.Error())
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running cmdhost: %v", err)
 	}
 	return stdout.String(), stderr.String(), code
 }
