@@ -119,9 +119,6 @@ func DecodeDescription(buf []byte) (*Description, error) {
 		if !ok {
 			break
 		}
-		if err := rd.once(tag); err != nil {
-			return nil, err
-		}
 		switch tag {
 		case descVersion:
 			d.Version, err = u32(tag, v)
@@ -152,9 +149,6 @@ func decodeCommand(buf []byte) (Command, error) {
 		}
 		if !ok {
 			return c, nil
-		}
-		if err := rd.once(tag); err != nil {
-			return c, fmt.Errorf("command %q: %w", c.Name, err)
 		}
 		var ms int64
 		switch tag {

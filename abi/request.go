@@ -99,9 +99,6 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 		if !ok {
 			break
 		}
-		if err := rd.once(tag); err != nil {
-			return nil, err
-		}
 		switch tag {
 		case reqCommand:
 			r.Command = str(v)

@@ -127,9 +127,6 @@ func DecodeResponse(buf []byte) (*Response, error) {
 		if !ok {
 			break
 		}
-		if err := rd.once(tag); err != nil {
-			return nil, err
-		}
 		switch tag {
 		case respStatus:
 			var s uint32

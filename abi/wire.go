@@ -96,7 +96,8 @@ func bits(tags ...byte) uint64 {
 	return m
 }
 
-// next returns the next record; ok is false at the end.
+// next returns the next record; ok is false at the end. A repeated known
+// singular tag is an error.
 func (r *reader) next() (tag byte, value []byte, ok bool, err error) {
 	if len(r.buf) == 0 {
 		return 0, nil, false, nil
@@ -111,7 +112,7 @@ func (r *reader) next() (tag byte, value []byte, ok bool, err error) {
 	}
 	value = r.buf[recordHeader : recordHeader+int(n)]
 	r.buf = r.buf[recordHeader+int(n):]
-	return tag, value, true, nil
+	return tag, value, true, r.once(tag)
 }
 
 // once fails when a known singular tag repeats. Unknown tags may repeat:
