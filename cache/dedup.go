@@ -1,0 +1,297 @@
+package cache
+
+import (
+	"container/heap"
+	"errors"
+	"sync"
+	"time"
+)
+
+// DefaultMaxEntries is the hard bound of a DedupStore whose DedupConfig leaves
+// MaxEntries at zero.
+const DefaultMaxEntries = 100_000
+
+// ErrFull is returned by DedupStore.Begin for a new key when the store holds
+// MaxEntries live entries. The host answers such a request with 503: refusing
+// a new request is recoverable (the invoker may retry), whereas forgetting an
+// old one early could execute a non-idempotent command twice.
+var ErrFull = errors.New("cache: dedup store is full: new requests get 503 until entries expire")
+
+// Key identifies a request for deduplication: its correlation data and
+// response topic. PROTOCOL.md: the same correlation data with another
+// response topic is a different request (the broker can authorize topics, so
+// one invoker cannot collide with another's requests by reusing correlation
+// data).
+type Key struct{ Correlation, ResponseTopic string }
+
+// DedupConfig configures a DedupStore. NewDedupStore copies it, so changing a
+// config after the call has no effect on the store.
+type DedupConfig struct {
+	// MaxEntries is the hard bound on the entries held; zero or less means
+	// DefaultMaxEntries. When the store is full (after sweeping entries whose
+	// keep-until has passed), Begin returns ErrFull for a new key: the host
+	// answers 503 rather than forget anything early.
+	MaxEntries int
+	// Now is the clock; nil means time.Now. Tests inject a fake clock.
+	Now func() time.Time
+}
+
+// Entry is the record of one request in a DedupStore: a placeholder while the
+// first receipt executes, then the stored outcome.
+//
+// Done, Value, Expiry and Key are safe to call from any goroutine.
+type Entry[V any] struct {
+	key    Key
+	expiry time.Time     // the first receipt's request expiry; immutable
+	done   chan struct{} // closed by the first Complete
+	value  V             // written once under owner.mu before done is closed
+
+	// The fields below are guarded by owner.mu.
+	owner     *DedupStore[V]
+	keepUntil time.Time // >= every recorded request expiry of this key
+	index     int       // position in owner.heap; -1 once removed from the store
+	completed bool
+}
+
+// Done returns a channel that is closed when the first receipt of the request
+// has been completed. A waiter should also select on its own request's
+// deadline: if the executor lost track of the request, Done is never closed
+// (see DedupStore.Begin).
+func (e *Entry[V]) Done() <-chan struct{} { return e.done }
+
+// Value returns the stored outcome. It is valid once Done is closed; before
+// that it returns the zero V.
+func (e *Entry[V]) Value() V {
+	select {
+	case <-e.done:
+		return e.value // written before close(done): the close orders the read
+	default:
+		var zero V
+		return zero
+	}
+}
+
+// Expiry returns the request expiry given to the Begin that created the
+// entry. The store may keep the entry longer (a duplicate with a later expiry,
+// or the keepUntil of Complete), never shorter.
+func (e *Entry[V]) Expiry() time.Time { return e.expiry }
+
+// Key returns the key of the request.
+func (e *Entry[V]) Key() Key { return e.key }
+
+// DedupStore is the strict deduplication store of the executor (seed
+// command-cache.md, "Caching for de-duplication"). It records every request
+// from its first receipt, as a placeholder, so that a duplicate (same Key)
+// arriving while the request runs or after it completed is answered with the
+// same outcome and never executed a second time.
+//
+// Its rule is the seed's MUST for non-idempotent commands: an entry is never
+// removed before the expiry of its request. So the store does not evict under
+// size pressure: entries leave only when their keep-until time has passed,
+// and when the store is full a new key is refused with ErrFull (503). That is
+// also why this store is kept apart from the reuse cache, which may drop
+// replies at any time.
+//
+// Expired entries are swept lazily, by Begin (only the ones that are due,
+// taken from a min-heap of keep-until times) or by Sweep, so no goroutine or
+// timer is needed: Begin and Complete cost O(log n) amortized.
+//
+// Concurrency: one mutex guards the map and the heap. Every operation under
+// it is a map access plus O(log n) heap work, so critical sections are short;
+// Begin always writes (it sweeps and inserts), so a RWMutex would gain nothing,
+// and sharding would split the hard bound and the heap. The store never calls
+// user code under its lock: the clock is read before locking, and callers
+// wait for an outcome on the entry's Done channel, outside the lock.
+type DedupStore[V any] struct {
+	max int
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[Key]*Entry[V]
+	heap    keepHeap[V] // the same entries, ordered by keepUntil
+	// last is the latest clock reading seen under mu. Readings are taken
+	// before locking, so a goroutine may arrive with an older one than a
+	// goroutine that already swept; clamping to last keeps the store's time
+	// monotonic, so an entry that one caller saw expire is absent for all.
+	last time.Time
+}
+
+// NewDedupStore returns an empty store configured by cfg.
+func NewDedupStore[V any](cfg DedupConfig) *DedupStore[V] {
+	s := &DedupStore[V]{max: cfg.MaxEntries, now: cfg.Now, entries: map[Key]*Entry[V]{}}
+	if s.max <= 0 {
+		s.max = DefaultMaxEntries
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Begin records the receipt of a request that expires at expiry.
+//
+// first reports whether this is the first receipt: the caller must then
+// execute the request and later call Complete with e. Otherwise e is the
+// existing entry of the original request, either in progress (e.Done() not
+// yet closed: wait for it, do not execute) or completed (closed; e.Value() is
+// the stored outcome, to be sent again).
+//
+// An entry counts as absent once its keep-until time has passed (the request
+// expiry, possibly extended by a duplicate or by Complete): a later request
+// with the same key is then a new first receipt. The need for deduplication
+// ends when the request times out, since later duplicates are dead on arrival
+// at the invoker; tracking a key forever is impossible anyway.
+//
+// An entry that was never completed is also kept until its keep-until time,
+// and then a new receipt is a first receipt again. That is the case where an
+// executor lost track of a request (it never called Complete): its waiters
+// stay blocked on Done, so they must also watch their own deadline.
+//
+// A duplicate whose expiry is later than the entry's keep-until extends it:
+// the seed requires tracking a request until its timeout, and a duplicate
+// re-sent with a fresh expiry must not run again once the first copy's
+// expiry passes.
+//
+// If the store holds MaxEntries live entries, a new key gets ErrFull, while a
+// duplicate of a held key is still answered from its entry.
+func (s *DedupStore[V]) Begin(key Key, expiry time.Time) (e *Entry[V], first bool, err error) {
+	now := s.now() // before locking: never call user code under the lock
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now = s.advance(now)
+	s.sweepLocked(now)
+	if e := s.entries[key]; e != nil {
+		if expiry.After(e.keepUntil) {
+			e.keepUntil = expiry
+			heap.Fix(&s.heap, e.index)
+		}
+		return e, false, nil
+	}
+	if len(s.entries) >= s.max {
+		return nil, false, ErrFull
+	}
+	e = &Entry[V]{key: key, expiry: expiry, done: make(chan struct{}), owner: s, keepUntil: expiry}
+	s.entries[key] = e
+	heap.Push(&s.heap, e)
+	return e, true, nil
+}
+
+// Complete stores v as the outcome of the first receipt e and wakes everyone
+// waiting on e.Done(). Every outcome is stored, errors included: a duplicate
+// must get the same response as the original.
+//
+// keepUntil may extend how long the entry is kept, never shorten it below the
+// request's expiry: an idempotent reply may be kept until max(request expiry,
+// reply TTL) (seed: "De-duplication ... may happen until the maximum(request
+// timeout, TTL of the response)"). Pass the zero time to keep the entry until
+// its expiry only, as a non-idempotent command must.
+//
+// Completing twice is a no-op: the first outcome wins, so a late result after
+// another outcome was stored cannot change what duplicates see. If the entry
+// has already expired (the executor finished after the request's keep-until),
+// waiters are still released with v but the entry is not kept any longer. An
+// entry created by another store is completed in that store.
+func (s *DedupStore[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
+	if e == nil || e.owner == nil {
+		return
+	}
+	s = e.owner // the store whose map and heap hold e
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.completed {
+		return
+	}
+	e.completed = true
+	e.value = v
+	close(e.done)
+	now = s.advance(now)
+	if e.index < 0 { // already swept: lost track, or expired while running
+		return
+	}
+	if now.After(e.keepUntil) { // due: leave now, as a sweep would
+		s.removeLocked(e)
+		return
+	}
+	if keepUntil.After(e.keepUntil) {
+		e.keepUntil = keepUntil
+		heap.Fix(&s.heap, e.index)
+	}
+}
+
+// Len returns the number of entries held, including expired ones not yet
+// swept.
+func (s *DedupStore[V]) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.entries)
+}
+
+// Sweep removes the entries whose keep-until time has passed and returns how
+// many it removed. Begin sweeps by itself; Sweep only returns memory sooner
+// when no requests arrive.
+func (s *DedupStore[V]) Sweep() int {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sweepLocked(s.advance(now))
+}
+
+// advance clamps now to the latest reading seen and records it. Called with
+// s.mu held.
+func (s *DedupStore[V]) advance(now time.Time) time.Time {
+	if now.Before(s.last) {
+		return s.last
+	}
+	s.last = now
+	return now
+}
+
+// sweepLocked removes the entries due at now: those whose keep-until is
+// strictly before now. At the keep-until instant itself the entry is still
+// kept: the rule is never early, late is harmless. Each entry is popped once,
+// so the cost is O(log n) amortized per entry. Called with s.mu held.
+func (s *DedupStore[V]) sweepLocked(now time.Time) int {
+	n := 0
+	for len(s.heap) > 0 && now.After(s.heap[0].keepUntil) {
+		e := heap.Pop(&s.heap).(*Entry[V])
+		delete(s.entries, e.key)
+		n++
+	}
+	return n
+}
+
+// removeLocked removes e from the map and the heap. Called with s.mu held.
+func (s *DedupStore[V]) removeLocked(e *Entry[V]) {
+	heap.Remove(&s.heap, e.index)
+	delete(s.entries, e.key)
+}
+
+// keepHeap is a container/heap min-heap of entries by keepUntil; each entry
+// knows its index so that Complete and Begin can heap.Fix it after extending
+// its keep-until time.
+type keepHeap[V any] []*Entry[V]
+
+func (h keepHeap[V]) Len() int           { return len(h) }
+func (h keepHeap[V]) Less(i, j int) bool { return h[i].keepUntil.Before(h[j].keepUntil) }
+func (h keepHeap[V]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+
+func (h *keepHeap[V]) Push(x any) {
+	e := x.(*Entry[V])
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+
+func (h *keepHeap[V]) Pop() any {
+	old := *h
+	n := len(old) - 1
+	e := old[n]
+	old[n] = nil // let the entry be collected
+	e.index = -1
+	*h = old[:n]
+	return e
+}

@@ -1,0 +1,103 @@
+// Package host ties the engine to the world: it loads the plugins folder
+// into the wasm engine and serves each plugin command through the RPC
+// executor, mapping engine failures to protocol outcomes.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// LoadDir loads every *.wasm file in dir as a plugin named after the file.
+// A file that fails to load is reported and skipped; a command served by
+// two plugins is an error naming both (the first keeps it). It returns the
+// plugins loaded and the problems met.
+func LoadDir(ctx context.Context, e *wasm.Engine, dir string, cfg wasm.PluginConfig) ([]*wasm.Plugin, []error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if err != nil {
+		return nil, []error{err}
+	}
+	sort.Strings(paths)
+	var plugins []*wasm.Plugin
+	var problems []error
+	owner := map[string]string{}
+	for _, path := range paths {
+		bin, err := os.ReadFile(path)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".wasm")
+		p, err := e.Load(ctx, name, bin, cfg)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if clash := firstClash(p, owner); clash != "" {
+			problems = append(problems, fmt.Errorf("plugin %s: command %s is already served by plugin %s; %s not loaded", name, clash, owner[clash], name))
+			_ = p.Close(ctx)
+			continue
+		}
+		for _, c := range p.Description().Commands {
+			owner[c.Name] = name
+		}
+		plugins = append(plugins, p)
+	}
+	return plugins, problems
+}
+
+func firstClash(p *wasm.Plugin, owner map[string]string) string {
+	for _, c := range p.Description().Commands {
+		if _, taken := owner[c.Name]; taken {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// Commands returns the RPC commands of the plugins. A command's execution
+// timeout is the module's declared one, else hostTimeout; its concurrency
+// is the plugin's pool size.
+func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) []rpc.Command {
+	var out []rpc.Command
+	for _, p := range plugins {
+		for _, c := range p.Description().Commands {
+			timeout := c.Timeout
+			if timeout == 0 {
+				timeout = hostTimeout
+			}
+			out = append(out, rpc.Command{
+				Name: c.Name, Topic: c.Topic, Idempotent: c.Idempotent, Timeout: timeout,
+				Concurrency: poolSize, Handler: Handler(p),
+			})
+		}
+	}
+	return out
+}
+
+// Handler serves one plugin's commands: the engine's deadline and cancel
+// errors pass through (the executor answers 408 or nothing), a closed
+// plugin is 503 (retry), any other failure is a host fault (500) naming
+// the plugin, the command and the cause.
+func Handler(p *wasm.Plugin) rpc.Handler {
+	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
+		resp, err := p.Invoke(ctx, req)
+		switch {
+		case err == nil:
+			return resp, nil
+		case errors.Is(err, wasm.KindClosed):
+			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "plugin " + p.Name() + " is closing; retry"}
+		}
+		return nil, err
+	}
+}

@@ -1,0 +1,11 @@
+// Package rpc is cmdhost's face to the world: an MQTT v5 command executor
+// compatible with the Azure IoT Operations RPC protocol v1.0 (PROTOCOL.md),
+// on paho.golang.
+//
+// The executor knows MQTT and the protocol's headers and statuses; it runs
+// no WebAssembly. A command is a name, a topic pattern, settings and a
+// Handler; the host adapts the wasm engine to that. The connection is
+// injectable (Config.Dial), and so is the clock (Config.Now), so tests
+// drive the executor through a packet-level fake broker (package rpctest)
+// with frozen time.
+package rpc

@@ -1,0 +1,523 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/cache"
+)
+
+// Handler runs one command. ctx carries the call's deadline, the earlier of
+// the request's remaining expiry and the command's execution timeout. A
+// response is published as it is (an application error included); an
+// error is a host fault (500) unless it is a *StatusError.
+type Handler func(ctx context.Context, req *abi.Request) (*abi.Response, error)
+
+// StatusError lets a handler answer with a protocol status of the host's,
+// such as 503 while a plugin is being replaced.
+type StatusError struct {
+	Status  abi.Status
+	Message string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
+
+// Command is one command the executor serves.
+type Command struct {
+	Name string
+	// Topic is the request topic pattern; "" is DefaultTopic.
+	Topic string
+	// Idempotent commands may reuse replies (a later issue); all commands
+	// are deduplicated.
+	Idempotent bool
+	// Timeout is the execution timeout; 0 leaves only the request's expiry.
+	Timeout time.Duration
+	// Concurrency bounds the command's calls at once; default 8.
+	Concurrency int
+	Handler     Handler
+}
+
+// Config configures an Executor. ExecutorID and Broker are required.
+type Config struct {
+	// ExecutorID resolves {executorId} in topic patterns; it is also the
+	// MQTT client id unless ClientID is set, and the responses' __srcId.
+	ExecutorID string
+	ClientID   string
+	Broker     *url.URL
+	// Dial replaces the TCP connection to Broker (tests use a fake broker).
+	// The connection must be safe for concurrent writes.
+	Dial func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
+	// ShareGroup subscribes through $share/<group>/ so replicas split the
+	// requests.
+	ShareGroup string
+	// TopicNamespace is prefixed to every request topic.
+	TopicNamespace string
+	// TopicTokens replace {token}s in topic patterns ({executorId} and
+	// {commandName} are always replaced).
+	TopicTokens map[string]string
+	// Now is the clock for expiry bookkeeping; default time.Now. Timers
+	// (execution timeouts) run on the real clock for durations computed
+	// from it.
+	Now func() time.Time
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// SessionExpiry keeps the MQTT session (subscriptions and unacked
+	// requests) across reconnects and restarts; default 10 min.
+	SessionExpiry time.Duration
+	// MaxClockDrift bounds how far ahead a request's __ts may be; default 1 min.
+	MaxClockDrift time.Duration
+	// MaxPending bounds requests queued or running; beyond it: 503.
+	// Default 1024.
+	MaxPending int
+	// MaxDedupEntries bounds the dedup store; beyond it: 503. Default 100,000.
+	MaxDedupEntries int
+	// ReconnectDelay is the wait between connection attempts; default 1 s.
+	ReconnectDelay time.Duration
+}
+
+func (c *Config) defaults() error {
+	if c.ExecutorID == "" {
+		return errors.New("executor id is required")
+	}
+	if c.Broker == nil {
+		return errors.New("broker URL is required")
+	}
+	if c.ClientID == "" {
+		c.ClientID = c.ExecutorID
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.SessionExpiry <= 0 {
+		c.SessionExpiry = 10 * time.Minute
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = 1024
+	}
+	if c.ReconnectDelay <= 0 {
+		c.ReconnectDelay = time.Second
+	}
+	return nil
+}
+
+// route is a served command with its parsed topic.
+type route struct {
+	cmd     Command
+	pattern TopicPattern
+	filter  string        // the subscription, with the share prefix
+	slots   chan struct{} // one token per running call
+}
+
+// Executor serves commands over MQTT v5 (PROTOCOL.md): it subscribes each
+// command's topic, checks every request's headers, deduplicates by
+// correlation data and response topic, runs the handler under a deadline
+// and publishes the response, acking requests in receipt order once their
+// response is published or known to be owed none.
+//
+// Concurrency: paho delivers requests one at a time on one goroutine
+// (receive), which never blocks: every request that needs work or a
+// publish gets a goroutine of its own. pending bounds those goroutines.
+// The dedup store and the HLC have their own locks.
+type Executor struct {
+	cfg    Config
+	log    *slog.Logger
+	routes []*route
+	hlc    *HLC
+	dedup  *cache.DedupStore[*reply]
+
+	cm         *autopaho.ConnectionManager
+	subscribed chan error // the first subscription's outcome
+	pending    atomic.Int64
+	inflight   sync.WaitGroup
+	stopping   atomic.Bool
+	stopped    chan struct{} // closed by Stop: waiting duplicates give up
+	stopOnce   sync.Once
+}
+
+// NewExecutor checks the commands and returns an executor; Start connects it.
+func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	e := &Executor{
+		cfg: cfg, log: cfg.Logger,
+		hlc:        NewHLC(HLCConfig{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
+		dedup:      cache.NewDedupStore[*reply](cache.DedupConfig{MaxEntries: cfg.MaxDedupEntries, Now: cfg.Now}),
+		subscribed: make(chan error, 1),
+		stopped:    make(chan struct{}),
+	}
+	seen := map[string]bool{}
+	for _, c := range commands {
+		r, err := e.newRoute(c)
+		if err != nil {
+			return nil, err
+		}
+		if seen[r.filter] {
+			return nil, fmt.Errorf("command %s: topic %s is already served by another command", c.Name, r.filter)
+		}
+		seen[r.filter] = true
+		e.routes = append(e.routes, r)
+	}
+	return e, nil
+}
+
+func (e *Executor) newRoute(c Command) (*route, error) {
+	if err := abi.ValidateCommandName(c.Name); err != nil {
+		return nil, fmt.Errorf("command %q: %w", c.Name, err)
+	}
+	if c.Handler == nil {
+		return nil, fmt.Errorf("command %s: no handler", c.Name)
+	}
+	if c.Timeout < 0 {
+		return nil, fmt.Errorf("command %s: negative execution timeout %v", c.Name, c.Timeout)
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	topic := c.Topic
+	if topic == "" {
+		topic = DefaultTopic
+	}
+	tokens := map[string]string{"executorId": e.cfg.ExecutorID, "commandName": c.Name}
+	for k, v := range e.cfg.TopicTokens {
+		tokens[k] = v
+	}
+	pattern, err := ParseTopic(e.cfg.TopicNamespace, topic, tokens)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", c.Name, err)
+	}
+	r := &route{cmd: c, pattern: pattern, filter: pattern.Filter(), slots: make(chan struct{}, c.Concurrency)}
+	if e.cfg.ShareGroup != "" {
+		r.filter = "$share/" + e.cfg.ShareGroup + "/" + r.filter
+	}
+	return r, nil
+}
+
+// Filters returns the subscriptions the executor makes.
+func (e *Executor) Filters() []string {
+	out := make([]string, len(e.routes))
+	for i, r := range e.routes {
+		out[i] = r.filter
+	}
+	return out
+}
+
+// Start connects to the broker and subscribes every command's topic; it
+// returns once subscribed, or with the error that prevented it.
+func (e *Executor) Start(ctx context.Context) error {
+	acfg := autopaho.ClientConfig{
+		ServerUrls:                    []*url.URL{e.cfg.Broker},
+		KeepAlive:                     30,
+		CleanStartOnInitialConnection: false,
+		SessionExpiryInterval:         uint32(e.cfg.SessionExpiry.Seconds()),
+		ReconnectBackoff:              autopaho.NewConstantBackoff(e.cfg.ReconnectDelay),
+		ConnectTimeout:                10 * time.Second,
+		AttemptConnection:             e.cfg.Dial,
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			go e.subscribeAll(cm)
+		},
+		OnConnectError: func(err error) { e.log.Warn("connecting to the broker", "broker", e.cfg.Broker, "err", err) },
+		ClientConfig: paho.ClientConfig{
+			ClientID:                   e.cfg.ClientID,
+			EnableManualAcknowledgment: true,
+			SendAcksInterval:           5 * time.Millisecond,
+			OnPublishReceived:          []func(paho.PublishReceived) (bool, error){e.receive},
+			OnClientError:              func(err error) { e.log.Warn("mqtt client error", "err", err) },
+			OnServerDisconnect: func(d *paho.Disconnect) {
+				e.log.Warn("broker disconnected us", "reason", d.ReasonCode)
+			},
+		},
+	}
+	cm, err := autopaho.NewConnection(context.Background(), acfg)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", e.cfg.Broker, err)
+	}
+	e.cm = cm
+	select {
+	case err := <-e.subscribed:
+		return err
+	case <-ctx.Done():
+		_ = cm.Disconnect(context.Background())
+		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", e.cfg.Broker, ctx.Err())
+	}
+}
+
+// subscribeAll (re)subscribes every route on a new connection. The first
+// outcome is reported to Start.
+func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub := &paho.Subscribe{}
+	for _, r := range e.routes {
+		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: r.filter, QoS: 1})
+	}
+	var err error
+	if len(sub.Subscriptions) > 0 {
+		var ack *paho.Suback
+		ack, err = cm.Subscribe(ctx, sub)
+		if err == nil {
+			for i, code := range ack.Reasons {
+				if code >= 0x80 && i < len(sub.Subscriptions) {
+					err = fmt.Errorf("subscribing %s: the broker refused with reason code 0x%02x", sub.Subscriptions[i].Topic, code)
+					break
+				}
+			}
+		} else {
+			err = fmt.Errorf("subscribing: %w", err)
+		}
+	}
+	if err != nil {
+		e.log.Error("subscription failed", "err", err)
+	} else {
+		e.log.Info("subscribed", "topics", e.Filters())
+	}
+	select {
+	case e.subscribed <- err:
+	default:
+	}
+}
+
+// Stop stops taking requests (later ones are not acked, so the broker
+// redelivers them), waits until ctx is done for the requests in flight to
+// be answered, then disconnects.
+func (e *Executor) Stop(ctx context.Context) error {
+	var err error
+	e.stopOnce.Do(func() {
+		e.stopping.Store(true)
+		done := make(chan struct{})
+		go func() { e.inflight.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = fmt.Errorf("requests still in flight at stop: %w", ctx.Err())
+		}
+		close(e.stopped)
+		if e.cm != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err = errors.Join(err, e.cm.Disconnect(dctx))
+		}
+	})
+	return err
+}
+
+// match returns the route of a request topic, or nil.
+func (e *Executor) match(topic string) *route {
+	for _, r := range e.routes {
+		if _, ok := r.pattern.Match(topic); ok {
+			return r
+		}
+	}
+	return nil
+}
+
+// receive takes one request from paho. It must not block: paho calls it
+// for every PUBLISH in turn on one goroutine.
+func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
+	if e.stopping.Load() {
+		return true, nil // not acked: redelivered to us or a replica later
+	}
+	in := &incoming{pub: pr.Packet, client: pr.Client, received: e.cfg.Now()}
+	if in.route = e.match(in.pub.Topic); in.route == nil {
+		e.log.Debug("request on a topic no command serves", "topic", in.pub.Topic)
+		e.ack(in)
+		return true, nil
+	}
+	e.inflight.Add(1)
+	if r := in.read(e.cfg.ExecutorID); r != nil {
+		go e.finish(in, r)
+		return true, nil
+	}
+	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
+	entry, first, err := e.dedup.Begin(key, in.expiry)
+	switch {
+	case err != nil:
+		go e.finish(in, statusReply(abi.StatusServiceUnavailable, "the host is busy: "+err.Error(), "", ""))
+	case !first:
+		go e.answerDuplicate(in, entry)
+	default:
+		e.start(in, entry)
+	}
+	return true, nil
+}
+
+// answerDuplicate gives a duplicate the original's reply once it exists.
+func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
+	select {
+	case <-entry.Done():
+		e.finish(in, entry.Value())
+	case <-e.stopped:
+		e.inflight.Done() // not acked: redelivered later
+	}
+}
+
+// start runs a first receipt: clock merge, queue bound, then execution in
+// a goroutine of its own.
+func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
+	if in.timestamp != nil {
+		if err := e.hlc.Update(*in.timestamp); err != nil {
+			r := statusReply(abi.StatusServiceUnavailable, err.Error(), "MaxClockDrift", "")
+			if errors.Is(err, ErrCounterOverflow) {
+				r = statusReply(abi.StatusInternalError, err.Error(), "Counter", "")
+			}
+			e.complete(entry, r)
+			go e.finish(in, r)
+			return
+		}
+	}
+	if e.pending.Add(1) > int64(e.cfg.MaxPending) {
+		e.pending.Add(-1)
+		r := statusReply(abi.StatusServiceUnavailable, fmt.Sprintf("the host is busy: %d requests pending", e.cfg.MaxPending), "", "")
+		e.complete(entry, r)
+		go e.finish(in, r)
+		return
+	}
+	go func() {
+		defer e.pending.Add(-1)
+		r := e.execute(in)
+		e.complete(entry, r)
+		e.finish(in, r)
+	}()
+}
+
+func (e *Executor) complete(entry *cache.Entry[*reply], r *reply) {
+	e.dedup.Complete(entry, r, entry.Expiry())
+}
+
+// execute waits for a slot of the command, then runs its handler under the
+// deadline min(remaining expiry, execution timeout). A request that
+// expires while queued is not executed; a result after the cut is dropped.
+func (e *Executor) execute(in *incoming) *reply {
+	r := in.route
+	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
+	defer wait.Stop()
+	select {
+	case r.slots <- struct{}{}:
+	case <-wait.C:
+		e.log.Info("request expired while queued", "command", r.cmd.Name)
+		return noReply
+	}
+	left := in.expiry.Sub(e.cfg.Now())
+	if left <= 0 {
+		<-r.slots
+		return noReply
+	}
+	budget, byTimeout := left, false
+	if t := r.cmd.Timeout; t > 0 && t < left {
+		budget, byTimeout = t, true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	in.req.Deadline = time.Now().Add(budget)
+
+	type result struct {
+		resp *abi.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() { <-r.slots }()
+		resp, err := r.cmd.Handler(ctx, in.req)
+		done <- result{resp, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		res.err = ctx.Err() // the handler's late result is dropped
+	}
+	switch {
+	case res.err == nil && res.resp != nil:
+		return fromResponse(res.resp)
+	case res.err == nil:
+		return &reply{status: abi.StatusNoContent}
+	case ctx.Err() != nil: // cut at the deadline
+		if byTimeout {
+			e.log.Info("execution timeout", "command", r.cmd.Name, "timeout", budget)
+			return timeoutReply(budget)
+		}
+		e.log.Info("request expired while running", "command", r.cmd.Name)
+		return noReply
+	}
+	var se *StatusError
+	if errors.As(res.err, &se) {
+		return statusReply(se.Status, se.Message, "", "")
+	}
+	e.log.Warn("handler failed", "command", r.cmd.Name, "err", res.err)
+	return statusReply(abi.StatusInternalError, res.err.Error(), "", "")
+}
+
+// finish publishes the reply (when one is owed and time is left) and acks
+// the request.
+func (e *Executor) finish(in *incoming, r *reply) {
+	defer e.inflight.Done()
+	if !r.none {
+		e.publish(in, r)
+	}
+	e.ack(in)
+}
+
+func (e *Executor) publish(in *incoming, r *reply) {
+	var expiry uint32
+	deadline := time.Now().Add(10 * time.Second)
+	if !in.expiry.IsZero() {
+		now := e.cfg.Now()
+		if expiry = expirySeconds(now, in.expiry); expiry == 0 {
+			e.log.Info("no time left to answer", "topic", in.pub.Topic)
+			return
+		}
+		deadline = time.Now().Add(in.expiry.Sub(now))
+	}
+	ts, err := e.hlc.Now()
+	if err != nil {
+		e.log.Warn("clock", "err", err)
+		ts = e.hlc.Current()
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if err := e.cm.AwaitConnection(ctx); err != nil {
+		e.log.Warn("no connection to publish the response before its expiry", "topic", in.responseTopic)
+		return
+	}
+	// The expiry is recomputed after waiting for the connection.
+	if !in.expiry.IsZero() {
+		if expiry = expirySeconds(e.cfg.Now(), in.expiry); expiry == 0 {
+			return
+		}
+	}
+	if _, err := e.cm.Publish(ctx, r.render(in, expiry, e.cfg.ClientID, ts.String())); err != nil {
+		e.log.Warn("publishing a response", "topic", in.responseTopic, "err", err)
+	}
+}
+
+// ack acknowledges the request on the connection that delivered it; paho
+// sends acks in receipt order. After that connection dropped, the ack is
+// moot: the broker redelivers the request.
+func (e *Executor) ack(in *incoming) {
+	if in.pub.QoS == 0 {
+		return
+	}
+	if err := in.client.Ack(in.pub); err != nil {
+		e.log.Debug("ack not sent", "topic", in.pub.Topic, "err", err)
+	}
+}
+
+// nodeID makes an HLC node id of a client id: timestamps separate their
+// fields with ':', so a node id cannot hold one.
+func nodeID(clientID string) string { return strings.ReplaceAll(clientID, ":", "_") }

@@ -1,0 +1,110 @@
+package rpc
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// correlationLength is the size of the correlation data (a UUID).
+const correlationLength = 16
+
+// incoming is one received request PUBLISH on its way through the
+// executor.
+type incoming struct {
+	pub      *paho.Publish
+	client   *paho.Client // the connection that delivered it: its ack goes there
+	route    *route
+	received time.Time
+
+	responseTopic string
+	correlation   []byte
+	expiry        time.Time // zero when the request had none
+	timestamp     *Timestamp
+	req           *abi.Request
+}
+
+// read checks the request's headers (PROTOCOL.md "Request") and fills in.
+// It returns the reply owed instead of running the command, or nil when the
+// request is good: noReply when no response can be sent at all.
+func (in *incoming) read(executorID string) *reply {
+	props := in.pub.Properties
+	if props == nil {
+		props = &paho.PublishProperties{}
+	}
+	in.responseTopic = props.ResponseTopic
+	if !validTopicName(in.responseTopic) {
+		return noReply // nowhere to answer; the request is still acked
+	}
+	in.correlation = props.CorrelationData
+	if props.MessageExpiry != nil && *props.MessageExpiry > 0 {
+		in.expiry = in.received.Add(time.Duration(*props.MessageExpiry) * time.Second)
+	}
+
+	req := &abi.Request{
+		Command: in.route.cmd.Name, Payload: in.pub.Payload, ContentType: props.ContentType,
+		CorrelationID: props.CorrelationData, ExecutorID: executorID,
+	}
+	var ver, ts string
+	var hasVer bool
+	for _, up := range props.User {
+		switch {
+		case up.Key == propProtocol:
+			ver, hasVer = up.Value, true
+		case up.Key == propSourceID:
+			req.InvokerID = up.Value
+		case up.Key == propTimestamp:
+			ts = up.Value
+		case strings.HasPrefix(up.Key, "__"):
+		default:
+			if req.Metadata == nil {
+				req.Metadata = make(map[string]string)
+			}
+			req.Metadata[up.Key] = up.Value
+		}
+	}
+	if hasVer && !supportedVersion(ver) {
+		r := statusReply(abi.StatusVersionUnsupported, "protocol version "+ver+" is not supported", "", "")
+		r.extra = map[string]string{propSupportedMajor: "1", propRequestedVer: ver}
+		return r
+	}
+	switch {
+	case len(props.CorrelationData) == 0:
+		return statusReply(abi.StatusBadRequest, "the request has no correlation data", "Correlation Data", "")
+	case len(props.CorrelationData) != correlationLength:
+		return statusReply(abi.StatusBadRequest, "correlation data must be 16 bytes (a UUID)", "Correlation Data", printable(props.CorrelationData))
+	case in.expiry.IsZero():
+		return statusReply(abi.StatusBadRequest, "the request has no message expiry", "Message Expiry", "")
+	}
+	if ts != "" {
+		t, err := ParseTimestamp(ts)
+		if err != nil {
+			return statusReply(abi.StatusBadRequest, err.Error(), propTimestamp, ts)
+		}
+		in.timestamp = &t
+	}
+	if props.PayloadFormat != nil {
+		if *props.PayloadFormat > 1 {
+			return statusReply(abi.StatusUnsupportedType, "payload format indicator must be 0 or 1",
+				"Payload Format Indicator", strconv.Itoa(int(*props.PayloadFormat)))
+		}
+		req.Format = abi.FormatIndicator(*props.PayloadFormat)
+	}
+	req.TopicTokens, _ = in.route.pattern.Match(in.pub.Topic)
+	in.req = req
+	return nil
+}
+
+// supportedVersion accepts protocol versions with major version 1.
+func supportedVersion(v string) bool {
+	major, minor, ok := strings.Cut(v, ".")
+	if !ok {
+		minor = "0"
+	}
+	_, errMinor := strconv.ParseUint(minor, 10, 32)
+	return major == "1" && errMinor == nil
+}

@@ -1,0 +1,149 @@
+package rpc
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultTopic is the request topic pattern of a command that names none.
+const DefaultTopic = "rpc/{executorId}/{commandName}"
+
+// TopicPattern is a parsed request topic pattern: levels that are literal
+// or a {token}. Tokens with a replacement become literals; the others
+// subscribe as "+" and their values are recovered from each request topic.
+type TopicPattern struct {
+	levels []topicLevel
+}
+
+type topicLevel struct {
+	literal string // when token == ""
+	token   string
+}
+
+// ParseTopic parses pattern, replaces the tokens in replacements and
+// prefixes namespace (which may hold several levels). Errors name the
+// offending part.
+func ParseTopic(namespace, pattern string, replacements map[string]string) (TopicPattern, error) {
+	var p TopicPattern
+	if namespace != "" {
+		if err := checkLiteral(namespace, true); err != nil {
+			return p, fmt.Errorf("topic namespace %q: %w", namespace, err)
+		}
+		for _, l := range strings.Split(namespace, "/") {
+			p.levels = append(p.levels, topicLevel{literal: l})
+		}
+	}
+	if pattern == "" {
+		return p, fmt.Errorf("empty request topic pattern")
+	}
+	for _, l := range strings.Split(pattern, "/") {
+		if strings.HasPrefix(l, "{") && strings.HasSuffix(l, "}") {
+			name := l[1 : len(l)-1]
+			if !validTokenName(name) {
+				return p, fmt.Errorf("topic pattern %q: token %q: names are letters, digits, ':', '_' or '-'", pattern, l)
+			}
+			if v, ok := replacements[name]; ok {
+				if err := checkLiteral(v, false); err != nil {
+					return p, fmt.Errorf("topic token %s: replacement %q: %w", name, v, err)
+				}
+				p.levels = append(p.levels, topicLevel{literal: v})
+				continue
+			}
+			p.levels = append(p.levels, topicLevel{token: name})
+			continue
+		}
+		if err := checkLiteral(l, false); err != nil {
+			return p, fmt.Errorf("topic pattern %q: level %q: %w", pattern, l, err)
+		}
+		p.levels = append(p.levels, topicLevel{literal: l})
+	}
+	return p, nil
+}
+
+func validTokenName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == ':' || r == '_' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLiteral accepts printable ASCII without space, '+', '#', '{' or
+// '}'; '/' only when multiLevel, and never an empty level.
+func checkLiteral(s string, multiLevel bool) error {
+	if s == "" {
+		return fmt.Errorf("empty")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '/' && multiLevel:
+			if i == 0 || i == len(s)-1 || s[i-1] == '/' {
+				return fmt.Errorf("empty topic level")
+			}
+		case c <= ' ' || c > '~' || strings.IndexByte("+#{}/", c) >= 0:
+			return fmt.Errorf("%q is not allowed in a topic level (printable ASCII without space, '+', '#', '{', '}' or '/')", c)
+		}
+	}
+	return nil
+}
+
+// Filter is the subscription filter: unresolved tokens become "+".
+func (p TopicPattern) Filter() string {
+	parts := make([]string, len(p.levels))
+	for i, l := range p.levels {
+		if l.token != "" {
+			parts[i] = "+"
+		} else {
+			parts[i] = l.literal
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// Match reports whether topic fits the pattern and returns the values of
+// its unresolved tokens (nil when there are none).
+func (p TopicPattern) Match(topic string) (map[string]string, bool) {
+	var tokens map[string]string
+	for i, l := range p.levels {
+		var level string
+		if i == len(p.levels)-1 {
+			level = topic
+			if strings.IndexByte(level, '/') >= 0 {
+				return nil, false
+			}
+		} else {
+			var ok bool
+			level, topic, ok = strings.Cut(topic, "/")
+			if !ok {
+				return nil, false
+			}
+		}
+		if l.token == "" {
+			if level != l.literal {
+				return nil, false
+			}
+			continue
+		}
+		if level == "" {
+			return nil, false
+		}
+		if tokens == nil {
+			tokens = make(map[string]string)
+		}
+		tokens[l.token] = level
+	}
+	return tokens, true
+}
+
+// validTopicName reports whether s may be published to: a non-empty UTF-8
+// topic name without wildcards (MQTT v5 §4.7).
+func validTopicName(s string) bool {
+	return s != "" && !strings.ContainsAny(s, "+#\x00") && utf8.ValidString(s)
+}
