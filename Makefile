@@ -1,4 +1,5 @@
 # cmdhost — build, test plugins, tests.
+#   make run        starts the host with its embedded broker and the test plugins
 #   make test       builds the test plugins and runs every test (the CI command)
 #   make plugins    builds testdata/*/ into testdata/plugins/*.wasm
 #   make fuzz       runs the abi fuzz targets for a while
@@ -8,19 +9,25 @@
 GO       ?= go
 WASM_DIR := testdata/plugins
 GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe
-# Deliberately broken modules (testdata/bad/*.wat) for load-refusal tests.
+# Deliberately broken modules (testdata/bad/*.wat) for load-refusal tests,
+# kept out of the plugins folder so that serving it serves only good ones.
+BAD_DIR  := testdata/plugins-bad
 BAD_WAT  := $(wildcard testdata/bad/*.wat)
 PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
-            $(BAD_WAT:testdata/bad/%.wat=$(WASM_DIR)/bad-%.wasm)
+            $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 FUZZTIME ?= 30s
 
-.PHONY: all build plugins deps test vet fuzz bench soak clean
+.PHONY: all build run plugins deps test vet fuzz bench soak clean
 
 all: build plugins
 
 build:
 	$(GO) build -o bin/cmdhost ./cmd/cmdhost
+
+# The quickstart: embedded broker on 127.0.0.1:11883, the test plugins.
+run: deps build plugins
+	bin/cmdhost serve --plugins $(WASM_DIR)
 
 plugins: $(PLUGINS)
 
@@ -35,8 +42,8 @@ $(WASM_DIR)/wat-echo.wasm: testdata/wat-echo/echo.wat
 	@command -v wat2wasm >/dev/null || .ci/deps
 	wat2wasm $< -o $@
 
-$(WASM_DIR)/bad-%.wasm: testdata/bad/%.wat
-	@mkdir -p $(WASM_DIR)
+$(BAD_DIR)/bad-%.wasm: testdata/bad/%.wat
+	@mkdir -p $(BAD_DIR)
 	@command -v wat2wasm >/dev/null || .ci/deps
 	wat2wasm $< -o $@
 
@@ -67,4 +74,4 @@ soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m
 
 clean:
-	rm -rf bin $(WASM_DIR)
+	rm -rf bin $(WASM_DIR) $(BAD_DIR)

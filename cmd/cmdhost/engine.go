@@ -14,6 +14,11 @@ import (
 // newEngine makes the engine from the global flags; guest logs go to
 // stderr.
 func newEngine(c *cli.Context) (*wasm.Engine, error) {
+	return newEngineLogged(c, slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo})))
+}
+
+// newEngineLogged makes the engine from the global flags with a logger.
+func newEngineLogged(c *cli.Context, log *slog.Logger) (*wasm.Engine, error) {
 	dir := c.String("cache-dir")
 	if dir == "" {
 		base, err := os.UserCacheDir()
@@ -25,7 +30,6 @@ func newEngine(c *cli.Context) (*wasm.Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache directory: %w (set --cache-dir)", err)
 	}
-	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return wasm.NewEngine(wasm.Config{CacheDir: dir, Logger: log})
 }
 

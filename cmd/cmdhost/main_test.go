@@ -35,12 +35,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// cliCache is the compilation cache the CLI tests keep across runs.
+func cliCache() string { return filepath.Join(os.TempDir(), "cmdhost-cli-test-cache") }
+
 // run runs the cmdhost binary and returns its stdout, stderr and exit
 // status. The tests keep a compilation cache of their own across runs.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cache := filepath.Join(os.TempDir(), "cmdhost-cli-test-cache")
-	cmd := exec.Command(binary, append([]string{"--cache-dir", cache}, args...)...)
+	cmd := exec.Command(binary, append([]string{"--cache-dir", cliCache()}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -88,7 +90,7 @@ func TestCallErrors(t *testing.T) {
 		{"both payloads", []string{"call", echo, "echo", "-d", "x", "-f", "y"}, 2, "not both"},
 		{"bad timeout", []string{"call", echo, "echo", "--timeout", "0s"}, 2, "--timeout must be positive"},
 		{"missing file", []string{"call", "nope.wasm", "echo"}, 1, "nope.wasm: no such file"},
-		{"refused module", []string{"call", filepath.Join(plugins, "bad-net.wasm"), "x"}, 1, "network access is never granted"},
+		{"refused module", []string{"call", filepath.Join(plugins, "../plugins-bad/bad-net.wasm"), "x"}, 1, "network access is never granted"},
 		{"unknown command", []string{"call", echo, "nope"}, 1, "unknown command"},
 	}
 	for _, c := range cases {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -63,9 +64,16 @@ func (b *syncBuffer) Contains(s string) bool {
 	return bytes.Contains(b.buf.Bytes(), []byte(s))
 }
 
+// badPluginDir holds the deliberately broken modules (bad-*).
+const badPluginDir = "../../testdata/plugins-bad"
+
 func readPlugin(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+	dir := pluginDir
+	if strings.HasPrefix(name, "bad-") {
+		dir = badPluginDir
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
 	if err != nil {
 		t.Fatalf("reading test plugin: %v (run `make plugins`)", err)
 	}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host/rpc"
+)
+
+func invokeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "invoke",
+		Usage:     "call a command of a running host over MQTT",
+		ArgsUsage: "COMMAND",
+		Description: "Publishes a request to rpc/EXECUTOR/COMMAND and prints the reply's payload.\n" +
+			"An error status is printed to stderr with exit status 1.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "request payload"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the request payload from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "content-type", Value: "text/plain", Usage: "request content type"},
+			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "the request's expiry", EnvVars: []string{"CMDHOST_TIMEOUT"}},
+			&cli.StringFlag{Name: "executor", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
+			&cli.StringFlag{Name: "topic", Usage: "request topic (default: rpc/EXECUTOR/COMMAND)"},
+			&cli.StringSliceFlag{Name: "meta", Usage: "request metadata `key=value` (repeatable)"},
+			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
+		},
+		Action: runInvoke,
+	}
+}
+
+func runInvoke(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cli.Exit("invoke needs one command name: cmdhost invoke COMMAND [-d PAYLOAD]", 2)
+	}
+	u, err := brokerURL(c.String("broker"))
+	if err != nil {
+		return cli.Exit(err, 2)
+	}
+	call := rpc.Call{ContentType: c.String("content-type"), Timeout: c.Duration("timeout"), Topic: c.String("topic")}
+	if call.Payload, err = payload(c); err != nil {
+		return cli.Exit(err, 2)
+	}
+	if call.Metadata, err = keyValues("meta", c.StringSlice("meta")); err != nil {
+		return cli.Exit(err, 2)
+	}
+	if call.Timeout <= 0 {
+		return cli.Exit("--timeout must be positive, e.g. --timeout 5s", 2)
+	}
+	if call.Topic == "" {
+		executor := c.String("executor")
+		if executor == "" {
+			executor = hostname()
+		}
+		call.Topic = "rpc/" + executor + "/" + c.Args().First()
+	}
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer inv.Close()
+	res, err := inv.Invoke(ctx, call)
+	if errors.Is(err, rpc.ErrNoResponse) {
+		return cli.Exit(err.Error()+": is a host serving "+call.Topic+"?", 1)
+	}
+	if err != nil {
+		return err
+	}
+	if err := res.Err(); err != nil {
+		return cli.Exit(err, 1)
+	}
+	_, err = c.App.Writer.Write(res.Payload)
+	return err
+}

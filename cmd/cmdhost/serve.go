@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/broker"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// defaultListen is the embedded broker's address: not MQTT's 1883, so it
+// never collides with a system broker there.
+const defaultListen = "127.0.0.1:11883"
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the commands of the plugins folder over MQTT",
+		Description: "Loads every *.wasm in --plugins and serves its commands. Without --broker it\n" +
+			"starts an embedded MQTT broker on --listen. Stops gracefully on SIGINT/SIGTERM.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR`", Required: true, EnvVars: []string{"CMDHOST_PLUGINS"}},
+			&cli.StringFlag{Name: "broker", Usage: "MQTT broker `URL` (mqtt://host:port); none: start the embedded broker", EnvVars: []string{"CMDHOST_BROKER"}},
+			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "embedded broker `ADDR`", EnvVars: []string{"CMDHOST_LISTEN"}},
+			&cli.StringFlag{Name: "id", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_ID"}},
+			&cli.StringFlag{Name: "client-id", Usage: "MQTT client id (default: the executor id)", EnvVars: []string{"CMDHOST_CLIENT_ID"}},
+			&cli.StringFlag{Name: "share", Usage: "shared subscription `GROUP`: replicas split requests", EnvVars: []string{"CMDHOST_SHARE"}},
+			&cli.DurationFlag{Name: "exec-timeout", Value: 10 * time.Second, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
+			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
+			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
+		},
+		Action: runServe,
+	}
+}
+
+func runServe(c *cli.Context) error {
+	cfg, err := serveConfig(c)
+	if err != nil {
+		return cli.Exit(err, 2)
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, c, cfg)
+}
+
+// serveSettings are serve's flags, checked.
+type serveSettings struct {
+	plugins, listen, id, clientID, share string
+	broker                               *url.URL
+	execTimeout, drain                   time.Duration
+	pool                                 int
+	logLevel                             slog.Level
+}
+
+func serveConfig(c *cli.Context) (serveSettings, error) {
+	s := serveSettings{
+		plugins: c.String("plugins"), listen: c.String("listen"), id: c.String("id"),
+		clientID: c.String("client-id"), share: c.String("share"),
+		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
+	}
+	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
+		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
+	}
+	if s.id == "" {
+		s.id = hostname()
+	}
+	if raw := c.String("broker"); raw != "" {
+		u, err := brokerURL(raw)
+		if err != nil {
+			return s, err
+		}
+		s.broker = u
+	}
+	if s.execTimeout < 0 || s.drain < 0 || s.pool <= 0 {
+		return s, errors.New("--exec-timeout and --drain must not be negative, --pool must be positive")
+	}
+	if err := s.logLevel.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return s, fmt.Errorf("--log-level: want debug, info, warn or error")
+	}
+	return s, nil
+}
+
+func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
+	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: s.logLevel}))
+	if s.broker == nil {
+		b, err := broker.Start(broker.Config{Addr: s.listen, Logger: log})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		s.broker = b.URL()
+		log.Info("embedded broker listening", "url", s.broker.String())
+	}
+	engine, err := newEngineLogged(c, log)
+	if err != nil {
+		return err
+	}
+	defer engine.Close(context.Background())
+
+	plugins, problems := host.LoadDir(ctx, engine, s.plugins, wasm.PluginConfig{PoolSize: s.pool})
+	for _, p := range problems {
+		log.Error("plugin not loaded", "err", p)
+	}
+	defer func() {
+		for _, p := range plugins {
+			_ = p.Close(context.Background())
+		}
+	}()
+	cmds := host.Commands(plugins, s.execTimeout, s.pool)
+	for _, p := range plugins {
+		log.Info("plugin loaded", "plugin", p.Name(), "commands", len(p.Description().Commands))
+	}
+	exec, err := rpc.NewExecutor(rpc.Config{
+		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
+	}, cmds)
+	if err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = exec.Start(startCtx)
+	cancel()
+	if err != nil {
+		_ = exec.Stop(context.Background())
+		return err
+	}
+	log.Info("serving", "executor", s.id, "commands", len(cmds), "topics", exec.Filters())
+	<-ctx.Done()
+	log.Info("stopping: finishing requests in flight", "drain", s.drain)
+	dctx, cancel := context.WithTimeout(context.Background(), s.drain)
+	defer cancel()
+	if err := exec.Stop(dctx); err != nil {
+		log.Warn("stop", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "cmdhost"
+	}
+	return h
+}
+
+// brokerURL parses a --broker value.
+func brokerURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "mqtt" && u.Scheme != "tcp" && u.Scheme != "tls" && u.Scheme != "mqtts" && u.Scheme != "ssl") {
+		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883", raw)
+	}
+	return u, nil
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// freeAddr returns a 127.0.0.1 address with a free port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startServe runs `cmdhost serve` with the embedded broker on a free port
+// and returns once it logs that it serves; stop sends SIGTERM and returns
+// the exit error and the log.
+func startServe(t *testing.T, extra ...string) (addr string, stop func() (error, string)) {
+	t.Helper()
+	addr = freeAddr(t)
+	args := append([]string{"--cache-dir", cliCache(), "serve", "--plugins", plugins, "--listen", addr, "--id", "cli-host"}, extra...)
+	cmd := exec.Command(binary, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	serving := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), `msg=serving`) {
+				close(serving)
+			}
+		}
+	}()
+	select {
+	case <-serving:
+	case <-done:
+		t.Fatalf("serve exited: %s", log.String())
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("serve did not start: %s", log.String())
+	}
+	stopped := false
+	stop = func() (error, string) {
+		if stopped {
+			return nil, ""
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		return cmd.Wait(), log.String()
+	}
+	t.Cleanup(func() { stop() })
+	return addr, stop
+}
+
+func TestServeAndInvoke(t *testing.T) {
+	addr, stop := startServe(t)
+	broker := "mqtt://" + addr
+	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host")
+	if out != "hi" || code != 0 {
+		t.Fatalf("invoke echo: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, "invoke", "fail", "--broker", broker, "--executor", "cli-host")
+	if code != 1 || out != "" || !strings.Contains(errOut, "status 500 (application error): fail plugin: deliberate failure") {
+		t.Fatalf("invoke fail: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, "invoke", "nosuch", "--timeout", "1s", "--broker", broker, "--executor", "cli-host")
+	if code != 1 || !strings.Contains(errOut, "no response before the timeout") {
+		t.Fatalf("invoke nosuch: %q %q %d", out, errOut, code)
+	}
+	err, log := stop()
+	if err != nil {
+		t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, log)
+	}
+	for _, want := range []string{"embedded broker listening", "plugin loaded", "stopping: finishing requests in flight", "msg=stopped"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("serve's log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// A request in flight at SIGTERM is still answered.
+func TestServeDrainsOnStop(t *testing.T) {
+	addr, stop := startServe(t)
+	res := make(chan string, 1)
+	go func() {
+		out, errOut, _ := run(t, "invoke", "sleep", "-d", "1500", "--broker", "mqtt://"+addr, "--executor", "cli-host")
+		res <- out + errOut
+	}()
+	// The request is in flight once the guest runs: give the invoker its
+	// round trip, then stop.
+	time.Sleep(500 * time.Millisecond)
+	if err, log := stop(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, log)
+	}
+	if got := <-res; got != "1500" {
+		t.Fatalf("the request in flight at stop got %q", got)
+	}
+}
+
+func TestServePortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, errOut, code := run(t, "serve", "--plugins", plugins, "--listen", l.Addr().String())
+	want := fmt.Sprintf("--broker mqtt://%s", l.Addr())
+	if code == 0 || !strings.Contains(errOut, "address already in use") || !strings.Contains(errOut, want) {
+		t.Fatalf("status %d, stderr %q; want an error naming %q", code, errOut, want)
+	}
+}
+
+func TestServeBadFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--plugins", "/nonexistent"}, "--plugins /nonexistent: not a directory"},
+		{[]string{"serve", "--plugins", plugins, "--broker", "localhost:1883"}, "want a URL such as mqtt://127.0.0.1:1883"},
+		{[]string{"serve", "--plugins", plugins, "--pool", "0"}, "--pool must be positive"},
+		{[]string{"serve", "--plugins", plugins, "--log-level", "loud"}, "--log-level"},
+		{[]string{"serve"}, `Required flag "plugins" not set`},
+		{[]string{"invoke"}, "invoke needs one command name"},
+	}
+	for _, c := range cases {
+		_, errOut, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: status %d, stderr %q; want it to name %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+

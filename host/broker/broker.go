@@ -1,0 +1,253 @@
+// Package broker is the MQTT v5 broker that `cmdhost serve` embeds when no
+// --broker is given: github.com/mochi-mqtt/server/v2 on one TCP listener,
+// configured for request/response traffic (see newServer for every choice and
+// why). It is meant for development and single-machine use: anonymous, no TLS,
+// no persistence.
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"net"
+	"net/url"
+	"slices"
+	"sync"
+	"syscall"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Config configures the embedded broker.
+type Config struct {
+	// Addr is the TCP address to listen on, e.g. "127.0.0.1:1883". Port 0
+	// picks a free port (read it back with Addr).
+	Addr string
+	// Logger receives mochi's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Embedded is a running embedded broker.
+type Embedded struct {
+	srv       *mqtt.Server
+	addr      string
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// AddrInUseError is returned by Start when the listen address is taken. Its
+// message names the way out; it unwraps to the listen error (so
+// errors.Is(err, syscall.EADDRINUSE) holds).
+type AddrInUseError struct {
+	Addr string // the address asked for
+	Err  error  // the error from listen
+}
+
+func (e *AddrInUseError) Error() string {
+	return fmt.Sprintf("listen %s: address already in use: another broker is running there; connect to it with --broker %s or choose another --listen address",
+		e.Addr, dialURL(e.Addr))
+}
+
+func (e *AddrInUseError) Unwrap() error { return e.Err }
+
+// Start listens on cfg.Addr and serves MQTT until Close.
+func Start(cfg Config) (*Embedded, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("broker: no listen address")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler) // mochi's own default logs every event to stdout
+	}
+	return start(cfg, newServer(logger))
+}
+
+// start attaches the TCP listener to srv and serves.
+func start(cfg Config, srv *mqtt.Server) (*Embedded, error) {
+	l := listeners.NewTCP(listeners.Config{ID: "tcp", Address: cfg.Addr})
+	if err := srv.AddListener(l); err != nil { // AddListener is where mochi calls net.Listen
+		_ = srv.Close()
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, &AddrInUseError{Addr: cfg.Addr, Err: err}
+		}
+		return nil, fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
+	if err := srv.Serve(); err != nil { // Serve does not block: it starts the accept loop and returns
+		_ = srv.Close()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	return &Embedded{srv: srv, addr: l.Address()}, nil
+}
+
+// newServer builds the mochi server. Each setting below is a deliberate
+// departure from (or a deliberate keeping of) mochi's defaults.
+func newServer(logger *slog.Logger) *mqtt.Server {
+	caps := mqtt.NewDefaultServerCapabilities()
+
+	// Message expiry. mochi's default MaximumMessageExpiryInterval (86400)
+	// does two things: it stamps a one-day expiry on every message that had
+	// none (subscribers then see a Message Expiry Interval the sender never
+	// set, and a request without expiry must be told apart from one with it),
+	// and it caps longer expiries. mochi computes min(maximum, message's) with
+	// 0 meaning "none" on either side, so 0 here means: a message without
+	// expiry stays without, and a message with expiry keeps its own (counted
+	// down while queued, as the spec asks). Retained and in-flight messages
+	// are then no longer force-dropped after a day either. mochi counts expiry
+	// in whole seconds: a subscriber may see 9 where the sender set 10.
+	caps.MaximumMessageExpiryInterval = 0
+
+	// In flight per client. mochi keeps at most MaximumInflight QoS>0 messages
+	// per client and drops the rest (default 8192), and also caps a client's
+	// own Receive Maximum at it; its per-client write queue
+	// (MaximumClientWritesPending, default 8192) drops messages when full.
+	// Raise both to the protocol's limit of 65535 packet ids so a burst to one
+	// executor is never silently dropped. The write queue is a buffered
+	// channel of pointers (~512 KiB reserved per connected client).
+	caps.MaximumInflight = math.MaxUint16
+	caps.MaximumClientWritesPending = math.MaxUint16
+
+	// Receive Maximum, the broker's (how many QoS 1/2 PUBLISHes a client may
+	// have unacked towards the broker): kept at mochi's default, 1024,
+	// advertised in CONNACK and honoured by paho; mochi acks QoS 1 at once,
+	// so it never binds. The client's own Receive Maximum is the one that can
+	// stall mochi (it has been seen not to return quota once the window
+	// fills): clients should keep paho's default (65535, sent as no property
+	// at all) and ack promptly.
+
+	// Shared subscriptions on ($share/group/filter lets several executors
+	// split one command's requests). mochi picks a member at random (and
+	// skewed, ~70/30 between two); the sharedRoundRobin hook below picks
+	// connected members in turn instead.
+	caps.SharedSubAvailable = 1
+
+	// mochi copies a PUBLISH's user properties into its PUBACK unless told
+	// not to: a request's metadata would travel back in every ack for nothing.
+	caps.Compatibilities.NoInheritedPropertiesOnAck = true
+
+	srv := mqtt.New(&mqtt.Options{
+		Capabilities: caps,
+		Logger:       logger,
+		// No InlineClient: its Publish cannot set v5 properties, so cmdhost's
+		// components connect over TCP like any other client.
+		InlineClient: false,
+	})
+
+	// Anyone may connect, publish and subscribe: the embedded broker is for
+	// local use. Without an auth hook mochi refuses every CONNECT.
+	_ = srv.AddHook(new(auth.AllowHook), nil)
+	_ = srv.AddHook(&sharedRoundRobin{clients: srv.Clients, next: map[string]uint64{}}, nil)
+	_ = srv.AddHook(new(keepPublishUserProperties), nil)
+	// No storage hook: sessions, in-flight and retained messages live in
+	// memory only and end with the process (sessions still survive a client's
+	// reconnect while the broker runs).
+	return srv
+}
+
+// Addr is the address the broker listens on (with the real port when
+// Config.Addr had port 0).
+func (e *Embedded) Addr() string { return e.addr }
+
+// URL is the address to give clients: mqtt://host:port (an unspecified listen
+// host such as 0.0.0.0 becomes 127.0.0.1).
+func (e *Embedded) URL() *url.URL {
+	u, err := url.Parse(dialURL(e.addr))
+	if err != nil { // cannot happen for an address net.Listen accepted
+		return &url.URL{Scheme: "mqtt", Host: e.addr}
+	}
+	return u
+}
+
+// Close disconnects every client and stops listening. It may be called more
+// than once.
+func (e *Embedded) Close() error {
+	e.closeOnce.Do(func() { e.closeErr = e.srv.Close() }) // mochi's Close panics if called twice
+	return e.closeErr
+}
+
+// dialURL turns a listen address into the URL a local client dials.
+func dialURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "mqtt://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return (&url.URL{Scheme: "mqtt", Host: net.JoinHostPort(host, port)}).String()
+}
+
+// sharedRoundRobin selects the receiver of each shared-subscription group in
+// turn (sorted by client id), skipping members whose connection is down while
+// any member is up: mochi keeps a disconnected member's session, and would
+// otherwise queue every other request for an executor that may not return.
+type sharedRoundRobin struct {
+	mqtt.HookBase
+	clients *mqtt.Clients
+
+	mu   sync.Mutex
+	next map[string]uint64 // per shared filter ($share/group/filter)
+}
+
+func (h *sharedRoundRobin) ID() string { return "cmdhost-shared-round-robin" }
+
+func (h *sharedRoundRobin) Provides(b byte) bool { return b == mqtt.OnSelectSubscribers }
+
+func (h *sharedRoundRobin) OnSelectSubscribers(subs *mqtt.Subscribers, _ packets.Packet) *mqtt.Subscribers {
+	if len(subs.Shared) == 0 {
+		return subs
+	}
+	if subs.SharedSelected == nil {
+		subs.SharedSelected = map[string]packets.Subscription{}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for filter, members := range subs.Shared {
+		ids := slices.Sorted(maps.Keys(members))
+		if up := slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+			cl, ok := h.clients.Get(id)
+			return !ok || cl.Closed()
+		}); len(up) > 0 {
+			ids = up
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		n := h.next[filter]
+		h.next[filter] = n + 1
+		id := ids[n%uint64(len(ids))]
+		sub := members[id]
+		if prev, ok := subs.SharedSelected[id]; ok { // one client picked by two groups gets one copy
+			sub = prev.Merge(sub)
+		}
+		subs.SharedSelected[id] = sub
+	}
+	return subs
+}
+
+// keepPublishUserProperties undoes mochi's over-strict Request Problem
+// Information handling. A client that sends Request Problem Information = 0
+// in CONNECT forbids Reason Strings and User Properties on acks and the like,
+// but PUBLISH, CONNACK and DISCONNECT are exempt (MQTT 5 §3.1.2.11.7). mochi
+// strips them from every packet, PUBLISH included, so such a client gets
+// every message without its user properties (cmdhost's protocol metadata).
+// paho sends RPI = 0 whenever CONNECT has properties built without
+// RequestProblemInfo set, which autopaho does for any SessionExpiryInterval
+// > 0: exactly the executors that need their sessions kept.
+type keepPublishUserProperties struct{ mqtt.HookBase }
+
+func (h *keepPublishUserProperties) ID() string { return "cmdhost-keep-publish-user-properties" }
+
+func (h *keepPublishUserProperties) Provides(b byte) bool { return b == mqtt.OnPacketEncode }
+
+func (h *keepPublishUserProperties) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {
+	switch pk.FixedHeader.Type {
+	case packets.Publish, packets.Connack, packets.Disconnect:
+		pk.Mods.DisallowProblemInfo = false
+	}
+	return pk
+}
