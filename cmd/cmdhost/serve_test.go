@@ -149,4 +149,3 @@ func TestServeBadFlags(t *testing.T) {
 		}
 	}
 }
-
