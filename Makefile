@@ -58,9 +58,16 @@ vet:
 
 # The first run, without -race, also warms the tests' shared compilation
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s).
-test: deps plugins vet
-	$(GO) test -count=1 -run '^TestAllPluginsLoad$$' ./host/wasm
+test: deps plugins vet conformance
+	$(GO) test -count=1 -run '^TestAllPluginsLoad$$' ./host/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
+
+# The METL CommandExecutor cases of ../shared/conformance, run against the
+# executor (host/rpc/conformance_test.go): prints the summary line
+# "conformance: N passed, N failed, N skipped", skip reasons and failures.
+conformance:
+	@out=$$($(GO) test ./host/rpc -run '^TestConformance$$' -count=1 -v 2>&1); rc=$$?; \
+	printf '%s\n' "$$out" | grep -E '^(conformance:|\s*--- FAIL|\s+conformance_)'; exit $$rc
 
 fuzz:
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)

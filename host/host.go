@@ -65,9 +65,10 @@ func firstClash(p *wasm.Plugin, owner map[string]string) string {
 	return ""
 }
 
-// Commands returns the RPC commands of the plugins. A command's execution
-// timeout is the module's declared one, else hostTimeout; its concurrency
-// is the plugin's pool size.
+// Commands returns the RPC commands of the plugins. A command's topic is
+// the module's declared pattern, else rpc.DefaultTopic; its execution
+// timeout the module's declared one, else hostTimeout; its concurrency the
+// plugin's pool size.
 func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) []rpc.Command {
 	var out []rpc.Command
 	for _, p := range plugins {
@@ -76,8 +77,12 @@ func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) [
 			if timeout == 0 {
 				timeout = hostTimeout
 			}
+			topic := c.Topic
+			if topic == "" {
+				topic = rpc.DefaultTopic
+			}
 			out = append(out, rpc.Command{
-				Name: c.Name, Topic: c.Topic, Idempotent: c.Idempotent, Timeout: timeout,
+				Name: c.Name, Topic: topic, Idempotent: c.Idempotent, Timeout: timeout,
 				Concurrency: poolSize, Handler: Handler(p),
 			})
 		}

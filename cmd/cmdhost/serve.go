@@ -140,6 +140,13 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	log.Info("stopping: finishing requests in flight", "drain", s.drain)
 	dctx, cancel := context.WithTimeout(context.Background(), s.drain)
 	defer cancel()
+	if s.share != "" {
+		// A replica leaving its group hands its share of new requests to
+		// the others at once, instead of letting them wait in its session.
+		if err := exec.Unsubscribe(dctx); err != nil {
+			log.Warn("unsubscribe", "err", err)
+		}
+	}
 	if err := exec.Stop(dctx); err != nil {
 		log.Warn("stop", "err", err)
 	}

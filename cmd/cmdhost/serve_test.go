@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func freeAddr(t *testing.T) string {
 // startServe runs `cmdhost serve` with the embedded broker on a free port
 // and returns once it logs that it serves; stop sends SIGTERM and returns
 // the exit error and the log.
-func startServe(t *testing.T, extra ...string) (addr string, stop func() (error, string)) {
+func startServe(t *testing.T, onLine func(string), extra ...string) (addr string, stop func() (error, string)) {
 	t.Helper()
 	addr = freeAddr(t)
 	args := append([]string{"--cache-dir", cliCache(), "serve", "--plugins", plugins, "--listen", addr, "--id", "cli-host"}, extra...)
@@ -45,6 +46,9 @@ func startServe(t *testing.T, extra ...string) (addr string, stop func() (error,
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
+			if onLine != nil {
+				onLine(sc.Text())
+			}
 			if strings.Contains(sc.Text(), `msg=serving`) {
 				close(serving)
 			}
@@ -73,7 +77,7 @@ func startServe(t *testing.T, extra ...string) (addr string, stop func() (error,
 }
 
 func TestServeAndInvoke(t *testing.T) {
-	addr, stop := startServe(t)
+	addr, stop := startServe(t, nil)
 	broker := "mqtt://" + addr
 	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host")
 	if out != "hi" || code != 0 {
@@ -100,15 +104,19 @@ func TestServeAndInvoke(t *testing.T) {
 
 // A request in flight at SIGTERM is still answered.
 func TestServeDrainsOnStop(t *testing.T) {
-	addr, stop := startServe(t)
+	received := make(chan struct{})
+	var once sync.Once
+	addr, stop := startServe(t, func(line string) {
+		if strings.Contains(line, "request received") {
+			once.Do(func() { close(received) })
+		}
+	}, "--log-level", "debug")
 	res := make(chan string, 1)
 	go func() {
 		out, errOut, _ := run(t, "invoke", "sleep", "-d", "1500", "--broker", "mqtt://"+addr, "--executor", "cli-host")
 		res <- out + errOut
 	}()
-	// The request is in flight once the guest runs: give the invoker its
-	// round trip, then stop.
-	time.Sleep(500 * time.Millisecond)
+	<-received // the request is in the host: stop now
 	if err, log := stop(); err != nil {
 		t.Fatalf("serve: %v\n%s", err, log)
 	}

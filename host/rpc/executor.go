@@ -38,7 +38,7 @@ func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.M
 // Command is one command the executor serves.
 type Command struct {
 	Name string
-	// Topic is the request topic pattern; "" is DefaultTopic.
+	// Topic is the request topic pattern, e.g. DefaultTopic; required.
 	Topic string
 	// Idempotent commands may reuse replies (a later issue); all commands
 	// are deduplicated.
@@ -120,8 +120,75 @@ func (c *Config) defaults() error {
 type route struct {
 	cmd     Command
 	pattern TopicPattern
-	filter  string        // the subscription, with the share prefix
-	slots   chan struct{} // one token per running call
+	filter  string // the subscription, with the share prefix
+	slots   *slots // the command's execution slots, granted in receipt order
+}
+
+// slots is a command's execution slots (Concurrency of them), granted to
+// requests first come, first served. A buffered channel as a semaphore
+// would let waiting requests race for a freed slot, so that a request
+// could overtake earlier ones still queued; requests take their place in
+// line in receive, which runs in receipt order (conformance case
+// DispatchConcurrencyBelowNeed_TimeoutErrors: with two slots for three
+// stalled requests, the first two run and time out, the third waits).
+type slots struct {
+	mu      sync.Mutex
+	free    int
+	waiting []*turn // in receipt order
+}
+
+// turn is one request's place in line for a slot.
+type turn struct {
+	granted chan struct{} // closed when the slot is granted
+	at      time.Time     // when it was granted (set before granted is closed)
+}
+
+func newSlots(n int) *slots { return &slots{free: n} }
+
+// enqueue takes a place in line without blocking.
+func (s *slots) enqueue() *turn {
+	t := &turn{granted: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.free > 0 && len(s.waiting) == 0 {
+		s.free--
+		t.grant()
+		return t
+	}
+	s.waiting = append(s.waiting, t)
+	return t
+}
+
+func (t *turn) grant() {
+	t.at = time.Now()
+	close(t.granted)
+}
+
+// leave gives up the place of t; a slot granted to it meanwhile is
+// released.
+func (s *slots) leave(t *turn) {
+	s.mu.Lock()
+	for i, w := range s.waiting {
+		if w == t {
+			s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+			s.mu.Unlock()
+			return
+		}
+	}
+	s.mu.Unlock()
+	s.release()
+}
+
+// release hands a slot to the first in line, or frees it.
+func (s *slots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.waiting) > 0 {
+		s.waiting[0].grant()
+		s.waiting = s.waiting[1:]
+		return
+	}
+	s.free++
 }
 
 // Executor serves commands over MQTT v5 (PROTOCOL.md): it subscribes each
@@ -141,13 +208,19 @@ type Executor struct {
 	hlc    *HLC
 	dedup  *cache.DedupStore[*reply]
 
-	cm         *autopaho.ConnectionManager
+	// cm is set by Start and by OnConnectionUp, before any request of the
+	// connection arrives; requests read it from other goroutines.
+	cm         atomic.Pointer[autopaho.ConnectionManager]
 	subscribed chan error // the first subscription's outcome
 	pending    atomic.Int64
 	inflight   sync.WaitGroup
-	stopping   atomic.Bool
-	stopped    chan struct{} // closed by Stop: waiting duplicates give up
-	stopOnce   sync.Once
+	// admit guards stopping against inflight.Add: once Stop has set
+	// stopping and begun waiting, no request is admitted.
+	admit    sync.Mutex
+	stopping bool
+	unsubbed atomic.Bool   // set by Unsubscribe: reconnections do not subscribe again
+	stopped  chan struct{} // closed by Stop: waiting duplicates give up
+	stopOnce sync.Once
 }
 
 // NewExecutor checks the commands and returns an executor; Start connects it.
@@ -179,7 +252,9 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 
 func (e *Executor) newRoute(c Command) (*route, error) {
 	if err := abi.ValidateCommandName(c.Name); err != nil {
-		return nil, fmt.Errorf("command %q: %w", c.Name, err)
+		// "command name" names the offending setting (conformance case
+		// NullName_ThrowsException checks for it).
+		return nil, fmt.Errorf("command name %q: %w", c.Name, err)
 	}
 	if c.Handler == nil {
 		return nil, fmt.Errorf("command %s: no handler", c.Name)
@@ -190,10 +265,10 @@ func (e *Executor) newRoute(c Command) (*route, error) {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
-	topic := c.Topic
-	if topic == "" {
-		topic = DefaultTopic
+	if c.Topic == "" {
+		return nil, fmt.Errorf("command %s: the request topic pattern is empty (the host's default is %s)", c.Name, DefaultTopic)
 	}
+	topic := c.Topic
 	tokens := map[string]string{"executorId": e.cfg.ExecutorID, "commandName": c.Name}
 	for k, v := range e.cfg.TopicTokens {
 		tokens[k] = v
@@ -202,7 +277,7 @@ func (e *Executor) newRoute(c Command) (*route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", c.Name, err)
 	}
-	r := &route{cmd: c, pattern: pattern, filter: pattern.Filter(), slots: make(chan struct{}, c.Concurrency)}
+	r := &route{cmd: c, pattern: pattern, filter: pattern.Filter(), slots: newSlots(c.Concurrency)}
 	if e.cfg.ShareGroup != "" {
 		r.filter = "$share/" + e.cfg.ShareGroup + "/" + r.filter
 	}
@@ -229,7 +304,9 @@ func (e *Executor) Start(ctx context.Context) error {
 		ReconnectBackoff:              autopaho.NewConstantBackoff(e.cfg.ReconnectDelay),
 		ConnectTimeout:                10 * time.Second,
 		AttemptConnection:             e.cfg.Dial,
+		ConnectPacketBuilder:          requestProblemInfo,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			e.cm.Store(cm)
 			go e.subscribeAll(cm)
 		},
 		OnConnectError: func(err error) { e.log.Warn("connecting to the broker", "broker", e.cfg.Broker, "err", err) },
@@ -248,7 +325,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", e.cfg.Broker, err)
 	}
-	e.cm = cm
+	e.cm.Store(cm)
 	select {
 	case err := <-e.subscribed:
 		return err
@@ -261,6 +338,9 @@ func (e *Executor) Start(ctx context.Context) error {
 // subscribeAll (re)subscribes every route on a new connection. The first
 // outcome is reported to Start.
 func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
+	if e.unsubbed.Load() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sub := &paho.Subscribe{}
@@ -271,14 +351,14 @@ func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
 	if len(sub.Subscriptions) > 0 {
 		var ack *paho.Suback
 		ack, err = cm.Subscribe(ctx, sub)
-		if err == nil {
-			for i, code := range ack.Reasons {
-				if code >= 0x80 && i < len(sub.Subscriptions) {
-					err = fmt.Errorf("subscribing %s: the broker refused with reason code 0x%02x", sub.Subscriptions[i].Topic, code)
-					break
-				}
+		// paho returns the SUBACK along with an error for refused filters:
+		// name the command whose filter was refused.
+		if ack != nil {
+			if refused := e.refused("subscribing", ack.Reasons); refused != nil {
+				err = refused
 			}
-		} else {
+		}
+		if err != nil && ack == nil {
 			err = fmt.Errorf("subscribing: %w", err)
 		}
 	}
@@ -293,13 +373,60 @@ func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
 	}
 }
 
+// refused returns an error naming each command whose filter the broker
+// refused in a SUBACK or UNSUBACK (reasons in route order), or nil.
+func (e *Executor) refused(doing string, reasons []byte) error {
+	var errs []error
+	for i, code := range reasons {
+		if code >= 0x80 && i < len(e.routes) {
+			r := e.routes[i]
+			errs = append(errs, fmt.Errorf("command %s: %s %s: the broker refused with reason code 0x%02x", r.cmd.Name, doing, r.filter, code))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Unsubscribe withdraws every command's subscription, so that the broker
+// stops routing requests to this executor's session; requests already
+// delivered are still answered and acked, and later reconnections do not
+// subscribe again. Stop alone keeps the subscriptions in the persistent
+// session (Config.SessionExpiry), so that a restarted host gets the
+// requests sent while it was down; a host leaving for good (a replica
+// retired from its share group) unsubscribes before stopping, or its share
+// of the requests waits in its session until that expires. It is the SDK
+// executor's finalization (conformance case UnsubAckFailure): a refused
+// UNSUBSCRIBE is an error naming the command.
+func (e *Executor) Unsubscribe(ctx context.Context) error {
+	e.unsubbed.Store(true)
+	cm := e.cm.Load()
+	if cm == nil || len(e.routes) == 0 {
+		return nil
+	}
+	if err := cm.AwaitConnection(ctx); err != nil {
+		return fmt.Errorf("unsubscribing: %w", err)
+	}
+	ack, err := cm.Unsubscribe(ctx, &paho.Unsubscribe{Topics: e.Filters()})
+	if ack != nil {
+		if refused := e.refused("unsubscribing", ack.Reasons); refused != nil {
+			return refused
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("unsubscribing: %w", err)
+	}
+	e.log.Info("unsubscribed", "topics", e.Filters())
+	return nil
+}
+
 // Stop stops taking requests (later ones are not acked, so the broker
 // redelivers them), waits until ctx is done for the requests in flight to
 // be answered, then disconnects.
 func (e *Executor) Stop(ctx context.Context) error {
 	var err error
 	e.stopOnce.Do(func() {
-		e.stopping.Store(true)
+		e.admit.Lock()
+		e.stopping = true
+		e.admit.Unlock()
 		done := make(chan struct{})
 		go func() { e.inflight.Wait(); close(done) }()
 		select {
@@ -308,10 +435,10 @@ func (e *Executor) Stop(ctx context.Context) error {
 			err = fmt.Errorf("requests still in flight at stop: %w", ctx.Err())
 		}
 		close(e.stopped)
-		if e.cm != nil {
+		if cm := e.cm.Load(); cm != nil {
 			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			err = errors.Join(err, e.cm.Disconnect(dctx))
+			err = errors.Join(err, cm.Disconnect(dctx))
 		}
 	})
 	return err
@@ -330,16 +457,24 @@ func (e *Executor) match(topic string) *route {
 // receive takes one request from paho. It must not block: paho calls it
 // for every PUBLISH in turn on one goroutine.
 func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
-	if e.stopping.Load() {
-		return true, nil // not acked: redelivered to us or a replica later
-	}
 	in := &incoming{pub: pr.Packet, client: pr.Client, received: e.cfg.Now()}
 	if in.route = e.match(in.pub.Topic); in.route == nil {
 		e.log.Debug("request on a topic no command serves", "topic", in.pub.Topic)
 		e.ack(in)
 		return true, nil
 	}
-	e.inflight.Add(1)
+	e.admit.Lock()
+	stopping := e.stopping
+	if !stopping {
+		e.inflight.Add(1)
+	}
+	e.admit.Unlock()
+	if stopping {
+		return true, nil // not acked: redelivered to us or a replica later
+	}
+	if e.log.Enabled(context.Background(), slog.LevelDebug) {
+		e.log.Debug("request received", "command", in.route.cmd.Name, "topic", in.pub.Topic, "dup", in.pub.Duplicate())
+	}
 	if r := in.read(e.cfg.ExecutorID); r != nil {
 		go e.finish(in, r)
 		return true, nil
@@ -349,6 +484,12 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 	switch {
 	case err != nil:
 		go e.finish(in, statusReply(abi.StatusServiceUnavailable, "the host is busy: "+err.Error(), "", ""))
+	case !first && !entry.Expiry().After(in.received):
+		// A duplicate after the original request's expiry is dead on
+		// arrival (command-cache seed, EchoWithTag scenario 3): its
+		// invoker has stopped waiting. Acked, not run, not answered.
+		e.log.Info("duplicate after the original's expiry discarded", "command", in.route.cmd.Name)
+		go e.finish(in, noReply)
 	case !first:
 		go e.answerDuplicate(in, entry)
 	default:
@@ -376,7 +517,7 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 			if errors.Is(err, ErrCounterOverflow) {
 				r = statusReply(abi.StatusInternalError, err.Error(), "Counter", "")
 			}
-			e.complete(entry, r)
+			e.complete(in, entry, r)
 			go e.finish(in, r)
 			return
 		}
@@ -384,47 +525,58 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 	if e.pending.Add(1) > int64(e.cfg.MaxPending) {
 		e.pending.Add(-1)
 		r := statusReply(abi.StatusServiceUnavailable, fmt.Sprintf("the host is busy: %d requests pending", e.cfg.MaxPending), "", "")
-		e.complete(entry, r)
+		e.complete(in, entry, r)
 		go e.finish(in, r)
 		return
 	}
+	turn := in.route.slots.enqueue() // here, in receipt order
 	go func() {
 		defer e.pending.Add(-1)
-		r := e.execute(in)
-		e.complete(entry, r)
+		r := e.execute(in, turn)
+		e.complete(in, entry, r)
 		e.finish(in, r)
 	}()
 }
 
-func (e *Executor) complete(entry *cache.Entry[*reply], r *reply) {
-	e.dedup.Complete(entry, r, entry.Expiry())
+// complete stores a first receipt's reply. The entry is kept one request
+// window past the expiry, so that a duplicate arriving then is recognised
+// as dead on arrival rather than run again.
+func (e *Executor) complete(in *incoming, entry *cache.Entry[*reply], r *reply) {
+	e.dedup.Complete(entry, r, in.expiry.Add(in.expiry.Sub(in.received)))
 }
 
-// execute waits for a slot of the command, then runs its handler under the
-// deadline min(remaining expiry, execution timeout). A request that
-// expires while queued is not executed; a result after the cut is dropped.
-func (e *Executor) execute(in *incoming) *reply {
+// execute waits for its turn (a slot of the command), then runs its
+// handler under the deadline min(remaining expiry, execution timeout). A
+// request that expires while queued is not executed; a result after the
+// cut is dropped.
+func (e *Executor) execute(in *incoming, turn *turn) *reply {
 	r := in.route
 	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
 	defer wait.Stop()
 	select {
-	case r.slots <- struct{}{}:
+	case <-turn.granted:
 	case <-wait.C:
+		r.slots.leave(turn)
 		e.log.Info("request expired while queued", "command", r.cmd.Name)
 		return noReply
 	}
 	left := in.expiry.Sub(e.cfg.Now())
 	if left <= 0 {
-		<-r.slots
+		r.slots.release()
 		return noReply
 	}
-	budget, byTimeout := left, false
-	if t := r.cmd.Timeout; t > 0 && t < left {
-		budget, byTimeout = t, true
+	deadline, byTimeout := time.Now().Add(left), false
+	// The execution timeout runs from the grant of the slot, so that
+	// requests granted in receipt order also time out in that order
+	// (rather than in the order their goroutines got to run).
+	if t := r.cmd.Timeout; t > 0 {
+		if d := turn.at.Add(t); d.Before(deadline) {
+			deadline, byTimeout = d, true
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	in.req.Deadline = time.Now().Add(budget)
+	in.req.Deadline = deadline
 
 	type result struct {
 		resp *abi.Response
@@ -432,7 +584,7 @@ func (e *Executor) execute(in *incoming) *reply {
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer func() { <-r.slots }()
+		defer r.slots.release()
 		resp, err := r.cmd.Handler(ctx, in.req)
 		done <- result{resp, err}
 	}()
@@ -442,18 +594,24 @@ func (e *Executor) execute(in *incoming) *reply {
 	case <-ctx.Done():
 		res.err = ctx.Err() // the handler's late result is dropped
 	}
+	// A result that arrives at or after the deadline is after the cut and
+	// dropped, even before the context's timer has fired: otherwise which
+	// of two requests cut at nearly the same time answers depends on the
+	// order their timers' goroutines run in (conformance case
+	// DispatchConcurrencyBelowNeed_TimeoutErrors).
+	cut := ctx.Err() != nil || !time.Now().Before(deadline)
 	switch {
+	case cut:
+		if byTimeout {
+			e.log.Info("execution timeout", "command", r.cmd.Name, "timeout", r.cmd.Timeout)
+			return timeoutReply(r.cmd.Timeout)
+		}
+		e.log.Info("request expired while running", "command", r.cmd.Name)
+		return noReply
 	case res.err == nil && res.resp != nil:
 		return fromResponse(res.resp)
 	case res.err == nil:
 		return &reply{status: abi.StatusNoContent}
-	case ctx.Err() != nil: // cut at the deadline
-		if byTimeout {
-			e.log.Info("execution timeout", "command", r.cmd.Name, "timeout", budget)
-			return timeoutReply(budget)
-		}
-		e.log.Info("request expired while running", "command", r.cmd.Name)
-		return noReply
 	}
 	var se *StatusError
 	if errors.As(res.err, &se) {
@@ -491,7 +649,8 @@ func (e *Executor) publish(in *incoming, r *reply) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	if err := e.cm.AwaitConnection(ctx); err != nil {
+	cm := e.cm.Load()
+	if err := cm.AwaitConnection(ctx); err != nil {
 		e.log.Warn("no connection to publish the response before its expiry", "topic", in.responseTopic)
 		return
 	}
@@ -501,7 +660,7 @@ func (e *Executor) publish(in *incoming, r *reply) {
 			return
 		}
 	}
-	if _, err := e.cm.Publish(ctx, r.render(in, expiry, e.cfg.ClientID, ts.String())); err != nil {
+	if _, err := cm.Publish(ctx, r.render(in, expiry, e.cfg.ClientID, ts.String())); err != nil {
 		e.log.Warn("publishing a response", "topic", in.responseTopic, "err", err)
 	}
 }
@@ -521,3 +680,15 @@ func (e *Executor) ack(in *incoming) {
 // nodeID makes an HLC node id of a client id: timestamps separate their
 // fields with ':', so a node id cannot hold one.
 func nodeID(clientID string) string { return strings.ReplaceAll(clientID, ":", "_") }
+
+// requestProblemInfo asks for problem information explicitly. paho leaves
+// it unset when session properties are set, which reads as "no": a broker
+// may then (mochi does) strip user properties from every packet to the
+// client, the protocol's __ headers included.
+func requestProblemInfo(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+	if c.Properties == nil {
+		c.Properties = &paho.ConnectProperties{}
+	}
+	c.Properties.RequestProblemInfo = true
+	return c, nil
+}

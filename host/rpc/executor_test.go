@@ -57,6 +57,11 @@ func start(t *testing.T, cfg Config, cmds ...Command) *harness {
 	cfg.Dial = h.broker.Dial
 	cfg.Now = h.clock.Now
 	cfg.ReconnectDelay = 10 * time.Millisecond
+	for i := range cmds {
+		if cmds[i].Topic == "" {
+			cmds[i].Topic = DefaultTopic
+		}
+	}
 	exec, err := NewExecutor(cfg, cmds)
 	if err != nil {
 		t.Fatal(err)
@@ -417,12 +422,37 @@ func TestSubscribeRefused(t *testing.T) {
 	defer b.Close()
 	b.FailNextSuback(0x87)
 	u, _ := url.Parse("mqtt://fake:1883")
-	exec, err := NewExecutor(Config{ExecutorID: "x", Broker: u, Dial: b.Dial}, []Command{{Name: "echo", Handler: echoHandler}})
+	exec, err := NewExecutor(Config{ExecutorID: "x", Broker: u, Dial: b.Dial}, []Command{{Name: "echo", Topic: DefaultTopic, Handler: echoHandler}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer exec.Stop(context.Background())
 	if err := exec.Start(ctx(t)); err == nil {
 		t.Fatal("Start must fail when the broker refuses the subscription")
+	}
+}
+
+// A duplicate arriving after the original request's expiry is dead on
+// arrival: acked, not run, not answered (command-cache seed, EchoWithTag
+// scenario 3), even when it carries a fresh expiry of its own.
+func TestLateDuplicateDiscarded(t *testing.T) {
+	var n atomic.Int64
+	h := start(t, Config{}, Command{Name: "counter", Handler: func(context.Context, *abi.Request) (*abi.Response, error) {
+		return &abi.Response{Payload: []byte(strconv.FormatInt(n.Add(1), 10))}, nil
+	}})
+	h.roundTrip(req("rpc/exec-1/counter", 1), 1)
+	h.clock.Add(11 * time.Second) // the first request's 10 s are over
+	if _, err := h.broker.Deliver(req("rpc/exec-1/counter", 1)); err != nil {
+		t.Fatal(err)
+	}
+	// A new request afterwards proves the duplicate was passed over.
+	if got := h.roundTrip(req("rpc/exec-1/counter", 2), 2); string(got.Payload) != "2" {
+		t.Fatalf("the next request: %q", got.Payload)
+	}
+	if _, err := h.broker.WaitAcks(ctx(t), 3); err != nil {
+		t.Fatal(err)
+	}
+	if n.Load() != 2 || len(h.broker.Published()) != 2 {
+		t.Fatalf("executions %d, responses %d; the late duplicate must get neither", n.Load(), len(h.broker.Published()))
 	}
 }

@@ -124,6 +124,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		ReconnectBackoff:              autopaho.NewConstantBackoff(time.Second),
 		ConnectTimeout:                5 * time.Second,
 		AttemptConnection:             cfg.Dial,
+		ConnectPacketBuilder:          requestProblemInfo,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			go func() {
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

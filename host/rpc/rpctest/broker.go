@@ -15,6 +15,15 @@
 // reconnect with clean start false and session expiry > 0 gets SessionPresent
 // and the unacknowledged QoS 1 deliveries again, with DUP set and the same
 // packet ids.
+//
+// The broker serves one client at a time: a new CONNECT takes the connection
+// slot over (closing the previous connection, as a session take-over would).
+//
+// The Wait methods observe the broker's side: WaitSubscribed returns once the
+// SUBSCRIBE is recorded, which can be before the client has read its SUBACK.
+// Disconnecting in that gap leaves paho's Subscribe waiting for its context
+// (paho does not release an unanswered SUBSCRIBE on connection loss), so a
+// test that disconnects should first see the client's Subscribe return.
 package rpctest
 
 import (
@@ -178,6 +187,26 @@ func (b *Broker) Disconnect() {
 	if c != nil {
 		b.drop(c)
 	}
+}
+
+// Flush waits until every packet the broker has queued for the current
+// connection (acknowledgements, deliveries) has been written to it; net.Pipe
+// writes return once the client has read them. A test calls it before
+// Disconnect to cut the network only after what the broker already answered
+// has arrived, as METL's mock client (whose acks are synchronous) does;
+// otherwise a PUBACK still in the queue is lost and the client rightly
+// publishes again after reconnecting. It returns at once when no client is
+// connected.
+func (b *Broker) Flush(ctx context.Context) error {
+	return b.wait(ctx, "the connection's queue to be written", func() bool {
+		c := b.current
+		if c == nil {
+			return true
+		}
+		c.qmu.Lock()
+		defer c.qmu.Unlock()
+		return c.unwritten == 0
+	})
 }
 
 // Deliver sends p to the connected client as the broker would forward a
@@ -391,7 +420,8 @@ func (b *Broker) WaitAcks(ctx context.Context, n int) ([]uint16, error) {
 	return b.Acks(), err
 }
 
-// WaitSubscribed waits until filter is among Subscriptions.
+// WaitSubscribed waits until filter is among Subscriptions (recorded by the
+// broker; the client may not have read the SUBACK yet).
 func (b *Broker) WaitSubscribed(ctx context.Context, filter string) error {
 	return b.wait(ctx, "subscription to "+filter, func() bool {
 		s := b.sessionLocked()
@@ -462,9 +492,10 @@ type conn struct {
 	nc   net.Conn
 	sess *session // set at CONNECT (guarded by b.mu)
 
-	qmu   sync.Mutex
-	queue [][]byte // encoded packets waiting for writeLoop
-	wake  chan struct{}
+	qmu       sync.Mutex
+	queue     [][]byte // encoded packets waiting for writeLoop
+	unwritten int      // packets queued and not yet written (Flush waits for 0)
+	wake      chan struct{}
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -483,6 +514,7 @@ func (c *conn) close() {
 func (c *conn) send(wire []byte) {
 	c.qmu.Lock()
 	c.queue = append(c.queue, wire)
+	c.unwritten++
 	c.qmu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
@@ -507,6 +539,12 @@ func (c *conn) writeLoop() {
 				return
 			}
 		}
+		c.qmu.Lock()
+		c.unwritten -= len(q)
+		c.qmu.Unlock()
+		c.b.mu.Lock()
+		c.b.notifyLocked() // for Flush
+		c.b.mu.Unlock()
 	}
 }
 

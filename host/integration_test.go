@@ -1,0 +1,352 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/broker/brokertest"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+const pluginDir = "../testdata/plugins"
+
+// The integration tests run against both real brokers.
+var brokers = []struct {
+	name  string
+	start func(testing.TB) *url.URL
+}{
+	{"mosquitto", brokertest.StartMosquitto},
+	{"embedded", brokertest.StartEmbedded},
+}
+
+func forEachBroker(t *testing.T, test func(t *testing.T, u *url.URL)) {
+	for _, b := range brokers {
+		t.Run(b.name, func(t *testing.T) { test(t, b.start(t)) })
+	}
+}
+
+var (
+	engineOnce sync.Once
+	engine     *wasm.Engine
+)
+
+// sharedEngine uses the tests' compilation cache (see host/wasm's tests).
+func sharedEngine(t testing.TB) *wasm.Engine {
+	engineOnce.Do(func() {
+		var err error
+		engine, err = wasm.NewEngine(wasm.Config{CacheDir: filepath.Join(os.TempDir(), "cmdhost-test-wazero-cache")})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	return engine
+}
+
+// env is a host serving some test plugins through a real broker, and an
+// invoker calling it.
+type env struct {
+	t       *testing.T
+	exec    *rpc.Executor
+	inv     *rpc.Invoker
+	plugins map[string]*wasm.Plugin
+	dialer  *droppableDialer
+}
+
+func newEnv(t *testing.T, u *url.URL, names ...string) *env {
+	t.Helper()
+	e := &env{t: t, plugins: map[string]*wasm.Plugin{}, dialer: &droppableDialer{}}
+	var plugins []*wasm.Plugin
+	for _, n := range names {
+		bin, err := os.ReadFile(filepath.Join(pluginDir, n+".wasm"))
+		if err != nil {
+			t.Fatalf("%v (run `make plugins`)", err)
+		}
+		// Each test counts from 1: a plugin name of its own gets variables
+		// of its own (the commands keep their declared names).
+		p, err := sharedEngine(t).Load(context.Background(), n+"@"+t.Name(), bin, wasm.PluginConfig{PoolSize: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close(context.Background()) })
+		e.plugins[n] = p
+		plugins = append(plugins, p)
+	}
+	exec, err := rpc.NewExecutor(rpc.Config{
+		ExecutorID: "it-host", ClientID: "it-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u, Dial: e.dialer.dial,
+		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}, host.Commands(plugins, 2*time.Second, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.exec = exec
+	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.inv = inv
+	t.Cleanup(func() {
+		_ = inv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = exec.Stop(ctx)
+	})
+	return e
+}
+
+func ctxT(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func (e *env) call(command, payload string, timeout time.Duration, corr []byte) (*rpc.Result, error) {
+	return e.inv.Invoke(ctxT(e.t), rpc.Call{Topic: "rpc/it-host/" + command, Payload: []byte(payload),
+		ContentType: "text/plain", Timeout: timeout, Correlation: corr})
+}
+
+func (e *env) mustCall(command, payload string) *rpc.Result {
+	e.t.Helper()
+	r, err := e.call(command, payload, 10*time.Second, nil)
+	if err != nil {
+		e.t.Fatalf("%s(%q): %v", command, payload, err)
+	}
+	return r
+}
+
+// droppableDialer connects over TCP and can cut the current connection,
+// like a network failure.
+type droppableDialer struct {
+	mu   sync.Mutex
+	conn net.Conn
+}
+
+func (d *droppableDialer) dial(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+	var nd net.Dialer
+	c, err := nd.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.conn = c
+	d.mu.Unlock()
+	return packets.NewThreadSafeConn(c), nil
+}
+
+func (d *droppableDialer) drop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conn != nil {
+		_ = d.conn.Close()
+	}
+}
+
+func TestEchoThroughBroker(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		e := newEnv(t, u, "echo", "wat-echo")
+		for _, cmd := range []string{"echo", "wat-echo"} {
+			r := e.mustCall(cmd, "hi")
+			if r.Status != abi.StatusOK || string(r.Payload) != "hi" || r.ContentType != "text/plain" {
+				t.Fatalf("%s: %+v", cmd, r)
+			}
+		}
+	})
+}
+
+// The host's execution timeout (2 s) cuts a guest that sleeps or spins:
+// 408 naming it; the host serves normally afterwards.
+func TestExecutionTimeoutThroughBroker(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		e := newEnv(t, u, "sleep", "spin")
+		for _, c := range []struct{ cmd, payload string }{{"sleep", "6000"}, {"spin", ""}} {
+			start := time.Now()
+			r, err := e.call(c.cmd, c.payload, 10*time.Second, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != abi.StatusRequestTimeout || r.PropName != "ExecutionTimeout" || r.PropValue != "PT2S" {
+				t.Fatalf("%s: %+v", c.cmd, r)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("%s: the 408 took %v", c.cmd, d)
+			}
+		}
+		if r := e.mustCall("sleep", "1"); string(r.Payload) != "1" {
+			t.Fatalf("after the timeouts: %+v", r)
+		}
+	})
+}
+
+// A request whose expiry (1 s) is shorter than the execution timeout gets
+// no response: the invoker times out.
+func TestExpiryBeforeExecutionTimeout(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		e := newEnv(t, u, "sleep")
+		_, err := e.call("sleep", "1800", time.Second, nil)
+		if !errors.Is(err, rpc.ErrNoResponse) {
+			t.Fatalf("want no response, got %v", err)
+		}
+	})
+}
+
+// A request without message expiry gets 400 naming it.
+func TestMissingExpiryThroughBroker(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		newEnv(t, u, "echo")
+		resp := rawRequest(t, u, &paho.Publish{QoS: 1, Topic: "rpc/it-host/echo", Payload: []byte("x"),
+			Properties: &paho.PublishProperties{CorrelationData: []byte("0123456789abcdef")}})
+		if s := userProp(resp, "__stat"); s != "400" || userProp(resp, "__propName") != "Message Expiry" {
+			t.Fatalf("__stat %q __propName %q", s, userProp(resp, "__propName"))
+		}
+	})
+}
+
+// EchoWithTag, non-idempotent (seed command-cache.md), with counter:
+// 1. one call → "Hello!:1";
+// 2. a duplicate within the first's window → the same reply, run once;
+// 3. a duplicate after the first's window → discarded: no reply;
+// 4. a new correlation → run again: "Hello!:2".
+func TestEchoWithTagNonIdempotent(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		e := newEnv(t, u, "counter")
+		corr := []byte("scenario-1-2-3-x")
+		first, err := e.call("counter", "Hello!", 2*time.Second, corr)
+		if err != nil || string(first.Payload) != "Hello!:1" {
+			t.Fatalf("scenario 1: %+v %v", first, err)
+		}
+		dup, err := e.call("counter", "Hello!", 2*time.Second, corr)
+		if err != nil || string(dup.Payload) != "Hello!:1" {
+			t.Fatalf("scenario 2: a duplicate within the window: %+v %v", dup, err)
+		}
+		time.Sleep(2100 * time.Millisecond) // let the first request's 2 s window pass
+		if late, err := e.call("counter", "Hello!", 2*time.Second, corr); !errors.Is(err, rpc.ErrNoResponse) {
+			t.Fatalf("scenario 3: a duplicate after the window must be discarded, got %+v %v", late, err)
+		}
+		next := e.mustCall("counter", "Hello!")
+		if string(next.Payload) != "Hello!:2" {
+			t.Fatalf("scenario 4: a new request runs again: %q", next.Payload)
+		}
+		if c := e.plugins["counter"].Stats().Calls; c != 2 {
+			t.Fatalf("counter ran %d times, want 2", c)
+		}
+	})
+}
+
+// The executor's connection drops while a call runs: the broker
+// redelivers the request (persistent session), the duplicate is answered
+// from the first execution, which ran once.
+func TestRedeliveryAfterExecutorDrops(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		e := newEnv(t, u, "sleep")
+		done := make(chan *rpc.Result, 1)
+		go func() {
+			r, err := e.call("sleep", "1500", 10*time.Second, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- r
+		}()
+		waitFor(t, func() bool { return e.plugins["sleep"].Stats().InUse == 1 })
+		e.dialer.drop()
+		select {
+		case r := <-done:
+			if r == nil || string(r.Payload) != "1500" {
+				t.Fatalf("reply after the drop: %+v", r)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("no reply after the executor's connection dropped")
+		}
+		if c := e.plugins["sleep"].Stats().Calls; c != 1 {
+			t.Fatalf("the redelivered request ran again: %d calls", c)
+		}
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// rawRequest publishes p with a response topic of its own and returns the
+// response.
+func rawRequest(t *testing.T, u *url.URL, p *paho.Publish) *paho.Publish {
+	t.Helper()
+	got := make(chan *paho.Publish, 1)
+	up := make(chan struct{})
+	respTopic := "raw/" + strings.ReplaceAll(t.Name(), "/", "-")
+	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
+		ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
+		OnConnectionUp: func(*autopaho.ConnectionManager, *paho.Connack) { close(up) },
+		ClientConfig: paho.ClientConfig{ClientID: "raw-" + strings.ReplaceAll(t.Name(), "/", "-"),
+			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
+				select {
+				case got <- pr.Packet:
+				default:
+				}
+				return true, nil
+			}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Disconnect(context.Background())
+	<-up
+	if _, err := cm.Subscribe(ctxT(t), &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: respTopic, QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	p.Properties.ResponseTopic = respTopic
+	if _, err := cm.Publish(ctxT(t), p); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("no response")
+		return nil
+	}
+}
+
+func userProp(p *paho.Publish, key string) string {
+	for _, u := range p.Properties.User {
+		if u.Key == key {
+			return u.Value
+		}
+	}
+	return ""
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
