@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
 )
 
@@ -21,15 +22,10 @@ func callCommand() *cli.Command {
 		ArgsUsage: "FILE.wasm COMMAND",
 		Description: "Loads the module as the host would, runs COMMAND once and prints the reply's\n" +
 			"payload. An error status is printed to stderr with exit status 1.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "request payload"},
-			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the request payload from `FILE` (- for stdin)"},
-			&cli.StringFlag{Name: "content-type", Value: "text/plain", Usage: "request content type"},
-			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "deadline of the call"},
-			&cli.StringSliceFlag{Name: "meta", Usage: "request metadata `key=value` (repeatable)"},
+		Flags: append(requestFlags("deadline of the call"),
 			&cli.StringSliceFlag{Name: "config", Usage: "plugin config `key=value` (repeatable)"},
 			&cli.UintFlag{Name: "memory-pages", Value: 1024, Usage: "memory limit in 64 KiB pages"},
-		},
+		),
 		Action: runCall,
 	}
 }
@@ -73,21 +69,25 @@ func runCall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if code := resp.Code(); code != abi.StatusOK && code != abi.StatusNoContent {
-		msg := fmt.Sprintf("status %d", code)
-		if resp.AppError {
-			msg += " (application error)"
-		}
-		if resp.Message != "" {
-			msg += ": " + resp.Message
-		}
-		if resp.PropName != "" {
-			msg += fmt.Sprintf(" [%s=%q]", resp.PropName, resp.PropValue)
-		}
-		return cli.Exit(msg, 1)
+	res := &rpc.Result{Status: resp.Code(), Message: resp.Message, AppError: resp.AppError,
+		PropName: resp.PropName, PropValue: resp.PropValue}
+	if err := res.Err(); err != nil {
+		return cli.Exit(err, 1)
 	}
 	_, err = c.App.Writer.Write(resp.Payload)
 	return err
+}
+
+// requestFlags are the flags of a request's content, shared by call and
+// invoke.
+func requestFlags(timeoutUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "request payload"},
+		&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the request payload from `FILE` (- for stdin)"},
+		&cli.StringFlag{Name: "content-type", Value: "text/plain", Usage: "request content type"},
+		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: timeoutUsage, EnvVars: []string{"CMDHOST_TIMEOUT"}},
+		&cli.StringSliceFlag{Name: "meta", Usage: "request metadata `key=value` (repeatable)"},
+	}
 }
 
 // payload reads the request payload from --data or --file.

@@ -20,16 +20,11 @@ func invokeCommand() *cli.Command {
 		ArgsUsage: "COMMAND",
 		Description: "Publishes a request to rpc/EXECUTOR/COMMAND and prints the reply's payload.\n" +
 			"An error status is printed to stderr with exit status 1.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "request payload"},
-			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the request payload from `FILE` (- for stdin)"},
-			&cli.StringFlag{Name: "content-type", Value: "text/plain", Usage: "request content type"},
-			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "the request's expiry", EnvVars: []string{"CMDHOST_TIMEOUT"}},
+		Flags: append(requestFlags("the request's expiry"),
 			&cli.StringFlag{Name: "executor", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
 			&cli.StringFlag{Name: "topic", Usage: "request topic (default: rpc/EXECUTOR/COMMAND)"},
-			&cli.StringSliceFlag{Name: "meta", Usage: "request metadata `key=value` (repeatable)"},
 			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
-		},
+		),
 		Action: runInvoke,
 	}
 }
