@@ -3,6 +3,7 @@ module github.com/cmdhost/cmdhost
 go 1.26.0
 
 require (
+	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/eclipse/paho.golang v0.23.0
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/tetratelabs/wazero v1.12.0
@@ -11,7 +12,9 @@ require (
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect

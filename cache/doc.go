@@ -9,7 +9,16 @@
 // ErrFull, which the host answers with 503, rather than forgetting a request
 // early and executing a non-idempotent command twice.
 //
-// The reuse cache for equivalent idempotent requests (cost-weighted by reply
-// bytes, TTL-bounded) may drop entries at any time; keeping it separate means
-// its size pressure can never evict a deduplication entry.
+// ReuseCache is the cache for equivalent requests to idempotent commands
+// (same command, topic, content type and payload, new correlation data; keyed
+// by ReuseKey). It is a ristretto cache weighted by reply bytes and bounded by
+// MaxBytes, and each reply has its TTL, checked on every Get by the injected
+// clock. It may drop any reply at any time, by admission or eviction under
+// size pressure: reuse only saves work, so a dropped reply costs one more
+// execution and nothing else.
+//
+// Keeping the two apart, with separate types and separate memory bounds,
+// means the reuse cache's size pressure can never evict a deduplication entry,
+// and the dedup store's refusals never depend on how many replies are cached
+// for reuse.
 package cache

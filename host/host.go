@@ -101,7 +101,7 @@ func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) [
 				topic = rpc.DefaultTopic
 			}
 			out = append(out, rpc.Command{
-				Name: c.Name, Topic: topic, Idempotent: c.Idempotent, Timeout: timeout,
+				Name: c.Name, Topic: topic, Idempotent: c.Idempotent, ResponseTTL: c.ResponseTTL, Timeout: timeout,
 				Concurrency: poolSize, Handler: Handler(p),
 			})
 		}

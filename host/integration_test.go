@@ -61,14 +61,20 @@ func sharedEngine(t testing.TB) *wasm.Engine {
 // env is a host serving some test plugins through a real broker, and an
 // invoker calling it.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	exec    *rpc.Executor
 	inv     *rpc.Invoker
 	plugins map[string]*wasm.Plugin
 	dialer  *droppableDialer
 }
 
-func newEnv(t *testing.T, u *url.URL, names ...string) *env {
+func newEnv(t testing.TB, u *url.URL, names ...string) *env {
+	t.Helper()
+	return newEnvWith(t, u, nil, names...)
+}
+
+// newEnvWith is newEnv with the executor's clock (nil: the real one).
+func newEnvWith(t testing.TB, u *url.URL, now func() time.Time, names ...string) *env {
 	t.Helper()
 	e := &env{t: t, plugins: map[string]*wasm.Plugin{}, dialer: &droppableDialer{}}
 	var plugins []*wasm.Plugin
@@ -89,7 +95,7 @@ func newEnv(t *testing.T, u *url.URL, names ...string) *env {
 	}
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: "it-host", ClientID: "it-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u, Dial: e.dialer.dial,
-		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ReconnectDelay: 50 * time.Millisecond, Now: now, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}, host.Commands(plugins, 2*time.Second, 2))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +118,7 @@ func newEnv(t *testing.T, u *url.URL, names ...string) *env {
 	return e
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return c
@@ -349,4 +355,64 @@ func copyFile(t *testing.T, from, to string) {
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// settableClock is a clock tests move by hand.
+type settableClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *settableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *settableClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// EchoWithTag, idempotent with a 1 h response TTL (seed command-cache.md),
+// with counter-idem and a clock the test moves:
+// 1. one call → "Hello!:1";
+// 2. a duplicate within the first's window → the same reply, run once;
+// 3. a duplicate after the window → discarded, but the reply stays cached;
+// 4. an equivalent request (new correlation) within the TTL → "Hello!:1";
+// 5. an equivalent request after the TTL → run again: "Hello!:2".
+func TestEchoWithTagIdempotent(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		clock := &settableClock{now: time.Now()}
+		e := newEnvWith(t, u, clock.Now, "counter-idem")
+		corr := []byte("idempotent-scen1")
+		first, err := e.call("counter-idem", "Hello!", 5*time.Second, corr)
+		if err != nil || string(first.Payload) != "Hello!:1" {
+			t.Fatalf("scenario 1: %+v %v", first, err)
+		}
+		dup, err := e.call("counter-idem", "Hello!", 5*time.Second, corr)
+		if err != nil || string(dup.Payload) != "Hello!:1" {
+			t.Fatalf("scenario 2: %+v %v", dup, err)
+		}
+		clock.Add(6 * time.Second) // past the first request's 5 s window
+		if late, err := e.call("counter-idem", "Hello!", time.Second, corr); !errors.Is(err, rpc.ErrNoResponse) {
+			t.Fatalf("scenario 3: a duplicate after the window must be discarded, got %+v %v", late, err)
+		}
+		equiv := e.mustCall("counter-idem", "Hello!")
+		if string(equiv.Payload) != "Hello!:1" {
+			t.Fatalf("scenario 4: an equivalent request within the TTL: %q", equiv.Payload)
+		}
+		clock.Add(time.Hour)
+		after := e.mustCall("counter-idem", "Hello!")
+		if string(after.Payload) != "Hello!:2" {
+			t.Fatalf("scenario 5: an equivalent request after the TTL: %q", after.Payload)
+		}
+		if c := e.plugins["counter-idem"].Stats().Calls; c != 2 {
+			t.Fatalf("counter-idem ran %d times, want 2", c)
+		}
+		if st := e.exec.ReuseStats(); st.Hits != 1 {
+			t.Fatalf("reuse stats %+v, want one hit (scenario 4)", st)
+		}
+	})
 }

@@ -39,6 +39,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "exec-timeout", Value: 10 * time.Second, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
+			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
 		},
 		Action: runServe,
@@ -61,6 +62,7 @@ type serveSettings struct {
 	broker                               *url.URL
 	execTimeout, drain                   time.Duration
 	pool                                 int
+	reuseMaxBytes                        int64
 	logLevel                             slog.Level
 }
 
@@ -69,6 +71,7 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		plugins: c.String("plugins"), listen: c.String("listen"), id: c.String("id"),
 		clientID: c.String("client-id"), share: c.String("share"),
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
+		reuseMaxBytes: c.Int64("reuse-max-bytes"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
 		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
@@ -83,8 +86,11 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		}
 		s.broker = u
 	}
-	if s.execTimeout < 0 || s.drain < 0 || s.pool <= 0 {
-		return s, errors.New("--exec-timeout and --drain must not be negative, --pool must be positive")
+	if s.execTimeout < 0 || s.drain < 0 || s.pool <= 0 || s.reuseMaxBytes < 0 {
+		return s, errors.New("--exec-timeout, --drain and --reuse-max-bytes must not be negative, --pool must be positive")
+	}
+	if s.reuseMaxBytes == 0 {
+		s.reuseMaxBytes = -1 // off, in the executor's terms
 	}
 	if err := s.logLevel.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return s, fmt.Errorf("--log-level: want debug, info, warn or error")
@@ -124,6 +130,7 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	}
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
+		ReuseMaxBytes: s.reuseMaxBytes,
 	}, cmds)
 	if err != nil {
 		return err

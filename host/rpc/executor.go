@@ -43,6 +43,9 @@ type Command struct {
 	// Idempotent commands may reuse replies (a later issue); all commands
 	// are deduplicated.
 	Idempotent bool
+	// ResponseTTL is how long a successful reply of an idempotent command
+	// may answer equivalent requests; 0: never (see reuse.go).
+	ResponseTTL time.Duration
 	// Timeout is the execution timeout; 0 leaves only the request's expiry.
 	Timeout time.Duration
 	// Concurrency bounds the command's calls at once; default 8.
@@ -84,6 +87,9 @@ type Config struct {
 	MaxPending int
 	// MaxDedupEntries bounds the dedup store; beyond it: 503. Default 100,000.
 	MaxDedupEntries int
+	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0 is
+	// DefaultReuseMaxBytes, negative turns reuse off.
+	ReuseMaxBytes int64
 	// ReconnectDelay is the wait between connection attempts; default 1 s.
 	ReconnectDelay time.Duration
 }
@@ -122,6 +128,10 @@ type route struct {
 	pattern TopicPattern
 	filter  string // the subscription, with the share prefix
 	slots   *slots // the command's execution slots, granted in receipt order
+	// private: requests name this executor (its topic holds {executorId}
+	// and no share group makes that a service's name), so reused replies
+	// stay with their invoker.
+	private bool
 }
 
 // slots is a command's execution slots (Concurrency of them), granted to
@@ -207,6 +217,7 @@ type Executor struct {
 	routes []*route
 	hlc    *HLC
 	dedup  *cache.DedupStore[*reply]
+	reuse  *cache.ReuseCache[*reply] // nil when reuse is off
 
 	// cm is set by Start and by OnConnectionUp, before any request of the
 	// connection arrives; requests read it from other goroutines.
@@ -234,6 +245,17 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		dedup:      cache.NewDedupStore[*reply](cache.DedupConfig{MaxEntries: cfg.MaxDedupEntries, Now: cfg.Now}),
 		subscribed: make(chan error, 1),
 		stopped:    make(chan struct{}),
+	}
+	if cfg.ReuseMaxBytes >= 0 {
+		maxBytes := cfg.ReuseMaxBytes
+		if maxBytes == 0 {
+			maxBytes = DefaultReuseMaxBytes
+		}
+		reuse, err := cache.NewReuseCache[*reply](cache.ReuseConfig{MaxBytes: maxBytes, Now: cfg.Now})
+		if err != nil {
+			return nil, fmt.Errorf("reuse cache: %w", err)
+		}
+		e.reuse = reuse
 	}
 	seen := map[string]bool{}
 	for _, c := range commands {
@@ -277,7 +299,8 @@ func (e *Executor) newRoute(c Command) (*route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", c.Name, err)
 	}
-	r := &route{cmd: c, pattern: pattern, filter: pattern.Filter(), slots: newSlots(c.Concurrency)}
+	r := &route{cmd: c, pattern: pattern, filter: pattern.Filter(), slots: newSlots(c.Concurrency),
+		private: strings.Contains(topic, "{executorId}") && e.cfg.ShareGroup == ""}
 	if e.cfg.ShareGroup != "" {
 		r.filter = "$share/" + e.cfg.ShareGroup + "/" + r.filter
 	}
@@ -440,6 +463,9 @@ func (e *Executor) Stop(ctx context.Context) error {
 			defer cancel()
 			err = errors.Join(err, cm.Disconnect(dctx))
 		}
+		if e.reuse != nil {
+			e.reuse.Close() // its goroutines; later lookups miss
+		}
 	})
 	return err
 }
@@ -529,10 +555,22 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 		go e.finish(in, r)
 		return
 	}
+	key, reusable := e.reuseKey(in)
+	if reusable {
+		if r, ok := e.reuse.Get(key); ok {
+			e.pending.Add(-1)
+			e.complete(in, entry, r)
+			go e.finish(in, r)
+			return
+		}
+	}
 	turn := in.route.slots.enqueue() // here, in receipt order
 	go func() {
 		defer e.pending.Add(-1)
 		r := e.execute(in, turn)
+		if reusable {
+			e.remember(key, in, r)
+		}
 		e.complete(in, entry, r)
 		e.finish(in, r)
 	}()

@@ -45,6 +45,7 @@ type reply struct {
 	contentType string
 	format      abi.FormatIndicator
 	metadata    map[string]string // the handler's user properties
+	ttl         *time.Duration    // the handler's reuse TTL for this reply, if it gave one
 }
 
 var noReply = &reply{none: true}
@@ -60,6 +61,7 @@ func fromResponse(r *abi.Response) *reply {
 		status: r.Code(), appError: r.AppError, message: r.Message,
 		propName: r.PropName, propValue: r.PropValue,
 		payload: r.Payload, contentType: r.ContentType, format: r.Format, metadata: r.Metadata,
+		ttl: r.TTL,
 	}
 }
 

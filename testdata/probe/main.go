@@ -145,6 +145,19 @@ func init() {
 		return text(hex.EncodeToString(b)), nil
 	})
 
+	// probe-idem is idempotent with a one-hour response TTL: it sleeps the
+	// milliseconds before the first ':' of its payload, then echoes it
+	// (benchmarks of reuse against execution).
+	sdk.Handle("probe-idem", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
+		ms, _, _ := strings.Cut(string(req.Payload), ":")
+		n, err := strconv.Atoi(ms)
+		if err != nil {
+			return nil, sdk.InvalidPayload("payload must start with milliseconds, e.g. 5:x")
+		}
+		time.Sleep(time.Duration(n) * time.Millisecond)
+		return &sdk.Response{Payload: req.Payload, ContentType: req.ContentType}, nil
+	}, sdk.Idempotent(), sdk.ResponseTTL(time.Hour))
+
 	sdk.Handle("probe-time", func(context.Context, *sdk.Request) (*sdk.Response, error) {
 		start := time.Now()
 		time.Sleep(20 * time.Millisecond)

@@ -1,0 +1,84 @@
+package rpc
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/cache"
+)
+
+// Reuse of idempotent replies (seed command-cache.md, PROTOCOL.md "Dedup
+// and reuse"). An equivalent request (same command, topic tokens, content
+// type and payload, new correlation data) of an idempotent command with a
+// response TTL may be answered from a cost-weighted cache instead of
+// running again. The cache may forget anything at any time: only
+// efficiency is lost. Deduplication does not depend on it: the strict
+// dedup store is separate and never touched by its size pressure.
+
+// DefaultReuseMaxBytes bounds the reuse cache when Config says nothing.
+const DefaultReuseMaxBytes = 64 << 20
+
+// reusable reports whether a route's replies may be reused at all.
+func (r *route) reusable() bool { return r.cmd.Idempotent && r.cmd.ResponseTTL > 0 }
+
+// reuseKey is the equivalence class of a request. A request addressed to
+// this executor specifically (its topic names the executor, and no share
+// group makes that name a service's) is private to its invoker: its key
+// includes the invoker's identity, its __srcId or, without one, its
+// response topic, so its reply never reaches another invoker.
+func (e *Executor) reuseKey(in *incoming) (string, bool) {
+	if e.reuse == nil || !in.route.reusable() {
+		return "", false
+	}
+	req := in.req
+	tokens := make([]string, 0, len(req.TopicTokens))
+	for k, v := range req.TopicTokens {
+		tokens = append(tokens, k+"="+v)
+	}
+	sort.Strings(tokens)
+	identity := ""
+	if in.route.private {
+		identity = req.InvokerID
+		if identity == "" {
+			identity = "topic:" + in.responseTopic
+		}
+	}
+	return cache.ReuseKey([]byte(req.Command), []byte(strings.Join(tokens, "\x00")),
+		[]byte(req.ContentType), []byte{byte(req.Format)}, req.Payload, []byte(identity)), true
+}
+
+// remember keeps a successful reply for reuse, for the command's declared
+// response TTL or the shorter one the handler gave this reply (0: not at
+// all). Error replies are never reused.
+func (e *Executor) remember(key string, in *incoming, r *reply) {
+	if r.none || r.status != abi.StatusOK && r.status != abi.StatusNoContent {
+		return
+	}
+	ttl := in.route.cmd.ResponseTTL
+	if r.ttl != nil && *r.ttl < ttl {
+		ttl = *r.ttl
+	}
+	if ttl > 0 && e.reuse.Set(key, r, r.cost(), ttl) {
+		// ristretto applies sets asynchronously: flush before the reply is
+		// published, so an equivalent request that follows it finds it.
+		e.reuse.Wait()
+	}
+}
+
+// cost is what a reply weighs in the reuse cache: its bytes.
+func (r *reply) cost() int64 {
+	n := len(r.payload) + len(r.contentType) + len(r.message)
+	for k, v := range r.metadata {
+		n += len(k) + len(v)
+	}
+	return int64(n)
+}
+
+// ReuseStats returns the reuse cache's counters (zero when it is off).
+func (e *Executor) ReuseStats() cache.ReuseStats {
+	if e.reuse == nil {
+		return cache.ReuseStats{}
+	}
+	return e.reuse.Stats()
+}
