@@ -75,7 +75,10 @@ fuzz:
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeDescription -fuzztime $(FUZZTIME)
 
 bench: plugins
-	$(GO) test ./host/wasm -run '^$$' -bench . -benchtime 50x -count 1
+	$(GO) test ./host/wasm -run '^$$' -bench 'EchoCall|Instantiate' -benchtime 2s -count 1
+	$(GO) test ./host/wasm -run '^$$' -bench DeadlineOvershoot -benchtime 60x -count 1
+	$(GO) test ./host -run '^$$' -bench ReuseVsExecution -benchtime 300x -count 1
+	$(GO) test ./cache -run '^$$' -bench . -benchmem -count 1
 
 soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m

@@ -113,7 +113,8 @@ type reuseEntry[V any] struct {
 // Ristretto applies Sets asynchronously, through a buffer drained by one
 // goroutine: a Set is visible to Get only once applied (Wait forces that),
 // and a Set under heavy contention may be dropped. Both are fine for reuse.
-// Gets do not wait and take no lock of the ReuseCache.
+// Gets never wait for Sets: they take only the read side of a lock that
+// Close alone takes for writing.
 //
 // Values are stored and returned as is: a reply such as a []byte must not be
 // modified after Set, since Gets share it.
@@ -139,9 +140,19 @@ type ReuseCache[V any] struct {
 	evictions  atomic.Int64
 	rejections atomic.Int64
 
+	// mu lets Close run while Gets and Sets are still in flight (an
+	// executor stopping on a deadline): ristretto's Close closes channels
+	// that its Get and Set send on, so calls hold mu for reading and Close
+	// takes it for writing. Its cost is two atomic adds per call; in-flight
+	// counters striped by key measured the same on two cores (within noise),
+	// so the plain lock stays.
+	mu        sync.RWMutex
+	closing   bool // guarded by mu: no call reaches ristretto once set
 	closeOnce sync.Once
-	closed    atomic.Bool
-	final     ReuseStats // the snapshot taken by Close; read once closed is set
+	// closed is set once final holds Close's snapshot, before ristretto's
+	// Close clears every entry: OnEvict and OnReject then count nothing.
+	closed atomic.Bool
+	final  ReuseStats
 }
 
 // NewReuseCache returns an empty cache configured by cfg.
@@ -190,7 +201,13 @@ func reuseCounters(maxBytes int64) int64 {
 // safe. It counts a hit or a miss.
 func (c *ReuseCache[V]) Get(key string) (V, bool) {
 	var zero V
+	c.mu.RLock()
+	if c.closing {
+		c.mu.RUnlock()
+		return zero, false
+	}
 	e, ok := c.rc.Get(key) // counts the hit or miss in ristretto's metrics
+	c.mu.RUnlock()
 	if !ok {
 		return zero, false
 	}
@@ -212,7 +229,7 @@ func (c *ReuseCache[V]) Get(key string) (V, bool) {
 // refused by the admission policy (counted in ReuseStats.Rejections) or
 // evicted later. Setting a held key replaces its reply, TTL and cost.
 func (c *ReuseCache[V]) Set(key string, v V, cost int64, ttl time.Duration) bool {
-	if ttl <= 0 || c.closed.Load() {
+	if ttl <= 0 {
 		return false
 	}
 	if cost < 1 {
@@ -223,17 +240,29 @@ func (c *ReuseCache[V]) Set(key string, v V, cost int64, ttl time.Duration) bool
 		return false
 	}
 	e := reuseEntry[V]{key: key, value: v, expiresAt: c.now().Add(ttl)}
-	if !c.rc.SetWithTTL(key, e, cost, ttl) {
-		c.rejections.Add(1)
+	c.mu.RLock()
+	if c.closing {
+		c.mu.RUnlock()
 		return false
 	}
-	return true
+	ok := c.rc.SetWithTTL(key, e, cost, ttl)
+	c.mu.RUnlock()
+	if !ok {
+		c.rejections.Add(1)
+	}
+	return ok
 }
 
 // Wait blocks until every Set made before it has been applied (admitted,
 // rejected or used as an update), so that a Get after Wait sees it. Tests use
 // it; the executor never needs to.
-func (c *ReuseCache[V]) Wait() { c.rc.Wait() }
+func (c *ReuseCache[V]) Wait() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.closing {
+		c.rc.Wait()
+	}
+}
 
 // Stats returns a snapshot of the cache's counters. After Close it returns
 // the snapshot Close took.
@@ -267,16 +296,19 @@ func (c *ReuseCache[V]) snapshot() ReuseStats {
 	return s
 }
 
-// Close applies the buffered Sets, keeps a last snapshot for Stats, and stops
-// ristretto's goroutines, releasing every entry. Afterwards Get misses and
-// Set returns false. Close must not run concurrently with Get, Set or Wait
-// (ristretto's Close closes the channel that Set sends on); calling it again
-// does nothing.
+// Close stops ristretto's goroutines and releases every entry, after the
+// Gets, Sets and Waits in flight have returned and the buffered Sets have
+// been applied; it keeps a last snapshot for Stats. Calls during or after
+// Close do nothing: Get misses, Set returns false. It is safe to call Close
+// concurrently with them, and again.
 func (c *ReuseCache[V]) Close() {
 	c.closeOnce.Do(func() {
+		c.mu.Lock() // waits for the calls in flight
+		defer c.mu.Unlock()
+		c.closing = true
 		c.rc.Wait()
 		c.final = c.snapshot()
-		c.closed.Store(true) // before Clear reports every entry to onEvict
+		c.closed.Store(true)
 		c.rc.Close()
 	})
 }
