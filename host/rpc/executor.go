@@ -214,7 +214,9 @@ func (s *slots) release() {
 type Executor struct {
 	cfg    Config
 	log    *slog.Logger
-	routes []*route
+	// routes is the table of served commands, replaced whole by
+	// SetCommands; readers load it once per use.
+	routes atomic.Pointer[[]*route]
 	hlc    *HLC
 	dedup  *cache.DedupStore[*reply]
 	reuse  *cache.ReuseCache[*reply] // nil when reuse is off
@@ -257,18 +259,11 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		}
 		e.reuse = reuse
 	}
-	seen := map[string]bool{}
-	for _, c := range commands {
-		r, err := e.newRoute(c)
-		if err != nil {
-			return nil, err
-		}
-		if seen[r.filter] {
-			return nil, fmt.Errorf("command %s: topic %s is already served by another command", c.Name, r.filter)
-		}
-		seen[r.filter] = true
-		e.routes = append(e.routes, r)
+	routes, err := e.buildRoutes(commands, nil)
+	if err != nil {
+		return nil, err
 	}
+	e.routes.Store(&routes)
 	return e, nil
 }
 
@@ -309,8 +304,9 @@ func (e *Executor) newRoute(c Command) (*route, error) {
 
 // Filters returns the subscriptions the executor makes.
 func (e *Executor) Filters() []string {
-	out := make([]string, len(e.routes))
-	for i, r := range e.routes {
+	routes := e.table()
+	out := make([]string, len(routes))
+	for i, r := range routes {
 		out[i] = r.filter
 	}
 	return out
@@ -366,25 +362,7 @@ func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sub := &paho.Subscribe{}
-	for _, r := range e.routes {
-		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: r.filter, QoS: 1})
-	}
-	var err error
-	if len(sub.Subscriptions) > 0 {
-		var ack *paho.Suback
-		ack, err = cm.Subscribe(ctx, sub)
-		// paho returns the SUBACK along with an error for refused filters:
-		// name the command whose filter was refused.
-		if ack != nil {
-			if refused := e.refused("subscribing", ack.Reasons); refused != nil {
-				err = refused
-			}
-		}
-		if err != nil && ack == nil {
-			err = fmt.Errorf("subscribing: %w", err)
-		}
-	}
+	err := e.subscribe(ctx, cm, e.table())
 	if err != nil {
 		e.log.Error("subscription failed", "err", err)
 	} else {
@@ -397,12 +375,12 @@ func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
 }
 
 // refused returns an error naming each command whose filter the broker
-// refused in a SUBACK or UNSUBACK (reasons in route order), or nil.
-func (e *Executor) refused(doing string, reasons []byte) error {
+// refused in a SUBACK or UNSUBACK (reasons in the order of routes), or nil.
+func refused(doing string, routes []*route, reasons []byte) error {
 	var errs []error
 	for i, code := range reasons {
-		if code >= 0x80 && i < len(e.routes) {
-			r := e.routes[i]
+		if code >= 0x80 && i < len(routes) {
+			r := routes[i]
 			errs = append(errs, fmt.Errorf("command %s: %s %s: the broker refused with reason code 0x%02x", r.cmd.Name, doing, r.filter, code))
 		}
 	}
@@ -422,23 +400,10 @@ func (e *Executor) refused(doing string, reasons []byte) error {
 func (e *Executor) Unsubscribe(ctx context.Context) error {
 	e.unsubbed.Store(true)
 	cm := e.cm.Load()
-	if cm == nil || len(e.routes) == 0 {
+	if cm == nil {
 		return nil
 	}
-	if err := cm.AwaitConnection(ctx); err != nil {
-		return fmt.Errorf("unsubscribing: %w", err)
-	}
-	ack, err := cm.Unsubscribe(ctx, &paho.Unsubscribe{Topics: e.Filters()})
-	if ack != nil {
-		if refused := e.refused("unsubscribing", ack.Reasons); refused != nil {
-			return refused
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("unsubscribing: %w", err)
-	}
-	e.log.Info("unsubscribed", "topics", e.Filters())
-	return nil
+	return e.unsubscribe(ctx, cm, e.table())
 }
 
 // Stop stops taking requests (later ones are not acked, so the broker
@@ -472,7 +437,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 
 // match returns the route of a request topic, or nil.
 func (e *Executor) match(topic string) *route {
-	for _, r := range e.routes {
+	for _, r := range e.table() {
 		if _, ok := r.pattern.Match(topic); ok {
 			return r
 		}
