@@ -51,7 +51,9 @@ func TestSetCommands(t *testing.T) {
 		t.Fatalf("new command: %q", r.Payload)
 	}
 	// A change of settings only (a new handler) keeps the subscription.
-	upper.Handler = func(context.Context, *abi.Request) (*abi.Response, error) { return &abi.Response{Payload: []byte("v2")}, nil }
+	upper.Handler = func(context.Context, *abi.Request) (*abi.Response, error) {
+		return &abi.Response{Payload: []byte("v2")}, nil
+	}
 	if err := h.exec.SetCommands(ctx(t), []Command{upper}); err != nil {
 		t.Fatal(err)
 	}

@@ -212,8 +212,8 @@ func (s *slots) release() {
 // publish gets a goroutine of its own. pending bounds those goroutines.
 // The dedup store and the HLC have their own locks.
 type Executor struct {
-	cfg    Config
-	log    *slog.Logger
+	cfg Config
+	log *slog.Logger
 	// routes is the table of served commands, replaced whole by
 	// SetCommands; readers load it once per use.
 	routes atomic.Pointer[[]*route]
