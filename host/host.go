@@ -84,29 +84,35 @@ func firstClash(p *wasm.Plugin, owner map[string]string) string {
 	return ""
 }
 
-// Commands returns the RPC commands of the plugins. A command's topic is
-// the module's declared pattern, else rpc.DefaultTopic; its execution
-// timeout the module's declared one, else hostTimeout; its concurrency the
-// plugin's pool size.
+// Commands returns the RPC commands of the plugins, each served by its
+// plugin.
 func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) []rpc.Command {
 	var out []rpc.Command
 	for _, p := range plugins {
 		for _, c := range p.Description().Commands {
-			timeout := c.Timeout
-			if timeout == 0 {
-				timeout = hostTimeout
-			}
-			topic := c.Topic
-			if topic == "" {
-				topic = rpc.DefaultTopic
-			}
-			out = append(out, rpc.Command{
-				Name: c.Name, Topic: topic, Idempotent: c.Idempotent, ResponseTTL: c.ResponseTTL, Timeout: timeout,
-				Concurrency: poolSize, Handler: Handler(p),
-			})
+			out = append(out, command(c, Handler(p), hostTimeout, poolSize))
 		}
 	}
 	return out
+}
+
+// command makes the RPC command of a declared one. Its topic is the
+// module's declared pattern, else rpc.DefaultTopic; its execution timeout
+// the module's declared one, else hostTimeout; its concurrency the
+// plugin's pool size.
+func command(c abi.Command, h rpc.Handler, hostTimeout time.Duration, poolSize int) rpc.Command {
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = hostTimeout
+	}
+	topic := c.Topic
+	if topic == "" {
+		topic = rpc.DefaultTopic
+	}
+	return rpc.Command{
+		Name: c.Name, Topic: topic, Idempotent: c.Idempotent, ResponseTTL: c.ResponseTTL, Timeout: timeout,
+		Concurrency: poolSize, Handler: h,
+	}
 }
 
 // Handler serves one plugin's commands: the engine's deadline and cancel
@@ -115,13 +121,48 @@ func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) [
 // the plugin, the command and the cause.
 func Handler(p *wasm.Plugin) rpc.Handler {
 	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
-		resp, err := p.Invoke(ctx, req)
-		switch {
-		case err == nil:
-			return resp, nil
-		case errors.Is(err, wasm.KindClosed):
-			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "plugin " + p.Name() + " is closing; retry"}
+		return invoke(ctx, p, req)
+	}
+}
+
+func invoke(ctx context.Context, p *wasm.Plugin, req *abi.Request) (*abi.Response, error) {
+	resp, err := p.Invoke(ctx, req)
+	return mapError(p, resp, err)
+}
+
+// mapError turns a closed plugin into 503; other errors pass through.
+func mapError(p *wasm.Plugin, resp *abi.Response, err error) (*abi.Response, error) {
+	switch {
+	case err == nil:
+		return resp, nil
+	case errors.Is(err, wasm.KindClosed):
+		return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "plugin " + p.Name() + " is closing; retry"}
+	}
+	return nil, err
+}
+
+// Resolver finds the plugin version serving a command now; hot reload
+// swaps it between calls.
+type Resolver interface {
+	Lookup(command string) (*wasm.Plugin, bool)
+}
+
+// ResolvingHandler serves a command by whichever plugin version serves it
+// when the call starts. A call that looked up a version just before a
+// reload swapped it out may find it closed: it looks up again, once, and
+// runs on the new version, so a reload loses no request.
+func ResolvingHandler(r Resolver, name string) rpc.Handler {
+	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
+		for attempt := 0; ; attempt++ {
+			p, ok := r.Lookup(name)
+			if !ok {
+				return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is no longer served"}
+			}
+			resp, err := p.Invoke(ctx, req)
+			if attempt == 0 && errors.Is(err, wasm.KindClosed) {
+				continue // swapped out between the lookup and the call
+			}
+			return mapError(p, resp, err)
 		}
-		return nil, err
 	}
 }
