@@ -41,7 +41,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				EnvVars: []string{"CMDHOST_CACHE_DIR"},
 			},
 		},
-		Commands: []*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand()},
+		Commands: []*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand()},
 		// main prints errors and sets the exit status.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,6 +26,16 @@ func pluginCommand() *cli.Command {
 			ArgsUsage: "FILE.wasm",
 			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}},
 			Action:    runInspect,
+		}, {
+			Name:      "validate",
+			Usage:     "load module files offline as the host would and report whether each loads",
+			ArgsUsage: "FILE.wasm...",
+			Description: "Loads each module as the host would (default plugin settings), prints one line\n" +
+				"per file as it finishes: its commands, or why the host refuses it. Exit status\n" +
+				"1 when any file is invalid. What fails only when called (a bad reply) is not\n" +
+				"caught: try it with cmdhost call.",
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {file, ok, commands, error}"}},
+			Action: runValidate,
 		}},
 	}
 }
@@ -130,4 +141,89 @@ func orAny(ts []string) string {
 		return "any"
 	}
 	return strings.Join(ts, ",")
+}
+
+// validation is what `plugin validate` reports about one file.
+type validation struct {
+	File     string   `json:"file"`
+	OK       bool     `json:"ok"`
+	Commands []string `json:"commands"`
+	Error    string   `json:"error,omitempty"`
+}
+
+func (v validation) String() string {
+	if !v.OK {
+		return v.File + ": invalid: " + v.Error
+	}
+	noun := "commands"
+	if len(v.Commands) == 1 {
+		noun = "command"
+	}
+	return fmt.Sprintf("%s: ok: %d %s (%s)", v.File, len(v.Commands), noun, strings.Join(v.Commands, ", "))
+}
+
+func runValidate(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cli.Exit("validate needs module files: cmdhost plugin validate FILE.wasm...", 2)
+	}
+	e, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+
+	// Load on all cores, as the host does, and print each file's line as
+	// soon as it and the files before it are done, so the output keeps the
+	// arguments' order.
+	files := c.Args().Slice()
+	results := make([]validation, len(files))
+	done := make([]chan struct{}, len(files))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, path := range files {
+		done[i] = make(chan struct{})
+		go func() {
+			defer close(done[i])
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = validateFile(c, e, path)
+		}()
+	}
+	invalid := 0
+	for i := range files {
+		<-done[i]
+		if !results[i].OK {
+			invalid++
+		}
+		if !c.Bool("json") {
+			fmt.Fprintln(c.App.Writer, results[i])
+		}
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	}
+	if invalid > 0 {
+		return cli.Exit(fmt.Sprintf("%d of %d module files invalid", invalid, len(files)), 1)
+	}
+	return nil
+}
+
+// validateFile loads one module file with the host's default settings and
+// closes it again.
+func validateFile(c *cli.Context, e *wasm.Engine, path string) validation {
+	v := validation{File: path, Commands: []string{}}
+	p, _, err := loadFile(c, e, path, wasm.PluginConfig{})
+	if err != nil {
+		v.Error = err.Error()
+		return v
+	}
+	defer p.Close(context.Background())
+	v.OK = true
+	for _, cmd := range p.Description().Commands {
+		v.Commands = append(v.Commands, cmd.Name)
+	}
+	return v
 }
