@@ -13,8 +13,10 @@ GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe
 # kept out of the plugins folder so that serving it serves only good ones.
 BAD_DIR  := testdata/plugins-bad
 BAD_WAT  := $(wildcard testdata/bad/*.wat)
+# Second versions of plugins for hot-reload tests, outside the plugins folder.
+ALT_DIR  := testdata/plugins-alt
 PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
-            $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm)
+            $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 FUZZTIME ?= 30s
 
@@ -34,6 +36,10 @@ plugins: $(PLUGINS)
 # Go guests: standard toolchain, WASI reactor (see sdk/).
 $(WASM_DIR)/%.wasm: testdata/%/main.go $(GUEST_SRC)
 	@mkdir -p $(WASM_DIR)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./testdata/$*
+
+$(ALT_DIR)/%.wasm: testdata/%/main.go $(GUEST_SRC)
+	@mkdir -p $(ALT_DIR)
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./testdata/$*
 
 # The guest not written in Go: WebAssembly text, built with Debian's wabt.
@@ -84,4 +90,4 @@ soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m
 
 clean:
-	rm -rf bin $(WASM_DIR) $(BAD_DIR)
+	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR)

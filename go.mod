@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/eclipse/paho.golang v0.23.0
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/urfave/cli/v2 v2.27.7

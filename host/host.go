@@ -18,6 +18,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/plugins"
 )
 
 // LoadDir loads every *.wasm file in dir as a plugin named after the file,
@@ -165,4 +166,14 @@ func ResolvingHandler(r Resolver, name string) rpc.Handler {
 			return mapError(p, resp, err)
 		}
 	}
+}
+
+// Served returns the RPC commands of what the plugins manager serves now,
+// each resolving its plugin version per call (hot reload).
+func Served(m *plugins.Manager, hostTimeout time.Duration, poolSize int) []rpc.Command {
+	var out []rpc.Command
+	for _, s := range m.Commands() {
+		out = append(out, command(s.Command, ResolvingHandler(m, s.Command.Name), hostTimeout, poolSize))
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cmdhost/cmdhost/host/broker"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // defaultListen is the embedded broker's address: not MQTT's 1883, so it
@@ -39,6 +40,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "exec-timeout", Value: 10 * time.Second, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
+			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
 		},
@@ -60,7 +62,7 @@ func runServe(c *cli.Context) error {
 type serveSettings struct {
 	plugins, listen, id, clientID, share string
 	broker                               *url.URL
-	execTimeout, drain                   time.Duration
+	execTimeout, drain, idleTimeout      time.Duration
 	pool                                 int
 	reuseMaxBytes                        int64
 	logLevel                             slog.Level
@@ -71,7 +73,7 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		plugins: c.String("plugins"), listen: c.String("listen"), id: c.String("id"),
 		clientID: c.String("client-id"), share: c.String("share"),
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
-		reuseMaxBytes: c.Int64("reuse-max-bytes"),
+		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
 		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
@@ -86,8 +88,8 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		}
 		s.broker = u
 	}
-	if s.execTimeout < 0 || s.drain < 0 || s.pool <= 0 || s.reuseMaxBytes < 0 {
-		return s, errors.New("--exec-timeout, --drain and --reuse-max-bytes must not be negative, --pool must be positive")
+	if s.execTimeout < 0 || s.drain < 0 || s.idleTimeout < 0 || s.pool <= 0 || s.reuseMaxBytes < 0 {
+		return s, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
 	}
 	if s.reuseMaxBytes == 0 {
 		s.reuseMaxBytes = -1 // off, in the executor's terms
@@ -115,19 +117,18 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	}
 	defer engine.Close(context.Background())
 
-	plugins, problems := host.LoadDir(ctx, engine, s.plugins, wasm.PluginConfig{PoolSize: s.pool})
-	for _, p := range problems {
+	mgr := pluginmgr.NewManager(pluginmgr.Config{Dir: s.plugins, Engine: engine, Logger: log,
+		Plugin: wasm.PluginConfig{PoolSize: s.pool, IdleTimeout: s.idleTimeout}})
+	for _, p := range mgr.LoadAll(ctx) {
 		log.Error("plugin not loaded", "err", p)
 	}
 	defer func() {
-		for _, p := range plugins {
-			_ = p.Close(context.Background())
-		}
+		cctx, cancel := context.WithTimeout(context.Background(), s.drain)
+		defer cancel()
+		_ = mgr.Close(cctx)
 	}()
-	cmds := host.Commands(plugins, s.execTimeout, s.pool)
-	for _, p := range plugins {
-		log.Info("plugin loaded", "plugin", p.Name(), "commands", len(p.Description().Commands))
-	}
+	served := func() []rpc.Command { return host.Served(mgr, s.execTimeout, s.pool) }
+	cmds := served()
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
 		ReuseMaxBytes: s.reuseMaxBytes,
@@ -143,6 +144,36 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		return err
 	}
 	log.Info("serving", "executor", s.id, "commands", len(cmds), "topics", exec.Filters())
+
+	// Hot reload: the manager watches the folder; every change of the
+	// served commands re-syncs the executor. Changes coalesce: a burst of
+	// them is one re-sync with the latest set.
+	changed := make(chan struct{}, 1)
+	mgr.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				if err := exec.SetCommands(ctx, served()); err != nil {
+					log.Error("updating the served commands", "err", err)
+				} else {
+					log.Info("serving", "commands", len(exec.Filters()), "topics", exec.Filters())
+				}
+			}
+		}
+	}()
+	go func() {
+		if err := mgr.Watch(ctx); err != nil && ctx.Err() == nil {
+			log.Error("watching the plugins folder stopped", "dir", s.plugins, "err", err)
+		}
+	}()
 	<-ctx.Done()
 	log.Info("stopping: finishing requests in flight", "drain", s.drain)
 	dctx, cancel := context.WithTimeout(context.Background(), s.drain)

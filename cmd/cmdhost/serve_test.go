@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -156,4 +158,72 @@ func TestServeBadFlags(t *testing.T) {
 			t.Errorf("%v: status %d, stderr %q; want it to name %q", c.args, code, errOut, c.want)
 		}
 	}
+}
+
+// installFile writes a module into dir the way an installer should: a
+// temp file renamed into place.
+func installFile(t *testing.T, from, dir, name string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// untilAnswer invokes until the reply is want or the deadline passes, and
+// returns how long that took.
+func untilAnswer(t *testing.T, broker, command, want string, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		out, errOut, _ := run(t, "invoke", command, "-d", "hi", "--timeout", "300ms", "--broker", broker, "--executor", "cli-host")
+		if out == want {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("%s never answered %q within %v: last %q %q", command, want, limit, out, errOut)
+		}
+	}
+}
+
+// The acceptance: a module copied into the folder of a running
+// host is served without a restart; replacing it brings the new behaviour.
+func TestServeHotReload(t *testing.T) {
+	dir := t.TempDir()
+	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	serving := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "msg=serving") {
+				once.Do(func() { close(serving) })
+			}
+		}
+	}()
+	<-serving
+	broker := "mqtt://" + addr
+	untilAnswer(t, broker, "echo", "hi", 10*time.Second)
+
+	installFile(t, filepath.Join(plugins, "counter.wasm"), dir, "counter.wasm")
+	took := untilAnswer(t, broker, "counter", "hi:1", 10*time.Second)
+	t.Logf("a new module was served %v after it was copied in", took.Round(time.Millisecond))
+
+	installFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "echo.wasm")
+	took = untilAnswer(t, broker, "echo", "v2:hi", 10*time.Second)
+	t.Logf("the replaced module answered %v after the replacement", took.Round(time.Millisecond))
 }

@@ -26,6 +26,7 @@ type Plugin struct {
 	log      *slog.Logger
 	engine   *Engine
 	pool     *pool
+	idle     *idleTimer // nil without an idle timeout
 	stats    stats
 
 	closeOnce sync.Once
@@ -37,6 +38,7 @@ type stats struct {
 	failures  atomic.Int64 // calls that returned an error
 	replaced  atomic.Int64 // instances discarded after a failed call
 	instances atomic.Int64 // instances alive
+	idleRel   atomic.Int64 // releases by the idle timer
 }
 
 // Stats is a snapshot of a plugin's counters.
@@ -46,6 +48,9 @@ type Stats struct {
 	Replaced  int64 // instances discarded after a failed call
 	Instances int64 // instances alive now
 	InUse     int   // calls running now
+	// IdleReleases counts the times the idle timeout released the
+	// plugin's instances; a timeout that found none idle is not counted.
+	IdleReleases int64
 }
 
 // Name returns the plugin's name.
@@ -78,7 +83,7 @@ func (p *Plugin) Stats() Stats {
 	return Stats{
 		Calls: p.stats.calls.Load(), Failures: p.stats.failures.Load(),
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
-		InUse: p.pool.inUse(),
+		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
 	}
 }
 
@@ -135,6 +140,11 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 }
 
 func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (*abi.Response, Kind, error) {
+	// The idle timer brackets the whole call, failed or not: begin before
+	// acquiring an instance, end (deferred first, so run last) after it is
+	// released or discarded.
+	p.idle.begin()
+	defer p.idle.end()
 	inst, err := p.pool.acquire(ctx)
 	if err != nil {
 		return nil, ctxKind(err), fmt.Errorf("waiting for an instance: %w", err)
@@ -198,10 +208,19 @@ func (p *Plugin) ReleaseIdle() int {
 	return len(idle)
 }
 
+// releaseForIdle is the idle timer's onIdle.
+func (p *Plugin) releaseForIdle() {
+	if n := p.ReleaseIdle(); n > 0 {
+		p.stats.idleRel.Add(1)
+		p.log.Debug("released idle instances", "plugin", p.name, "instances", n, "idle_timeout", p.cfg.IdleTimeout)
+	}
+}
+
 // Close stops new calls, waits until ctx is done for the calls in flight to
 // finish, then closes the runtime, which stops any call still running.
 func (p *Plugin) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
+		p.idle.stop()
 		idle, err := p.pool.close(ctx)
 		for _, inst := range idle {
 			inst.close(p)

@@ -1,0 +1,780 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// Defaults of Config.
+const (
+	DefaultDebounce     = 250 * time.Millisecond
+	DefaultDrainTimeout = 30 * time.Second
+)
+
+// ErrClosed is returned by the Manager's methods once Close has begun.
+var ErrClosed = errors.New("plugins: manager closed")
+
+// Config configures a Manager. Zero fields take defaults.
+type Config struct {
+	// Dir is the plugins folder: every Dir/NAME.wasm is the plugin NAME.
+	Dir string
+	// Engine loads the plugin versions. Required.
+	Engine *wasm.Engine
+	// Plugin configures every plugin version.
+	Plugin wasm.PluginConfig
+	// Logger receives loads, reloads, removals and failures; nil discards.
+	Logger *slog.Logger
+	// Debounce is how long a file must be quiet (no create, write, rename
+	// or remove event) before Watch acts on it. Default 250 ms.
+	Debounce time.Duration
+	// DrainTimeout bounds how long a replaced or removed version may take
+	// to finish its calls in flight; calls still running then are stopped.
+	// Default 30 s.
+	DrainTimeout time.Duration
+}
+
+// Served is one command served now and the plugin serving it.
+type Served struct {
+	Plugin  string
+	Command abi.Command
+}
+
+// Manager owns the plugins folder and serves, per command, the current
+// version of the plugin that declares it. Its methods are safe for
+// concurrent use.
+//
+// # Concurrency
+//
+// Three kinds of lock, always taken in this order:
+//
+//   - a per-plugin lock (entry.lock, a one-slot channel so that waiting for
+//     it honours a context) serializes everything that changes one plugin:
+//     a watcher event, Reload, Remove and LoadAll's turn for that file. Two
+//     reloads of one file never interleave, and a load of one plugin never
+//     waits for the load of another.
+//   - Manager.mu guards the tables: the entries, their fields and the
+//     publication of the served-commands snapshot. It is held only for
+//     bookkeeping, never while reading a file, compiling, closing or
+//     calling back, so loads run outside it and in parallel.
+//   - notifyMu serializes the OnChange callbacks; it is taken with no
+//     other lock held.
+//
+// The hot path takes no lock at all: Lookup and Commands read an immutable
+// snapshot (command → version) through an atomic pointer, which a commit
+// replaces wholesale under Manager.mu. That replacement is the swap.
+//
+// # Swap and drain
+//
+// A load reads the file, hashes it (sha256) and, if the content is new,
+// has the engine compile, validate and warm a version beside the one
+// serving. Only then, under Manager.mu, is it checked against the commands
+// of the other plugins and published; the old version is handed to a
+// goroutine that closes it with Plugin.Close under a DrainTimeout context,
+// which lets the calls in flight finish first. A load that fails leaves
+// the tables as they were: the old version keeps serving.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	// ctx lives until Close; background work (clash retries, Watch) stops
+	// with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	served atomic.Pointer[table]
+
+	mu       sync.Mutex
+	entries  map[string]*entry // by plugin name
+	onChange []func()
+	seq      uint64 // bumped when the served table changes in substance
+	closed   bool
+	watching bool
+	ops      sync.WaitGroup // operations in progress (Close waits for them)
+	drains   sync.WaitGroup // old versions draining
+
+	notifyMu sync.Mutex
+	notified uint64 // the seq the callbacks last ran for
+}
+
+// table is an immutable snapshot of what is served.
+type table struct {
+	byCommand map[string]*wasm.Plugin
+	served    []Served // sorted by command name
+}
+
+var emptyTable = &table{byCommand: map[string]*wasm.Plugin{}}
+
+// entry is one plugin name. Fields other than name and lock are guarded by
+// Manager.mu; they change only while lock is held as well.
+type entry struct {
+	name string
+	lock chan struct{}
+
+	cur      *wasm.Plugin   // the version serving; nil when none
+	digest   string         // of cur's file content
+	since    time.Time      // when cur started serving
+	draining []*wasm.Plugin // replaced versions finishing their calls
+	loading  bool           // a first load is running
+
+	refused  string // digest of content not to load again unasked (failed, clashed, removed)
+	clashed  bool   // refused because a command was taken: retried when one is freed
+	disabled bool   // removed by Remove while the file stays
+
+	loads, reloads, loadFailures int
+	lastErr                      error
+	lastErrAt                    time.Time
+	retired                      wasm.Stats // counters of closed versions
+}
+
+func (e *entry) acquire(ctx context.Context) error {
+	select {
+	case e.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *entry) release() { <-e.lock }
+
+// NewManager returns a Manager for cfg.Dir; it serves nothing until
+// LoadAll, Watch or Reload. It panics when cfg.Engine is nil.
+func NewManager(cfg Config) *Manager {
+	if cfg.Engine == nil {
+		panic("plugins.NewManager: Config.Engine is nil")
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = DefaultDebounce
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger, entries: map[string]*entry{}}
+	if m.log == nil {
+		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.served.Store(emptyTable)
+	return m
+}
+
+// Lookup returns the version serving command now.
+//
+// A caller races with reloads: it may look up a version just before a
+// swap and call it after the old version began to close, and then
+// Plugin.Invoke fails with wasm.KindClosed without running the guest. The
+// caller should then Lookup again and call the version found, if any. A
+// version is closed only after its successor was published, so one retry
+// suffices unless yet another reload closed that successor in between
+// (reloads a few milliseconds apart); retrying while Lookup returns a
+// version other than the one that failed, a bounded number of times,
+// covers that too. The request ran nowhere, so retrying is safe even for a
+// non-idempotent command. Once Lookup finds nothing, the command is no
+// longer served (removed, or the Manager closed).
+func (m *Manager) Lookup(command string) (*wasm.Plugin, bool) {
+	p, ok := m.served.Load().byCommand[command]
+	return p, ok
+}
+
+// Commands returns the commands served now, sorted by name. The caller
+// must not modify the commands' slices.
+func (m *Manager) Commands() []Served {
+	return append([]Served(nil), m.served.Load().served...)
+}
+
+// OnChange registers f, called after the set of served commands or the
+// settings of one of them changed: a load, a reload that changes the
+// description, a removal. A reload that changes only the code does not
+// call it (Lookup returns the new version anyway). Calls are serialized,
+// made with no lock held, and a change is followed by a call that starts
+// after it; the method that made the change returns after that call. f
+// must not call Reload, Remove, LoadAll or Close synchronously. Close
+// does not call f.
+func (m *Manager) OnChange(f func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onChange = append(m.onChange, f)
+}
+
+// LoadAll loads every Dir/*.wasm not loaded yet or changed since (dotfiles
+// are skipped), several at once, and stops serving the plugins whose file
+// is gone. A command declared by two plugins goes to the one whose file
+// name sorts first; the other is not loaded and its error names both. It
+// returns the problems met, in file name order.
+func (m *Manager) LoadAll(ctx context.Context) []error {
+	if err := m.begin(); err != nil {
+		return []error{err}
+	}
+	defer m.ops.Done()
+	return m.loadAll(ctx)
+}
+
+func (m *Manager) loadAll(ctx context.Context) []error {
+	names, err := m.scan()
+	if err != nil {
+		return []error{err}
+	}
+	names = m.withKnown(names)
+
+	// Loads run in parallel; commits run in file name order, so that the
+	// first file keeps a contested command.
+	errs := make([]error, len(names))
+	turns := make([]chan struct{}, len(names)+1)
+	for i := range turns {
+		turns[i] = make(chan struct{})
+	}
+	close(turns[0])
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(turns[i+1])
+			e := m.entryFor(name)
+			if err := e.acquire(ctx); err != nil {
+				errs[i] = fmt.Errorf("plugin %s: %w", name, err)
+				<-turns[i]
+				return
+			}
+			sem <- struct{}{}
+			l := m.prepare(ctx, e, syncChanged)
+			<-sem
+			<-turns[i]
+			res, err := m.commit(ctx, e, l)
+			e.release()
+			m.settle(res)
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	m.notify()
+	var out []error
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// Reload loads the plugin from its file now, even when the content did
+// not change (a fresh version with fresh instances), and swaps it in: the
+// old version drains. A load that fails leaves the old version serving
+// and returns the error. When the file is gone, the plugin stops being
+// served and Reload says so. Reload also brings back a plugin removed by
+// Remove.
+func (m *Manager) Reload(ctx context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := m.begin(); err != nil {
+		return err
+	}
+	defer m.ops.Done()
+	return m.syncFile(ctx, name, syncForce)
+}
+
+// Remove stops serving the plugin, as if its file were deleted, without
+// deleting the file: its commands go at once and its version closes once
+// its calls in flight are done. The file is loaded again when its content
+// changes, or by Reload.
+func (m *Manager) Remove(ctx context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := m.begin(); err != nil {
+		return err
+	}
+	defer m.ops.Done()
+	m.mu.Lock()
+	e := m.entries[name]
+	m.mu.Unlock()
+	if e == nil {
+		return fmt.Errorf("plugin %s is not loaded", name)
+	}
+	if err := e.acquire(ctx); err != nil {
+		return fmt.Errorf("plugin %s: %w", name, err)
+	}
+	m.mu.Lock()
+	if e.cur == nil {
+		m.mu.Unlock()
+		e.release()
+		return fmt.Errorf("plugin %s is not being served", name)
+	}
+	res := outcome{e: e, old: e.cur}
+	e.refused, e.clashed, e.disabled = e.digest, false, true
+	e.draining = append(e.draining, e.cur)
+	e.cur, e.digest = nil, ""
+	res.freed = m.publish()
+	m.mu.Unlock()
+	e.release()
+	m.log.Info("plugin removed", "plugin", name, "file", m.path(name))
+	m.settle(res)
+	m.notify()
+	return nil
+}
+
+// Close stops watching, waits for the operations in progress, stops
+// serving every plugin and closes every version, letting calls in flight
+// finish until ctx is done (then they are stopped). It also waits, until
+// ctx is done, for versions replaced earlier to finish draining. Close does
+// not call the OnChange callbacks.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel() // stops Watch and the loads it started
+	m.ops.Wait()
+
+	m.mu.Lock()
+	var current []*wasm.Plugin
+	var owners []*entry
+	for _, e := range m.entries {
+		if e.cur != nil {
+			current = append(current, e.cur)
+			owners = append(owners, e)
+			e.draining = append(e.draining, e.cur)
+			e.cur, e.digest = nil, ""
+		}
+	}
+	m.publish()
+	m.mu.Unlock()
+
+	errs := make([]error, len(current))
+	var wg sync.WaitGroup
+	for i, p := range current {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.Close(ctx)
+			m.retire(owners[i], p)
+		}()
+	}
+	wg.Wait()
+
+	drained := make(chan struct{})
+	go func() { m.drains.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("waiting for replaced versions to drain: %w", ctx.Err()))
+	}
+	return errors.Join(errs...)
+}
+
+// begin registers an operation; Close waits for it.
+func (m *Manager) begin() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	m.ops.Add(1)
+	return nil
+}
+
+type syncMode int
+
+const (
+	// syncChanged loads the file when its content differs from the version
+	// serving (or from content refused before): watcher events, LoadAll.
+	syncChanged syncMode = iota
+	// syncForce loads whatever the file holds: Reload.
+	syncForce
+	// syncRetry loads a plugin refused for a clash, now that a command
+	// was freed.
+	syncRetry
+)
+
+// load is the work done outside Manager.mu: the file read and, when
+// needed, the new version loaded beside the old.
+type load struct {
+	path   string
+	digest string
+	p      *wasm.Plugin // the new version, not yet published
+	gone   bool         // the file does not exist
+	skip   bool         // nothing to do
+	err    error
+	took   time.Duration
+}
+
+// outcome is what remains to do after a commit, with no lock held.
+type outcome struct {
+	e       *entry
+	old     *wasm.Plugin // version to drain
+	discard *wasm.Plugin // new version refused after its load: close
+	freed   bool         // a command stopped being served
+}
+
+// syncFile brings one plugin in line with its file.
+func (m *Manager) syncFile(ctx context.Context, name string, mode syncMode) error {
+	e := m.entryFor(name)
+	if err := e.acquire(ctx); err != nil {
+		return fmt.Errorf("plugin %s: %w", name, err)
+	}
+	l := m.prepare(ctx, e, mode)
+	res, err := m.commit(ctx, e, l)
+	e.release()
+	m.settle(res)
+	m.notify()
+	if err == nil && l.gone && mode == syncForce {
+		err = fmt.Errorf("plugin %s: %s does not exist; the plugin is not served", name, l.path)
+	}
+	return err
+}
+
+// prepare reads the plugin's file and loads a new version when mode says
+// so. The caller holds e's lock.
+func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
+	l := load{path: m.path(e.name)}
+	bin, err := os.ReadFile(l.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		l.gone = true
+		return l
+	case err != nil:
+		l.err = fmt.Errorf("plugin %s: %w", e.name, err)
+		return l
+	}
+	sum := sha256.Sum256(bin)
+	l.digest = hex.EncodeToString(sum[:])
+
+	m.mu.Lock()
+	switch mode {
+	case syncChanged:
+		l.skip = (e.cur != nil && e.digest == l.digest) || (e.cur == nil && e.refused == l.digest)
+	case syncRetry:
+		l.skip = e.cur != nil || !e.clashed
+	}
+	if !l.skip && e.cur == nil {
+		e.loading = true
+	}
+	m.mu.Unlock()
+	if l.skip {
+		return l
+	}
+	start := time.Now()
+	l.p, l.err = m.cfg.Engine.Load(ctx, e.name, bin, m.cfg.Plugin)
+	l.took = time.Since(start)
+	return l
+}
+
+// commit publishes what prepare found. The caller holds e's lock.
+func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error) {
+	res := outcome{e: e}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e.loading = false
+	switch {
+	case l.skip:
+		return res, nil
+
+	case l.gone:
+		if e.cur != nil {
+			res.old = e.cur
+			e.draining = append(e.draining, e.cur)
+			m.log.Info("plugin file removed: plugin no longer served", "plugin", e.name, "file", l.path)
+		}
+		e.cur, e.digest, e.refused, e.clashed, e.disabled = nil, "", "", false, false
+		e.lastErr, e.lastErrAt = nil, time.Time{}
+		res.freed = m.publish()
+		return res, nil
+
+	case l.err != nil:
+		if ctx.Err() != nil { // canceled, not the file's fault
+			return res, l.err
+		}
+		m.fail(e, l, l.err, false)
+		return res, l.err
+	}
+
+	if clash := m.clash(e.name, l.p); clash != nil {
+		res.discard = l.p
+		m.fail(e, l, clash, true)
+		return res, clash
+	}
+
+	res.old = e.cur
+	if e.cur == nil {
+		e.loads++
+	} else {
+		e.reloads++
+		e.draining = append(e.draining, e.cur)
+	}
+	e.cur, e.digest, e.since = l.p, l.digest, time.Now()
+	e.refused, e.clashed, e.disabled = "", false, false
+	e.lastErr, e.lastErrAt = nil, time.Time{}
+	res.freed = m.publish()
+	msg := "plugin loaded"
+	if res.old != nil {
+		msg = "plugin reloaded: new version serving, old one draining"
+	}
+	m.log.Info(msg, "plugin", e.name, "file", l.path, "digest", short(l.digest),
+		"commands", commandNames(l.p), "took", l.took.Round(time.Millisecond))
+	return res, nil
+}
+
+// fail records a refused load. Manager.mu is held.
+func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
+	e.loadFailures++
+	e.lastErr, e.lastErrAt = err, time.Now()
+	e.refused, e.clashed = l.digest, clashed
+	if e.cur != nil {
+		m.log.Error("plugin reload failed: the old version keeps serving", "plugin", e.name, "file", l.path,
+			"digest", short(l.digest), "err", err)
+	} else {
+		m.log.Error("plugin load failed", "plugin", e.name, "file", l.path, "digest", short(l.digest), "err", err)
+	}
+}
+
+// clash returns an error when p declares a command that another plugin
+// serves now. Manager.mu is held.
+func (m *Manager) clash(name string, p *wasm.Plugin) error {
+	t := m.served.Load()
+	for _, c := range p.Description().Commands {
+		if other, ok := t.byCommand[c.Name]; ok && other.Name() != name {
+			if m.entries[name].cur != nil {
+				return fmt.Errorf("plugin %s: command %s is already served by plugin %s; the new version of %s is refused and the old one keeps serving",
+					name, c.Name, other.Name(), name)
+			}
+			return fmt.Errorf("plugin %s: command %s is already served by plugin %s; %s not loaded",
+				name, c.Name, other.Name(), name)
+		}
+	}
+	return nil
+}
+
+// publish rebuilds the served table from the entries and stores it; it
+// bumps seq when the commands or their settings changed and reports
+// whether a command stopped being served. Manager.mu is held.
+func (m *Manager) publish() (freed bool) {
+	old := m.served.Load()
+	t := &table{byCommand: map[string]*wasm.Plugin{}}
+	for _, e := range m.entries {
+		if e.cur == nil {
+			continue
+		}
+		for _, c := range e.cur.Description().Commands {
+			t.byCommand[c.Name] = e.cur
+			t.served = append(t.served, Served{Plugin: e.name, Command: c})
+		}
+	}
+	sort.Slice(t.served, func(i, j int) bool { return t.served[i].Command.Name < t.served[j].Command.Name })
+	m.served.Store(t)
+	if !reflect.DeepEqual(old.served, t.served) {
+		m.seq++
+	}
+	for c := range old.byCommand {
+		if _, ok := t.byCommand[c]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// settle does, with no lock held, what a commit left to do: close a
+// refused version, drain a replaced one, retry plugins refused for a
+// clash when a command was freed.
+func (m *Manager) settle(res outcome) {
+	if res.discard != nil {
+		_ = res.discard.Close(context.Background()) // never served: nothing in flight
+	}
+	if res.old != nil {
+		m.drain(res.e, res.old)
+	}
+	if res.freed {
+		m.retryClashed()
+	}
+}
+
+// drain closes a replaced version in the background once its calls in
+// flight are done, or at DrainTimeout.
+func (m *Manager) drain(e *entry, p *wasm.Plugin) {
+	m.drains.Add(1)
+	go func() {
+		defer m.drains.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.DrainTimeout)
+		defer cancel()
+		start := time.Now()
+		if err := p.Close(ctx); err != nil {
+			m.log.Warn("old plugin version did not drain in time: calls still running were stopped",
+				"plugin", e.name, "drain_timeout", m.cfg.DrainTimeout, "err", err)
+		} else {
+			m.log.Debug("old plugin version drained and closed", "plugin", e.name, "took", time.Since(start).Round(time.Millisecond))
+		}
+		m.retire(e, p)
+	}()
+}
+
+// retire forgets a closed version, keeping its counters.
+func (m *Manager) retire(e *entry, p *wasm.Plugin) {
+	st := p.Stats()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, d := range e.draining {
+		if d == p {
+			e.draining = append(e.draining[:i], e.draining[i+1:]...)
+			break
+		}
+	}
+	e.retired.Calls += st.Calls
+	e.retired.Failures += st.Failures
+	e.retired.Replaced += st.Replaced
+}
+
+// retryClashed loads again, in file name order and in the background, the
+// plugins refused because a command was taken.
+func (m *Manager) retryClashed() {
+	m.mu.Lock()
+	var names []string
+	for _, e := range m.entries {
+		if e.clashed && e.cur == nil {
+			names = append(names, e.name)
+		}
+	}
+	if len(names) == 0 || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.ops.Add(1)
+	m.mu.Unlock()
+	sortByFile(names)
+	go func() {
+		defer m.ops.Done()
+		for _, name := range names {
+			if err := m.syncFile(m.ctx, name, syncRetry); err == nil {
+				m.log.Debug("plugin retried after a command was freed", "plugin", name)
+			}
+		}
+	}()
+}
+
+// notify runs the OnChange callbacks when the table changed since they
+// last ran.
+func (m *Manager) notify() {
+	m.notifyMu.Lock()
+	defer m.notifyMu.Unlock()
+	m.mu.Lock()
+	seq, fs := m.seq, append([]func(){}, m.onChange...)
+	m.mu.Unlock()
+	if seq == m.notified {
+		return
+	}
+	m.notified = seq
+	for _, f := range fs {
+		f()
+	}
+}
+
+// entryFor returns the entry of name, creating it.
+func (m *Manager) entryFor(name string) *entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[name]
+	if !ok {
+		e = &entry{name: name, lock: make(chan struct{}, 1)}
+		m.entries[name] = e
+	}
+	return e
+}
+
+func (m *Manager) path(name string) string { return filepath.Join(m.cfg.Dir, name+".wasm") }
+
+// scan lists the plugin names of Dir's files, sorted by file name.
+func (m *Manager) scan() ([]string, error) {
+	des, err := os.ReadDir(m.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("plugins folder: %w", err)
+	}
+	var names []string
+	for _, de := range des {
+		if de.IsDir() {
+			continue
+		}
+		if name, ok := pluginName(de.Name()); ok {
+			names = append(names, name)
+		}
+	}
+	sortByFile(names)
+	return names, nil
+}
+
+// withKnown adds the names of known plugins to names, sorted by file
+// name, so that a rescan also notices files that are gone.
+func (m *Manager) withKnown(names []string) []string {
+	seen := map[string]bool{}
+	for _, n := range names {
+		seen[n] = true
+	}
+	m.mu.Lock()
+	for n, e := range m.entries {
+		if !seen[n] && (e.cur != nil || e.lastErr != nil || e.disabled) {
+			names = append(names, n)
+		}
+	}
+	m.mu.Unlock()
+	sortByFile(names)
+	return names
+}
+
+// pluginName returns the plugin name of a file name (base name), and
+// whether the file is a plugin at all: NAME.wasm, not a dotfile.
+func pluginName(file string) (string, bool) {
+	name, ok := strings.CutSuffix(file, ".wasm")
+	if !ok || name == "" || strings.HasPrefix(file, ".") {
+		return "", false
+	}
+	return name, true
+}
+
+// checkName refuses names that are no plugin file's.
+func checkName(name string) error {
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("invalid plugin name %q: the name of a file NAME.wasm in the plugins folder", name)
+	}
+	return nil
+}
+
+// sortByFile sorts plugin names by their file names ("a-b.wasm" sorts
+// before "a.wasm"), the order in which a contested command is granted.
+func sortByFile(names []string) {
+	sort.Slice(names, func(i, j int) bool { return names[i]+".wasm" < names[j]+".wasm" })
+}
+
+func commandNames(p *wasm.Plugin) []string {
+	var out []string
+	for _, c := range p.Description().Commands {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}

@@ -1,0 +1,109 @@
+package plugins
+
+import (
+	"sort"
+	"time"
+
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// States of a plugin in Status.
+const (
+	// StateLoading: the first version is loading; nothing is served yet.
+	StateLoading = "loading"
+	// StateServing: a version serves the plugin's commands. LastError set
+	// means a newer file failed to load and this older version goes on.
+	StateServing = "serving"
+	// StateFailed: the file is there but no version serves it: it failed
+	// to load, or a command it declares is served by another plugin.
+	StateFailed = "failed"
+	// StateDraining: the plugin is no longer served (file removed or
+	// Remove called); its last version is finishing its calls in flight.
+	StateDraining = "draining"
+	// StateRemoved: Remove stopped serving the plugin; its file stays.
+	StateRemoved = "removed"
+)
+
+// PluginStatus describes one plugin for the operator.
+type PluginStatus struct {
+	Name   string
+	File   string // the plugin's file path
+	Digest string // hex sha256 of the file content serving now; "" when none
+	State  string // one of the State constants
+	// Commands are the command names of the version serving.
+	Commands []string
+	// Since is when the version serving started serving.
+	Since time.Time
+
+	Loads        int // times a version started serving with none before
+	Reloads      int // times a new version replaced a serving one
+	LoadFailures int // loads refused (bad module, clash, unreadable file)
+
+	// Call counters, summed over every version of the plugin.
+	Calls     int64
+	Failures  int64 // calls that returned an error
+	Replaced  int64 // instances discarded after a failed call
+	Instances int64 // instances alive now, draining versions' included
+	// InUse counts the calls running now on the version serving. (A
+	// draining version's calls are not counted: while a version closes,
+	// wasm.Stats.InUse reports its whole pool as in use.)
+	InUse    int
+	Draining int // replaced versions still finishing their calls
+
+	LastError   string    // the last load failure; cleared by a successful load
+	LastErrorAt time.Time // when it happened
+}
+
+// Status describes every plugin known, sorted by name: those serving,
+// loading, failed, draining or removed. A plugin whose file is gone and
+// whose last version has closed is no longer listed.
+func (m *Manager) Status() []PluginStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []PluginStatus
+	for _, e := range m.entries {
+		st := PluginStatus{
+			Name: e.name, File: m.path(e.name), Digest: e.digest,
+			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
+			Calls: e.retired.Calls, Failures: e.retired.Failures, Replaced: e.retired.Replaced,
+			Draining: len(e.draining),
+		}
+		switch {
+		case e.cur != nil:
+			st.State = StateServing
+		case e.loading:
+			st.State = StateLoading
+		case len(e.draining) > 0:
+			st.State = StateDraining
+		case e.disabled:
+			st.State = StateRemoved
+		case e.lastErr != nil:
+			st.State = StateFailed
+		default:
+			continue // file gone, nothing left
+		}
+		if e.cur != nil {
+			st.Commands = commandNames(e.cur)
+			st.Since = e.since
+		}
+		if e.lastErr != nil {
+			st.LastError, st.LastErrorAt = e.lastErr.Error(), e.lastErrAt
+		}
+		for _, p := range append([]*wasm.Plugin{e.cur}, e.draining...) {
+			if p == nil {
+				continue
+			}
+			s := p.Stats()
+			st.Calls += s.Calls
+			st.Failures += s.Failures
+			st.Replaced += s.Replaced
+			st.Instances += s.Instances
+			if p == e.cur {
+				st.InUse = s.InUse
+			}
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
