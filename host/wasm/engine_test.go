@@ -233,3 +233,21 @@ func TestAllPluginsLoad(t *testing.T) {
 		}
 	}
 }
+
+func TestLatencyPercentiles(t *testing.T) {
+	var w latencyWindow
+	if p50, p99 := w.percentiles(); p50 != 0 || p99 != 0 {
+		t.Fatal("an empty window reports zeros")
+	}
+	for i := 1; i <= 2000; i++ { // the ring keeps the last 1024: 977..2000
+		w.record(time.Duration(i))
+	}
+	if p50, p99 := w.percentiles(); p50 != 1489 || p99 != 1990 {
+		t.Fatalf("p50 %d p99 %d", p50, p99)
+	}
+	p := load(t, "echo", PluginConfig{})
+	mustCall(t, p, "echo", "x")
+	if st := p.Stats(); st.P50 <= 0 || st.P99 < st.P50 {
+		t.Fatalf("stats after a call: %+v", st)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -39,6 +40,7 @@ type stats struct {
 	replaced  atomic.Int64 // instances discarded after a failed call
 	instances atomic.Int64 // instances alive
 	idleRel   atomic.Int64 // releases by the idle timer
+	latency   latencyWindow
 }
 
 // Stats is a snapshot of a plugin's counters.
@@ -51,6 +53,9 @@ type Stats struct {
 	// IdleReleases counts the times the idle timeout released the
 	// plugin's instances; a timeout that found none idle is not counted.
 	IdleReleases int64
+	// P50 and P99 are the latencies of the last 1024 calls, failed ones
+	// included.
+	P50, P99 time.Duration
 }
 
 // Name returns the plugin's name.
@@ -80,11 +85,13 @@ func (p *Plugin) Vars() *Vars { return p.engine.Vars(p.name) }
 
 // Stats returns a snapshot of the plugin's counters.
 func (p *Plugin) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Calls: p.stats.calls.Load(), Failures: p.stats.failures.Load(),
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
 		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
 	}
+	st.P50, st.P99 = p.stats.latency.percentiles()
+	return st
 }
 
 // describe checks the ABI version of a fresh instance and reads its
@@ -131,7 +138,9 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 			PropName: "Content Type", PropValue: req.ContentType}, nil
 	}
 	p.stats.calls.Add(1)
+	start := time.Now()
 	resp, kind, err := p.invoke(ctx, req)
+	p.stats.latency.record(time.Since(start))
 	if kind != 0 {
 		p.stats.failures.Add(1)
 		return nil, &Error{Kind: kind, Plugin: p.name, Command: req.Command, Err: err}

@@ -1,0 +1,43 @@
+package wasm
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// latencyWindow keeps the durations of a plugin's last calls, for the
+// operator's p50/p99 (`cmdhost plugin list`). A fixed ring: recording is a
+// short critical section and memory does not grow with traffic.
+type latencyWindow struct {
+	mu   sync.Mutex
+	ring [1024]time.Duration
+	next int
+	full bool
+}
+
+func (w *latencyWindow) record(d time.Duration) {
+	w.mu.Lock()
+	w.ring[w.next] = d
+	w.next++
+	if w.next == len(w.ring) {
+		w.next, w.full = 0, true
+	}
+	w.mu.Unlock()
+}
+
+// percentiles returns the p50 and p99 of the window; zeros when empty.
+func (w *latencyWindow) percentiles() (p50, p99 time.Duration) {
+	w.mu.Lock()
+	n := w.next
+	if w.full {
+		n = len(w.ring)
+	}
+	sample := slices.Clone(w.ring[:n])
+	w.mu.Unlock()
+	if n == 0 {
+		return 0, 0
+	}
+	slices.Sort(sample)
+	return sample[n/2], sample[(n*99)/100]
+}
