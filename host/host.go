@@ -150,18 +150,24 @@ type Resolver interface {
 
 // ResolvingHandler serves a command by whichever plugin version serves it
 // when the call starts. A call that looked up a version just before a
-// reload swapped it out may find it closed: it looks up again, once, and
-// runs on the new version, so a reload loses no request.
+// reload swapped it out may find it closed: it looks up again and runs on
+// the newer version (a few times, for reloads in quick succession), so a
+// reload loses no request.
 func ResolvingHandler(r Resolver, name string) rpc.Handler {
 	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
+		var closed *wasm.Plugin
 		for attempt := 0; ; attempt++ {
 			p, ok := r.Lookup(name)
 			if !ok {
 				return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is no longer served"}
 			}
+			if p == closed || attempt == 3 {
+				return mapError(p, nil, &wasm.Error{Kind: wasm.KindClosed, Plugin: p.Name(), Command: name})
+			}
 			resp, err := p.Invoke(ctx, req)
-			if attempt == 0 && errors.Is(err, wasm.KindClosed) {
-				continue // swapped out between the lookup and the call
+			if errors.Is(err, wasm.KindClosed) {
+				closed = p // swapped out between the lookup and the call
+				continue
 			}
 			return mapError(p, resp, err)
 		}

@@ -13,7 +13,8 @@ import (
 
 // Watch follows the plugins folder until ctx is done or Close is called,
 // then returns nil once the loads it started have stopped; it returns an
-// error when the folder cannot be watched. A create, write, rename or
+// error when the folder cannot be watched, or is removed or renamed (the
+// plugins then keep being served). A create, write, rename or
 // remove of a NAME.wasm file (dotfiles and other names, such as the
 // installer's NAME.wasm.tmp, are ignored) is acted on once the file has
 // been quiet for Config.Debounce: the file is read and hashed (sha256);
@@ -80,6 +81,10 @@ func (m *Manager) Watch(ctx context.Context) error {
 			}
 			if !ev.Has(fsnotify.Create | fsnotify.Write | fsnotify.Rename | fsnotify.Remove) {
 				continue // chmod alone changes nothing we load
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(m.cfg.Dir) {
+				// The plugins keep being served; the host decides.
+				return fmt.Errorf("plugins: the plugins folder %s was removed or renamed: no longer watching it", m.cfg.Dir)
 			}
 			if name, ok := pluginName(filepath.Base(ev.Name)); ok {
 				d.touch(name)

@@ -293,3 +293,33 @@ func TestCloseStopsWatch(t *testing.T) {
 		t.Fatal("Watch still running after Close")
 	}
 }
+
+// TestWatchDirRemoved: Watch says so when the folder goes away; what was
+// served stays served.
+func TestWatchDirRemoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plugins")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	m, _ := newManager(t, dir, 0)
+	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Watch(context.Background()) }()
+	time.Sleep(100 * time.Millisecond)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Watch returned nil after the folder was removed")
+		}
+		t.Logf("Watch: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch did not notice the folder going away")
+	}
+	mustEcho(t, m, "wat-echo")
+}

@@ -42,6 +42,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
+			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
 		},
 		Action: runServe,
@@ -61,6 +62,7 @@ func runServe(c *cli.Context) error {
 // serveSettings are serve's flags, checked.
 type serveSettings struct {
 	plugins, listen, id, clientID, share string
+	adminToken                           string
 	broker                               *url.URL
 	execTimeout, drain, idleTimeout      time.Duration
 	pool                                 int
@@ -71,7 +73,7 @@ type serveSettings struct {
 func serveConfig(c *cli.Context) (serveSettings, error) {
 	s := serveSettings{
 		plugins: c.String("plugins"), listen: c.String("listen"), id: c.String("id"),
-		clientID: c.String("client-id"), share: c.String("share"),
+		clientID: c.String("client-id"), share: c.String("share"), adminToken: c.String("admin-token"),
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
 		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
 	}
@@ -127,7 +129,10 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		defer cancel()
 		_ = mgr.Close(cctx)
 	}()
-	served := func() []rpc.Command { return host.Served(mgr, s.execTimeout, s.pool) }
+	admin := &host.Admin{Manager: mgr, Token: s.adminToken}
+	served := func() []rpc.Command {
+		return append(host.Served(mgr, s.execTimeout, s.pool), admin.Commands()...)
+	}
 	cmds := served()
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
@@ -136,6 +141,7 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	if err != nil {
 		return err
 	}
+	admin.Reuse = exec.ReuseStats
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = exec.Start(startCtx)
 	cancel()

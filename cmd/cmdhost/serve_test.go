@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -226,4 +227,76 @@ func TestServeHotReload(t *testing.T) {
 	installFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "echo.wasm")
 	took = untilAnswer(t, broker, "echo", "v2:hi", 10*time.Second)
 	t.Logf("the replaced module answered %v after the replacement", took.Round(time.Millisecond))
+}
+
+// The plugin subcommands against a running host: list shows what serves,
+// install adds a module, reload and remove need the admin token.
+func TestPluginAdmin(t *testing.T) {
+	dir := t.TempDir()
+	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr,
+		"--id", "cli-host", "--admin-token", "s3cret")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	serving := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "msg=serving") {
+				once.Do(func() { close(serving) })
+			}
+		}
+	}()
+	<-serving
+	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
+	untilAnswer(t, "mqtt://"+addr, "echo", "hi", 10*time.Second)
+
+	out, errOut, code := run(t, append([]string{"plugin", "list"}, host...)...)
+	if code != 0 || !strings.Contains(out, "NAME") || !strings.Contains(out, "echo") || !strings.Contains(out, "serving") {
+		t.Fatalf("plugin list: %q %q %d", out, errOut, code)
+	}
+	_, errOut, code = run(t, append([]string{"plugin", "reload", "echo"}, host...)...)
+	if code != 1 || !strings.Contains(errOut, "status 403") || !strings.Contains(errOut, "admin token") {
+		t.Fatalf("reload without the token: %q %d", errOut, code)
+	}
+	out, errOut, code = run(t, "plugin", "install", filepath.Join(plugins, "counter.wasm"), "--plugins", dir)
+	if code != 0 || !strings.Contains(out, "installed") {
+		t.Fatalf("install: %q %q %d", out, errOut, code)
+	}
+	untilAnswer(t, "mqtt://"+addr, "counter", "hi:1", 10*time.Second)
+	_, errOut, code = run(t, "plugin", "install", filepath.Join(plugins, "../plugins-bad/bad-net.wasm"), "--plugins", dir)
+	if code != 1 || !strings.Contains(errOut, "not installed") {
+		t.Fatalf("installing a bad module: %q %d", errOut, code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad-net.wasm")); err == nil {
+		t.Fatal("a refused module must not reach the folder")
+	}
+	out, errOut, code = run(t, append([]string{"plugin", "reload", "echo", "--token", "s3cret"}, host...)...)
+	if code != 0 || !strings.Contains(out, "echo: reload done") {
+		t.Fatalf("reload: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, append([]string{"plugin", "list", "--json"}, host...)...)
+	var views []struct {
+		Name    string
+		Reloads int
+		Calls   int64
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(views) != 2 || views[1].Name != "echo" || views[1].Reloads != 1 {
+		t.Fatalf("plugin list --json after the reload: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, append([]string{"plugin", "remove", "counter", "--token", "s3cret"}, host...)...)
+	if code != 0 {
+		t.Fatalf("remove: %q %q %d", out, errOut, code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "counter.wasm")); !os.IsNotExist(err) {
+		t.Fatalf("remove deletes the file: %v", err)
+	}
+	if out, _, _ := run(t, "invoke", "counter", "--timeout", "1s", "--broker", "mqtt://"+addr, "--executor", "cli-host"); out != "" {
+		t.Fatalf("a removed plugin answered %q", out)
+	}
 }

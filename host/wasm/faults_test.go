@@ -24,6 +24,7 @@ func TestDeadlineStopsGuest(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.plugin, func(t *testing.T) {
 			p := load(t, c.plugin, PluginConfig{PoolSize: 1})
+			ran := int64(0) // calls cut while running (not while instantiating)
 			for range 3 {
 				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 				start := time.Now()
@@ -36,10 +37,15 @@ func TestDeadlineStopsGuest(t *testing.T) {
 				if elapsed < 100*time.Millisecond || elapsed > 100*time.Millisecond+stopBound {
 					t.Fatalf("returned after %v for a 100 ms deadline", elapsed)
 				}
+				// On a loaded machine a fresh instance may take the whole
+				// 100 ms to make: that call is cut before running.
+				if !strings.Contains(err.Error(), "instantiating") {
+					ran++
+				}
 			}
 			st := p.Stats()
-			if st.Replaced != 3 || st.Instances != 0 {
-				t.Fatalf("each stopped instance must be discarded: %+v", st)
+			if ran == 0 || st.Replaced != ran || st.Instances != 0 {
+				t.Fatalf("each instance that ran a cut call must be discarded (%d ran): %+v", ran, st)
 			}
 			if c.plugin == "sleep" {
 				if resp := mustCall(t, p, "sleep", "1"); string(resp.Payload) != "1" {

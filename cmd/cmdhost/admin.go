@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// The plugin subcommands that talk to a running host go through its admin
+// ops (package host, admin.go) over MQTT.
+
+func hostFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
+		&cli.StringFlag{Name: "executor", Usage: "executor id of the host (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
+		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the host"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+	}
+}
+
+func tokenFlag() cli.Flag {
+	return &cli.StringFlag{Name: "token", Usage: "the host's admin token (serve --admin-token)", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}}
+}
+
+// adminCall runs one admin op on the host the flags name and returns the
+// reply's JSON.
+func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
+	u, err := brokerURL(c.String("broker"))
+	if err != nil {
+		return nil, cli.Exit(err, 2)
+	}
+	executor := c.String("executor")
+	if executor == "" {
+		executor = hostname()
+	}
+	call := rpc.Call{Topic: host.AdminTopic(executor, op), ContentType: "application/json", Timeout: c.Duration("timeout")}
+	if req != nil {
+		if call.Payload, err = json.Marshal(req); err != nil {
+			return nil, err
+		}
+	}
+	if t := c.String("token"); t != "" {
+		call.Metadata = map[string]string{host.AdminTokenKey: t}
+	}
+	cctx, cancel := context.WithTimeout(c.Context, 5*time.Second)
+	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u})
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer inv.Close()
+	res, err := inv.Invoke(c.Context, call)
+	if errors.Is(err, rpc.ErrNoResponse) {
+		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is it running? (--executor, --broker)", executor, u), 1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Err(); err != nil {
+		return nil, cli.Exit(err, 1)
+	}
+	return res.Payload, nil
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list the plugins of a running host",
+		Flags: hostFlags(),
+		Action: func(c *cli.Context) error {
+			out, err := adminCall(c, "list", nil)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				_, err = c.App.Writer.Write(append(out, '\n'))
+				return err
+			}
+			var views []host.PluginView
+			if err := json.Unmarshal(out, &views); err != nil {
+				return fmt.Errorf("the host's reply: %w", err)
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
+			for _, v := range views {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.2fms\t%.2fms\t%d\t%s\n", v.Name, v.State, short(v.Digest),
+					strings.Join(v.Commands, ","), v.Instances, v.Calls, v.Failures, v.P50Ms, v.P99Ms, v.Reloads, orDash(v.LastError))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return orDash(digest)
+}
+
+func namedOp(name, usage, op string) *cli.Command {
+	return &cli.Command{
+		Name: name, Usage: usage, ArgsUsage: "NAME",
+		Flags: append(hostFlags(), tokenFlag()),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit(fmt.Sprintf("%s needs one plugin name: cmdhost plugin %s NAME", name, name), 2)
+			}
+			out, err := adminCall(c, op, host.AdminRequest{Name: c.Args().First()})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				_, err = c.App.Writer.Write(append(out, '\n'))
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "%s: %s done\n", c.Args().First(), op)
+			return nil
+		},
+	}
+}
+
+func reloadCommand() *cli.Command {
+	return namedOp("reload", "reload a plugin of a running host from its file (needs --token)", "reload")
+}
+
+func removeCommand() *cli.Command {
+	return namedOp("remove", "stop serving a plugin of a running host and delete its file (needs --token)", "remove")
+}
+
+func installCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "install",
+		Usage:     "validate a module file, then copy it into a plugins folder atomically",
+		ArgsUsage: "FILE.wasm",
+		Description: "The copy is written to a temporary file in the folder and renamed into place, so\n" +
+			"a running host never sees half a file. The host's watcher serves it within a second.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host", Required: true, EnvVars: []string{"CMDHOST_PLUGINS"}},
+			&cli.StringFlag{Name: "name", Usage: "plugin name (default: the file's base name)"},
+		},
+		Action: runInstall,
+	}
+}
+
+func runInstall(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cli.Exit("install needs one module file: cmdhost plugin install FILE.wasm --plugins DIR", 2)
+	}
+	src, dir := c.Args().First(), c.String("plugins")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return cli.Exit(fmt.Sprintf("--plugins %s: not a directory", dir), 2)
+	}
+	name := c.String("name")
+	if name == "" {
+		name = pluginName(src)
+	}
+	e, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	fmt.Fprintf(c.App.ErrWriter, "validating %s…\n", src)
+	p, bin, err := loadFile(c, e, src, wasm.PluginConfig{PoolSize: 1})
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("not installed: %v", err), 1)
+	}
+	_ = p.Close(context.Background())
+	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(bin); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	dst := filepath.Join(dir, name+".wasm")
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "installed %s as %s\n", src, dst)
+	return nil
+}

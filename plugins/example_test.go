@@ -1,0 +1,67 @@
+package plugins_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/plugins"
+)
+
+// call serves one request the way a host should: look the command up, and
+// look it up again when the version found closed in between (a reload
+// swapped it out), which it may do a few times while Lookup finds another
+// version.
+func call(ctx context.Context, m *plugins.Manager, req *abi.Request) (*abi.Response, error) {
+	var tried *wasm.Plugin
+	for range 3 {
+		p, ok := m.Lookup(req.Command)
+		if !ok || p == tried {
+			break
+		}
+		resp, err := p.Invoke(ctx, req)
+		if !errors.Is(err, wasm.KindClosed) {
+			return resp, err
+		}
+		tried = p
+	}
+	return nil, fmt.Errorf("command %s is not served", req.Command)
+}
+
+func Example() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "plugins")
+	defer os.RemoveAll(dir)
+	// Install: write a temporary file, then rename it into place.
+	bin, _ := os.ReadFile("../testdata/plugins/wat-echo.wasm")
+	_ = os.WriteFile(filepath.Join(dir, "wat-echo.wasm.tmp"), bin, 0o644)
+	_ = os.Rename(filepath.Join(dir, "wat-echo.wasm.tmp"), filepath.Join(dir, "wat-echo.wasm"))
+
+	engine, _ := wasm.NewEngine(wasm.Config{})
+	defer engine.Close(ctx)
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: engine})
+	defer m.Close(ctx)
+	m.OnChange(func() { fmt.Println("commands now:", len(m.Commands())) })
+	for _, err := range m.LoadAll(ctx) {
+		fmt.Println("problem:", err)
+	}
+	// A host runs m.Watch(ctx) in a goroutine from here on.
+
+	resp, err := call(ctx, m, &abi.Request{Command: "wat-echo", Payload: []byte("hello")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s\n", resp.Payload)
+	for _, s := range m.Status() {
+		fmt.Println(s.Name, s.State, s.Commands)
+	}
+	// Output:
+	// commands now: 1
+	// hello
+	// wat-echo serving [wat-echo]
+}
