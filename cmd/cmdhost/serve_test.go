@@ -31,8 +31,14 @@ func freeAddr(t *testing.T) string {
 // the exit error and the log.
 func startServe(t *testing.T, onLine func(string), extra ...string) (addr string, stop func() (error, string)) {
 	t.Helper()
+	return startServeIn(t, plugins, onLine, extra...)
+}
+
+// startServeIn is startServe on another plugins folder.
+func startServeIn(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, stop func() (error, string)) {
+	t.Helper()
 	addr = freeAddr(t)
-	args := append([]string{"--cache-dir", cliCache(), "serve", "--plugins", plugins, "--listen", addr, "--id", "cli-host"}, extra...)
+	args := append([]string{"--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host"}, extra...)
 	cmd := exec.Command(binary, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -43,6 +49,7 @@ func startServe(t *testing.T, onLine func(string), extra ...string) (addr string
 	}
 	var log strings.Builder
 	serving := make(chan struct{})
+	var servingOnce sync.Once // serve logs "serving" again after each reload
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -53,7 +60,7 @@ func startServe(t *testing.T, onLine func(string), extra ...string) (addr string
 				onLine(sc.Text())
 			}
 			if strings.Contains(sc.Text(), `msg=serving`) {
-				close(serving)
+				servingOnce.Do(func() { close(serving) })
 			}
 		}
 	}()
@@ -199,24 +206,7 @@ func untilAnswer(t *testing.T, broker, command, want string, limit time.Duration
 func TestServeHotReload(t *testing.T) {
 	dir := t.TempDir()
 	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
-	addr := freeAddr(t)
-	cmd := exec.Command(binary, "--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	serving := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := sync.Once{}
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "msg=serving") {
-				once.Do(func() { close(serving) })
-			}
-		}
-	}()
-	<-serving
+	addr, _ := startServeIn(t, dir, nil)
 	broker := "mqtt://" + addr
 	untilAnswer(t, broker, "echo", "hi", 10*time.Second)
 
@@ -234,25 +224,7 @@ func TestServeHotReload(t *testing.T) {
 func TestPluginAdmin(t *testing.T) {
 	dir := t.TempDir()
 	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
-	addr := freeAddr(t)
-	cmd := exec.Command(binary, "--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr,
-		"--id", "cli-host", "--admin-token", "s3cret")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	serving := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := sync.Once{}
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "msg=serving") {
-				once.Do(func() { close(serving) })
-			}
-		}
-	}()
-	<-serving
+	addr, _ := startServeIn(t, dir, nil, "--admin-token", "s3cret")
 	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
 	untilAnswer(t, "mqtt://"+addr, "echo", "hi", 10*time.Second)
 
