@@ -175,11 +175,22 @@ func ResolvingHandler(r Resolver, name string) rpc.Handler {
 }
 
 // Served returns the RPC commands of what the plugins manager serves now,
-// each resolving its plugin version per call (hot reload).
+// each resolving its plugin version per call (hot reload). A command's
+// execution timeout is, first found: the plugin's operator file's for the
+// command, the operator file's for the plugin (both in plugins.Served.Timeout),
+// the module's declared one, hostTimeout. Its concurrency is the operator
+// file's (plugins.Served.Concurrency), else poolSize.
 func Served(m *plugins.Manager, hostTimeout time.Duration, poolSize int) []rpc.Command {
 	var out []rpc.Command
 	for _, s := range m.Commands() {
-		out = append(out, command(s.Command, ResolvingHandler(m, s.Command.Name), hostTimeout, poolSize))
+		c, concurrency := s.Command, poolSize
+		if s.Timeout > 0 {
+			c.Timeout = s.Timeout
+		}
+		if s.Concurrency > 0 {
+			concurrency = s.Concurrency
+		}
+		out = append(out, command(c, ResolvingHandler(m, c.Name), hostTimeout, concurrency))
 	}
 	return out
 }

@@ -5,8 +5,9 @@
 //
 // # The folder
 //
-// Every file NAME.wasm in the folder is the plugin NAME; other files and
-// dotfiles are ignored. A module describes its own commands (abi), so a
+// Every file NAME.wasm in the folder is the plugin NAME, and NAME.json its
+// optional operator file (see Operator files); other files and dotfiles
+// are ignored. A module describes its own commands (abi), so a
 // lone .wasm file is enough. A command may be served by one plugin only:
 // when two plugins declare it, the one already serving keeps it (at
 // startup, the one whose file name sorts first) and the other is refused
@@ -27,6 +28,52 @@
 //
 // A file is loaded again only when its content (sha256) changed; touching
 // it does nothing. Deleting it stops serving its commands.
+//
+// # Operator files
+//
+// An optional NAME.json beside NAME.wasm holds the operator's settings for
+// the plugin, which override the module's declared defaults and the
+// host's (Config.Plugin and the host's flags):
+//
+//	{
+//	  "enabled": true,
+//	  "timeout": "2s",
+//	  "commands": {"echo": {"timeout": "500ms"}},
+//	  "concurrency": 4,
+//	  "pool": 4,
+//	  "memoryPages": 512,
+//	  "idleTimeout": "5m",
+//	  "grants": {"env": {"REGION": "eu"}, "mounts": [{"host": "/srv/data", "guest": "/data", "readOnly": true}]},
+//	  "config": {"greeting": "hi"}
+//	}
+//
+// Every field is optional. "enabled": false keeps the plugin from being
+// served (its module is not loaded; Status says StateDisabled). "timeout"
+// is the execution timeout of all its commands and a "commands" entry's
+// that of one command (it wins); "concurrency" bounds each command's calls
+// at once (default: "pool", else the host's). Those three reach the host
+// through Served. "pool", "memoryPages" and "idleTimeout" set the
+// wasm.PluginConfig fields of the same meaning; "grants.env" and "config"
+// add to the host's values (the file's win); "grants.mounts" replaces the
+// host's mounts. See Operator.
+//
+// The file is strict JSON, read strictly (ParseOperator): no comments, no
+// unknown or misspelt field (names are case-sensitive), no field twice, no
+// null, durations as Go duration strings ("2s"), whole numbers of at least
+// 1, mounts of existing absolute host directories. A command named in
+// "commands" must be one the module declares (checked once the module is
+// loaded). Each error names the file, the field and the fix:
+//
+//	echo.json: "timeout": "2 sec" is not a duration (e.g. "2s")
+//
+// The operator file is part of the plugin's content: a create, write,
+// rename or remove of NAME.json reloads the plugin like a change of
+// NAME.wasm (debounced, and only when the sha256 of either file changed),
+// with a new version beside the old one, the atomic swap and the drain. An
+// invalid operator file is refused like an invalid module: the old version
+// keeps serving with its old settings, and the error is logged and shown
+// by Status. Status.Digest stays the module's; Status.Operator and
+// Status.OperatorDigest name the operator file in force and its sha256.
 //
 // # Reload never drops a request
 //

@@ -51,10 +51,21 @@ type Config struct {
 	DrainTimeout time.Duration
 }
 
-// Served is one command served now and the plugin serving it.
+// Served is one command served now, the plugin serving it and what the
+// plugin's operator file (NAME.json) sets for it.
 type Served struct {
-	Plugin  string
+	Plugin string
+	// Command is the command as the module declares it.
 	Command abi.Command
+	// Timeout is the execution timeout the operator file sets for the
+	// command: its "commands" entry's, else the file's "timeout". 0: the
+	// file sets none, and the module's declared timeout, else the host's,
+	// applies.
+	Timeout time.Duration
+	// Concurrency is the calls at once the operator file allows the
+	// command: its "concurrency", else its "pool" (the plugin's instance
+	// count). 0: the file sets neither, and the host's default applies.
+	Concurrency int
 }
 
 // Manager owns the plugins folder and serves, per command, the current
@@ -130,11 +141,14 @@ type entry struct {
 
 	cur      *wasm.Plugin   // the version serving; nil when none
 	digest   string         // of cur's file content
+	op       *Operator      // the operator file applied to cur, or that disabled the plugin; nil when none
+	opDigest string         // of op's file content; "" when none
+	off      bool           // the operator file says "enabled": false; cur is nil
 	since    time.Time      // when cur started serving
 	draining []*wasm.Plugin // replaced versions finishing their calls
 	loading  bool           // a first load is running
 
-	refused  string // digest of content not to load again unasked (failed, clashed, removed)
+	refused  string // key of content not to load again unasked (failed, clashed, removed, disabled)
 	clashed  bool   // refused because a command was taken: retried when one is freed
 	disabled bool   // removed by Remove while the file stays
 
@@ -154,6 +168,14 @@ func (e *entry) acquire(ctx context.Context) error {
 }
 
 func (e *entry) release() { <-e.lock }
+
+// key identifies the content of both files of cur (see load.key).
+// Manager.mu is held.
+func (e *entry) key() string { return contentKey(e.digest, e.opDigest) }
+
+// contentKey identifies the content of a plugin's module and operator file
+// together: a change of either is a change of the plugin.
+func contentKey(module, operator string) string { return module + "+" + operator }
 
 // NewManager returns a Manager for cfg.Dir; it serves nothing until
 // LoadAll, Watch or Reload. It panics when cfg.Engine is nil.
@@ -276,12 +298,13 @@ func (m *Manager) loadAll(ctx context.Context) []error {
 	return out
 }
 
-// Reload loads the plugin from its file now, even when the content did
-// not change (a fresh version with fresh instances), and swaps it in: the
-// old version drains. A load that fails leaves the old version serving
-// and returns the error. When the file is gone, the plugin stops being
-// served and Reload says so. Reload also brings back a plugin removed by
-// Remove.
+// Reload loads the plugin from its file now, with the settings of its
+// operator file, even when neither changed (a fresh version with fresh
+// instances), and swaps it in: the old version drains. A load that fails
+// (or an invalid operator file) leaves the old version serving and
+// returns the error. When the file is gone, or the operator file says
+// "enabled": false, the plugin stops being served and Reload says so.
+// Reload also brings back a plugin removed by Remove.
 func (m *Manager) Reload(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -296,7 +319,7 @@ func (m *Manager) Reload(ctx context.Context, name string) error {
 // Remove stops serving the plugin, as if its file were deleted, without
 // deleting the file: its commands go at once and its version closes once
 // its calls in flight are done. The file is loaded again when its content
-// changes, or by Reload.
+// (or its operator file's) changes, or by Reload.
 func (m *Manager) Remove(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -321,9 +344,9 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 		return fmt.Errorf("plugin %s is not being served", name)
 	}
 	res := outcome{e: e, old: e.cur}
-	e.refused, e.clashed, e.disabled = e.digest, false, true
+	e.refused, e.clashed, e.disabled = e.key(), false, true
 	e.draining = append(e.draining, e.cur)
-	e.cur, e.digest = nil, ""
+	e.cur, e.digest, e.op, e.opDigest = nil, "", nil, ""
 	res.freed = m.publish()
 	m.mu.Unlock()
 	e.release()
@@ -412,14 +435,21 @@ const (
 // load is the work done outside Manager.mu: the file read and, when
 // needed, the new version loaded beside the old.
 type load struct {
-	path   string
-	digest string
-	p      *wasm.Plugin // the new version, not yet published
-	gone   bool         // the file does not exist
-	skip   bool         // nothing to do
-	err    error
-	took   time.Duration
+	path     string
+	digest   string       // of the module file
+	opPath   string       // the operator file's path
+	opDigest string       // of the operator file; "" when there is none
+	op       *Operator    // the operator file, valid; nil when none or invalid
+	p        *wasm.Plugin // the new version, not yet published
+	gone     bool         // the module file does not exist
+	off      bool         // the operator file says "enabled": false: not loaded
+	skip     bool         // nothing to do
+	err      error
+	took     time.Duration
 }
+
+// key identifies the content of both files read.
+func (l *load) key() string { return contentKey(l.digest, l.opDigest) }
 
 // outcome is what remains to do after a commit, with no lock held.
 type outcome struct {
@@ -440,16 +470,22 @@ func (m *Manager) syncFile(ctx context.Context, name string, mode syncMode) erro
 	e.release()
 	m.settle(res)
 	m.notify()
-	if err == nil && l.gone && mode == syncForce {
-		err = fmt.Errorf("plugin %s: %s does not exist; the plugin is not served", name, l.path)
+	if err == nil && mode == syncForce {
+		switch {
+		case l.gone:
+			err = fmt.Errorf("plugin %s: %s does not exist; the plugin is not served", name, l.path)
+		case l.off:
+			err = fmt.Errorf("plugin %s is disabled by %s (\"enabled\": false); it is not served", name, l.opPath)
+		}
 	}
 	return err
 }
 
-// prepare reads the plugin's file and loads a new version when mode says
-// so. The caller holds e's lock.
+// prepare reads the plugin's files (the module and its operator file) and
+// loads a new version with the operator's settings when mode says so. The
+// caller holds e's lock.
 func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
-	l := load{path: m.path(e.name)}
+	l := load{path: m.path(e.name), opPath: m.opPath(e.name)}
 	bin, err := os.ReadFile(l.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -459,27 +495,53 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		l.err = fmt.Errorf("plugin %s: %w", e.name, err)
 		return l
 	}
-	sum := sha256.Sum256(bin)
-	l.digest = hex.EncodeToString(sum[:])
+	l.digest = sha(bin)
+	var opErr error
+	opBin, err := os.ReadFile(l.opPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		l.err = fmt.Errorf("plugin %s: operator file: %w", e.name, err)
+		return l
+	default:
+		l.opDigest = sha(opBin)
+		l.op, opErr = ParseOperator(l.opPath, opBin)
+		l.off = opErr == nil && !l.op.Enabled
+	}
 
 	m.mu.Lock()
 	switch mode {
 	case syncChanged:
-		l.skip = (e.cur != nil && e.digest == l.digest) || (e.cur == nil && e.refused == l.digest)
+		l.skip = (e.cur != nil && e.key() == l.key()) || (e.cur == nil && e.refused == l.key())
 	case syncRetry:
 		l.skip = e.cur != nil || !e.clashed
 	}
-	if !l.skip && e.cur == nil {
+	if !l.skip && e.cur == nil && opErr == nil && !l.off {
 		e.loading = true
 	}
 	m.mu.Unlock()
-	if l.skip {
+	switch {
+	case l.skip || l.off:
+		return l
+	case opErr != nil:
+		l.op, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, opErr)
 		return l
 	}
 	start := time.Now()
-	l.p, l.err = m.cfg.Engine.Load(ctx, e.name, bin, m.cfg.Plugin)
+	l.p, l.err = m.cfg.Engine.Load(ctx, e.name, bin, l.op.pluginConfig(m.cfg.Plugin))
 	l.took = time.Since(start)
+	if l.err == nil {
+		if err := l.op.CheckCommands(l.p.Description()); err != nil {
+			_ = l.p.Close(context.Background()) // never served: nothing in flight
+			l.p, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, err)
+		}
+	}
 	return l
+}
+
+func sha(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // commit publishes what prepare found. The caller holds e's lock.
@@ -499,6 +561,22 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 			m.log.Info("plugin file removed: plugin no longer served", "plugin", e.name, "file", l.path)
 		}
 		e.cur, e.digest, e.refused, e.clashed, e.disabled = nil, "", "", false, false
+		e.op, e.opDigest, e.off = nil, "", false
+		e.lastErr, e.lastErrAt = nil, time.Time{}
+		res.freed = m.publish()
+		return res, nil
+
+	case l.off:
+		if e.cur != nil {
+			res.old = e.cur
+			e.draining = append(e.draining, e.cur)
+		}
+		if e.cur != nil || !e.off {
+			m.log.Info("plugin disabled by its operator file (\"enabled\": false): not served", "plugin", e.name,
+				"operator", l.opPath)
+		}
+		e.cur, e.digest, e.op, e.opDigest, e.off = nil, "", l.op, l.opDigest, true
+		e.refused, e.clashed, e.disabled = l.key(), false, false
 		e.lastErr, e.lastErrAt = nil, time.Time{}
 		res.freed = m.publish()
 		return res, nil
@@ -525,6 +603,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 		e.draining = append(e.draining, e.cur)
 	}
 	e.cur, e.digest, e.since = l.p, l.digest, time.Now()
+	e.op, e.opDigest, e.off = l.op, l.opDigest, false
 	e.refused, e.clashed, e.disabled = "", false, false
 	e.lastErr, e.lastErrAt = nil, time.Time{}
 	res.freed = m.publish()
@@ -532,8 +611,12 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 	if res.old != nil {
 		msg = "plugin reloaded: new version serving, old one draining"
 	}
-	m.log.Info(msg, "plugin", e.name, "file", l.path, "digest", short(l.digest),
-		"commands", commandNames(l.p), "took", l.took.Round(time.Millisecond))
+	attrs := []any{"plugin", e.name, "file", l.path, "digest", short(l.digest),
+		"commands", commandNames(l.p), "took", l.took.Round(time.Millisecond)}
+	if l.op != nil {
+		attrs = append(attrs, "operator", l.opPath, "operator_digest", short(l.opDigest))
+	}
+	m.log.Info(msg, attrs...)
 	return res, nil
 }
 
@@ -541,13 +624,18 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 	e.loadFailures++
 	e.lastErr, e.lastErrAt = err, time.Now()
-	e.refused, e.clashed = l.digest, clashed
-	if e.cur != nil {
-		m.log.Error("plugin reload failed: the old version keeps serving", "plugin", e.name, "file", l.path,
-			"digest", short(l.digest), "err", err)
-	} else {
-		m.log.Error("plugin load failed", "plugin", e.name, "file", l.path, "digest", short(l.digest), "err", err)
+	e.refused, e.clashed = l.key(), clashed
+	attrs := []any{"plugin", e.name, "file", l.path, "digest", short(l.digest)}
+	if l.opDigest != "" {
+		attrs = append(attrs, "operator", l.opPath, "operator_digest", short(l.opDigest))
 	}
+	attrs = append(attrs, "err", err)
+	if e.cur != nil {
+		m.log.Error("plugin reload failed: the old version keeps serving", attrs...)
+		return
+	}
+	e.op, e.opDigest, e.off = nil, "", false // not disabled any more: failed
+	m.log.Error("plugin load failed", attrs...)
 }
 
 // clash returns an error when p declares a command that another plugin
@@ -579,7 +667,8 @@ func (m *Manager) publish() (freed bool) {
 		}
 		for _, c := range e.cur.Description().Commands {
 			t.byCommand[c.Name] = e.cur
-			t.served = append(t.served, Served{Plugin: e.name, Command: c})
+			t.served = append(t.served, Served{Plugin: e.name, Command: c,
+				Timeout: e.op.timeout(c.Name), Concurrency: e.op.concurrency()})
 		}
 	}
 	sort.Slice(t.served, func(i, j int) bool { return t.served[i].Command.Name < t.served[j].Command.Name })
@@ -703,6 +792,9 @@ func (m *Manager) entryFor(name string) *entry {
 
 func (m *Manager) path(name string) string { return filepath.Join(m.cfg.Dir, name+".wasm") }
 
+// opPath is the path of the plugin's operator file.
+func (m *Manager) opPath(name string) string { return filepath.Join(m.cfg.Dir, name+OperatorExt) }
+
 // scan lists the plugin names of Dir's files, sorted by file name.
 func (m *Manager) scan() ([]string, error) {
 	des, err := os.ReadDir(m.cfg.Dir)
@@ -731,7 +823,7 @@ func (m *Manager) withKnown(names []string) []string {
 	}
 	m.mu.Lock()
 	for n, e := range m.entries {
-		if !seen[n] && (e.cur != nil || e.lastErr != nil || e.disabled) {
+		if !seen[n] && (e.cur != nil || e.lastErr != nil || e.disabled || e.off) {
 			names = append(names, n)
 		}
 	}

@@ -22,14 +22,25 @@ const (
 	StateDraining = "draining"
 	// StateRemoved: Remove stopped serving the plugin; its file stays.
 	StateRemoved = "removed"
+	// StateDisabled: the plugin's operator file says "enabled": false; the
+	// module is not loaded. Operator names the file.
+	StateDisabled = "disabled"
 )
 
 // PluginStatus describes one plugin for the operator.
 type PluginStatus struct {
 	Name   string
 	File   string // the plugin's file path
-	Digest string // hex sha256 of the file content serving now; "" when none
+	Digest string // hex sha256 of the module file content serving now; "" when none
 	State  string // one of the State constants
+	// Operator is the path of the operator file (NAME.json) whose settings
+	// apply to the version serving, or that disabled the plugin; "" when
+	// none does (the host's settings and the module's defaults apply).
+	Operator string
+	// OperatorDigest is the hex sha256 of that operator file's content;
+	// "" when none. A plugin's content is the pair (Digest,
+	// OperatorDigest): a change of either reloads it.
+	OperatorDigest string
 	// Commands are the command names of the version serving.
 	Commands []string
 	// Since is when the version serving started serving.
@@ -55,7 +66,7 @@ type PluginStatus struct {
 }
 
 // Status describes every plugin known, sorted by name: those serving,
-// loading, failed, draining or removed. A plugin whose file is gone and
+// loading, failed, draining, removed or disabled. A plugin whose file is gone and
 // whose last version has closed is no longer listed.
 func (m *Manager) Status() []PluginStatus {
 	m.mu.Lock()
@@ -75,12 +86,17 @@ func (m *Manager) Status() []PluginStatus {
 			st.State = StateLoading
 		case len(e.draining) > 0:
 			st.State = StateDraining
+		case e.off:
+			st.State = StateDisabled
 		case e.disabled:
 			st.State = StateRemoved
 		case e.lastErr != nil:
 			st.State = StateFailed
 		default:
 			continue // file gone, nothing left
+		}
+		if e.op != nil && (e.cur != nil || e.off) {
+			st.Operator, st.OperatorDigest = e.op.File, e.opDigest
 		}
 		if e.cur != nil {
 			st.Commands = commandNames(e.cur)

@@ -14,14 +14,16 @@ import (
 // Watch follows the plugins folder until ctx is done or Close is called,
 // then returns nil once the loads it started have stopped; it returns an
 // error when the folder cannot be watched, or is removed or renamed (the
-// plugins then keep being served). A create, write, rename or
-// remove of a NAME.wasm file (dotfiles and other names, such as the
-// installer's NAME.wasm.tmp, are ignored) is acted on once the file has
-// been quiet for Config.Debounce: the file is read and hashed (sha256);
-// when its content differs from the version serving, a new version is
-// loaded beside the old one and swapped in; when the file is gone, the
-// plugin stops being served. Changes of different files are handled in
-// parallel, those of one file in order.
+// plugins then keep being served). A create, write, rename or remove of a
+// NAME.wasm file or of its operator file NAME.json (dotfiles and other
+// names, such as the installer's NAME.wasm.tmp, are ignored) is acted on
+// once the plugin's files have been quiet for Config.Debounce: both files
+// are read and hashed (sha256); when the content of either differs from
+// the version serving, a new version is loaded beside the old one with
+// the operator file's settings and swapped in; when the module file is
+// gone, or the operator file says "enabled": false, the plugin stops being
+// served. Changes of different plugins are handled in parallel, those of
+// one plugin in order.
 //
 // On start, once the folder is watched, Watch does what LoadAll does (its
 // failures are logged and shown by Status), so that nothing changed
@@ -86,7 +88,7 @@ func (m *Manager) Watch(ctx context.Context) error {
 				// The plugins keep being served; the host decides.
 				return fmt.Errorf("plugins: the plugins folder %s was removed or renamed: no longer watching it", m.cfg.Dir)
 			}
-			if name, ok := pluginName(filepath.Base(ev.Name)); ok {
+			if name, ok := watchedName(filepath.Base(ev.Name)); ok {
 				d.touch(name)
 			}
 		case err, ok := <-w.Errors:
@@ -170,6 +172,15 @@ func (d *debouncer) rescan() {
 	for _, name := range d.m.withKnown(names) {
 		d.touch(name)
 	}
+}
+
+// watchedName returns the plugin a file name (base name) belongs to: the
+// module NAME.wasm or the operator file NAME.json.
+func watchedName(file string) (string, bool) {
+	if name, ok := pluginName(file); ok {
+		return name, true
+	}
+	return operatorName(file)
 }
 
 func (d *debouncer) stopAll() {
