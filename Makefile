@@ -63,9 +63,10 @@ vet:
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi ./sdk
 
 # The first run, without -race, also warms the tests' shared compilation
-# cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s).
+# cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
+# the reload test's module variants included.
 test: deps plugins vet conformance
-	$(GO) test -count=1 -run '^TestAllPluginsLoad$$' ./host/wasm ./host
+	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad)$$' ./host/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
 
 # The METL CommandExecutor cases of ../shared/conformance, run against the

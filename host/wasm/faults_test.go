@@ -27,15 +27,15 @@ func TestDeadlineStopsGuest(t *testing.T) {
 			ran := int64(0) // calls cut while running (not while instantiating)
 			for range 3 {
 				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-				start := time.Now()
+				deadline, _ := ctx.Deadline()
 				_, err := call(t, p, ctx, c.plugin, c.payload)
-				elapsed := time.Since(start)
+				late := time.Since(deadline)
 				cancel()
 				if KindOf(err) != KindDeadline || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("want a deadline error, got %v", err)
 				}
-				if elapsed < 100*time.Millisecond || elapsed > 100*time.Millisecond+stopBound {
-					t.Fatalf("returned after %v for a 100 ms deadline", elapsed)
+				if late < 0 || late > stopBound {
+					t.Fatalf("returned %v after its deadline (before it, if negative)", late)
 				}
 				// On a loaded machine a fresh instance may take the whole
 				// 100 ms to make: that call is cut before running.

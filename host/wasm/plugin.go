@@ -160,9 +160,13 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (*abi.Response, K
 	}
 	healthy := false
 	defer func() {
-		if bad := p.pool.release(inst, healthy); bad != nil {
-			bad.close(p)
-			p.stats.replaced.Add(1)
+		// release hands back an instance to close: a failed one, or a
+		// healthy one whose plugin is closing. Only the first is replaced.
+		if done := p.pool.release(inst, healthy); done != nil {
+			done.close(p)
+			if !healthy {
+				p.stats.replaced.Add(1)
+			}
 		}
 	}()
 	if inst == nil {
