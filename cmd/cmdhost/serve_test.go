@@ -127,11 +127,12 @@ func TestServeDrainsOnStop(t *testing.T) {
 		res <- out + errOut
 	}()
 	<-received // the request is in the host: stop now
-	if err, log := stop(); err != nil {
+	err, log := stop()
+	if err != nil {
 		t.Fatalf("serve: %v\n%s", err, log)
 	}
 	if got := <-res; got != "1500" {
-		t.Fatalf("the request in flight at stop got %q", got)
+		t.Fatalf("the request in flight at stop got %q; serve's log:\n%s", got, log)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 	"syscall"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -165,8 +167,26 @@ func (e *Embedded) URL() *url.URL {
 // Close disconnects every client and stops listening. It may be called more
 // than once.
 func (e *Embedded) Close() error {
-	e.closeOnce.Do(func() { e.closeErr = e.srv.Close() }) // mochi's Close panics if called twice
+	e.closeOnce.Do(func() { // mochi's Close panics if called twice
+		e.drain(closeDrain)
+		e.closeErr = e.srv.Close()
+	})
 	return e.closeErr
+}
+
+// closeDrain bounds how long Close waits for deliveries in flight.
+const closeDrain = 2 * time.Second
+
+// drain waits, up to limit, until no QoS 1 delivery awaits its PUBACK. A
+// host that stops answers its last requests just before: without this the
+// broker would drop those replies on their way to the invokers. mochi
+// counts a forwarded message in flight before it acknowledges its
+// publisher, so a reply the executor has published is counted here.
+func (e *Embedded) drain(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for atomic.LoadInt64(&e.srv.Info.Inflight) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // dialURL turns a listen address into the URL a local client dials.
