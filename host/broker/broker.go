@@ -16,8 +16,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 	"syscall"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
