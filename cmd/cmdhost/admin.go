@@ -96,11 +96,19 @@ func listCommand() *cli.Command {
 			fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
 			for _, v := range views {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.2fms\t%.2fms\t%d\t%s\n", v.Name, v.State, short(v.Digest),
-					strings.Join(v.Commands, ","), v.Instances, v.Calls, v.Failures, v.P50Ms, v.P99Ms, v.Reloads, orDash(v.LastError))
+					commandList(v.Commands), v.Instances, v.Calls, v.Failures, v.P50Ms, v.P99Ms, v.Reloads, orDash(v.LastError))
 			}
 			return tw.Flush()
 		},
 	}
+}
+
+// commandList shows up to three command names and how many more there are.
+func commandList(cmds []string) string {
+	if len(cmds) > 3 {
+		return strings.Join(cmds[:3], ",") + fmt.Sprintf(",+%d", len(cmds)-3)
+	}
+	return orDash(strings.Join(cmds, ","))
 }
 
 func short(digest string) string {
