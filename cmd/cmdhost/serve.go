@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/broker"
+	"github.com/cmdhost/cmdhost/host/metrics"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
@@ -43,6 +44,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
+			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
 		},
 		Action: runServe,
@@ -62,7 +64,7 @@ func runServe(c *cli.Context) error {
 // serveSettings are serve's flags, checked.
 type serveSettings struct {
 	plugins, listen, id, clientID, share string
-	adminToken                           string
+	adminToken, metrics                  string
 	broker                               *url.URL
 	execTimeout, drain, idleTimeout      time.Duration
 	pool                                 int
@@ -76,6 +78,7 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		clientID: c.String("client-id"), share: c.String("share"), adminToken: c.String("admin-token"),
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
 		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
+		metrics: c.String("metrics"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
 		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
@@ -134,13 +137,27 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		return append(host.Served(mgr, s.execTimeout, s.pool), admin.Commands()...)
 	}
 	cmds := served()
+	met := metrics.New(metrics.Sources{Plugins: mgr.Status}) // --metrics
+	if s.metrics != "" {
+		ms, err := met.Listen(s.metrics)
+		if err != nil {
+			return fmt.Errorf("--metrics %s: %w", s.metrics, err)
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = ms.Close(ctx)
+			cancel()
+		}()
+		log.Info("metrics listening", "url", ms.URL())
+	}
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
-		ReuseMaxBytes: s.reuseMaxBytes,
+		ReuseMaxBytes: s.reuseMaxBytes, Observer: met,
 	}, cmds)
 	if err != nil {
 		return err
 	}
+	met.Attach(exec)
 	admin.Reuse = exec.ReuseStats
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = exec.Start(startCtx)

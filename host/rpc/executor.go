@@ -40,8 +40,8 @@ type Command struct {
 	Name string
 	// Topic is the request topic pattern, e.g. DefaultTopic; required.
 	Topic string
-	// Idempotent commands may reuse replies (a later issue); all commands
-	// are deduplicated.
+	// Idempotent commands with a ResponseTTL reuse replies for equivalent
+	// requests (reuse.go); all commands are deduplicated.
 	Idempotent bool
 	// ResponseTTL is how long a successful reply of an idempotent command
 	// may answer equivalent requests; 0: never (see reuse.go).
@@ -92,6 +92,9 @@ type Config struct {
 	ReuseMaxBytes int64
 	// ReconnectDelay is the wait between connection attempts; default 1 s.
 	ReconnectDelay time.Duration
+	// Observer is told each request's outcome and timeouts (metrics,
+	// observe.go); nil: none.
+	Observer Observer
 }
 
 func (c *Config) defaults() error {
@@ -467,14 +470,14 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		e.log.Debug("request received", "command", in.route.cmd.Name, "topic", in.pub.Topic, "dup", in.pub.Duplicate())
 	}
 	if r := in.read(e.cfg.ExecutorID); r != nil {
-		go e.finish(in, r)
+		go e.finishFirst(in, r)
 		return true, nil
 	}
 	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
 	entry, first, err := e.dedup.Begin(key, in.expiry)
 	switch {
 	case err != nil:
-		go e.finish(in, statusReply(abi.StatusServiceUnavailable, "the host is busy: "+err.Error(), "", ""))
+		go e.finishFirst(in, statusReply(abi.StatusServiceUnavailable, "the host is busy: "+err.Error(), "", ""))
 	case !first && !entry.Expiry().After(in.received):
 		// A duplicate after the original request's expiry is dead on
 		// arrival (command-cache seed, EchoWithTag scenario 3): its
@@ -509,7 +512,7 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 				r = statusReply(abi.StatusInternalError, err.Error(), "Counter", "")
 			}
 			e.complete(in, entry, r)
-			go e.finish(in, r)
+			go e.finishFirst(in, r)
 			return
 		}
 	}
@@ -517,7 +520,7 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 		e.pending.Add(-1)
 		r := statusReply(abi.StatusServiceUnavailable, fmt.Sprintf("the host is busy: %d requests pending", e.cfg.MaxPending), "", "")
 		e.complete(in, entry, r)
-		go e.finish(in, r)
+		go e.finishFirst(in, r)
 		return
 	}
 	key, reusable := e.reuseKey(in)
@@ -525,7 +528,7 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 		if r, ok := e.reuse.Get(key); ok {
 			e.pending.Add(-1)
 			e.complete(in, entry, r)
-			go e.finish(in, r)
+			go e.finishFirst(in, r)
 			return
 		}
 	}
@@ -537,7 +540,7 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 			e.remember(key, in, r)
 		}
 		e.complete(in, entry, r)
-		e.finish(in, r)
+		e.finishFirst(in, r)
 	}()
 }
 
@@ -561,11 +564,13 @@ func (e *Executor) execute(in *incoming, turn *turn) *reply {
 	case <-wait.C:
 		r.slots.leave(turn)
 		e.log.Info("request expired while queued", "command", r.cmd.Name)
+		e.observeTimeout(r.cmd.Name, TimeoutQueue)
 		return noReply
 	}
 	left := in.expiry.Sub(e.cfg.Now())
 	if left <= 0 {
 		r.slots.release()
+		e.observeTimeout(r.cmd.Name, TimeoutQueue)
 		return noReply
 	}
 	deadline, byTimeout := time.Now().Add(left), false
@@ -607,9 +612,11 @@ func (e *Executor) execute(in *incoming, turn *turn) *reply {
 	case cut:
 		if byTimeout {
 			e.log.Info("execution timeout", "command", r.cmd.Name, "timeout", r.cmd.Timeout)
+			e.observeTimeout(r.cmd.Name, TimeoutExecution)
 			return timeoutReply(r.cmd.Timeout)
 		}
 		e.log.Info("request expired while running", "command", r.cmd.Name)
+		e.observeTimeout(r.cmd.Name, TimeoutExpiry)
 		return noReply
 	case res.err == nil && res.resp != nil:
 		return fromResponse(res.resp)

@@ -1,0 +1,191 @@
+// Package metrics exports the host's metrics in the Prometheus text format
+// (serve --metrics ADDR). A Collector is the executor's rpc.Observer
+// (requests, latencies, timeouts) and reads the rest at scrape time: the
+// dedup store's size and the reuse cache's counters from the executor, the
+// plugins' instances, reloads, load failures and calls from the plugin
+// manager's Status.
+//
+// Metrics:
+//
+//	cmdhost_requests_total{command,status}       counter; status "none" when no reply is owed
+//	cmdhost_request_duration_seconds{command}    histogram, receipt to reply known
+//	cmdhost_timeouts_total{command,type}         counter; type execution, expiry or queue
+//	cmdhost_dedup_entries                        gauge
+//	cmdhost_reuse_hits_total                     counter
+//	cmdhost_reuse_misses_total                   counter
+//	cmdhost_reuse_evictions_total                counter
+//	cmdhost_reuse_cost_bytes                     gauge
+//	cmdhost_plugin_instances{plugin}             gauge
+//	cmdhost_plugin_reloads_total{plugin}         counter
+//	cmdhost_plugin_load_failures_total{plugin}   counter
+//	cmdhost_plugin_calls_total{plugin}           counter
+//
+// plus the Go runtime's and the process's standard collectors.
+package metrics
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/plugins"
+)
+
+// DurationBuckets are the request duration histogram's buckets, in
+// seconds: 0.5 ms to 30 s.
+var DurationBuckets = []float64{
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+}
+
+// Sources are what a Collector reads at scrape time. A nil source falls
+// back to the executor given to Attach (DedupLen, Reuse), or reads as
+// zero (Plugins: no plugin series).
+type Sources struct {
+	DedupLen func() int
+	Reuse    func() cache.ReuseStats
+	Plugins  func() []plugins.PluginStatus
+}
+
+// Collector holds the host's metrics on a registry of its own (never the
+// global one). It implements rpc.Observer.
+type Collector struct {
+	reg      *prometheus.Registry
+	src      Sources
+	exec     atomic.Pointer[rpc.Executor]
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	timeouts *prometheus.CounterVec
+}
+
+var _ rpc.Observer = (*Collector)(nil)
+
+// New returns a collector reading src. It is the executor's Config.Observer;
+// Attach gives it the executor once that exists.
+func New(src Sources) *Collector {
+	c := &Collector{
+		reg: prometheus.NewRegistry(),
+		src: src,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdhost_requests_total",
+			Help: "Requests received for served commands (duplicates excluded), by command and reply status (\"none\": no reply owed).",
+		}, []string{"command", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cmdhost_request_duration_seconds",
+			Help:    "Time from a request's receipt until its reply is known, by command.",
+			Buckets: DurationBuckets,
+		}, []string{"command"}),
+		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdhost_timeouts_total",
+			Help: "Requests ended by a timeout, by command and type: execution (408), expiry (cut while running), queue (expired waiting for a slot).",
+		}, []string{"command", "type"}),
+	}
+	c.reg.MustRegister(
+		c.requests, c.duration, c.timeouts,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cmdhost_dedup_entries",
+			Help: "Entries in the dedup store, expired ones not yet swept included.",
+		}, func() float64 { return float64(c.dedupLen()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cmdhost_reuse_hits_total",
+			Help: "Requests answered from the reuse cache of idempotent replies.",
+		}, func() float64 { return float64(c.reuse().Hits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cmdhost_reuse_misses_total",
+			Help: "Reuse cache lookups that found no fresh reply.",
+		}, func() float64 { return float64(c.reuse().Misses) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cmdhost_reuse_evictions_total",
+			Help: "Fresh replies evicted from the reuse cache by its size bound.",
+		}, func() float64 { return float64(c.reuse().Evictions) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cmdhost_reuse_cost_bytes",
+			Help: "Bytes held by the reuse cache, as its cost accounting counts them.",
+		}, func() float64 { return float64(c.reuse().CostUsed) }),
+		&pluginCollector{status: src.Plugins},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return c
+}
+
+// Attach makes the collector read the dedup store and the reuse cache of
+// e (unless Sources name others). Safe to call while being scraped.
+func (c *Collector) Attach(e *rpc.Executor) { c.exec.Store(e) }
+
+// Registry returns the collector's registry, for further collectors.
+func (c *Collector) Registry() *prometheus.Registry { return c.reg }
+
+// Request implements rpc.Observer.
+func (c *Collector) Request(command string, status int, answered bool, d time.Duration) {
+	label := "none"
+	if answered {
+		label = strconv.Itoa(status)
+	}
+	c.requests.WithLabelValues(command, label).Inc()
+	c.duration.WithLabelValues(command).Observe(d.Seconds())
+}
+
+// Timeout implements rpc.Observer.
+func (c *Collector) Timeout(command, kind string) {
+	c.timeouts.WithLabelValues(command, kind).Inc()
+}
+
+func (c *Collector) dedupLen() int {
+	if c.src.DedupLen != nil {
+		return c.src.DedupLen()
+	}
+	if e := c.exec.Load(); e != nil {
+		return e.DedupLen()
+	}
+	return 0
+}
+
+func (c *Collector) reuse() cache.ReuseStats {
+	if c.src.Reuse != nil {
+		return c.src.Reuse()
+	}
+	if e := c.exec.Load(); e != nil {
+		return e.ReuseStats()
+	}
+	return cache.ReuseStats{}
+}
+
+// pluginCollector reads the plugin manager's Status at scrape time.
+type pluginCollector struct {
+	status func() []plugins.PluginStatus
+}
+
+var (
+	pluginInstances = prometheus.NewDesc("cmdhost_plugin_instances",
+		"Instances of the plugin alive now (draining versions' included).", []string{"plugin"}, nil)
+	pluginReloads = prometheus.NewDesc("cmdhost_plugin_reloads_total",
+		"Times a new version of the plugin replaced a serving one.", []string{"plugin"}, nil)
+	pluginLoadFailures = prometheus.NewDesc("cmdhost_plugin_load_failures_total",
+		"Loads of the plugin refused (bad module, command clash, unreadable file).", []string{"plugin"}, nil)
+	pluginCalls = prometheus.NewDesc("cmdhost_plugin_calls_total",
+		"Calls of the plugin's commands, over all its versions.", []string{"plugin"}, nil)
+)
+
+func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- pluginInstances
+	ch <- pluginReloads
+	ch <- pluginLoadFailures
+	ch <- pluginCalls
+}
+
+func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
+	if p.status == nil {
+		return
+	}
+	for _, st := range p.status() {
+		ch <- prometheus.MustNewConstMetric(pluginInstances, prometheus.GaugeValue, float64(st.Instances), st.Name)
+		ch <- prometheus.MustNewConstMetric(pluginReloads, prometheus.CounterValue, float64(st.Reloads), st.Name)
+		ch <- prometheus.MustNewConstMetric(pluginLoadFailures, prometheus.CounterValue, float64(st.LoadFailures), st.Name)
+		ch <- prometheus.MustNewConstMetric(pluginCalls, prometheus.CounterValue, float64(st.Calls), st.Name)
+	}
+}
