@@ -1,18 +1,12 @@
-// Package host ties the engine to the world: it loads the plugins folder
-// into the wasm engine and serves each plugin command through the RPC
-// executor, mapping engine failures to protocol outcomes.
+// Package host ties the plugins to the world: it turns each command the
+// plugins manager serves into an RPC command whose handler runs the plugin
+// version serving it at the time of the call, and it serves the host's own
+// admin ops.
 package host
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -21,80 +15,26 @@ import (
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
-// LoadDir loads every *.wasm file in dir as a plugin named after the file,
-// compiling on all cores at once (a cold compile of a Go guest takes ~1 s).
-// A file that fails to load is reported and skipped; a command served by
-// two plugins is an error naming both, and the plugin whose file sorts
-// first keeps it. It returns the plugins loaded and the problems met.
-func LoadDir(ctx context.Context, e *wasm.Engine, dir string, cfg wasm.PluginConfig) ([]*wasm.Plugin, []error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
-	if err != nil {
-		return nil, []error{err}
-	}
-	sort.Strings(paths)
-	loaded := make([]*wasm.Plugin, len(paths))
-	failed := make([]error, len(paths))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, path := range paths {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			loaded[i], failed[i] = loadFile(ctx, e, path, cfg)
-		}()
-	}
-	wg.Wait()
-
-	var plugins []*wasm.Plugin
-	var problems []error
-	owner := map[string]string{}
-	for i, p := range loaded {
-		if failed[i] != nil {
-			problems = append(problems, failed[i])
-			continue
-		}
-		if clash := firstClash(p, owner); clash != "" {
-			problems = append(problems, fmt.Errorf("plugin %s: command %s is already served by plugin %s; %s not loaded", p.Name(), clash, owner[clash], p.Name()))
-			_ = p.Close(ctx)
-			continue
-		}
-		for _, c := range p.Description().Commands {
-			owner[c.Name] = p.Name()
-		}
-		plugins = append(plugins, p)
-	}
-	return plugins, problems
-}
-
-func loadFile(ctx context.Context, e *wasm.Engine, path string, cfg wasm.PluginConfig) (*wasm.Plugin, error) {
-	bin, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return e.Load(ctx, strings.TrimSuffix(filepath.Base(path), ".wasm"), bin, cfg)
-}
-
-func firstClash(p *wasm.Plugin, owner map[string]string) string {
-	for _, c := range p.Description().Commands {
-		if _, taken := owner[c.Name]; taken {
-			return c.Name
-		}
-	}
-	return ""
-}
-
-// Commands returns the RPC commands of the plugins, each served by its
-// plugin.
+// Commands returns the RPC commands of a fixed set of plugins (no hot
+// reload: serve uses Served), each served by its plugin.
 func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) []rpc.Command {
+	fixed := fixedResolver{}
 	var out []rpc.Command
 	for _, p := range plugins {
 		for _, c := range p.Description().Commands {
-			out = append(out, command(c, Handler(p), hostTimeout, poolSize))
+			fixed[c.Name] = p
+			out = append(out, command(c, ResolvingHandler(fixed, c.Name), hostTimeout, poolSize))
 		}
 	}
 	return out
+}
+
+// fixedResolver serves each command by one plugin that never changes.
+type fixedResolver map[string]*wasm.Plugin
+
+func (f fixedResolver) Lookup(command string) (*wasm.Plugin, bool) {
+	p, ok := f[command]
+	return p, ok
 }
 
 // command makes the RPC command of a declared one. Its topic is the
@@ -116,32 +56,6 @@ func command(c abi.Command, h rpc.Handler, hostTimeout time.Duration, poolSize i
 	}
 }
 
-// Handler serves one plugin's commands: the engine's deadline and cancel
-// errors pass through (the executor answers 408 or nothing), a closed
-// plugin is 503 (retry), any other failure is a host fault (500) naming
-// the plugin, the command and the cause.
-func Handler(p *wasm.Plugin) rpc.Handler {
-	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
-		return invoke(ctx, p, req)
-	}
-}
-
-func invoke(ctx context.Context, p *wasm.Plugin, req *abi.Request) (*abi.Response, error) {
-	resp, err := p.Invoke(ctx, req)
-	return mapError(p, resp, err)
-}
-
-// mapError turns a closed plugin into 503; other errors pass through.
-func mapError(p *wasm.Plugin, resp *abi.Response, err error) (*abi.Response, error) {
-	switch {
-	case err == nil:
-		return resp, nil
-	case errors.Is(err, wasm.KindClosed):
-		return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "plugin " + p.Name() + " is closing; retry"}
-	}
-	return nil, err
-}
-
 // Resolver finds the plugin version serving a command now; hot reload
 // swaps it between calls.
 type Resolver interface {
@@ -156,21 +70,21 @@ type Resolver interface {
 func ResolvingHandler(r Resolver, name string) rpc.Handler {
 	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
 		var closed *wasm.Plugin
-		for attempt := 0; ; attempt++ {
+		for attempt := 0; attempt < 3; attempt++ {
 			p, ok := r.Lookup(name)
 			if !ok {
 				return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is no longer served"}
 			}
-			if p == closed || attempt == 3 {
-				return mapError(p, nil, &wasm.Error{Kind: wasm.KindClosed, Plugin: p.Name(), Command: name})
+			if p == closed {
+				break // closed, and nothing newer serves the command
 			}
 			resp, err := p.Invoke(ctx, req)
-			if errors.Is(err, wasm.KindClosed) {
-				closed = p // swapped out between the lookup and the call
-				continue
+			if !errors.Is(err, wasm.KindClosed) {
+				return resp, err
 			}
-			return mapError(p, resp, err)
+			closed = p // swapped out between the lookup and the call
 		}
+		return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is being replaced; retry"}
 	}
 }
 

@@ -11,20 +11,38 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/plugins"
 )
 
-// LoadDir loads every test plugin with no problem, and each broken module
-// of testdata/plugins-bad is reported with its cause while the others
-// load. (`make test` also runs this without -race first: it warms the
-// compilation cache for the race run.)
-func TestAllPluginsLoad(t *testing.T) {
-	plugins, problems := host.LoadDir(context.Background(), sharedEngine(t), pluginDir, wasm.PluginConfig{PoolSize: 1})
-	defer closeAll(plugins)
-	if len(problems) != 0 || len(plugins) < 11 {
-		t.Fatalf("%d plugins, problems %v", len(plugins), problems)
+// newManager loads dir into a plugins manager closed with the test.
+func newManager(t *testing.T, dir string, cfg wasm.PluginConfig) (*plugins.Manager, []error) {
+	t.Helper()
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Plugin: cfg})
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m, m.LoadAll(context.Background())
+}
+
+// serving counts the plugins serving.
+func serving(m *plugins.Manager) int {
+	n := 0
+	for _, st := range m.Status() {
+		if st.State == plugins.StateServing {
+			n++
+		}
 	}
-	cmds := host.Commands(plugins, 0, 1)
-	for _, c := range cmds {
+	return n
+}
+
+// Every test plugin loads with no problem and its commands get the host's
+// defaults; each broken module of testdata/plugins-bad is reported with
+// its cause while the others load. (`make test` also runs this without
+// -race first: it warms the compilation cache for the race run.)
+func TestAllPluginsLoad(t *testing.T) {
+	m, problems := newManager(t, pluginDir, wasm.PluginConfig{PoolSize: 1})
+	if len(problems) != 0 || serving(m) < 11 {
+		t.Fatalf("%d plugins serving, problems %v", serving(m), problems)
+	}
+	for _, c := range host.Served(m, 0, 1) {
 		if c.Topic != rpc.DefaultTopic || c.Concurrency != 1 {
 			t.Errorf("%s: topic %q, concurrency %d", c.Name, c.Topic, c.Concurrency)
 		}
@@ -33,13 +51,12 @@ func TestAllPluginsLoad(t *testing.T) {
 		}
 	}
 
-	bad, problems := host.LoadDir(context.Background(), sharedEngine(t), "../testdata/plugins-bad", wasm.PluginConfig{PoolSize: 1, LoadTimeout: 200e6})
-	defer closeAll(bad)
-	if len(bad) != 2 || len(problems) != 9 {
-		t.Fatalf("plugins-bad: %d loaded (want badresp and nohandle), %d problems: %v", len(bad), len(problems), problems)
+	bad, problems := newManager(t, "../testdata/plugins-bad", wasm.PluginConfig{PoolSize: 1, LoadTimeout: 200e6})
+	if serving(bad) != 2 || len(problems) != 9 {
+		t.Fatalf("plugins-bad: %d serving (want badresp and nohandle), %d problems: %v", serving(bad), len(problems), problems)
 	}
 	for _, p := range problems {
-		if !strings.HasPrefix(p.Error(), "loading plugin bad-") {
+		if !strings.Contains(p.Error(), "loading plugin bad-") {
 			t.Errorf("a problem must name its plugin: %v", p)
 		}
 	}
@@ -52,17 +69,13 @@ func TestCommandClash(t *testing.T) {
 	for _, name := range []string{"a-echo", "b-echo"} {
 		copyFile(t, pluginDir+"/echo.wasm", dir+"/"+name+".wasm")
 	}
-	plugins, problems := host.LoadDir(context.Background(), sharedEngine(t), dir, wasm.PluginConfig{PoolSize: 1})
-	defer closeAll(plugins)
-	if len(plugins) != 1 || plugins[0].Name() != "a-echo" || len(problems) != 1 ||
+	m, problems := newManager(t, dir, wasm.PluginConfig{PoolSize: 1})
+	if serving(m) != 1 || len(problems) != 1 ||
 		!strings.Contains(problems[0].Error(), "command echo is already served by plugin a-echo; b-echo not loaded") {
-		t.Fatalf("plugins %d, problems %v", len(plugins), problems)
+		t.Fatalf("%d serving, problems %v", serving(m), problems)
 	}
-}
-
-func closeAll(ps []*wasm.Plugin) {
-	for _, p := range ps {
-		_ = p.Close(context.Background())
+	if p, ok := m.Lookup("echo"); !ok || p.Name() != "a-echo" {
+		t.Fatal("the first plugin keeps the command")
 	}
 }
 

@@ -168,7 +168,7 @@ func (c *testClock) Unfreeze() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.frozen {
-		c.frozen, c.offset = false, c.at.Sub(time.Now())
+		c.frozen, c.offset = false, time.Until(c.at)
 	}
 }
 

@@ -642,33 +642,30 @@ func (e *Executor) finish(in *incoming, r *reply) {
 }
 
 func (e *Executor) publish(in *incoming, r *reply) {
-	var expiry uint32
-	deadline := time.Now().Add(10 * time.Second)
+	// Wait for the connection at most until the request expires (a reply
+	// to a request without expiry, its 400, gets 10 s).
+	wait := 10 * time.Second
 	if !in.expiry.IsZero() {
-		now := e.cfg.Now()
-		if expiry = expirySeconds(now, in.expiry); expiry == 0 {
-			e.log.Info("no time left to answer", "topic", in.pub.Topic)
-			return
-		}
-		deadline = time.Now().Add(in.expiry.Sub(now))
+		wait = in.expiry.Sub(e.cfg.Now())
 	}
-	ts, err := e.hlc.Now()
-	if err != nil {
-		e.log.Warn("clock", "err", err)
-		ts = e.hlc.Current()
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	cm := e.cm.Load()
 	if err := cm.AwaitConnection(ctx); err != nil {
 		e.log.Warn("no connection to publish the response before its expiry", "topic", in.responseTopic)
 		return
 	}
-	// The expiry is recomputed after waiting for the connection.
+	var expiry uint32 // none when the request had none
 	if !in.expiry.IsZero() {
 		if expiry = expirySeconds(e.cfg.Now(), in.expiry); expiry == 0 {
+			e.log.Info("no time left to answer", "topic", in.pub.Topic)
 			return
 		}
+	}
+	ts, err := e.hlc.Now()
+	if err != nil {
+		e.log.Warn("clock", "err", err)
+		ts = e.hlc.Current()
 	}
 	if _, err := cm.Publish(ctx, r.render(in, expiry, e.cfg.ClientID, ts.String())); err != nil {
 		e.log.Warn("publishing a response", "topic", in.responseTopic, "err", err)

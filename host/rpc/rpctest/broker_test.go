@@ -493,8 +493,7 @@ func TestDroppedPubackResentAfterReconnect(t *testing.T) {
 		_, err := c.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: "response/mock/test", Payload: []byte("r")})
 		done <- err
 	}()
-	pubs, err := b.WaitPublished(ctx, 1)
-	if err != nil {
+	if _, err := b.WaitPublished(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -503,7 +502,7 @@ func TestDroppedPubackResentAfterReconnect(t *testing.T) {
 	default:
 	}
 	b.Disconnect()
-	pubs, err = b.WaitPublished(ctx, 2)
+	pubs, err := b.WaitPublished(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
