@@ -87,3 +87,33 @@ func BenchmarkDeadlineOvershoot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoad is what loading a Go guest costs: "cold" compiles it (a
+// fresh in-memory compilation cache each time), "cached" finds it in the
+// shared on-disk cache. Both include instantiating the warm instance and
+// reading the description.
+func BenchmarkLoad(b *testing.B) {
+	bin := readPlugin(b, "echo")
+	run := func(b *testing.B, e *Engine) {
+		p, err := e.Load(context.Background(), "echo-bench", bin, PluginConfig{PoolSize: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = p.Close(context.Background())
+	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			e, err := NewEngine(Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(b, e)
+			_ = e.Close(context.Background())
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			run(b, sharedEngine)
+		}
+	})
+}
