@@ -1,0 +1,148 @@
+// Package events carries the host's timeout events (seed
+// timeout-strategy.md "Observability"): every timeout, whatever cut the
+// call, and the warning when a call passes 80 % of its budget, become one
+// Event that the log, the metrics and, when asked for, an MQTT topic
+// receive. Producers (the executor, nested invocations) know nothing of
+// where events go: they hand them to a Sink.
+package events
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Kinds of event.
+const (
+	// KindTimeout: a timeout ended a call, or a wait, of a command.
+	KindTimeout = "timeout"
+	// KindBudgetWarning: a call still runs past WarnFraction of its budget.
+	KindBudgetWarning = "budget_warning"
+)
+
+// Timeout types: what cut the call.
+const (
+	// TypeExpiry: the request's message expiry (no reply is owed).
+	TypeExpiry = "expiry"
+	// TypeExecution: the command's execution timeout (408).
+	TypeExecution = "execution"
+	// TypeQueue: the request expired while waiting for a slot.
+	TypeQueue = "queue"
+	// TypeNested: a nested invocation's deadline cut the child call.
+	TypeNested = "nested"
+	// TypeSync: a fan-out's synchronization timeout ended the wait for
+	// its branches.
+	TypeSync = "sync"
+)
+
+// Policies applied on a timeout.
+const (
+	PolicyFail                 = "fail"
+	PolicyRetry                = "retry"
+	PolicyProceedWithAvailable = "proceed_with_available"
+	// PolicyNone: nothing to apply (the request expired: nobody waits).
+	PolicyNone = "none"
+)
+
+// WarnFraction of a call's budget after which a KindBudgetWarning event
+// is emitted while the call still runs.
+const WarnFraction = 0.8
+
+// Event is one timeout or budget warning. Its JSON form is what --events
+// publishes.
+type Event struct {
+	Kind    string `json:"kind"`
+	Command string `json:"command"`
+	// Plugin and Digest name the plugin version serving Command (its
+	// module's sha256), when one does.
+	Plugin string `json:"plugin,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// Correlation is the request's correlation data as a UUID string.
+	Correlation string `json:"correlation,omitempty"`
+	// Type is what cut the call (Type*); for a warning, the budget that
+	// is running out.
+	Type string `json:"type"`
+	// Budget is the timeout that applied; Elapsed how long the call, or
+	// the wait, had run when the event happened.
+	Budget  time.Duration `json:"-"`
+	Elapsed time.Duration `json:"-"`
+	// Policy is the policy applied (Policy*); empty for a warning.
+	Policy string `json:"policy,omitempty"`
+	// Attempt counts the call's runs, 1 for the first.
+	Attempt int `json:"attempt,omitempty"`
+	// Branch names the fan-out branch of a nested or sync event.
+	Branch string    `json:"branch,omitempty"`
+	Time   time.Time `json:"time"`
+	// BudgetMS and ElapsedMS are Budget and Elapsed in the JSON form.
+	BudgetMS  int64 `json:"budget_ms"`
+	ElapsedMS int64 `json:"elapsed_ms"`
+}
+
+// Sink receives events. Emit is called from many goroutines at once and
+// must not block.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+// Emit calls f.
+func (f SinkFunc) Emit(ev Event) { f(ev) }
+
+// Multi returns a Sink that hands each event to every non-nil sink in
+// turn.
+func Multi(sinks ...Sink) Sink {
+	var out multi
+	for _, s := range sinks {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+type multi []Sink
+
+func (m multi) Emit(ev Event) {
+	for _, s := range m {
+		s.Emit(ev)
+	}
+}
+
+// Log returns a Sink that logs each event: timeouts at info, warnings at
+// warn.
+func Log(log *slog.Logger) Sink {
+	return SinkFunc(func(ev Event) {
+		level := slog.LevelInfo
+		if ev.Kind == KindBudgetWarning {
+			level = slog.LevelWarn
+		}
+		attrs := []slog.Attr{
+			slog.String("command", ev.Command), slog.String("type", ev.Type),
+			slog.Duration("budget", ev.Budget), slog.Duration("elapsed", ev.Elapsed),
+		}
+		for _, a := range []struct{ k, v string }{
+			{"plugin", ev.Plugin}, {"digest", ev.Digest}, {"correlation", ev.Correlation},
+			{"policy", ev.Policy}, {"branch", ev.Branch},
+		} {
+			if a.v != "" {
+				attrs = append(attrs, slog.String(a.k, a.v))
+			}
+		}
+		if ev.Attempt > 1 {
+			attrs = append(attrs, slog.Int("attempt", ev.Attempt))
+		}
+		log.LogAttrs(context.Background(), level, ev.Kind, attrs...)
+	})
+}
+
+// Finish fills the derived fields of ev (Time when zero, BudgetMS,
+// ElapsedMS) and returns it.
+func Finish(ev Event) Event {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	ev.BudgetMS, ev.ElapsedMS = ev.Budget.Milliseconds(), ev.Elapsed.Milliseconds()
+	return ev
+}
