@@ -48,6 +48,11 @@ type Command struct {
 	ResponseTTL time.Duration
 	// Timeout is the execution timeout; 0 leaves only the request's expiry.
 	Timeout time.Duration
+	// TimeoutRetries is the on_timeout policy: 0 fails a call its
+	// execution timeout cut (408, policy fail); n > 0 runs it again, at
+	// most n more times, on a fresh instance while the request's expiry
+	// leaves time (policy retry). Only idempotent commands may retry.
+	TimeoutRetries int
 	// Concurrency bounds the command's calls at once; default 8.
 	Concurrency int
 	Handler     Handler
@@ -281,6 +286,12 @@ func (e *Executor) newRoute(c Command) (*route, error) {
 	}
 	if c.Timeout < 0 {
 		return nil, fmt.Errorf("command %s: negative execution timeout %v", c.Name, c.Timeout)
+	}
+	if c.TimeoutRetries < 0 {
+		return nil, fmt.Errorf("command %s: negative timeout retries %d", c.Name, c.TimeoutRetries)
+	}
+	if c.TimeoutRetries > 0 && !c.Idempotent {
+		return nil, fmt.Errorf("command %s: on_timeout retry needs an idempotent command (a retry would run its effects twice); use fail", c.Name)
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
