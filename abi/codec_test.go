@@ -60,6 +60,7 @@ func fullRequest() *abi.Request {
 		CorrelationID: []byte{0xde, 0xad, 0xbe, 0xef},
 		ExecutorID:    "executor-1",
 		Deadline:      time.Unix(1_700_000_000, 123_456_789),
+		Attempt:       3,
 	}
 }
 

@@ -17,6 +17,7 @@ const (
 	reqCorrelationID = 8  // bytes
 	reqDeadline      = 9  // i64: unix nanoseconds; absent = none
 	reqExecutorID    = 10 // string
+	reqAttempt       = 11 // u32: the run's number, absent = 1
 )
 
 // FormatIndicator is MQTT's payload format indicator.
@@ -41,6 +42,10 @@ type Request struct {
 	CorrelationID []byte            // the request's correlation data
 	ExecutorID    string            // the host's executor id
 	Deadline      time.Time         // when the call is cut; zero when it has none
+	// Attempt numbers the runs of this request: 1, or more when the host
+	// runs it again after an execution timeout (the on_timeout retry
+	// policy, idempotent commands only). 0 reads as 1.
+	Attempt int
 }
 
 // AppendRequest appends the encoding of r to dst and returns the result.
@@ -69,6 +74,9 @@ func AppendRequest(dst []byte, r *Request) []byte {
 	if !r.Deadline.IsZero() {
 		dst = appendI64(dst, reqDeadline, r.Deadline.UnixNano())
 	}
+	if r.Attempt > 1 {
+		dst = appendU32(dst, reqAttempt, uint32(r.Attempt))
+	}
 	return dst
 }
 
@@ -90,7 +98,7 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 	}
 	r := &Request{}
 	rd := reader{buf: buf, singular: bits(reqCommand, reqPayload, reqContentType, reqFormat,
-		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID)}
+		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID, reqAttempt)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -129,6 +137,10 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 			var ns int64
 			ns, err = i64(tag, v)
 			r.Deadline = time.Unix(0, ns)
+		case reqAttempt:
+			var n uint32
+			n, err = u32(tag, v)
+			r.Attempt = int(n)
 		}
 		if err != nil {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/broker"
+	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/metrics"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
@@ -45,6 +46,7 @@ func serveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
 			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
+			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
 		},
 		Action: runServe,
@@ -65,6 +67,7 @@ func runServe(c *cli.Context) error {
 type serveSettings struct {
 	plugins, listen, id, clientID, share string
 	adminToken, metrics                  string
+	events                               bool
 	broker                               *url.URL
 	execTimeout, drain, idleTimeout      time.Duration
 	pool                                 int
@@ -79,6 +82,7 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
 		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
 		metrics: c.String("metrics"),
+		events:  c.Bool("events"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
 		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
@@ -150,9 +154,26 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		}()
 		log.Info("metrics listening", "url", ms.URL())
 	}
-	exec, err := rpc.NewExecutor(rpc.Config{
+	// Timeout events go to the log, the metrics and, with --events, to
+	// MQTT telemetry over the executor's connection.
+	var exec *rpc.Executor
+	sinks := []events.Sink{events.Log(log), met}
+	if s.events {
+		pub := events.NewPublisher(func(ctx context.Context, payload []byte) error {
+			return exec.PublishTelemetry(ctx, host.EventsTopic(s.id), payload, "application/json")
+		})
+		defer func() { // after the executor stopped (deferred later, run earlier)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = pub.Close(ctx)
+			cancel()
+		}()
+		sinks = append(sinks, pub)
+		log.Info("publishing timeout events", "topic", host.EventsTopic(s.id))
+	}
+	sink := host.EventsWithPlugins(mgr.Status, events.Multi(sinks...))
+	exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
-		ReuseMaxBytes: s.reuseMaxBytes, Observer: met,
+		ReuseMaxBytes: s.reuseMaxBytes, Observer: met, Events: sink,
 	}, cmds)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 // Package metrics exports the host's metrics in the Prometheus text format
 // (serve --metrics ADDR). A Collector is the executor's rpc.Observer
-// (requests, latencies, timeouts) and reads the rest at scrape time: the
+// (requests, latencies) and an events.Sink (timeouts, budget warnings), and
+// reads the rest at scrape time: the
 // dedup store's size and the reuse cache's counters from the executor, the
 // plugins' instances, reloads, load failures and calls from the plugin
 // manager's Status.
@@ -9,7 +10,8 @@
 //
 //	cmdhost_requests_total{command,status}       counter; status "none" when no reply is owed
 //	cmdhost_request_duration_seconds{command}    histogram, receipt to reply known
-//	cmdhost_timeouts_total{command,type}         counter; type execution, expiry or queue
+//	cmdhost_timeouts_total{command,type,policy}  counter; type execution, expiry, queue, nested or sync
+//	cmdhost_budget_warnings_total{command,type}  counter; calls past 80 % of their budget
 //	cmdhost_dedup_entries                        gauge
 //	cmdhost_reuse_hits_total                     counter
 //	cmdhost_reuse_misses_total                   counter
@@ -32,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -60,9 +63,13 @@ type Collector struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	timeouts *prometheus.CounterVec
+	warnings *prometheus.CounterVec
 }
 
-var _ rpc.Observer = (*Collector)(nil)
+var (
+	_ rpc.Observer = (*Collector)(nil)
+	_ events.Sink  = (*Collector)(nil)
+)
 
 // New returns a collector reading src. It is the executor's Config.Observer;
 // Attach gives it the executor once that exists.
@@ -81,11 +88,15 @@ func New(src Sources) *Collector {
 		}, []string{"command"}),
 		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cmdhost_timeouts_total",
-			Help: "Requests ended by a timeout, by command and type: execution (408), expiry (cut while running), queue (expired waiting for a slot).",
+			Help: "Timeouts, by command, type (execution: 408 or a retry; expiry: cut while running; queue: expired waiting for a slot; nested: a nested call's deadline; sync: a fan-out's synchronization timeout) and the policy applied.",
+		}, []string{"command", "type", "policy"}),
+		warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdhost_budget_warnings_total",
+			Help: "Calls still running past 80 % of their budget, by command and the budget's type (execution timeout or expiry).",
 		}, []string{"command", "type"}),
 	}
 	c.reg.MustRegister(
-		c.requests, c.duration, c.timeouts,
+		c.requests, c.duration, c.timeouts, c.warnings,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cmdhost_dedup_entries",
 			Help: "Entries in the dedup store, expired ones not yet swept included.",
@@ -130,9 +141,14 @@ func (c *Collector) Request(command string, status int, answered bool, d time.Du
 	c.duration.WithLabelValues(command).Observe(d.Seconds())
 }
 
-// Timeout implements rpc.Observer.
-func (c *Collector) Timeout(command, kind string) {
-	c.timeouts.WithLabelValues(command, kind).Inc()
+// Emit implements events.Sink: it counts timeouts and budget warnings.
+func (c *Collector) Emit(ev events.Event) {
+	switch ev.Kind {
+	case events.KindTimeout:
+		c.timeouts.WithLabelValues(ev.Command, ev.Type, ev.Policy).Inc()
+	case events.KindBudgetWarning:
+		c.warnings.WithLabelValues(ev.Command, ev.Type).Inc()
+	}
 }
 
 func (c *Collector) dedupLen() int {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -99,9 +100,12 @@ func TestObserverAndSources(t *testing.T) {
 	obs.Request("echo", 200, true, 3*time.Millisecond)
 	obs.Request("echo", 0, false, 40*time.Second)
 	obs.Request("slow", 408, true, 2*time.Second)
-	obs.Timeout("slow", rpc.TimeoutExecution)
-	obs.Timeout("slow", rpc.TimeoutQueue)
-	obs.Timeout("slow", rpc.TimeoutQueue)
+	var sink events.Sink = c
+	sink.Emit(events.Event{Kind: events.KindTimeout, Command: "slow", Type: events.TypeExecution, Policy: events.PolicyFail})
+	sink.Emit(events.Event{Kind: events.KindTimeout, Command: "slow", Type: events.TypeQueue, Policy: events.PolicyNone})
+	sink.Emit(events.Event{Kind: events.KindTimeout, Command: "slow", Type: events.TypeQueue, Policy: events.PolicyNone})
+	sink.Emit(events.Event{Kind: events.KindTimeout, Command: "fan", Type: events.TypeSync, Policy: events.PolicyProceedWithAvailable})
+	sink.Emit(events.Event{Kind: events.KindBudgetWarning, Command: "slow", Type: events.TypeExecution})
 
 	lines := scrape(t, c.Handler())
 	expect(t, lines,
@@ -119,8 +123,10 @@ func TestObserverAndSources(t *testing.T) {
 		`cmdhost_request_duration_seconds_sum{command="echo"} 40.0033`,
 		`cmdhost_request_duration_seconds_bucket{command="slow",le="1"} 0`,
 		`cmdhost_request_duration_seconds_bucket{command="slow",le="2.5"} 1`,
-		`cmdhost_timeouts_total{command="slow",type="execution"} 1`,
-		`cmdhost_timeouts_total{command="slow",type="queue"} 2`,
+		`cmdhost_timeouts_total{command="slow",policy="fail",type="execution"} 1`,
+		`cmdhost_timeouts_total{command="slow",policy="none",type="queue"} 2`,
+		`cmdhost_timeouts_total{command="fan",policy="proceed_with_available",type="sync"} 1`,
+		`cmdhost_budget_warnings_total{command="slow",type="execution"} 1`,
 		"# TYPE cmdhost_dedup_entries gauge",
 		"cmdhost_dedup_entries 3",
 		"# TYPE cmdhost_reuse_hits_total counter",
@@ -140,7 +146,7 @@ func TestObserverAndSources(t *testing.T) {
 		`cmdhost_plugin_calls_total{plugin="echo"} 40`,
 		`cmdhost_plugin_calls_total{plugin="broken"} 0`,
 	)
-	absent(t, lines, `cmdhost_timeouts_total{command="slow",type="expiry"}`)
+	absent(t, lines, `cmdhost_timeouts_total{command="slow",policy="none",type="expiry"}`)
 	absent(t, lines, `cmdhost_requests_total{command="slow",status="none"}`)
 	if !lines["# TYPE go_goroutines gauge"] {
 		t.Error("the Go collector is missing")
@@ -232,7 +238,7 @@ func TestExecutorEndToEnd(t *testing.T) {
 	broker := rpctest.NewBroker()
 	u, _ := url.Parse("mqtt://fake:1883")
 	exec, err := rpc.NewExecutor(rpc.Config{
-		ExecutorID: "exec-1", Broker: u, Dial: broker.Dial, ReconnectDelay: 10 * time.Millisecond, Observer: c,
+		ExecutorID: "exec-1", Broker: u, Dial: broker.Dial, ReconnectDelay: 10 * time.Millisecond, Observer: c, Events: c,
 	}, []rpc.Command{
 		{Name: "echo", Topic: rpc.DefaultTopic, Idempotent: true, ResponseTTL: time.Minute,
 			Handler: func(_ context.Context, req *abi.Request) (*abi.Response, error) {
@@ -297,9 +303,9 @@ func TestExecutorEndToEnd(t *testing.T) {
 		`cmdhost_request_duration_seconds_count{command="stuck"} 2`,
 		`cmdhost_request_duration_seconds_bucket{command="slow",le="0.025"} 0`,
 		`cmdhost_request_duration_seconds_bucket{command="slow",le="1"} 1`,
-		`cmdhost_timeouts_total{command="slow",type="execution"} 1`,
-		`cmdhost_timeouts_total{command="stuck",type="expiry"} 1`,
-		`cmdhost_timeouts_total{command="stuck",type="queue"} 1`,
+		`cmdhost_timeouts_total{command="slow",policy="fail",type="execution"} 1`,
+		`cmdhost_timeouts_total{command="stuck",policy="none",type="expiry"} 1`,
+		`cmdhost_timeouts_total{command="stuck",policy="none",type="queue"} 1`,
 		// 1, 2 and 3 (slow): the one without a response topic is not
 		// deduplicated, 5 and 6 completed past their expiry are not kept.
 		"cmdhost_dedup_entries 3",

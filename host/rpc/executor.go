@@ -18,6 +18,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/events"
 )
 
 // Handler runs one command. ctx carries the call's deadline, the earlier of
@@ -97,9 +98,12 @@ type Config struct {
 	ReuseMaxBytes int64
 	// ReconnectDelay is the wait between connection attempts; default 1 s.
 	ReconnectDelay time.Duration
-	// Observer is told each request's outcome and timeouts (metrics,
-	// observe.go); nil: none.
+	// Observer is told each request's outcome (metrics, observe.go); nil:
+	// none.
 	Observer Observer
+	// Events receives the timeout events and budget warnings (execute.go);
+	// nil: none (timeouts are still logged).
+	Events events.Sink
 }
 
 func (c *Config) defaults() error {
@@ -583,91 +587,6 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 // as dead on arrival rather than run again.
 func (e *Executor) complete(in *incoming, entry *cache.Entry[*reply], r *reply) {
 	e.dedup.Complete(entry, r, in.expiry.Add(in.expiry.Sub(in.received)))
-}
-
-// execute waits for its turn (a slot of the command), then runs its
-// handler under the deadline min(remaining expiry, execution timeout). A
-// request that expires while queued is not executed; a result after the
-// cut is dropped. A cancel of c, queued or running, ends it with 499.
-func (e *Executor) execute(in *incoming, turn *turn, c *call) *reply {
-	r := in.route
-	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
-	defer wait.Stop()
-	select {
-	case <-turn.granted:
-	case <-c.ctx.Done():
-		r.slots.leave(turn)
-		return cancelledReply
-	case <-wait.C:
-		r.slots.leave(turn)
-		e.log.Info("request expired while queued", "command", r.cmd.Name)
-		e.observeTimeout(r.cmd.Name, TimeoutQueue)
-		return noReply
-	}
-	left := in.expiry.Sub(e.cfg.Now())
-	if left <= 0 {
-		r.slots.release()
-		e.observeTimeout(r.cmd.Name, TimeoutQueue)
-		return noReply
-	}
-	deadline, byTimeout := time.Now().Add(left), false
-	// The execution timeout runs from the grant of the slot, so that
-	// requests granted in receipt order also time out in that order
-	// (rather than in the order their goroutines got to run).
-	if t := r.cmd.Timeout; t > 0 {
-		if d := turn.at.Add(t); d.Before(deadline) {
-			deadline, byTimeout = d, true
-		}
-	}
-	ctx, cancel := context.WithDeadline(c.ctx, deadline)
-	defer cancel()
-	in.req.Deadline = deadline
-
-	type result struct {
-		resp *abi.Response
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer r.slots.release()
-		resp, err := r.cmd.Handler(ctx, in.req)
-		done <- result{resp, err}
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		res.err = ctx.Err() // the handler's late result is dropped
-	}
-	// A result that arrives at or after the deadline is after the cut and
-	// dropped, even before the context's timer has fired: otherwise which
-	// of two requests cut at nearly the same time answers depends on the
-	// order their timers' goroutines run in (conformance case
-	// DispatchConcurrencyBelowNeed_TimeoutErrors).
-	cut := ctx.Err() != nil || !time.Now().Before(deadline)
-	switch {
-	case cut && c.cancelledCtx(ctx):
-		return cancelledReply
-	case cut:
-		if byTimeout {
-			e.log.Info("execution timeout", "command", r.cmd.Name, "timeout", r.cmd.Timeout)
-			e.observeTimeout(r.cmd.Name, TimeoutExecution)
-			return timeoutReply(r.cmd.Timeout)
-		}
-		e.log.Info("request expired while running", "command", r.cmd.Name)
-		e.observeTimeout(r.cmd.Name, TimeoutExpiry)
-		return noReply
-	case res.err == nil && res.resp != nil:
-		return fromResponse(res.resp)
-	case res.err == nil:
-		return &reply{status: abi.StatusNoContent}
-	}
-	var se *StatusError
-	if errors.As(res.err, &se) {
-		return statusReply(se.Status, se.Message, "", "")
-	}
-	e.log.Warn("handler failed", "command", r.cmd.Name, "err", res.err)
-	return statusReply(abi.StatusInternalError, res.err.Error(), "", "")
 }
 
 // finish publishes the reply (when one is owed and time is left) and acks

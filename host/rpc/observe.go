@@ -3,19 +3,8 @@ package rpc
 import "time"
 
 // Observation hook (metrics). The executor reports each request's outcome
-// and each timeout to Config.Observer; host/metrics implements it. This
-// package knows nothing of metrics: Observer is the whole contract.
-
-// Timeout kinds reported to Observer.Timeout.
-const (
-	// TimeoutExecution: the command's execution timeout cut a call (408).
-	TimeoutExecution = "execution"
-	// TimeoutExpiry: the request's expiry cut a running call (no reply).
-	TimeoutExpiry = "expiry"
-	// TimeoutQueue: the request expired while waiting for a slot of its
-	// command (not executed, no reply).
-	TimeoutQueue = "queue"
-)
+// to Config.Observer, and its timeouts as events to Config.Events;
+// host/metrics implements both. This package knows nothing of metrics.
 
 // Observer is told what the executor does with requests. Its methods are
 // called from many goroutines at once and must not block.
@@ -28,9 +17,6 @@ type Observer interface {
 	// response topic, expired). d is the time since receipt, by
 	// Config.Now.
 	Request(command string, status int, answered bool, d time.Duration)
-	// Timeout is called when a timeout of kind (TimeoutExecution,
-	// TimeoutExpiry or TimeoutQueue) ended a request of command.
-	Timeout(command, kind string)
 }
 
 // finishFirst is finish for a request that is not a duplicate: it is
@@ -44,13 +30,6 @@ func (e *Executor) finishFirst(in *incoming, r *reply) {
 		o.Request(in.route.cmd.Name, status, answered, e.cfg.Now().Sub(in.received))
 	}
 	e.finish(in, r)
-}
-
-// observeTimeout reports a timeout of kind to the observer.
-func (e *Executor) observeTimeout(command, kind string) {
-	if o := e.cfg.Observer; o != nil {
-		o.Timeout(command, kind)
-	}
 }
 
 // DedupLen returns the number of entries in the dedup store, expired ones

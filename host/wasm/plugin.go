@@ -170,6 +170,12 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (_ *abi.Response,
 			}
 		}
 	}()
+	if inst != nil && req.Attempt > 1 {
+		// A retry after a timeout runs on a fresh instance: no state of
+		// earlier calls (the one that timed out was discarded already).
+		inst.close(p)
+		inst = nil
+	}
 	if inst == nil {
 		if inst, err = p.newInstance(ctx); err != nil {
 			if ctx.Err() != nil {

@@ -1,0 +1,162 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/events"
+)
+
+// Execution of one accepted request: its turn for a slot, the handler
+// under its deadline, the on_timeout policy and the timeout events.
+//
+// A run's deadline is min(remaining expiry, slot grant + execution
+// timeout). When the execution timeout cuts a run of a command whose
+// policy is retry (Command.TimeoutRetries > 0, idempotent only) and the
+// request's expiry leaves time, the request takes a new turn at the back
+// of its command's line and runs again, as attempt 2, 3, ... on a fresh
+// instance (abi.Request.Attempt); the last cut answers 408. Every timeout
+// is an event (events.Event) naming what cut the call and the policy
+// applied; a run still going at events.WarnFraction of its budget emits a
+// budget warning.
+
+// execute runs the request until a reply is known: attempts, each
+// waiting for its turn; a request that expires while queued is not
+// executed; a cancel of c, queued or running, ends it with 499.
+func (e *Executor) execute(in *incoming, turn *turn, c *call) *reply {
+	for attempt := 1; ; attempt++ {
+		r, again := e.attempt(in, turn, c, attempt)
+		if !again {
+			return r
+		}
+		turn = in.route.slots.enqueue()
+	}
+}
+
+// attempt waits for turn, then runs the handler once. again asks for
+// another attempt (the retry policy).
+func (e *Executor) attempt(in *incoming, turn *turn, c *call, attempt int) (_ *reply, again bool) {
+	r := in.route
+	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
+	defer wait.Stop()
+	select {
+	case <-turn.granted:
+	case <-c.ctx.Done():
+		r.slots.leave(turn)
+		return cancelledReply, false
+	case <-wait.C:
+		r.slots.leave(turn)
+		e.timedOut(in, events.TypeQueue, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
+		return noReply, false
+	}
+	left := in.expiry.Sub(e.cfg.Now())
+	if left <= 0 {
+		r.slots.release()
+		e.timedOut(in, events.TypeQueue, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
+		return noReply, false
+	}
+	deadline, byTimeout := time.Now().Add(left), false
+	// The execution timeout runs from the grant of the slot, so that
+	// requests granted in receipt order also time out in that order
+	// (rather than in the order their goroutines got to run).
+	if t := r.cmd.Timeout; t > 0 {
+		if d := turn.at.Add(t); d.Before(deadline) {
+			deadline, byTimeout = d, true
+		}
+	}
+	ctx, cancel := context.WithDeadline(c.ctx, deadline)
+	defer cancel()
+	req := *in.req // each attempt its own copy: a late run keeps reading its own
+	req.Deadline, req.Attempt = deadline, attempt
+	if w := e.warnAt(in, turn.at, deadline, attempt); w != nil {
+		defer w.Stop()
+	}
+
+	type result struct {
+		resp *abi.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer r.slots.release()
+		resp, err := r.cmd.Handler(ctx, &req)
+		done <- result{resp, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		res.err = ctx.Err() // the handler's late result is dropped
+	}
+	// A result that arrives at or after the deadline is after the cut and
+	// dropped, even before the context's timer has fired: otherwise which
+	// of two requests cut at nearly the same time answers depends on the
+	// order their timers' goroutines run in (conformance case
+	// DispatchConcurrencyBelowNeed_TimeoutErrors).
+	cut := ctx.Err() != nil || !time.Now().Before(deadline)
+	switch {
+	case cut && c.cancelledCtx(ctx):
+		return cancelledReply, false
+	case cut && byTimeout:
+		ran := time.Since(turn.at)
+		if attempt <= r.cmd.TimeoutRetries && in.expiry.After(e.cfg.Now()) {
+			e.timedOut(in, events.TypeExecution, events.PolicyRetry, attempt, r.cmd.Timeout, ran)
+			return nil, true
+		}
+		e.timedOut(in, events.TypeExecution, events.PolicyFail, attempt, r.cmd.Timeout, ran)
+		return timeoutReply(r.cmd.Timeout), false
+	case cut:
+		e.timedOut(in, events.TypeExpiry, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
+		return noReply, false
+	case res.err == nil && res.resp != nil:
+		return fromResponse(res.resp), false
+	case res.err == nil:
+		return &reply{status: abi.StatusNoContent}, false
+	}
+	var se *StatusError
+	if errors.As(res.err, &se) {
+		return statusReply(se.Status, se.Message, "", ""), false
+	}
+	e.log.Warn("handler failed", "command", r.cmd.Name, "err", res.err)
+	return statusReply(abi.StatusInternalError, res.err.Error(), "", ""), false
+}
+
+// warnAt arms the budget warning of a run that started at start and is
+// cut at deadline: an event if it still runs at events.WarnFraction of
+// its budget. nil when there is no one to tell.
+func (e *Executor) warnAt(in *incoming, start, deadline time.Time, attempt int) *time.Timer {
+	if e.cfg.Events == nil {
+		return nil
+	}
+	budget := deadline.Sub(start)
+	if budget <= 0 {
+		return nil
+	}
+	typ := events.TypeExecution
+	if t := in.route.cmd.Timeout; t <= 0 || start.Add(t).After(deadline) {
+		typ = events.TypeExpiry // the request's expiry is the tighter budget
+	}
+	return time.AfterFunc(time.Duration(float64(budget)*events.WarnFraction), func() {
+		e.cfg.Events.Emit(events.Finish(events.Event{
+			Kind: events.KindBudgetWarning, Command: in.route.cmd.Name, Correlation: correlationString(in.correlation),
+			Type: typ, Budget: budget, Elapsed: time.Since(start), Attempt: attempt,
+		}))
+	})
+}
+
+// timedOut reports a timeout of type typ, with the policy applied, to the
+// events sink (which logs it too, in serve), or to the log when there is
+// none.
+func (e *Executor) timedOut(in *incoming, typ, policy string, attempt int, budget, elapsed time.Duration) {
+	name := in.route.cmd.Name
+	if e.cfg.Events == nil {
+		e.log.Info("timeout", "command", name, "type", typ, "policy", policy, "budget", budget, "attempt", attempt)
+		return
+	}
+	e.cfg.Events.Emit(events.Finish(events.Event{
+		Kind: events.KindTimeout, Command: name, Correlation: correlationString(in.correlation),
+		Type: typ, Budget: budget, Elapsed: elapsed, Policy: policy, Attempt: attempt,
+	}))
+}
