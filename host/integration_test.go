@@ -76,6 +76,13 @@ func newEnv(t testing.TB, u *url.URL, names ...string) *env {
 // newEnvWith is newEnv with the executor's clock (nil: the real one).
 func newEnvWith(t testing.TB, u *url.URL, now func() time.Time, names ...string) *env {
 	t.Helper()
+	return newEnvConfig(t, u, func(c *rpc.Config, _ []rpc.Command) { c.Now = now }, names...)
+}
+
+// newEnvConfig is newEnv with the executor's config and commands adjusted
+// by adjust.
+func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Command), names ...string) *env {
+	t.Helper()
 	e := &env{t: t, plugins: map[string]*wasm.Plugin{}, dialer: &droppableDialer{}}
 	var plugins []*wasm.Plugin
 	for _, n := range names {
@@ -93,10 +100,13 @@ func newEnvWith(t testing.TB, u *url.URL, now func() time.Time, names ...string)
 		e.plugins[n] = p
 		plugins = append(plugins, p)
 	}
-	exec, err := rpc.NewExecutor(rpc.Config{
+	cfg := rpc.Config{
 		ExecutorID: "it-host", ClientID: "it-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u, Dial: e.dialer.dial,
-		ReconnectDelay: 50 * time.Millisecond, Now: now, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}, host.Commands(plugins, 2*time.Second, 2))
+		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	cmds := host.Commands(plugins, 2*time.Second, 2)
+	adjust(&cfg, cmds)
+	exec, err := rpc.NewExecutor(cfg, cmds)
 	if err != nil {
 		t.Fatal(err)
 	}

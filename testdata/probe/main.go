@@ -18,6 +18,9 @@ import (
 	"github.com/cmdhost/cmdhost/sdk"
 )
 
+// callsOnInstance counts probe-retry's calls on this instance.
+var callsOnInstance int
+
 func text(s string) *sdk.Response {
 	return &sdk.Response{Payload: []byte(s), ContentType: "text/plain", Format: abi.FormatUTF8}
 }
@@ -157,6 +160,22 @@ func init() {
 		time.Sleep(time.Duration(n) * time.Millisecond)
 		return &sdk.Response{Payload: req.Payload, ContentType: req.ContentType}, nil
 	}, sdk.Idempotent(), sdk.ResponseTTL(time.Hour))
+
+	// probe-retry is idempotent and hangs (until the host cuts it) on
+	// every attempt below the number in its payload, then answers with
+	// its attempt and whether its instance ran anything before (the
+	// on_timeout retry policy runs each retry on a fresh instance).
+	sdk.Handle("probe-retry", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
+		until, err := strconv.Atoi(string(req.Payload))
+		if err != nil {
+			return nil, sdk.InvalidPayload("payload must be the first attempt that answers, e.g. 2")
+		}
+		callsOnInstance++
+		if max(req.Attempt, 1) < until {
+			time.Sleep(time.Hour)
+		}
+		return text("attempt " + strconv.Itoa(max(req.Attempt, 1)) + ", call " + strconv.Itoa(callsOnInstance) + " on its instance"), nil
+	}, sdk.Idempotent())
 
 	sdk.Handle("probe-time", func(context.Context, *sdk.Request) (*sdk.Response, error) {
 		start := time.Now()

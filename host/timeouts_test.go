@@ -1,0 +1,61 @@
+package host_test
+
+import (
+	"fmt"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/host/events"
+	"github.com/cmdhost/cmdhost/host/rpc"
+)
+
+// The on_timeout retry policy with a real guest through a real broker:
+// the first attempt hangs until its execution timeout closes the module,
+// the retry runs on a fresh instance and answers; the events say so.
+func TestRetryOnTimeoutRunsOnAFreshInstance(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		var mu sync.Mutex
+		var got []string
+		sink := events.SinkFunc(func(ev events.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if ev.Kind == events.KindTimeout {
+				got = append(got, fmt.Sprintf("%s/%s/%d", ev.Type, ev.Policy, ev.Attempt))
+			}
+		})
+		e := newEnvConfig(t, u, func(c *rpc.Config, cmds []rpc.Command) {
+			c.Events = sink
+			for i := range cmds {
+				if cmds[i].Name == "probe-retry" {
+					cmds[i].Timeout, cmds[i].TimeoutRetries = 300*time.Millisecond, 2
+				}
+			}
+		}, "probe")
+		// Warm the pool so that an idle, used instance is there to avoid.
+		e.mustCall("probe-status", "")
+		res, err := e.call("probe-retry", "2", 10*time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(res.Payload) != "attempt 2, call 1 on its instance" {
+			t.Fatalf("%d %q, want attempt 2 on a fresh instance", res.Status, res.Payload)
+		}
+		res, err = e.call("probe-retry", "9", 10*time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != 408 {
+			t.Fatalf("%d %q, want 408 after the retries", res.Status, res.Payload)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := "[execution/retry/1 execution/retry/1 execution/retry/2 execution/fail/3]"; fmt.Sprint(got) != want {
+			t.Fatalf("timeout events %v, want %s", got, want)
+		}
+		if st := e.plugins["probe"].Stats(); st.Replaced != 4 {
+			t.Fatalf("replaced %d instances, want the 4 cut ones", st.Replaced)
+		}
+	})
+}
