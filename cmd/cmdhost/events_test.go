@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+)
+
+// subscribe connects to broker and returns the messages on topic.
+func subscribe(t *testing.T, broker, topic string) <-chan *paho.Publish {
+	t.Helper()
+	u, err := url.Parse(broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *paho.Publish, 16)
+	up := make(chan struct{})
+	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
+		ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
+		OnConnectionUp: func(*autopaho.ConnectionManager, *paho.Connack) { close(up) },
+		ClientConfig: paho.ClientConfig{ClientID: "sub-" + t.Name(),
+			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
+				got <- pr.Packet
+				return true, nil
+			}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cm.Disconnect(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	select {
+	case <-up:
+	case <-ctx.Done():
+		t.Fatal("subscriber not connected")
+	}
+	if _, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// serve --events publishes each timeout as JSON telemetry on
+// cmdhost/{id}/events, naming the plugin and its module digest; the log
+// has it too.
+func TestServePublishesTimeoutEvents(t *testing.T) {
+	addr, stop := startServe(t, nil, "--events", "--exec-timeout", "500ms")
+	broker := "mqtt://" + addr
+	evs := subscribe(t, broker, "cmdhost/cli-host/events")
+	_, errOut, code := run(t, "invoke", "spin", "--timeout", "5s", "--broker", broker, "--executor", "cli-host")
+	if code == 0 || !strings.Contains(errOut, "408") {
+		t.Fatalf("invoke spin: %q %d, want a 408", errOut, code)
+	}
+	type event struct {
+		Kind, Command, Plugin, Digest, Correlation, Type, Policy string
+		BudgetMS                                                 int64 `json:"budget_ms"`
+		ElapsedMS                                                int64 `json:"elapsed_ms"`
+	}
+	next := func() (event, *paho.Publish) {
+		t.Helper()
+		select {
+		case msg := <-evs:
+			var ev event
+			if err := json.Unmarshal(msg.Payload, &ev); err != nil {
+				t.Fatalf("%v: %s", err, msg.Payload)
+			}
+			return ev, msg
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event published")
+		}
+		return event{}, nil
+	}
+	// First the warning at 80 % of the 500 ms, then the timeout.
+	if w, msg := next(); w.Kind != "budget_warning" || w.Command != "spin" || w.ElapsedMS < 400 || w.ElapsedMS >= 500 {
+		t.Fatalf("first event %s, want the budget warning", msg.Payload)
+	}
+	ev, msg := next()
+	bin, err := os.ReadFile(filepath.Join(plugins, "spin.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(bin)
+	if ev.Kind != "timeout" || ev.Command != "spin" || ev.Plugin != "spin" || ev.Digest != hex.EncodeToString(sum[:]) ||
+		ev.Type != "execution" || ev.Policy != "fail" || ev.BudgetMS != 500 || ev.ElapsedMS < 500 || len(ev.Correlation) != 36 {
+		t.Fatalf("event %s", msg.Payload)
+	}
+	if msg.Properties.ContentType != "application/json" {
+		t.Errorf("content type %q", msg.Properties.ContentType)
+	}
+	_, log := stop()
+	if !strings.Contains(log, "msg=timeout command=spin type=execution") || !strings.Contains(log, "msg=budget_warning command=spin") {
+		t.Errorf("serve's log lacks the timeout and the warning:\n%s", log)
+	}
+}
