@@ -19,7 +19,7 @@ type rawClient struct {
 	got       chan *paho.Publish
 }
 
-func newRawClient(t *testing.T, u *url.URL) *rawClient {
+func newRawClient(t testing.TB, u *url.URL) *rawClient {
 	t.Helper()
 	name := strings.ReplaceAll(t.Name(), "/", "-")
 	c := &rawClient{respTopic: "ask/" + name, got: make(chan *paho.Publish, 16)}
@@ -47,7 +47,7 @@ func newRawClient(t *testing.T, u *url.URL) *rawClient {
 
 // send publishes a request (or a cancel) on topic with correlation corr
 // and the given user properties.
-func (c *rawClient) send(t *testing.T, topic string, corr []byte, payload string, props ...string) {
+func (c *rawClient) send(t testing.TB, topic string, corr []byte, payload string, props ...string) {
 	t.Helper()
 	exp := uint32(30)
 	p := &paho.Publish{QoS: 1, Topic: topic, Payload: []byte(payload), Properties: &paho.PublishProperties{
@@ -61,7 +61,7 @@ func (c *rawClient) send(t *testing.T, topic string, corr []byte, payload string
 	}
 }
 
-func (c *rawClient) next(t *testing.T) *paho.Publish {
+func (c *rawClient) next(t testing.TB) *paho.Publish {
 	t.Helper()
 	select {
 	case p := <-c.got:

@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"testing"
@@ -36,6 +37,72 @@ func BenchmarkReuseVsExecution(b *testing.B) {
 			}
 			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		})
+	}
+}
+
+// p50p99 reports the median and the 99th percentile of lat, in ms.
+func p50p99(b *testing.B, lat []time.Duration) {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkCancel is the time from publishing a cancel of a running call
+// (spin, a tight loop) to receiving its 499, through the embedded broker:
+// two broker hops plus closing the guest's module.
+func BenchmarkCancel(b *testing.B) {
+	u := brokertest.StartEmbedded(b)
+	newEnv(b, u, "spin")
+	c := newRawClient(b, u)
+	var lat []time.Duration
+	n := 0
+	for b.Loop() {
+		n++
+		corr := []byte(fmt.Sprintf("cancel-%09d", n))
+		c.send(b, "rpc/it-host/spin", corr, "", "cmdhost-ack", "1")
+		if got := userProp(c.next(b), "__stat"); got != "202" {
+			b.Fatalf("got %s, want 202", got)
+		}
+		start := time.Now()
+		c.send(b, "rpc/it-host/spin", corr, "", "cmdhost-cancel", "1")
+		if got := userProp(c.next(b), "__stat"); got != "499" {
+			b.Fatalf("got %s, want 499", got)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	p50p99(b, lat)
+}
+
+// BenchmarkAskVsPlain is the round trip of echo through the embedded
+// broker as a plain v1.0 request and as an ask request (whose 202 comes
+// before the reply): the extension's cost to the invoker.
+func BenchmarkAskVsPlain(b *testing.B) {
+	u := brokertest.StartEmbedded(b)
+	newEnv(b, u, "echo")
+	c := newRawClient(b, u)
+	for _, mode := range []string{"plain", "ask"} {
+		b.Run(mode, func(b *testing.B) {
+			var lat []time.Duration
+			n := 0
+			for b.Loop() {
+				n++
+				corr := []byte(fmt.Sprintf("%s-%010d", mode[:2], n))[:16]
+				start := time.Now()
+				if mode == "ask" {
+					c.send(b, "rpc/it-host/echo", corr, "x", "cmdhost-ack", "1")
+					if got := userProp(c.next(b), "__stat"); got != "202" {
+						b.Fatalf("got %s, want 202", got)
+					}
+				} else {
+					c.send(b, "rpc/it-host/echo", corr, "x")
+				}
+				if got := userProp(c.next(b), "__stat"); got != "200" {
+					b.Fatalf("got %s, want 200", got)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			p50p99(b, lat)
 		})
 	}
 }
