@@ -87,9 +87,9 @@ func NewTimeoutView(s plugins.Served, hostTimeout time.Duration) TimeoutView {
 		OnTimeout: s.OnTimeout.Policy(), Retries: s.OnTimeout.Retries}
 }
 
-// Timeout shows the execution timeout with its source, e.g. "2s
+// WithSource shows the execution timeout with its source, e.g. "2s
 // (operator command)", "none (host default)".
-func (v TimeoutView) Timeout() string {
+func (v TimeoutView) WithSource() string {
 	switch v.EffectiveTimeout {
 	case "":
 		return "(" + string(v.TimeoutSource) + ")"
@@ -104,7 +104,7 @@ func (v TimeoutView) Policy() string { return plugins.OnTimeout{Retries: v.Retri
 
 // String shows the timeout, its source and the policy, e.g. "10s
 // (operator command), retry ×2".
-func (v TimeoutView) String() string { return v.Timeout() + ", " + v.Policy() }
+func (v TimeoutView) String() string { return v.WithSource() + ", " + v.Policy() }
 
 // AdminStats is what the stats op reports.
 type AdminStats struct {
