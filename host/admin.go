@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
@@ -38,6 +39,10 @@ type Admin struct {
 	Token string
 	// Reuse reports the reuse cache's counters for stats; nil: none.
 	Reuse func() cache.ReuseStats
+	// HostTimeout is the host's default execution timeout (serve
+	// --exec-timeout, the value given to Served), which inspect shows for
+	// the commands it applies to; 0: not shown, only its source is.
+	HostTimeout time.Duration
 }
 
 // PluginView is a plugin as the admin ops report it: its status and the
@@ -48,7 +53,58 @@ type PluginView struct {
 	P99Ms float64 `json:"p99Ms"`
 	// Declared are the commands with their settings (inspect only).
 	Declared []abi.Command `json:",omitempty"`
+	// Timeouts are the commands' execution timeouts as served, where each
+	// comes from, and their on_timeout policies, sorted by command name
+	// (inspect only).
+	Timeouts []CommandTimeout `json:",omitempty"`
 }
+
+// CommandTimeout is a command's TimeoutView, named.
+type CommandTimeout struct {
+	Command string `json:"command"`
+	TimeoutView
+}
+
+// TimeoutView shows how a command is served when a call runs long: its
+// execution timeout, the setting it comes from (operator file per command
+// or per plugin, module, host default) and its on_timeout policy. The
+// request's expiry caps the timeout at run time.
+type TimeoutView struct {
+	// EffectiveTimeout is a Go duration, "0s" when there is none (the
+	// request's expiry alone); "" when it is the host's default and that
+	// is not known.
+	EffectiveTimeout string                `json:"effectiveTimeout,omitempty"`
+	TimeoutSource    plugins.TimeoutSource `json:"timeoutSource"`
+	OnTimeout        string                `json:"onTimeout"` // plugins.PolicyFail or plugins.PolicyRetry
+	Retries          int                   `json:"retries,omitempty"`
+}
+
+// NewTimeoutView returns the view of s served by a host whose default
+// execution timeout is hostTimeout.
+func NewTimeoutView(s plugins.Served, hostTimeout time.Duration) TimeoutView {
+	d, src := s.EffectiveTimeout(hostTimeout)
+	return TimeoutView{EffectiveTimeout: d.String(), TimeoutSource: src,
+		OnTimeout: s.OnTimeout.Policy(), Retries: s.OnTimeout.Retries}
+}
+
+// WithSource shows the execution timeout with its source, e.g. "2s
+// (operator command)", "none (host default)".
+func (v TimeoutView) WithSource() string {
+	switch v.EffectiveTimeout {
+	case "":
+		return "(" + string(v.TimeoutSource) + ")"
+	case "0s":
+		return "none (" + string(v.TimeoutSource) + ")"
+	}
+	return v.EffectiveTimeout + " (" + string(v.TimeoutSource) + ")"
+}
+
+// Policy shows the on_timeout policy: "fail" or, e.g., "retry ×2".
+func (v TimeoutView) Policy() string { return plugins.OnTimeout{Retries: v.Retries}.String() }
+
+// String shows the timeout, its source and the policy, e.g. "10s
+// (operator command), retry ×2".
+func (v TimeoutView) String() string { return v.WithSource() + ", " + v.Policy() }
 
 // AdminStats is what the stats op reports.
 type AdminStats struct {
@@ -183,10 +239,28 @@ func (a *Admin) views(declared bool) []PluginView {
 				v.P50Ms, v.P99Ms = float64(s.P50.Microseconds())/1000, float64(s.P99.Microseconds())/1000
 				if declared {
 					v.Declared = p.Description().Commands
+					v.Timeouts = a.timeouts(st.Name)
 				}
 			}
 		}
 		out = append(out, v)
+	}
+	return out
+}
+
+// timeouts returns the timeouts of the commands plugin serves, sorted by
+// command name.
+func (a *Admin) timeouts(plugin string) []CommandTimeout {
+	var out []CommandTimeout
+	for _, s := range a.Manager.Commands() {
+		if s.Plugin != plugin {
+			continue
+		}
+		v := NewTimeoutView(s, a.HostTimeout)
+		if v.TimeoutSource == plugins.TimeoutFromHost && a.HostTimeout == 0 {
+			v.EffectiveTimeout = "" // not known here
+		}
+		out = append(out, CommandTimeout{Command: s.Command.Name, TimeoutView: v})
 	}
 	return out
 }

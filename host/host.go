@@ -17,13 +17,14 @@ import (
 
 // Commands returns the RPC commands of a fixed set of plugins (no hot
 // reload: serve uses Served), each served by its plugin.
-func Commands(plugins []*wasm.Plugin, hostTimeout time.Duration, poolSize int) []rpc.Command {
+func Commands(modules []*wasm.Plugin, hostTimeout time.Duration, poolSize int) []rpc.Command {
 	fixed := fixedResolver{}
 	var out []rpc.Command
-	for _, p := range plugins {
+	for _, p := range modules {
 		for _, c := range p.Description().Commands {
 			fixed[c.Name] = p
-			out = append(out, command(c, ResolvingHandler(fixed, c.Name), hostTimeout, poolSize))
+			timeout, _ := (*plugins.Operator)(nil).ExecTimeout(c, hostTimeout)
+			out = append(out, command(c, ResolvingHandler(fixed, c.Name), timeout, poolSize))
 		}
 	}
 	return out
@@ -37,22 +38,17 @@ func (f fixedResolver) Lookup(command string) (*wasm.Plugin, bool) {
 	return p, ok
 }
 
-// command makes the RPC command of a declared one. Its topic is the
-// module's declared pattern, else rpc.DefaultTopic; its execution timeout
-// the module's declared one, else hostTimeout; its concurrency the
-// plugin's pool size.
-func command(c abi.Command, h rpc.Handler, hostTimeout time.Duration, poolSize int) rpc.Command {
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = hostTimeout
-	}
+// command makes the RPC command of a declared one, with the execution
+// timeout and concurrency given. Its topic is the module's declared
+// pattern, else rpc.DefaultTopic.
+func command(c abi.Command, h rpc.Handler, timeout time.Duration, concurrency int) rpc.Command {
 	topic := c.Topic
 	if topic == "" {
 		topic = rpc.DefaultTopic
 	}
 	return rpc.Command{
 		Name: c.Name, Topic: topic, Idempotent: c.Idempotent, ResponseTTL: c.ResponseTTL, Timeout: timeout,
-		Concurrency: poolSize, Handler: h,
+		Concurrency: concurrency, Handler: h,
 	}
 }
 
@@ -91,20 +87,23 @@ func ResolvingHandler(r Resolver, name string) rpc.Handler {
 // Served returns the RPC commands of what the plugins manager serves now,
 // each resolving its plugin version per call (hot reload). A command's
 // execution timeout is, first found: the plugin's operator file's for the
-// command, the operator file's for the plugin (both in plugins.Served.Timeout),
-// the module's declared one, hostTimeout. Its concurrency is the operator
+// command, the operator file's for the plugin, the module's declared one
+// (plugins.Served.Timeout and TimeoutSource), hostTimeout (the source
+// plugins.TimeoutFromHost; see plugins.Served.EffectiveTimeout). Its
+// on_timeout policy is the operator file's (plugins.Served.OnTimeout:
+// rpc.Command.TimeoutRetries), else fail; its concurrency the operator
 // file's (plugins.Served.Concurrency), else poolSize.
 func Served(m *plugins.Manager, hostTimeout time.Duration, poolSize int) []rpc.Command {
 	var out []rpc.Command
 	for _, s := range m.Commands() {
-		c, concurrency := s.Command, poolSize
-		if s.Timeout > 0 {
-			c.Timeout = s.Timeout
-		}
+		concurrency := poolSize
 		if s.Concurrency > 0 {
 			concurrency = s.Concurrency
 		}
-		out = append(out, command(c, ResolvingHandler(m, c.Name), hostTimeout, concurrency))
+		timeout, _ := s.EffectiveTimeout(hostTimeout)
+		c := command(s.Command, ResolvingHandler(m, s.Command.Name), timeout, concurrency)
+		c.TimeoutRetries = s.OnTimeout.Retries
+		out = append(out, c)
 	}
 	return out
 }

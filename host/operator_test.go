@@ -2,12 +2,15 @@ package host_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -77,5 +80,87 @@ func TestOperatorTimeoutPrecedence(t *testing.T) {
 				t.Errorf("found %d of the commands %v", seen, want)
 			}
 		})
+	}
+}
+
+// TestOperatorOnTimeout: the operator file's on_timeout policy reaches
+// rpc.Command.TimeoutRetries through host.Served (per command over plugin
+// level), the executor accepts the commands, a reload of the operator file
+// changes the policy, and a retry on a non-idempotent command never gets
+// that far: the plugin is refused at load.
+func TestOperatorOnTimeout(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"counter", "counter-idem"} {
+		bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), bin, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t)})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = m.Close(ctx)
+	}()
+	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	broker, _ := url.Parse("mqtt://127.0.0.1:1")
+	const hostTimeout = 10 * time.Second
+	served := func(t *testing.T) map[string]rpc.Command {
+		t.Helper()
+		cmds := host.Served(m, hostTimeout, 4)
+		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "t", Broker: broker, ReuseMaxBytes: -1}, cmds)
+		if err != nil {
+			t.Fatalf("the executor refuses the commands: %v", err)
+		}
+		_ = exec.Stop(context.Background()) // never started
+		out := map[string]rpc.Command{}
+		for _, c := range cmds {
+			out[c.Name] = c
+		}
+		return out
+	}
+	write := func(t *testing.T, name, content string) error {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return m.Reload(context.Background(), name)
+	}
+
+	if c := served(t)["counter-idem"]; c.TimeoutRetries != 0 || c.Timeout != hostTimeout {
+		t.Errorf("no operator file: %+v, want policy fail and the host's timeout", c)
+	}
+	for _, c := range []struct {
+		operator string
+		retries  int
+		timeout  time.Duration
+	}{
+		{`{"onTimeout": "retry", "retries": 2}`, 2, hostTimeout},
+		{`{"onTimeout": "retry", "retries": 2, "commands": {"counter-idem": {"onTimeout": "retry", "retries": 4, "timeout": "300ms"}}}`, 4, 300 * time.Millisecond},
+		{`{"onTimeout": "retry", "retries": 2, "commands": {"counter-idem": {"onTimeout": "fail"}}}`, 0, hostTimeout},
+		{`{"timeout": "1s", "commands": {"counter-idem": {"onTimeout": "retry", "retries": 1}}}`, 1, time.Second},
+	} {
+		if err := write(t, "counter-idem", c.operator); err != nil {
+			t.Fatalf("%s: %v", c.operator, err)
+		}
+		if got := served(t)["counter-idem"]; got.TimeoutRetries != c.retries || got.Timeout != c.timeout || !got.Idempotent {
+			t.Errorf("%s: TimeoutRetries %d, Timeout %v; want %d, %v", c.operator, got.TimeoutRetries, got.Timeout, c.retries, c.timeout)
+		}
+	}
+
+	// counter is not idempotent: retry is refused at load, at either
+	// level, and the version serving keeps policy fail.
+	for _, operator := range []string{`{"onTimeout": "retry", "retries": 1}`, `{"commands": {"counter": {"onTimeout": "retry", "retries": 1}}}`} {
+		if err := write(t, "counter", operator); err == nil || !strings.Contains(err.Error(), "does not declare counter idempotent") {
+			t.Errorf("%s: Reload = %v, want a refusal", operator, err)
+		}
+		if c, ok := served(t)["counter"]; !ok || c.TimeoutRetries != 0 {
+			t.Errorf("%s: counter served %v as %+v, want the old version with policy fail", operator, ok, c)
+		}
 	}
 }

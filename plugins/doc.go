@@ -38,7 +38,8 @@
 //	{
 //	  "enabled": true,
 //	  "timeout": "2s",
-//	  "commands": {"echo": {"timeout": "500ms"}},
+//	  "onTimeout": "fail",
+//	  "commands": {"echo": {"timeout": "500ms", "onTimeout": "retry", "retries": 2}},
 //	  "concurrency": 4,
 //	  "pool": 4,
 //	  "memoryPages": 512,
@@ -50,9 +51,16 @@
 // Every field is optional. "enabled": false keeps the plugin from being
 // served (its module is not loaded; Status says StateDisabled). "timeout"
 // is the execution timeout of all its commands and a "commands" entry's
-// that of one command (it wins); "concurrency" bounds each command's calls
-// at once (default: "pool", else the host's). Those three reach the host
-// through Served. "pool", "memoryPages" and "idleTimeout" set the
+// that of one command (it wins); without either, the module's declared
+// default applies, else the host's (Operator.ExecTimeout and
+// TimeoutSource). "onTimeout" is the on_timeout policy, for all commands
+// or, in a "commands" entry, for one (it wins): "fail" (the default)
+// answers a call cut by its execution timeout with 408, "retry" runs it
+// again, at most "retries" more times (1 to MaxTimeoutRetries), while the
+// request's expiry leaves time. A retry that would apply to a command the
+// module does not declare idempotent refuses the file. "concurrency"
+// bounds each command's calls at once (default: "pool", else the host's).
+// Those reach the host through Served. "pool", "memoryPages" and "idleTimeout" set the
 // wasm.PluginConfig fields of the same meaning; "grants.env" and "config"
 // add to the host's values (the file's win); "grants.mounts" replaces the
 // host's mounts. See Operator.
@@ -60,9 +68,11 @@
 // The file is strict JSON, read strictly (ParseOperator): no comments, no
 // unknown or misspelt field (names are case-sensitive), no field twice, no
 // null, durations as Go duration strings ("2s"), whole numbers of at least
-// 1, mounts of existing absolute host directories. A command named in
-// "commands" must be one the module declares (checked once the module is
-// loaded). Each error names the file, the field and the fix:
+// 1, mounts of existing absolute host directories, "retries" with "retry"
+// only. A command named in "commands" must be one the module declares, and
+// a retry policy may reach only idempotent ones (both checked once the
+// module is loaded, Operator.CheckCommands). Each error names the file,
+// the field and the fix:
 //
 //	echo.json: "timeout": "2 sec" is not a duration (e.g. "2s")
 //

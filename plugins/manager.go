@@ -57,11 +57,19 @@ type Served struct {
 	Plugin string
 	// Command is the command as the module declares it.
 	Command abi.Command
-	// Timeout is the execution timeout the operator file sets for the
-	// command: its "commands" entry's, else the file's "timeout". 0: the
-	// file sets none, and the module's declared timeout, else the host's,
-	// applies.
+	// Timeout is the command's execution timeout, first found: the
+	// operator file's "commands" entry's, the file's "timeout", the
+	// module's declared default. 0 when none of them is set: the host's
+	// default applies (EffectiveTimeout).
 	Timeout time.Duration
+	// TimeoutSource says where Timeout comes from; TimeoutFromHost when
+	// the host's default applies.
+	TimeoutSource TimeoutSource
+	// OnTimeout is the command's on_timeout policy: the operator file's
+	// "commands" entry's, else the file's, else fail. A retry policy is
+	// only ever set on a command the module declares idempotent (a load
+	// that would do otherwise is refused).
+	OnTimeout OnTimeout
 	// Concurrency is the calls at once the operator file allows the
 	// command: its "concurrency", else its "pool" (the plugin's instance
 	// count). 0: the file sets neither, and the host's default applies.
@@ -667,8 +675,7 @@ func (m *Manager) publish() (freed bool) {
 		}
 		for _, c := range e.cur.Description().Commands {
 			t.byCommand[c.Name] = e.cur
-			t.served = append(t.served, Served{Plugin: e.name, Command: c,
-				Timeout: e.op.timeout(c.Name), Concurrency: e.op.concurrency()})
+			t.served = append(t.served, e.op.Served(e.name, c))
 		}
 	}
 	sort.Slice(t.served, func(i, j int) bool { return t.served[i].Command.Name < t.served[j].Command.Name })

@@ -40,9 +40,13 @@ type Operator struct {
 	// Timeout is the execution timeout of every command of the plugin
 	// ("timeout"); 0: not set.
 	Timeout time.Duration
-	// CommandTimeouts are per-command execution timeouts
-	// ("commands": {"NAME": {"timeout": ...}}); they override Timeout.
-	CommandTimeouts map[string]time.Duration
+	// OnTimeout is the on_timeout policy of every command of the plugin
+	// ("onTimeout" and "retries"); nil: not set (fail).
+	OnTimeout *OnTimeout
+	// Commands are per-command settings ("commands": {"NAME": {"timeout":
+	// ..., "onTimeout": ..., "retries": ...}}); they override Timeout and
+	// OnTimeout. nil: not set.
+	Commands map[string]CommandSettings
 	// Concurrency bounds the calls at once per command ("concurrency");
 	// 0: not set (the pool size).
 	Concurrency int
@@ -69,7 +73,7 @@ type Operator struct {
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "commands", "concurrency", "pool", "memoryPages", "idleTimeout", "grants", "config"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "idleTimeout", "grants", "config"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -119,6 +123,9 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if op.OnTimeout, err = p.onTimeout(fields, ""); err != nil {
+		return nil, err
+	}
 	for _, f := range fields {
 		switch f.key {
 		case "enabled":
@@ -126,7 +133,7 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 		case "timeout":
 			op.Timeout, err = p.duration(f.raw, f.key, false)
 		case "commands":
-			op.CommandTimeouts, err = p.commands(f.raw, f.key)
+			op.Commands, err = p.commands(f.raw, f.key)
 		case "concurrency":
 			op.Concurrency, err = p.integer(f.raw, f.key, 1, math.MaxInt32)
 		case "pool":
@@ -152,18 +159,20 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 	return op, nil
 }
 
-// CheckCommands verifies that every command named in the file's
-// "commands" is one the module declares.
+// CheckCommands verifies the file against the module's description: every
+// command named in the file's "commands" is one the module declares, and
+// an on_timeout retry policy applies only to commands the module declares
+// idempotent (a retry would run a command's effects twice).
 func (op *Operator) CheckCommands(desc *abi.Description) error {
-	if op == nil || len(op.CommandTimeouts) == 0 {
+	if op == nil {
 		return nil
 	}
 	var declared []string
 	for _, c := range desc.Commands {
 		declared = append(declared, c.Name)
 	}
-	names := make([]string, 0, len(op.CommandTimeouts))
-	for name := range op.CommandTimeouts {
+	names := make([]string, 0, len(op.Commands))
+	for name := range op.Commands {
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -174,7 +183,7 @@ func (op *Operator) CheckCommands(desc *abi.Description) error {
 					name, strings.Join(declared, ", "))}
 		}
 	}
-	return nil
+	return op.checkOnTimeout(desc)
 }
 
 // pluginConfig returns base with the file's settings applied. base's maps
@@ -203,18 +212,6 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 		cfg.Config = merged(base.Config, op.Config)
 	}
 	return cfg
-}
-
-// timeout returns the execution timeout the file sets for command: its
-// "commands" entry's, else the plugin-level one; 0 when none.
-func (op *Operator) timeout(command string) time.Duration {
-	if op == nil {
-		return 0
-	}
-	if d, ok := op.CommandTimeouts[command]; ok && d > 0 {
-		return d
-	}
-	return op.Timeout
 }
 
 // concurrency returns the calls at once the file allows per command: its
@@ -401,23 +398,84 @@ func (p *opParser) strMap(raw json.RawMessage, at string, check func(where, key 
 	return out, nil
 }
 
-func (p *opParser) commands(raw json.RawMessage, at string) (map[string]time.Duration, error) {
+// commandFields are the fields of a "commands" entry.
+var commandFields = []string{"timeout", "onTimeout", "retries"}
+
+func (p *opParser) commands(raw json.RawMessage, at string) (map[string]CommandSettings, error) {
 	fields, err := p.object(raw, at, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]time.Duration, len(fields))
+	out := make(map[string]CommandSettings, len(fields))
 	for _, f := range fields {
 		where := join(at, f.key)
-		settings, err := p.object(f.raw, where, []string{"timeout"})
+		settings, err := p.object(f.raw, where, commandFields)
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range settings { // "timeout" alone
-			if out[f.key], err = p.duration(s.raw, join(where, s.key), false); err != nil {
-				return nil, err
+		var cs CommandSettings
+		if cs.OnTimeout, err = p.onTimeout(settings, where); err != nil {
+			return nil, err
+		}
+		for _, s := range settings {
+			if s.key == "timeout" {
+				if cs.Timeout, err = p.duration(s.raw, join(where, s.key), false); err != nil {
+					return nil, err
+				}
 			}
 		}
+		out[f.key] = cs
+	}
+	return out, nil
+}
+
+// onTimeout reads the on_timeout policy among the fields of the object at
+// at: "onTimeout" ("fail" or "retry") and "retries" (how many, with
+// "retry" only). It returns nil when neither is set.
+func (p *opParser) onTimeout(fields []field, at string) (*OnTimeout, error) {
+	var policy, retries *field
+	for i := range fields {
+		switch fields[i].key {
+		case "onTimeout":
+			policy = &fields[i]
+		case "retries":
+			retries = &fields[i]
+		}
+	}
+	if policy == nil && retries == nil {
+		return nil, nil
+	}
+	name := PolicyFail
+	if policy != nil {
+		where := join(at, policy.key)
+		s, err := p.str(policy.raw, where)
+		if err != nil {
+			return nil, p.errf(where, "is %s: write %q or %q", kind(policy.raw), PolicyFail, PolicyRetry)
+		}
+		switch {
+		case s == PolicyFail || s == PolicyRetry:
+			name = s
+		case strings.EqualFold(s, PolicyFail) || strings.EqualFold(s, PolicyRetry):
+			return nil, p.errf(where, "%q: did you mean %q? (policies are lowercase)", s, strings.ToLower(s))
+		default:
+			return nil, p.errf(where, "%q is not an on_timeout policy: write %q (the default: answer 408) or %q (run the call again; needs \"retries\")", s, PolicyFail, PolicyRetry)
+		}
+	}
+	out := &OnTimeout{}
+	switch {
+	case retries != nil && name != PolicyRetry:
+		if policy == nil {
+			return nil, p.errf(join(at, retries.key), `is set without "onTimeout": "retry": add "onTimeout": "retry", or remove "retries"`)
+		}
+		return nil, p.errf(join(at, retries.key), `is set, but "onTimeout" is "fail", which never retries: write "onTimeout": "retry", or remove "retries"`)
+	case retries != nil:
+		n, err := p.integer(retries.raw, join(at, retries.key), 1, MaxTimeoutRetries)
+		if err != nil {
+			return nil, err
+		}
+		out.Retries = n
+	case name == PolicyRetry:
+		return nil, p.errf(join(at, policy.key), `"retry" needs "retries", how many more times a timed-out call may run (1 to %d): add e.g. "retries": 2`, MaxTimeoutRetries)
 	}
 	return out, nil
 }

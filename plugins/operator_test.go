@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/wasm"
 )
 
@@ -20,7 +21,9 @@ func TestParseOperator(t *testing.T) {
 	good := `{
   "enabled": true,
   "timeout": "2s",
-  "commands": {"echo": {"timeout": "500ms"}},
+  "onTimeout": "retry",
+  "retries": 2,
+  "commands": {"echo": {"timeout": "500ms", "onTimeout": "fail"}},
   "concurrency": 4,
   "pool": 3,
   "memoryPages": 512,
@@ -34,9 +37,9 @@ func TestParseOperator(t *testing.T) {
 	}
 	idle := 5 * time.Minute
 	want := &Operator{
-		File: "/p/echo.json", Enabled: true, Timeout: 2 * time.Second,
-		CommandTimeouts: map[string]time.Duration{"echo": 500 * time.Millisecond},
-		Concurrency:     4, Pool: 3, MemoryPages: 512, IdleTimeout: &idle,
+		File: "/p/echo.json", Enabled: true, Timeout: 2 * time.Second, OnTimeout: &OnTimeout{Retries: 2},
+		Commands:    map[string]CommandSettings{"echo": {Timeout: 500 * time.Millisecond, OnTimeout: &OnTimeout{}}},
+		Concurrency: 4, Pool: 3, MemoryPages: 512, IdleTimeout: &idle,
 		Env:    map[string]string{"REGION": "eu"},
 		Mounts: []wasm.Mount{{HostDir: data, GuestDir: "/data", ReadOnly: true}},
 		Config: map[string]string{"greeting": "hi"},
@@ -44,8 +47,12 @@ func TestParseOperator(t *testing.T) {
 	if !reflect.DeepEqual(op, want) {
 		t.Errorf("ParseOperator =\n%+v\nwant\n%+v", op, want)
 	}
-	if op.timeout("echo") != 500*time.Millisecond || op.timeout("other") != 2*time.Second || op.concurrency() != 4 {
-		t.Errorf("timeout(echo) %v, timeout(other) %v, concurrency %d", op.timeout("echo"), op.timeout("other"), op.concurrency())
+	echoTimeout, _ := op.ExecTimeout(abi.Command{Name: "echo"}, 0)
+	otherTimeout, _ := op.ExecTimeout(abi.Command{Name: "other"}, 0)
+	if echoTimeout != 500*time.Millisecond || otherTimeout != 2*time.Second || op.concurrency() != 4 ||
+		op.OnTimeoutOf("echo") != (OnTimeout{}) || op.OnTimeoutOf("other") != (OnTimeout{Retries: 2}) {
+		t.Errorf("timeout(echo) %v, timeout(other) %v, concurrency %d, onTimeout(echo) %v, onTimeout(other) %v",
+			echoTimeout, otherTimeout, op.concurrency(), op.OnTimeoutOf("echo"), op.OnTimeoutOf("other"))
 	}
 
 	// Defaults: an empty object sets nothing; "idleTimeout": "0s" is
@@ -83,7 +90,7 @@ func TestParseOperator(t *testing.T) {
 		{`{"enabled": true} {}`, `not valid JSON`},
 		{``, `echo.json: is empty`},
 		{`[]`, `echo.json: the file holds a list: write a JSON object`},
-		{`{"commands": {"echo": {"timeout": "1s", "retries": 2}}}`, `"commands.echo.retries": unknown field: the fields here are "timeout"`},
+		{`{"commands": {"echo": {"timeout": "1s", "retry": 2}}}`, `"commands.echo.retry": unknown field: the fields here are "timeout", "onTimeout", "retries"`},
 		{`{"commands": {"echo": "1s"}}`, `"commands.echo": is a string: write an object`},
 		{`{"commands": {"echo": {"timeout": "fast"}}}`, `"commands.echo.timeout": "fast" is not a duration`},
 		{`{"config": {"k": 1}}`, `"config.k": is a number: write a string`},
@@ -288,7 +295,7 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 
 	for i, c := range []struct{ content, want string }{
 		{`{"timeout": "1s",}`, `plugin echo: echo.json: line 1, column 18: not valid JSON`},
-		{`{"timeout": "1s", "retries": 3}`, `plugin echo: echo.json: "retries": unknown field`},
+		{`{"timeout": "1s", "retries": 3}`, `plugin echo: echo.json: "retries": is set without "onTimeout": "retry"`},
 		{`{"timeout": "2 sec"}`, `plugin echo: echo.json: "timeout": "2 sec" is not a duration (e.g. "2s")`},
 		{`{"commands": {"nosuch": {"timeout": "1s"}}}`, `plugin echo: echo.json: "commands.nosuch": the module declares no command "nosuch" (it declares echo)`},
 	} {
@@ -398,8 +405,8 @@ func TestOperatorCommandTimeouts(t *testing.T) {
 	if s, _ := servedAs(m, "probe-status"); s.Timeout != 250*time.Millisecond || s.Concurrency != 0 {
 		t.Errorf("probe-status: %+v", s)
 	}
-	if s, _ := servedAs(m, "probe-request"); s.Timeout != 0 {
-		t.Errorf("probe-request: %+v, want no operator timeout", s)
+	if s, _ := servedAs(m, "probe-request"); s.Timeout != 3*time.Second || s.TimeoutSource != TimeoutFromModule {
+		t.Errorf("probe-request: %+v, want the module's declared 3s", s)
 	}
 	if changes.get() != before+1 {
 		t.Errorf("OnChange calls %d, want %d", changes.get(), before+1)

@@ -76,10 +76,23 @@ func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
 
 func listCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "list",
-		Usage: "list the plugins of a running host",
-		Flags: hostFlags(),
+		Name:      "list",
+		Usage:     "list the plugins of a running host, or of a plugins folder offline",
+		ArgsUsage: "[DIR]",
+		Description: "Without DIR: asks a running host (--broker, --executor) for its plugins.\n" +
+			"With DIR: loads the plugins folder offline as serve would (operator files\n" +
+			"NAME.json included) and shows each command's execution timeout with the\n" +
+			"setting it comes from and its on_timeout policy; --exec-timeout is serve's.\n" +
+			"Exit status 1 when a plugin would not be served.",
+		Flags: append(hostFlags(), execTimeoutFlag()),
 		Action: func(c *cli.Context) error {
+			switch c.NArg() {
+			case 0:
+			case 1:
+				return runListDir(c, c.Args().First())
+			default:
+				return cli.Exit("list takes at most one plugins folder: cmdhost plugin list [DIR]", 2)
+			}
 			out, err := adminCall(c, "list", nil)
 			if err != nil {
 				return err

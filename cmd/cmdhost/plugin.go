@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -13,7 +14,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 func pluginCommand() *cli.Command {
@@ -22,10 +26,15 @@ func pluginCommand() *cli.Command {
 		Usage: "work with plugin module files",
 		Subcommands: []*cli.Command{{
 			Name:      "inspect",
-			Usage:     "load a module file offline and show what it declares",
+			Usage:     "load a module file offline and show what it declares and how the host would serve it",
 			ArgsUsage: "FILE.wasm",
-			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}},
-			Action:    runInspect,
+			Description: "Shows the module's digest, ABI version, capabilities and commands. Each command's\n" +
+				"execution timeout is shown with the setting it comes from (the operator file\n" +
+				"NAME.json beside the module, per command or per plugin; the module; the host\n" +
+				"default, --exec-timeout as serve's) and its on_timeout policy. An invalid\n" +
+				"operator file is an error, as it is for the host.",
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}, execTimeoutFlag()},
+			Action: runInspect,
 		}, {
 			Name:      "validate",
 			Usage:     "load module files offline as the host would and report whether each loads",
@@ -40,18 +49,41 @@ func pluginCommand() *cli.Command {
 	}
 }
 
+// execTimeoutFlag is serve's --exec-timeout for the commands that show
+// how serve would serve a module: same name, default and variable, so
+// that they show the value serve uses.
+func execTimeoutFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "exec-timeout", Value: 10 * time.Second,
+		Usage:   "the host's default execution timeout (serve --exec-timeout), shown for the commands it applies to",
+		EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}}
+}
+
+// execTimeout returns --exec-timeout, checked.
+func execTimeout(c *cli.Context) (time.Duration, error) {
+	d := c.Duration("exec-timeout")
+	if d < 0 {
+		return 0, cli.Exit("--exec-timeout must not be negative", 2)
+	}
+	return d, nil
+}
+
 // inspection is what `plugin inspect` reports.
 type inspection struct {
-	Name         string            `json:"name"`
-	File         string            `json:"file"`
-	Size         int               `json:"size"`
-	Digest       string            `json:"digest"`
+	Name   string `json:"name"`
+	File   string `json:"file"`
+	Size   int    `json:"size"`
+	Digest string `json:"digest"`
+	// Operator is the operator file applied, "" when there is none.
+	Operator     string            `json:"operator,omitempty"`
 	ABIVersion   uint32            `json:"abiVersion"`
 	Commands     []commandView     `json:"commands"`
 	Capabilities []wasm.Capability `json:"capabilities"`
 	Imports      []string          `json:"imports"`
 }
 
+// commandView is a command as the module declares it (Timeout is its
+// declared default) and how the host would serve it: the effective
+// timeout, its source and the on_timeout policy.
 type commandView struct {
 	Name         string   `json:"name"`
 	Idempotent   bool     `json:"idempotent"`
@@ -59,11 +91,42 @@ type commandView struct {
 	ContentTypes []string `json:"contentTypes,omitempty"`
 	Timeout      string   `json:"timeout,omitempty"`
 	Topic        string   `json:"topic,omitempty"`
+	host.TimeoutView
+}
+
+// newCommandView shows s served by a host whose default execution
+// timeout is hostTimeout.
+func newCommandView(s pluginmgr.Served, hostTimeout time.Duration) commandView {
+	cmd := s.Command
+	return commandView{
+		Name: cmd.Name, Idempotent: cmd.Idempotent, ResponseTTL: duration(cmd.ResponseTTL),
+		ContentTypes: cmd.ContentTypes, Timeout: duration(cmd.Timeout), Topic: cmd.Topic,
+		TimeoutView: host.NewTimeoutView(s, hostTimeout),
+	}
+}
+
+// readOperator reads and checks the operator file beside the module file
+// path against the module's description, as the host does; nil when there
+// is none.
+func readOperator(path string, d *abi.Description) (*pluginmgr.Operator, error) {
+	opPath := strings.TrimSuffix(path, filepath.Ext(path)) + pluginmgr.OperatorExt
+	op, err := pluginmgr.ReadOperator(opPath)
+	if err == nil {
+		err = op.CheckCommands(d)
+	}
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("operator file: %v (the host would not serve the plugin)", err), 1)
+	}
+	return op, nil
 }
 
 func runInspect(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return cli.Exit("inspect needs one module file: cmdhost plugin inspect FILE.wasm", 2)
+	}
+	hostTimeout, err := execTimeout(c)
+	if err != nil {
+		return err
 	}
 	e, err := newEngine(c)
 	if err != nil {
@@ -79,15 +142,19 @@ func runInspect(c *cli.Context) error {
 
 	sum := sha256.Sum256(bin)
 	d := p.Description()
+	op, err := readOperator(path, d)
+	if err != nil {
+		return err
+	}
 	in := inspection{
 		Name: p.Name(), File: path, Size: len(bin), Digest: "sha256:" + hex.EncodeToString(sum[:]),
 		ABIVersion: d.Version, Capabilities: p.Capabilities(), Imports: p.Imports(),
 	}
+	if op != nil {
+		in.Operator = op.File
+	}
 	for _, cmd := range d.Commands {
-		in.Commands = append(in.Commands, commandView{
-			Name: cmd.Name, Idempotent: cmd.Idempotent, ResponseTTL: duration(cmd.ResponseTTL),
-			ContentTypes: cmd.ContentTypes, Timeout: duration(cmd.Timeout), Topic: cmd.Topic,
-		})
+		in.Commands = append(in.Commands, newCommandView(op.Served(p.Name(), cmd), hostTimeout))
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
@@ -105,12 +172,13 @@ func printInspection(c *cli.Context, in inspection) error {
 	if len(in.Capabilities) > 0 {
 		caps = fmt.Sprint(in.Capabilities)
 	}
-	fmt.Fprintf(w, "capabilities: %s (granted only by the operator)\nimports:      %d\n\n", caps, len(in.Imports))
+	fmt.Fprintf(w, "capabilities: %s (granted only by the operator)\nimports:      %d\noperator:     %s\n\n",
+		caps, len(in.Imports), orNone(in.Operator))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMMAND\tIDEMPOTENT\tRESPONSE TTL\tTIMEOUT\tCONTENT TYPES\tTOPIC")
+	fmt.Fprintln(tw, "COMMAND\tIDEMPOTENT\tRESPONSE TTL\tTIMEOUT\tON TIMEOUT\tCONTENT TYPES\tTOPIC")
 	for _, cmd := range in.Commands {
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\n", cmd.Name, cmd.Idempotent, orDash(cmd.ResponseTTL),
-			orDefault(cmd.Timeout), orAny(cmd.ContentTypes), orDefault(cmd.Topic))
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\n", cmd.Name, cmd.Idempotent, orDash(cmd.ResponseTTL),
+			cmd.WithSource(), cmd.Policy(), orAny(cmd.ContentTypes), orDefault(cmd.Topic))
 	}
 	return tw.Flush()
 }
@@ -125,6 +193,13 @@ func duration(d time.Duration) string {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
 	}
 	return s
 }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host/wasm"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
+)
+
+// folderPlugin is what `plugin list DIR` reports about one plugin: the
+// state serve would give it and how it would serve its commands.
+type folderPlugin struct {
+	Name     string        `json:"name"`
+	File     string        `json:"file"`
+	Operator string        `json:"operator,omitempty"` // the operator file applied, or that disabled the plugin
+	State    string        `json:"state"`              // serving, failed or disabled, as serve's
+	Error    string        `json:"error,omitempty"`    // why it would not be served
+	Commands []commandView `json:"commands"`           // sorted by name
+}
+
+// runListDir lists a plugins folder offline: it loads it with a plugins
+// manager, as serve does (operator files, refusals, clashes), and shows
+// each command's effective timeout with its source and on_timeout policy.
+func runListDir(c *cli.Context, dir string) error {
+	hostTimeout, err := execTimeout(c)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return cli.Exit(fmt.Sprintf("%s: not a directory", dir), 2)
+	}
+	e, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.Close(ctx)
+	}()
+	m.LoadAll(c.Context) // the problems show in Status
+
+	byPlugin := map[string][]commandView{}
+	for _, s := range m.Commands() {
+		byPlugin[s.Plugin] = append(byPlugin[s.Plugin], newCommandView(s, hostTimeout))
+	}
+	out := []folderPlugin{}
+	failed := 0
+	for _, st := range m.Status() {
+		p := folderPlugin{Name: st.Name, File: st.File, Operator: st.Operator, State: st.State,
+			Error: st.LastError, Commands: byPlugin[st.Name]}
+		if p.Commands == nil {
+			p.Commands = []commandView{}
+		}
+		if st.State == pluginmgr.StateFailed {
+			failed++
+		}
+		out = append(out, p)
+	}
+
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else if err := printFolder(c.App.Writer, out); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return cli.Exit(fmt.Sprintf("%d of %d plugins would not be served", failed, len(out)), 1)
+	}
+	return nil
+}
+
+// printFolder prints one row per command (plugin and state repeated, for
+// grep), one per plugin that serves none, then the errors.
+func printFolder(w io.Writer, plugins []folderPlugin) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLUGIN\tSTATE\tCOMMAND\tIDEMPOTENT\tTIMEOUT\tON TIMEOUT")
+	for _, p := range plugins {
+		if len(p.Commands) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\n", p.Name, p.State)
+		}
+		for _, cmd := range p.Commands {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\t%s\n", p.Name, p.State, cmd.Name, cmd.Idempotent, cmd.WithSource(), cmd.Policy())
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	sep := "\n"
+	for _, p := range plugins {
+		if p.Error != "" {
+			fmt.Fprintf(w, "%s%s: %s\n", sep, p.Name, p.Error)
+			sep = ""
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/plugins"
+)
+
+// adminOp returns the handler of the admin op named.
+func adminOp(t *testing.T, a *host.Admin, op string) rpc.Handler {
+	t.Helper()
+	for _, c := range a.Commands() {
+		if c.Name == "admin-"+op {
+			return c.Handler
+		}
+	}
+	t.Fatalf("no admin op %s", op)
+	return nil
+}
+
+// TestAdminInspectTimeouts: inspect shows each command's execution
+// timeout as served, where it comes from and its on_timeout policy; the
+// host's default only when the Admin knows it.
+func TestAdminInspectTimeouts(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"probe", "counter-idem"} {
+		bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), bin, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op := `{"timeout": "2s", "commands": {"probe-idem": {"timeout": "500ms", "onTimeout": "retry", "retries": 2}}}`
+	if err := os.WriteFile(filepath.Join(dir, "probe.json"), []byte(op), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, errs := newManager(t, dir, wasm.PluginConfig{PoolSize: 1})
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	inspect := func(a *host.Admin, name string) host.PluginView {
+		t.Helper()
+		payload, _ := json.Marshal(host.AdminRequest{Name: name})
+		resp, err := adminOp(t, a, "inspect")(context.Background(), &abi.Request{Payload: payload})
+		if err != nil || resp.Status != 0 {
+			t.Fatalf("inspect %s: %v, %+v", name, err, resp)
+		}
+		var v host.PluginView
+		if err := json.Unmarshal(resp.Payload, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	timeouts := func(v host.PluginView) map[string]host.TimeoutView {
+		out := map[string]host.TimeoutView{}
+		for _, c := range v.Timeouts {
+			out[c.Command] = c.TimeoutView
+		}
+		return out
+	}
+
+	a := &host.Admin{Manager: m, HostTimeout: 10 * time.Second}
+	probe := timeouts(inspect(a, "probe"))
+	want := map[string]host.TimeoutView{
+		"probe-idem":    {EffectiveTimeout: "500ms", TimeoutSource: plugins.TimeoutFromOperatorCommand, OnTimeout: "retry", Retries: 2},
+		"probe-request": {EffectiveTimeout: "2s", TimeoutSource: plugins.TimeoutFromOperatorPlugin, OnTimeout: "fail"},
+		"probe-status":  {EffectiveTimeout: "2s", TimeoutSource: plugins.TimeoutFromOperatorPlugin, OnTimeout: "fail"},
+	}
+	for name, w := range want {
+		if probe[name] != w {
+			t.Errorf("%s: %+v, want %+v", name, probe[name], w)
+		}
+	}
+	if len(probe) != 10 {
+		t.Errorf("%d commands with timeouts, want probe's 10", len(probe))
+	}
+	if got := probe["probe-idem"].String(); got != "500ms (operator command), retry ×2" {
+		t.Errorf("String = %q", got)
+	}
+	if got := timeouts(inspect(a, "counter-idem"))["counter-idem"]; got.String() != "10s (host default), fail" {
+		t.Errorf("counter-idem: %q", got)
+	}
+	// Unknown host default: the source alone.
+	a.HostTimeout = 0
+	if got := timeouts(inspect(a, "counter-idem"))["counter-idem"]; got.EffectiveTimeout != "" || got.String() != "(host default), fail" {
+		t.Errorf("counter-idem without the host's timeout: %+v", got)
+	}
+	// list shows no per-command settings.
+	resp, err := adminOp(t, a, "list")(context.Background(), &abi.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var views []host.PluginView
+	if err := json.Unmarshal(resp.Payload, &views); err != nil || len(views) != 2 || views[0].Timeouts != nil {
+		t.Errorf("list: %v, %+v", err, views)
+	}
+}
+
+// TestTimeoutView: how the CLI and inspect render a command's timeout.
+func TestTimeoutView(t *testing.T) {
+	cases := []struct {
+		s    plugins.Served
+		host time.Duration
+		want host.TimeoutView
+		text string
+	}{
+		{plugins.Served{Timeout: time.Second, TimeoutSource: plugins.TimeoutFromOperatorCommand, OnTimeout: plugins.OnTimeout{Retries: 3}}, 10 * time.Second,
+			host.TimeoutView{EffectiveTimeout: "1s", TimeoutSource: "operator command", OnTimeout: "retry", Retries: 3}, "1s (operator command), retry ×3"},
+		{plugins.Served{Timeout: 3 * time.Second, TimeoutSource: plugins.TimeoutFromModule}, 10 * time.Second,
+			host.TimeoutView{EffectiveTimeout: "3s", TimeoutSource: "module", OnTimeout: "fail"}, "3s (module), fail"},
+		{plugins.Served{TimeoutSource: plugins.TimeoutFromHost}, 10 * time.Second,
+			host.TimeoutView{EffectiveTimeout: "10s", TimeoutSource: "host default", OnTimeout: "fail"}, "10s (host default), fail"},
+		{plugins.Served{TimeoutSource: plugins.TimeoutFromHost}, 0,
+			host.TimeoutView{EffectiveTimeout: "0s", TimeoutSource: "host default", OnTimeout: "fail"}, "none (host default), fail"},
+	}
+	for _, c := range cases {
+		v := host.NewTimeoutView(c.s, c.host)
+		if !reflect.DeepEqual(v, c.want) || v.String() != c.text {
+			t.Errorf("%+v: %+v %q, want %+v %q", c.s, v, v, c.want, c.text)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package plugins
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// TimeoutSource names the setting a command's execution timeout comes
+// from. The execution timeout is, first found: the operator file's
+// "commands" entry for the command, the operator file's "timeout", the
+// module's declared default, the host's default (serve --exec-timeout).
+// The request's expiry always caps it at run time.
+type TimeoutSource string
+
+// The sources of an execution timeout, most specific first.
+const (
+	// TimeoutFromOperatorCommand: "commands": {"NAME": {"timeout": ...}}
+	// of the plugin's operator file.
+	TimeoutFromOperatorCommand TimeoutSource = "operator command"
+	// TimeoutFromOperatorPlugin: "timeout" of the plugin's operator file.
+	TimeoutFromOperatorPlugin TimeoutSource = "operator plugin"
+	// TimeoutFromModule: the command's default the module declares
+	// (abi.Command.Timeout).
+	TimeoutFromModule TimeoutSource = "module"
+	// TimeoutFromHost: the host's default (serve --exec-timeout), which
+	// applies when none of the others is set. 0 there is none: only the
+	// request's expiry bounds the call.
+	TimeoutFromHost TimeoutSource = "host default"
+)
+
+// The on_timeout policies of an operator file's "onTimeout".
+const (
+	// PolicyFail (the default): a call cut by its execution timeout is
+	// answered 408.
+	PolicyFail = "fail"
+	// PolicyRetry: a call cut by its execution timeout runs again, at most
+	// "retries" more times, while the request's expiry leaves time. Only
+	// for commands the module declares idempotent.
+	PolicyRetry = "retry"
+)
+
+// MaxTimeoutRetries bounds an operator file's "retries".
+const MaxTimeoutRetries = 10
+
+// OnTimeout is an on_timeout policy: what the host does with a call its
+// execution timeout cut while the request's expiry leaves time. The zero
+// value is policy fail.
+type OnTimeout struct {
+	// Retries is how many more times a cut call may run, each on a fresh
+	// instance (policy retry); 0 answers it 408 (policy fail). It becomes
+	// rpc.Command.TimeoutRetries.
+	Retries int
+}
+
+// Policy returns PolicyRetry or PolicyFail.
+func (o OnTimeout) Policy() string {
+	if o.Retries > 0 {
+		return PolicyRetry
+	}
+	return PolicyFail
+}
+
+// String returns "fail" or, e.g., "retry ×2".
+func (o OnTimeout) String() string {
+	if o.Retries > 0 {
+		return fmt.Sprintf("%s ×%d", PolicyRetry, o.Retries)
+	}
+	return PolicyFail
+}
+
+// CommandSettings are the settings of one command in an operator file's
+// "commands". Zero and nil fields are not set.
+type CommandSettings struct {
+	// Timeout is the command's execution timeout ("timeout"); 0: not set.
+	Timeout time.Duration
+	// OnTimeout is the command's on_timeout policy ("onTimeout" and
+	// "retries"); nil: not set.
+	OnTimeout *OnTimeout
+}
+
+// ExecTimeout returns the execution timeout of the module's command c
+// served with the operator file op (nil: none), and where it comes from:
+// first found, op's "commands" entry for c, op's "timeout", c.Timeout (the
+// module's declared default), hostDefault. The request's expiry caps it at
+// run time.
+func (op *Operator) ExecTimeout(c abi.Command, hostDefault time.Duration) (time.Duration, TimeoutSource) {
+	if op != nil {
+		if d := op.Commands[c.Name].Timeout; d > 0 {
+			return d, TimeoutFromOperatorCommand
+		}
+		if op.Timeout > 0 {
+			return op.Timeout, TimeoutFromOperatorPlugin
+		}
+	}
+	if c.Timeout > 0 {
+		return c.Timeout, TimeoutFromModule
+	}
+	return hostDefault, TimeoutFromHost
+}
+
+// OnTimeoutOf returns the on_timeout policy of command: op's "commands"
+// entry's, else op's plugin-level one, else fail.
+func (op *Operator) OnTimeoutOf(command string) OnTimeout {
+	o, _ := op.onTimeout(command)
+	return o
+}
+
+// onTimeout returns the policy of command and the field that sets it ("":
+// none, the default).
+func (op *Operator) onTimeout(command string) (OnTimeout, string) {
+	switch {
+	case op == nil:
+		return OnTimeout{}, ""
+	case op.Commands[command].OnTimeout != nil:
+		return *op.Commands[command].OnTimeout, "commands." + command + ".onTimeout"
+	case op.OnTimeout != nil:
+		return *op.OnTimeout, "onTimeout"
+	}
+	return OnTimeout{}, ""
+}
+
+// Served returns what a Manager serves for the module's command c of
+// plugin with the operator file op (nil: none). Its TimeoutSource is
+// TimeoutFromHost, and its Timeout 0, when the host's default applies.
+func (op *Operator) Served(plugin string, c abi.Command) Served {
+	timeout, source := op.ExecTimeout(c, 0)
+	return Served{Plugin: plugin, Command: c, Timeout: timeout, TimeoutSource: source,
+		OnTimeout: op.OnTimeoutOf(c.Name), Concurrency: op.concurrency()}
+}
+
+// EffectiveTimeout returns the command's execution timeout and its
+// source, hostDefault when neither the operator file nor the module sets
+// one.
+func (s Served) EffectiveTimeout(hostDefault time.Duration) (time.Duration, TimeoutSource) {
+	if s.TimeoutSource == TimeoutFromHost || s.TimeoutSource == "" {
+		return hostDefault, TimeoutFromHost
+	}
+	return s.Timeout, s.TimeoutSource
+}
+
+// checkOnTimeout refuses a retry policy that applies to a command the
+// module does not declare idempotent: a retry would run its effects twice.
+func (op *Operator) checkOnTimeout(desc *abi.Description) error {
+	if op == nil {
+		return nil
+	}
+	var idempotent []string
+	for _, c := range desc.Commands {
+		if c.Idempotent {
+			idempotent = append(idempotent, c.Name)
+		}
+	}
+	for _, c := range desc.Commands {
+		o, field := op.onTimeout(c.Name)
+		if o.Retries == 0 || c.Idempotent {
+			continue
+		}
+		e := &OperatorError{File: filepath.Base(op.File), Field: field}
+		if field != "onTimeout" {
+			e.Problem = fmt.Sprintf(`"retry" needs an idempotent command, and the module does not declare %s idempotent (a retry would run its effects twice): write "onTimeout": "fail", or remove "onTimeout" and "retries" from the entry`, c.Name)
+			return e
+		}
+		fix := `remove "onTimeout" and "retries": the module declares no idempotent command`
+		if len(idempotent) > 0 {
+			fix = fmt.Sprintf(`set it per command instead, on idempotent commands only (%s), e.g. "commands": {%q: {"onTimeout": "retry", "retries": %d}}, and remove "onTimeout" and "retries" here`,
+				strings.Join(idempotent, ", "), idempotent[0], o.Retries)
+		}
+		e.Problem = fmt.Sprintf(`"retry" applies to every command of the plugin, and the module does not declare %s idempotent (a retry would run its effects twice): %s`, c.Name, fix)
+		return e
+	}
+	return nil
+}
