@@ -136,7 +136,7 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		defer cancel()
 		_ = mgr.Close(cctx)
 	}()
-	admin := &host.Admin{Manager: mgr, Token: s.adminToken}
+	admin := &host.Admin{Manager: mgr, Token: s.adminToken, HostTimeout: s.execTimeout}
 	served := func() []rpc.Command {
 		return append(host.Served(mgr, s.execTimeout, s.pool), admin.Commands()...)
 	}
