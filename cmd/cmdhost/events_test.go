@@ -103,3 +103,44 @@ func TestServePublishesTimeoutEvents(t *testing.T) {
 		t.Errorf("serve's log lacks the timeout and the warning:\n%s", log)
 	}
 }
+
+// The operator file's on_timeout retry reaches the executor: the first
+// attempt of probe-retry hangs past its 300 ms, the retry answers on a
+// fresh instance, and the events say retry then nothing more.
+func TestServeRetryPolicyFromOperatorFile(t *testing.T) {
+	dir := t.TempDir()
+	installFile(t, filepath.Join(plugins, "probe.wasm"), dir, "probe.wasm")
+	op := `{"commands": {"probe-retry": {"timeout": "300ms", "onTimeout": "retry", "retries": 1}}}`
+	if err := os.WriteFile(filepath.Join(dir, "probe.json"), []byte(op), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop := startServeIn(t, dir, nil, "--events")
+	broker := "mqtt://" + addr
+	evs := subscribe(t, broker, "cmdhost/cli-host/events")
+	out, errOut, code := run(t, "invoke", "probe-retry", "-d", "2", "--broker", broker, "--executor", "cli-host")
+	if code != 0 || out != "attempt 2, call 1 on its instance" {
+		t.Fatalf("invoke: %q %q %d", out, errOut, code)
+	}
+	var kinds []string
+	for len(kinds) < 2 {
+		select {
+		case msg := <-evs:
+			var ev struct{ Kind, Policy string }
+			if err := json.Unmarshal(msg.Payload, &ev); err != nil {
+				t.Fatal(err)
+			}
+			kinds = append(kinds, ev.Kind+"/"+ev.Policy)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events %v, want a warning and a retry", kinds)
+		}
+	}
+	if strings.Join(kinds, " ") != "budget_warning/ timeout/retry" {
+		t.Fatalf("events %v", kinds)
+	}
+	// Exhausted: 408 after the one retry.
+	_, errOut, code = run(t, "invoke", "probe-retry", "-d", "5", "--broker", broker, "--executor", "cli-host")
+	if code == 0 || !strings.Contains(errOut, "408") {
+		t.Fatalf("invoke: %q %d, want 408", errOut, code)
+	}
+	stop()
+}
