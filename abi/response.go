@@ -28,6 +28,7 @@ type Status uint32
 // Status values.
 const (
 	StatusOK                 Status = 200
+	StatusAccepted           Status = 202 // host only (extension): accepted, the reply follows
 	StatusNoContent          Status = 204
 	StatusBadRequest         Status = 400 // a header or the payload is invalid
 	StatusRequestTimeout     Status = 408 // host only: execution timeout

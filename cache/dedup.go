@@ -17,6 +17,16 @@ const DefaultMaxEntries = 100_000
 // old one early could execute a non-idempotent command twice.
 var ErrFull = errors.New("cache: dedup store is full: new requests get 503 until entries expire")
 
+// How a full store makes room: entries have two deadlines. protectUntil is
+// the latest expiry of the request's receipts: before it, a duplicate may
+// still arrive while the invoker waits, so the entry is never removed (the
+// seed's MUST). keepUntil (>= protectUntil) extends that for late
+// duplicates and cancels (the executor keeps a terminal state one request
+// window longer, remote-ask seed §7). Between the two the entry is a
+// terminal entry of bounded memory: when the store is full, the completed
+// entry whose protectUntil passed first is evicted to admit a new key.
+// Entries in progress, and entries still protected, are never evicted.
+
 // Key identifies a request for deduplication: its correlation data and
 // response topic. PROTOCOL.md: the same correlation data with another
 // response topic is a different request (the broker can authorize topics, so
@@ -48,9 +58,13 @@ type Entry[V any] struct {
 
 	// The fields below are guarded by owner.mu.
 	owner     *DedupStore[V]
-	keepUntil time.Time // >= every recorded request expiry of this key
-	index     int       // position in owner.heap; -1 once removed from the store
-	completed bool
+	keepUntil time.Time // >= protectUntil
+	// protectUntil is the latest request expiry recorded for this key;
+	// the entry is never removed before it.
+	protectUntil time.Time
+	index        int // position in owner.heap; -1 once removed from the store
+	tindex       int // position in owner.terminal; -1 when not in it
+	completed    bool
 }
 
 // Done returns a channel that is closed when the first receipt of the request
@@ -86,9 +100,11 @@ func (e *Entry[V]) Key() Key { return e.key }
 // same outcome and never executed a second time.
 //
 // Its rule is the seed's MUST for non-idempotent commands: an entry is never
-// removed before the expiry of its request. So the store does not evict under
-// size pressure: entries leave only when their keep-until time has passed,
-// and when the store is full a new key is refused with ErrFull (503). That is
+// removed before the expiry of its request. So the store never evicts an
+// entry in progress or one whose request has not expired: entries leave when
+// their keep-until time has passed, a full store evicts only completed
+// entries kept past their request's expiry (see protectUntil), and when none
+// is left a new key is refused with ErrFull (503). That is
 // also why this store is kept apart from the reuse cache, which may drop
 // replies at any time.
 //
@@ -109,6 +125,10 @@ type DedupStore[V any] struct {
 	mu      sync.Mutex
 	entries map[Key]*Entry[V]
 	heap    keepHeap[V] // the same entries, ordered by keepUntil
+	// terminal holds the completed entries, ordered by protectUntil: the
+	// candidates for eviction when the store is full.
+	terminal terminalHeap[V]
+	evicted  int
 	// last is the latest clock reading seen under mu. Readings are taken
 	// before locking, so a goroutine may arrive with an older one than a
 	// goroutine that already swept; clamping to last keeps the store's time
@@ -152,8 +172,10 @@ func NewDedupStore[V any](cfg DedupConfig) *DedupStore[V] {
 // re-sent with a fresh expiry must not run again once the first copy's
 // expiry passes.
 //
-// If the store holds MaxEntries live entries, a new key gets ErrFull, while a
-// duplicate of a held key is still answered from its entry.
+// If the store holds MaxEntries live entries, a completed entry whose
+// request expiry has passed is evicted to make room (the oldest first);
+// when there is none, a new key gets ErrFull, while a duplicate of a held
+// key is still answered from its entry.
 func (s *DedupStore[V]) Begin(key Key, expiry time.Time) (e *Entry[V], first bool, err error) {
 	now := s.now() // before locking: never call user code under the lock
 	s.mu.Lock()
@@ -165,12 +187,19 @@ func (s *DedupStore[V]) Begin(key Key, expiry time.Time) (e *Entry[V], first boo
 			e.keepUntil = expiry
 			heap.Fix(&s.heap, e.index)
 		}
+		if expiry.After(e.protectUntil) {
+			e.protectUntil = expiry
+			if e.tindex >= 0 {
+				heap.Fix(&s.terminal, e.tindex)
+			}
+		}
 		return e, false, nil
 	}
-	if len(s.entries) >= s.max {
+	if len(s.entries) >= s.max && !s.evictLocked(now) {
 		return nil, false, ErrFull
 	}
-	e = &Entry[V]{key: key, expiry: expiry, done: make(chan struct{}), owner: s, keepUntil: expiry}
+	e = &Entry[V]{key: key, expiry: expiry, done: make(chan struct{}), owner: s,
+		keepUntil: expiry, protectUntil: expiry, tindex: -1}
 	s.entries[key] = e
 	heap.Push(&s.heap, e)
 	return e, true, nil
@@ -217,6 +246,26 @@ func (s *DedupStore[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 		e.keepUntil = keepUntil
 		heap.Fix(&s.heap, e.index)
 	}
+	heap.Push(&s.terminal, e)
+}
+
+// Evicted returns how many terminal entries were evicted to make room.
+func (s *DedupStore[V]) Evicted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evicted
+}
+
+// evictLocked removes the completed entry whose request expiry passed
+// first, if its expiry is before now, and reports whether it did. Called
+// with s.mu held.
+func (s *DedupStore[V]) evictLocked(now time.Time) bool {
+	if len(s.terminal) == 0 || !now.After(s.terminal[0].protectUntil) {
+		return false
+	}
+	s.removeLocked(s.terminal[0])
+	s.evicted++
+	return true
 }
 
 // Len returns the number of entries held, including expired ones not yet
@@ -255,6 +304,9 @@ func (s *DedupStore[V]) sweepLocked(now time.Time) int {
 	n := 0
 	for len(s.heap) > 0 && now.After(s.heap[0].keepUntil) {
 		e := heap.Pop(&s.heap).(*Entry[V])
+		if e.tindex >= 0 {
+			heap.Remove(&s.terminal, e.tindex)
+		}
 		delete(s.entries, e.key)
 		n++
 	}
@@ -264,6 +316,9 @@ func (s *DedupStore[V]) sweepLocked(now time.Time) int {
 // removeLocked removes e from the map and the heap. Called with s.mu held.
 func (s *DedupStore[V]) removeLocked(e *Entry[V]) {
 	heap.Remove(&s.heap, e.index)
+	if e.tindex >= 0 {
+		heap.Remove(&s.terminal, e.tindex)
+	}
 	delete(s.entries, e.key)
 }
 
@@ -292,6 +347,33 @@ func (h *keepHeap[V]) Pop() any {
 	e := old[n]
 	old[n] = nil // let the entry be collected
 	e.index = -1
+	*h = old[:n]
+	return e
+}
+
+// terminalHeap is a min-heap of completed entries by protectUntil.
+type terminalHeap[V any] []*Entry[V]
+
+func (h terminalHeap[V]) Len() int           { return len(h) }
+func (h terminalHeap[V]) Less(i, j int) bool { return h[i].protectUntil.Before(h[j].protectUntil) }
+func (h terminalHeap[V]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].tindex = i
+	h[j].tindex = j
+}
+
+func (h *terminalHeap[V]) Push(x any) {
+	e := x.(*Entry[V])
+	e.tindex = len(*h)
+	*h = append(*h, e)
+}
+
+func (h *terminalHeap[V]) Pop() any {
+	old := *h
+	n := len(old) - 1
+	e := old[n]
+	old[n] = nil
+	e.tindex = -1
 	*h = old[:n]
 	return e
 }

@@ -228,6 +228,7 @@ type Executor struct {
 	hlc    *HLC
 	dedup  *cache.DedupStore[*reply]
 	reuse  *cache.ReuseCache[*reply] // nil when reuse is off
+	calls  calls                     // requests in progress, for cancels (ask.go)
 
 	// cm is set by Start and by OnConnectionUp, before any request of the
 	// connection arrives; requests read it from other goroutines.
@@ -484,6 +485,12 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		go e.finishFirst(in, r)
 		return true, nil
 	}
+	if in.cancel {
+		e.cancelCall(in)
+		e.ack(in)
+		e.inflight.Done()
+		return true, nil
+	}
 	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
 	entry, first, err := e.dedup.Begin(key, in.expiry)
 	switch {
@@ -498,13 +505,20 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 	case !first:
 		go e.answerDuplicate(in, entry)
 	default:
-		e.start(in, entry)
+		e.start(in, key, entry)
 	}
 	return true, nil
 }
 
 // answerDuplicate gives a duplicate the original's reply once it exists.
 func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
+	if in.askAck {
+		select {
+		case <-entry.Done():
+		default: // still in progress: ack it again (ask.go)
+			e.publish(in, acceptedReply)
+		}
+	}
 	select {
 	case <-entry.Done():
 		e.finish(in, entry.Value())
@@ -515,7 +529,7 @@ func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
 
 // start runs a first receipt: clock merge, queue bound, then execution in
 // a goroutine of its own.
-func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
+func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]) {
 	if in.timestamp != nil {
 		if err := e.hlc.Update(*in.timestamp); err != nil {
 			r := statusReply(abi.StatusServiceUnavailable, err.Error(), "MaxClockDrift", "")
@@ -534,21 +548,30 @@ func (e *Executor) start(in *incoming, entry *cache.Entry[*reply]) {
 		go e.finishFirst(in, r)
 		return
 	}
-	key, reusable := e.reuseKey(in)
+	reuseKey, reusable := e.reuseKey(in)
 	if reusable {
-		if r, ok := e.reuse.Get(key); ok {
+		if r, ok := e.reuse.Get(reuseKey); ok {
 			e.pending.Add(-1)
 			e.complete(in, entry, r)
 			go e.finishFirst(in, r)
 			return
 		}
 	}
+	c := e.calls.begin(key) // in progress: a cancel can find it from now on
+	if in.askAck {
+		in.accepted = make(chan struct{})
+		go e.sendAccepted(in, in.accepted)
+	}
 	turn := in.route.slots.enqueue() // here, in receipt order
 	go func() {
 		defer e.pending.Add(-1)
-		r := e.execute(in, turn)
-		if reusable {
-			e.remember(key, in, r)
+		r, ok := c.settle(e.execute(in, turn, c))
+		if !ok {
+			e.logCancelled(in, c)
+		}
+		e.calls.end(key, c)
+		if reusable && ok {
+			e.remember(reuseKey, in, r)
 		}
 		e.complete(in, entry, r)
 		e.finishFirst(in, r)
@@ -565,13 +588,16 @@ func (e *Executor) complete(in *incoming, entry *cache.Entry[*reply], r *reply) 
 // execute waits for its turn (a slot of the command), then runs its
 // handler under the deadline min(remaining expiry, execution timeout). A
 // request that expires while queued is not executed; a result after the
-// cut is dropped.
-func (e *Executor) execute(in *incoming, turn *turn) *reply {
+// cut is dropped. A cancel of c, queued or running, ends it with 499.
+func (e *Executor) execute(in *incoming, turn *turn, c *call) *reply {
 	r := in.route
 	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
 	defer wait.Stop()
 	select {
 	case <-turn.granted:
+	case <-c.ctx.Done():
+		r.slots.leave(turn)
+		return cancelledReply
 	case <-wait.C:
 		r.slots.leave(turn)
 		e.log.Info("request expired while queued", "command", r.cmd.Name)
@@ -593,7 +619,7 @@ func (e *Executor) execute(in *incoming, turn *turn) *reply {
 			deadline, byTimeout = d, true
 		}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(c.ctx, deadline)
 	defer cancel()
 	in.req.Deadline = deadline
 
@@ -620,6 +646,8 @@ func (e *Executor) execute(in *incoming, turn *turn) *reply {
 	// DispatchConcurrencyBelowNeed_TimeoutErrors).
 	cut := ctx.Err() != nil || !time.Now().Before(deadline)
 	switch {
+	case cut && c.cancelledCtx(ctx):
+		return cancelledReply
 	case cut:
 		if byTimeout {
 			e.log.Info("execution timeout", "command", r.cmd.Name, "timeout", r.cmd.Timeout)
@@ -646,6 +674,9 @@ func (e *Executor) execute(in *incoming, turn *turn) *reply {
 // the request.
 func (e *Executor) finish(in *incoming, r *reply) {
 	defer e.inflight.Done()
+	if in.accepted != nil {
+		<-in.accepted // the 202 goes first
+	}
 	if !r.none {
 		e.publish(in, r)
 	}

@@ -26,6 +26,11 @@ type incoming struct {
 	expiry        time.Time // zero when the request had none
 	timestamp     *Timestamp
 	req           *abi.Request
+
+	// The ask extensions (ask.go).
+	askAck   bool          // cmdhost-ack: 1
+	cancel   bool          // cmdhost-cancel: 1: a cancel, not a request
+	accepted chan struct{} // closed once the 202 is sent; nil when none is
 }
 
 // read checks the request's headers (PROTOCOL.md "Request") and fills in.
@@ -59,6 +64,10 @@ func (in *incoming) read(executorID string) *reply {
 			req.InvokerID = up.Value
 		case up.Key == propTimestamp:
 			ts = up.Value
+		case up.Key == propAck:
+			in.askAck = up.Value == "1"
+		case up.Key == propCancel:
+			in.cancel = up.Value == "1"
 		case strings.HasPrefix(up.Key, "__"):
 		default:
 			if req.Metadata == nil {
@@ -77,6 +86,8 @@ func (in *incoming) read(executorID string) *reply {
 		return statusReply(abi.StatusBadRequest, "the request has no correlation data", "Correlation Data", "")
 	case len(props.CorrelationData) != correlationLength:
 		return statusReply(abi.StatusBadRequest, "correlation data must be 16 bytes (a UUID)", "Correlation Data", printable(props.CorrelationData))
+	case in.cancel:
+		return nil // a cancel needs no expiry nor payload (ask.go)
 	case in.expiry.IsZero():
 		return statusReply(abi.StatusBadRequest, "the request has no message expiry", "Message Expiry", "")
 	}

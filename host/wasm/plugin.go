@@ -148,7 +148,7 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 	return resp, nil
 }
 
-func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (*abi.Response, Kind, error) {
+func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (_ *abi.Response, kind Kind, _ error) {
 	// The idle timer brackets the whole call, failed or not: begin before
 	// acquiring an instance, end (deferred first, so run last) after it is
 	// released or discarded.
@@ -166,6 +166,7 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (*abi.Response, K
 			done.close(p)
 			if !healthy {
 				p.stats.replaced.Add(1)
+				p.log.Info("instance replaced", "plugin", p.name, "command", req.Command, "after", kind.String())
 			}
 		}
 	}()
@@ -185,9 +186,10 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (*abi.Response, K
 	inst.state = callState{request: inst.reqBuf, maxResp: p.cfg.MaxResponseBytes}
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
-	switch {
-	case kind != 0:
+	if kind != 0 {
 		return nil, kind, err
+	}
+	switch {
 	case st.outErr != nil:
 		return nil, KindBadOutput, st.outErr
 	case rc != 0:
