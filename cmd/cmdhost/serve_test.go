@@ -101,6 +101,12 @@ func TestServeAndInvoke(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "no response before the timeout") {
 		t.Fatalf("invoke nosuch: %q %q %d", out, errOut, code)
 	}
+	// A command nobody serves is never acked: invoke fails fast, whatever
+	// its timeout.
+	out, errOut, code = run(t, "invoke", "nosuch", "--timeout", "1m", "--broker", broker, "--executor", "cli-host")
+	if code != 1 || !strings.Contains(errOut, "no executor answered") {
+		t.Fatalf("invoke nosuch --timeout 1m: %q %q %d", out, errOut, code)
+	}
 	err, log := stop()
 	if err != nil {
 		t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, log)

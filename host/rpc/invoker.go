@@ -123,13 +123,9 @@ var ErrNoResponse = errors.New("no response before the timeout")
 // to any of its sends: no executor serves its topic on that broker.
 var ErrNoExecutor = errors.New("no executor answered")
 
-// Extension user properties (PROTOCOL.md "Extensions"); their prefix is
-// reserved: Call.Metadata may not use it.
-const (
-	askAckProp    = "cmdhost-ack"
-	askCancelProp = "cmdhost-cancel"
-	askPrefix     = "cmdhost-"
-)
+// askPrefix is the prefix of the extensions' user properties (propAck,
+// propCancel in ask.go); Call.Metadata may not use it.
+const askPrefix = "cmdhost-"
 
 // cancelExpiry is the message expiry of a cancel, and cancelWait how long
 // the invoker waits for the broker to take it (its PUBACK).
@@ -346,7 +342,7 @@ func (inv *Invoker) request(c Call, corr []byte, end time.Time) *paho.Publish {
 	expiry := uint32(max(math.Ceil(time.Until(end).Seconds()), 1))
 	props := inv.protocolProps()
 	if c.Ack {
-		props = append(props, paho.UserProperty{Key: askAckProp, Value: "1"})
+		props = append(props, paho.UserProperty{Key: propAck, Value: "1"})
 	}
 	for k, v := range c.Metadata {
 		props = append(props, paho.UserProperty{Key: k, Value: v})
@@ -386,7 +382,7 @@ func (inv *Invoker) cancel(c Call, corr []byte) {
 		QoS: 1, Topic: c.Topic,
 		Properties: &paho.PublishProperties{
 			CorrelationData: corr, ResponseTopic: inv.responseTopic, MessageExpiry: &expiry,
-			User: append(inv.protocolProps(), paho.UserProperty{Key: askCancelProp, Value: "1"}),
+			User: append(inv.protocolProps(), paho.UserProperty{Key: propCancel, Value: "1"}),
 		},
 	}
 	ctx, stop := context.WithTimeout(context.Background(), cancelWait)
