@@ -444,3 +444,74 @@ func TestCallMetadataReservedPrefix(t *testing.T) {
 		t.Fatalf("err %v; want the prefix refused", err)
 	}
 }
+
+// Both halves of the ask extensions, the invoker's and the executor's,
+// through a real broker: an ask is answered; a call that ends early, by
+// ctx or by its own timeout, closes the handler's context with the
+// invoker's cancel as its cause, well before the request's expiry.
+func TestAskThroughExecutor(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		started := make(chan struct{}, 4)
+		causes := make(chan error, 4)
+		block := func(ctx context.Context, _ *abi.Request) (*abi.Response, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return nil, ctx.Err()
+		}
+		echo := func(_ context.Context, req *abi.Request) (*abi.Response, error) {
+			return &abi.Response{Payload: req.Payload}, nil
+		}
+		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "ask-host", ClientID: "ask-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u},
+			[]rpc.Command{{Name: "echo", Topic: rpc.DefaultTopic, Handler: echo}, {Name: "block", Topic: rpc.DefaultTopic, Handler: block}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := exec.Start(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = exec.Stop(ctx)
+		})
+		inv := newInvoker(t, u, rpc.InvokerConfig{})
+		call := func(cmd string, timeout time.Duration) rpc.Call {
+			return rpc.Call{Topic: "rpc/ask-host/" + cmd, Payload: []byte("hi"), Timeout: timeout, Ack: true}
+		}
+		cancelledByInvoker := func(what string) {
+			t.Helper()
+			select {
+			case cause := <-causes:
+				if cause == nil || !strings.Contains(cause.Error(), "cancelled by the invoker") {
+					t.Fatalf("%s: the handler's context ended with %v; want the invoker's cancel", what, cause)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: the handler's context is still open", what)
+			}
+		}
+
+		res, err := inv.Invoke(ctxT(t), call("echo", 5*time.Second))
+		if err != nil || res.Status != abi.StatusOK || string(res.Payload) != "hi" {
+			t.Fatalf("echo: %+v, %v", res, err)
+		}
+
+		ctx, cancel := context.WithCancel(ctxT(t))
+		out := invokeAsync(ctx, inv, call("block", 30*time.Second))
+		<-started
+		cancel()
+		if o := wait(t, out); !errors.Is(o.err, context.Canceled) {
+			t.Fatalf("block, ctx cancelled: err %v", o.err)
+		}
+		cancelledByInvoker("ctx cancelled")
+
+		// Own timeout at 500 ms; the request's expiry (whole seconds) is 1 s
+		// and would cut the handler with DeadlineExceeded as its cause.
+		if o := wait(t, invokeAsync(ctxT(t), inv, call("block", 500*time.Millisecond))); !errors.Is(o.err, rpc.ErrNoResponse) ||
+			!strings.Contains(o.err.Error(), "after the executor acknowledged it") {
+			t.Fatalf("block, own timeout: err %v", o.err)
+		}
+		<-started
+		cancelledByInvoker("own timeout")
+	})
+}
