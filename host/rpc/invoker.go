@@ -123,10 +123,6 @@ var ErrNoResponse = errors.New("no response before the timeout")
 // to any of its sends: no executor serves its topic on that broker.
 var ErrNoExecutor = errors.New("no executor answered")
 
-// askPrefix is the prefix of the extensions' user properties (propAck,
-// propCancel in ask.go); Call.Metadata may not use it.
-const askPrefix = "cmdhost-"
-
 // cancelExpiry is the message expiry of a cancel, and cancelWait how long
 // the invoker waits for the broker to take it (its PUBACK).
 const (
@@ -240,9 +236,9 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 	if c.Timeout <= 0 {
 		return nil, errors.New("a call needs a positive timeout (its message expiry)")
 	}
-	for k := range c.Metadata {
-		if strings.HasPrefix(k, askPrefix) {
-			return nil, fmt.Errorf("metadata key %q: the prefix %q is reserved for protocol extensions (see Call.Ack)", k, askPrefix)
+	for _, k := range []string{propAck, propCancel} {
+		if _, ok := c.Metadata[k]; ok {
+			return nil, fmt.Errorf("metadata key %q is a protocol extension's (see Call.Ack), not metadata", k)
 		}
 	}
 	corr := c.Correlation
@@ -281,25 +277,46 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 }
 
 // ask waits for the outcome of an ask whose first send has gone out. It
-// runs on the caller's goroutine, which alone sends: the retries and the
-// cancel. The retries are the same request (same correlation data and
-// response topic: a duplicate to the executor) with the expiry that
-// remains; they stop at the first ack or reply. Retry n (1-based) goes out
-// at AckInterval·(2^n − 1) after the first send, and the call gives up
-// when the next one would be due after the last.
+// runs on the caller's goroutine, which alone sends: the resends and the
+// cancel. A resend is the same request (same correlation data and response
+// topic: a duplicate to the executor) with the expiry that remains. Resend
+// n (1-based) is due AckInterval·(2^n − 1) after the first send, and the
+// call gives up with ErrNoExecutor when resend AckAttempts would be due.
+// The timer stops at the first ack, and is not armed for a time at or
+// after the call's end: a request that reached an executor then would run
+// for an invoker that has stopped waiting.
 func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, start, end time.Time) (*Result, error) {
 	sends := 1
-	due := func(n int) time.Time { return start.Add(inv.cfg.AckInterval * time.Duration(1<<n-1)) }
-	retry := time.NewTimer(time.Until(due(sends)))
+	deadline, _ := ctx.Deadline() // Invoke set one
+	retry := time.NewTimer(time.Hour)
+	retry.Stop() // arm sets it
 	defer retry.Stop()
-	retries, acked := retry.C, w.acked // nil once acked: a nil channel never fires
+	// retries is nil, which never fires, when no resend or give-up is due
+	// before the end; ackCh is nil once acked.
+	var retries <-chan time.Time
+	ackCh := w.acked
+	arm := func() {
+		at := start.Add(inv.cfg.AckInterval * time.Duration(1<<sends-1))
+		if !at.Before(deadline) {
+			retry.Stop()
+			retries = nil
+			return
+		}
+		retry.Reset(time.Until(at))
+		retries = retry.C
+	}
+	arm()
+	acked := false
 	for {
 		select {
 		case r := <-w.result:
 			return r, nil
-		case <-acked:
+		case <-ackCh:
+			// The executor has the request: no more resends; the reply
+			// comes by the call's end or not at all.
 			retry.Stop()
-			retries, acked = nil, nil
+			retries, ackCh = nil, nil
+			acked = true
 			inv.cfg.Logger.Debug("request acknowledged", "topic", c.Topic, "sends", sends, "after", time.Since(start))
 		case <-retries:
 			if sends == inv.cfg.AckAttempts {
@@ -311,15 +328,15 @@ func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, sta
 			}
 			sends++
 			if _, err := inv.cm.Publish(ctx, inv.request(c, corr, end)); err != nil {
-				// A lost send is what the retries are for; ctx's end is
+				// A lost send is what the resends are for; ctx's end is
 				// handled by its own case.
 				inv.cfg.Logger.Debug("resending the request", "topic", c.Topic, "err", err)
 			}
-			retry.Reset(time.Until(due(sends)))
+			arm()
 		case <-ctx.Done():
 			inv.cancel(c, corr)
 			state := ", and no executor acknowledged it"
-			if acked == nil {
+			if acked {
 				state = ", after the executor acknowledged it"
 			}
 			return nil, inv.ended(ctx, c, state)

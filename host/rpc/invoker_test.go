@@ -285,6 +285,22 @@ func TestAskNoExecutor(t *testing.T) {
 	})
 }
 
+// No resend is sent at or after the call's end: it could reach an executor
+// that would run it for an invoker no longer waiting.
+func TestAskNoResendAfterTheEnd(t *testing.T) {
+	u := brokertest.StartEmbedded(t)
+	r := newResponder(t, u)
+	// Sends due at 0 and 100 ms; the next at 300 ms is after the end.
+	inv := newInvoker(t, u, rpc.InvokerConfig{AckInterval: 100 * time.Millisecond})
+	o := wait(t, invokeAsync(ctxT(t), inv, askCall(250*time.Millisecond)))
+	if !errors.Is(o.err, rpc.ErrNoResponse) || !strings.Contains(o.err.Error(), "no executor acknowledged it") {
+		t.Fatalf("err %v; want ErrNoResponse without an ack", o.err)
+	}
+	if requests, _ := r.untilCancel(); len(requests) != 2 {
+		t.Fatalf("%d sends in 250 ms; want 2 (at 0 and 100 ms)", len(requests))
+	}
+}
+
 // checkCancel checks a cancel's properties against the request it cancels.
 func checkCancel(t *testing.T, req, cancel *paho.Publish) {
 	t.Helper()
@@ -434,14 +450,14 @@ func TestPlainCallHasNoExtension(t *testing.T) {
 	})
 }
 
-// The extensions' prefix is not user metadata.
+// The extensions' properties are not user metadata.
 func TestCallMetadataReservedPrefix(t *testing.T) {
 	u := brokertest.StartEmbedded(t)
 	inv := newInvoker(t, u, rpc.InvokerConfig{})
 	c := askCall(time.Second)
 	c.Metadata = map[string]string{"cmdhost-cancel": "1"}
-	if _, err := inv.Invoke(ctxT(t), c); err == nil || !strings.Contains(err.Error(), "reserved") {
-		t.Fatalf("err %v; want the prefix refused", err)
+	if _, err := inv.Invoke(ctxT(t), c); err == nil || !strings.Contains(err.Error(), "protocol extension") {
+		t.Fatalf("err %v; want the key refused", err)
 	}
 }
 
