@@ -101,6 +101,12 @@ func TestServeAndInvoke(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "no response before the timeout") {
 		t.Fatalf("invoke nosuch: %q %q %d", out, errOut, code)
 	}
+	// A command nobody serves is never acked: invoke fails fast, whatever
+	// its timeout.
+	out, errOut, code = run(t, "invoke", "nosuch", "--timeout", "1m", "--broker", broker, "--executor", "cli-host")
+	if code != 1 || !strings.Contains(errOut, "no executor answered") {
+		t.Fatalf("invoke nosuch --timeout 1m: %q %q %d", out, errOut, code)
+	}
 	err, log := stop()
 	if err != nil {
 		t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, log)
@@ -192,7 +198,10 @@ func untilAnswer(t *testing.T, broker, command, want string, limit time.Duration
 	t.Helper()
 	start := time.Now()
 	for {
-		out, errOut, _ := run(t, "invoke", command, "-d", "hi", "--timeout", "300ms", "--broker", broker, "--executor", "cli-host")
+		// Plain requests: a resend of an ask could reach the command as it
+		// comes up and run it (counter counts) for an invoke that then
+		// times out.
+		out, errOut, _ := run(t, "invoke", command, "-d", "hi", "--timeout", "300ms", "--no-ack", "--broker", broker, "--executor", "cli-host")
 		if out == want {
 			return time.Since(start)
 		}

@@ -27,7 +27,27 @@ type InvokerConfig struct {
 	ClientID string // default: "cmdhost-invoker-" and random hex
 	Dial     func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
 	Logger   *slog.Logger
+	// AckAttempts is how many times a call with Call.Ack sends its
+	// request while neither an ack (202) nor a reply has come back;
+	// default DefaultAckAttempts, at most MaxAckAttempts.
+	AckAttempts int
+	// AckInterval is how long the first send waits for an ack before the
+	// request is sent again; each later send waits twice as long as the
+	// one before. The call gives up after AckInterval·(2^AckAttempts − 1):
+	// with the defaults the request goes out at 0, 100, 300 and 700 ms
+	// and the call fails with ErrNoExecutor at 1.5 s. Default
+	// DefaultAckInterval.
+	AckInterval time.Duration
 }
+
+// Defaults of InvokerConfig's ack retries.
+const (
+	DefaultAckAttempts = 4
+	DefaultAckInterval = 100 * time.Millisecond
+	// MaxAckAttempts bounds AckAttempts: the waits double, and 16 sends
+	// 100 ms apart already wait for almost two hours.
+	MaxAckAttempts = 16
+)
 
 // Call is one invocation.
 type Call struct {
@@ -42,6 +62,18 @@ type Call struct {
 	// Correlation overrides the random correlation data (tests send
 	// duplicates with it).
 	Correlation []byte
+	// Ack makes the call an ask (PROTOCOL.md "Extensions"): the request
+	// carries cmdhost-ack: 1 and is sent again, with the same correlation
+	// data and response topic, until the executor acknowledges it (202)
+	// or replies, at most InvokerConfig.AckAttempts times; without either
+	// the call fails fast with ErrNoExecutor. After the ack the call waits
+	// for the reply until its timeout. A call that ends early, by its
+	// timeout or by ctx, sends the executor a cancel (cmdhost-cancel: 1),
+	// best effort; a cancelled call's reply is 499 (abi.StatusCancelled).
+	// An executor without the extension never acks, so an ask to one that
+	// takes longer than the ack window fails with ErrNoExecutor: call it
+	// without Ack. A call without Ack is plain v1.0.
+	Ack bool
 }
 
 // Result is an executor's response.
@@ -87,6 +119,17 @@ func (e *RemoteError) Error() string {
 // ErrNoResponse means no executor answered before the call's timeout.
 var ErrNoResponse = errors.New("no response before the timeout")
 
+// ErrNoExecutor means a call with Call.Ack got neither an ack nor a reply
+// to any of its sends: no executor serves its topic on that broker.
+var ErrNoExecutor = errors.New("no executor answered")
+
+// cancelExpiry is the message expiry of a cancel, and cancelWait how long
+// the invoker waits for the broker to take it (its PUBACK).
+const (
+	cancelExpiry = 10 // seconds
+	cancelWait   = 2 * time.Second
+)
+
 // Invoker calls commands over MQTT v5 with the RPC protocol. Invoke is
 // safe for concurrent use: responses come to one topic of the invoker's
 // and are matched by correlation data.
@@ -97,7 +140,18 @@ type Invoker struct {
 	hlc           *HLC
 
 	mu      sync.Mutex
-	waiting map[string]chan *Result // by correlation data
+	waiting map[string]*waiter // by correlation data
+}
+
+// waiter is one call waiting for its response. receive, on paho's
+// goroutine, only signals it and never blocks: it closes acked at the
+// first 202 of an ask, and puts the first reply in result (buffered 1);
+// later replies, and acks after the first, are dropped.
+type waiter struct {
+	ask     bool
+	result  chan *Result
+	acked   chan struct{}
+	ackOnce sync.Once
 }
 
 // NewInvoker connects to the broker and subscribes to its response topic.
@@ -114,7 +168,14 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	inv := &Invoker{
 		cfg: cfg, responseTopic: "clients/" + cfg.ClientID + "/rpc/response",
 		hlc:     NewHLC(HLCConfig{NodeID: nodeID(cfg.ClientID)}),
-		waiting: make(map[string]chan *Result),
+		waiting: make(map[string]*waiter),
+	}
+	if inv.cfg.AckAttempts <= 0 {
+		inv.cfg.AckAttempts = DefaultAckAttempts
+	}
+	inv.cfg.AckAttempts = min(inv.cfg.AckAttempts, MaxAckAttempts)
+	if inv.cfg.AckInterval <= 0 {
+		inv.cfg.AckInterval = DefaultAckInterval
 	}
 	up := make(chan error, 1)
 	acfg := autopaho.ClientConfig{
@@ -168,18 +229,25 @@ func (inv *Invoker) Close() error {
 }
 
 // Invoke publishes one request and waits for its response. A response with
-// an error status is a Result, not an error: see Result.Err.
+// an error status is a Result, not an error: see Result.Err. With c.Ack
+// the call is an ask (see Call.Ack); its errors are then also
+// ErrNoExecutor, and a 499 reply is a Result.
 func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 	if c.Timeout <= 0 {
 		return nil, errors.New("a call needs a positive timeout (its message expiry)")
+	}
+	for _, k := range []string{propAck, propCancel} {
+		if _, ok := c.Metadata[k]; ok {
+			return nil, fmt.Errorf("metadata key %q is a protocol extension's (see Call.Ack), not metadata", k)
+		}
 	}
 	corr := c.Correlation
 	if corr == nil {
 		corr = newUUID()
 	}
-	ch := make(chan *Result, 1)
+	w := &waiter{ask: c.Ack, result: make(chan *Result, 1), acked: make(chan struct{})}
 	inv.mu.Lock()
-	inv.waiting[string(corr)] = ch
+	inv.waiting[string(corr)] = w
 	inv.mu.Unlock()
 	defer func() {
 		inv.mu.Lock()
@@ -187,14 +255,111 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 		inv.mu.Unlock()
 	}()
 
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	expiry := uint32(math.Ceil(c.Timeout.Seconds()))
-	ts, _ := inv.hlc.Now()
-	props := paho.UserProperties{
-		{Key: propProtocol, Value: protocolVersion},
-		{Key: propSourceID, Value: inv.cfg.ClientID},
-		{Key: propTimestamp, Value: ts.String()},
+	end := start.Add(c.Timeout) // the request's expiry, as the invoker sees it
+	if _, err := inv.cm.Publish(ctx, inv.request(c, corr, end)); err != nil {
+		if c.Ack && ctx.Err() != nil {
+			inv.cancel(c, corr) // the request may have gone out before ctx ended
+		}
+		return nil, fmt.Errorf("publishing the request to %s: %w", c.Topic, err)
+	}
+	if !c.Ack {
+		select {
+		case r := <-w.result:
+			return r, nil
+		case <-ctx.Done():
+			return nil, inv.ended(ctx, c, "")
+		}
+	}
+	return inv.ask(ctx, c, corr, w, start, end)
+}
+
+// ask waits for the outcome of an ask whose first send has gone out. It
+// runs on the caller's goroutine, which alone sends: the resends and the
+// cancel. A resend is the same request (same correlation data and response
+// topic: a duplicate to the executor) with the expiry that remains. Resend
+// n (1-based) is due AckInterval·(2^n − 1) after the first send, and the
+// call gives up with ErrNoExecutor when resend AckAttempts would be due.
+// The timer stops at the first ack, and is not armed for a time at or
+// after the call's end: a request that reached an executor then would run
+// for an invoker that has stopped waiting.
+func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, start, end time.Time) (*Result, error) {
+	sends := 1
+	deadline, _ := ctx.Deadline() // Invoke set one
+	retry := time.NewTimer(time.Hour)
+	retry.Stop() // arm sets it
+	defer retry.Stop()
+	// retries is nil, which never fires, when no resend or give-up is due
+	// before the end; ackCh is nil once acked.
+	var retries <-chan time.Time
+	ackCh := w.acked
+	arm := func() {
+		at := start.Add(inv.cfg.AckInterval * time.Duration(1<<sends-1))
+		if !at.Before(deadline) {
+			retry.Stop()
+			retries = nil
+			return
+		}
+		retry.Reset(time.Until(at))
+		retries = retry.C
+	}
+	arm()
+	acked := false
+	for {
+		select {
+		case r := <-w.result:
+			return r, nil
+		case <-ackCh:
+			// The executor has the request: no more resends; the reply
+			// comes by the call's end or not at all.
+			retry.Stop()
+			retries, ackCh = nil, nil
+			acked = true
+			inv.cfg.Logger.Debug("request acknowledged", "topic", c.Topic, "sends", sends, "after", time.Since(start))
+		case <-retries:
+			if sends == inv.cfg.AckAttempts {
+				// An executor may have the request and lost acks: tell it
+				// that nobody waits for the reply any more.
+				inv.cancel(c, corr)
+				return nil, fmt.Errorf("%w on %s: no ack and no reply to %d sends in %v",
+					ErrNoExecutor, c.Topic, sends, time.Since(start).Round(time.Millisecond))
+			}
+			sends++
+			if _, err := inv.cm.Publish(ctx, inv.request(c, corr, end)); err != nil {
+				// A lost send is what the resends are for; ctx's end is
+				// handled by its own case.
+				inv.cfg.Logger.Debug("resending the request", "topic", c.Topic, "err", err)
+			}
+			arm()
+		case <-ctx.Done():
+			inv.cancel(c, corr)
+			state := ", and no executor acknowledged it"
+			if acked {
+				state = ", after the executor acknowledged it"
+			}
+			return nil, inv.ended(ctx, c, state)
+		}
+	}
+}
+
+// ended is a call's error when its ctx ended: the timeout error when that
+// was a deadline, ctx's error otherwise.
+func (inv *Invoker) ended(ctx context.Context, c Call, state string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w (%v) on %s%s", ErrNoResponse, c.Timeout, c.Topic, state)
+	}
+	return ctx.Err()
+}
+
+// request builds one send of c's request; its expiry is what remains until
+// end, rounded up to whole seconds (at least 1).
+func (inv *Invoker) request(c Call, corr []byte, end time.Time) *paho.Publish {
+	expiry := uint32(max(math.Ceil(time.Until(end).Seconds()), 1))
+	props := inv.protocolProps()
+	if c.Ack {
+		props = append(props, paho.UserProperty{Key: propAck, Value: "1"})
 	}
 	for k, v := range c.Metadata {
 		props = append(props, paho.UserProperty{Key: k, Value: v})
@@ -210,34 +375,63 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 		f := byte(c.Format)
 		pub.Properties.PayloadFormat = &f
 	}
-	if _, err := inv.cm.Publish(ctx, pub); err != nil {
-		return nil, fmt.Errorf("publishing the request to %s: %w", c.Topic, err)
-	}
-	select {
-	case r := <-ch:
-		return r, nil
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w (%v) on %s", ErrNoResponse, c.Timeout, c.Topic)
-		}
-		return nil, ctx.Err()
+	return pub
+}
+
+// protocolProps are the protocol's user properties of every message the
+// invoker sends.
+func (inv *Invoker) protocolProps() paho.UserProperties {
+	ts, _ := inv.hlc.Now()
+	return paho.UserProperties{
+		{Key: propProtocol, Value: protocolVersion},
+		{Key: propSourceID, Value: inv.cfg.ClientID},
+		{Key: propTimestamp, Value: ts.String()},
 	}
 }
 
+// cancel tells the executor, best effort, that the call ended: a message
+// on the request topic with the request's correlation data and response
+// topic, cmdhost-cancel: 1 and no payload. It waits at most cancelWait
+// for the broker to take it, whatever ctx the call had.
+func (inv *Invoker) cancel(c Call, corr []byte) {
+	expiry := uint32(cancelExpiry)
+	pub := &paho.Publish{
+		QoS: 1, Topic: c.Topic,
+		Properties: &paho.PublishProperties{
+			CorrelationData: corr, ResponseTopic: inv.responseTopic, MessageExpiry: &expiry,
+			User: append(inv.protocolProps(), paho.UserProperty{Key: propCancel, Value: "1"}),
+		},
+	}
+	ctx, stop := context.WithTimeout(context.Background(), cancelWait)
+	defer stop()
+	if _, err := inv.cm.Publish(ctx, pub); err != nil {
+		inv.cfg.Logger.Debug("sending a cancel", "topic", c.Topic, "err", err)
+		return
+	}
+	inv.cfg.Logger.Debug("cancel sent", "topic", c.Topic)
+}
+
+// receive takes a response from paho (on its goroutine: it must not
+// block). A response to no waiting call (late, duplicate, not ours) is
+// dropped.
 func (inv *Invoker) receive(pr paho.PublishReceived) (bool, error) {
 	p := pr.Packet
 	if p.Properties == nil {
 		return true, nil
 	}
 	inv.mu.Lock()
-	ch, ok := inv.waiting[string(p.Properties.CorrelationData)]
+	w, ok := inv.waiting[string(p.Properties.CorrelationData)]
 	inv.mu.Unlock()
 	if !ok {
-		return true, nil // late, duplicate or not ours
+		return true, nil
 	}
 	r := parseResult(p)
+	if w.ask && r.Status == abi.StatusAccepted {
+		w.ackOnce.Do(func() { close(w.acked) })
+		return true, nil
+	}
 	select {
-	case ch <- r: // the first response wins; duplicates are dropped
+	case w.result <- r: // the first response wins; duplicates are dropped
 	default:
 	}
 	return true, nil
