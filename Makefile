@@ -8,7 +8,7 @@
 
 GO       ?= go
 WASM_DIR := testdata/plugins
-GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe
+GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe nest
 # Deliberately broken modules (testdata/bad/*.wat) for load-refusal tests,
 # kept out of the plugins folder so that serving it serves only good ones.
 BAD_DIR  := testdata/plugins-bad
@@ -80,6 +80,8 @@ fuzz:
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeDescription -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz 'FuzzDecodeInvocation$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeInvocationResult -fuzztime $(FUZZTIME)
 
 bench: plugins
 	$(GO) test ./host/wasm -run '^$$' -bench 'EchoCall|Instantiate' -benchtime 2s -count 1

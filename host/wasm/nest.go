@@ -2,9 +2,11 @@ package wasm
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cmdhost/cmdhost/abi"
 )
@@ -91,9 +93,16 @@ func (h *hostFuncs) invoke(ctx context.Context, mod api.Module, stack []uint64) 
 	default:
 		res = n.Nest(ctx, Caller{Plugin: h.plugin, Request: st.req}, inv)
 	}
-	if ctx.Err() != nil {
-		// The call is being stopped: the guest reads nothing more, and the
-		// closed module ends the call at its next instruction.
+	if err := ctx.Err(); err != nil {
+		// The call is being cut. wazero closes the module from a goroutine
+		// of its own, which may run only after the guest went on with a
+		// result and answered: close it here, so that the guest stops at
+		// its next call or loop and the call fails as cut.
+		code := sys.ExitCodeContextCanceled
+		if errors.Is(err, context.DeadlineExceeded) {
+			code = sys.ExitCodeDeadlineExceeded
+		}
+		_ = mod.CloseWithExitCode(context.Background(), code)
 		ret(stack, abi.ResultState)
 		return
 	}
