@@ -91,7 +91,9 @@ func (h *hostFuncs) invoke(ctx context.Context, mod api.Module, stack []uint64) 
 		res = &abi.InvocationResult{Failure: abi.ReasonUnavailable,
 			Message: "nested invocation is not available on this host (no dispatcher is set)"}
 	default:
-		res = n.Nest(ctx, Caller{Plugin: h.plugin, Request: st.req}, inv)
+		if res = n.Nest(ctx, Caller{Plugin: h.plugin, Request: st.req}, inv); res == nil {
+			res = &abi.InvocationResult{Failure: abi.ReasonUnavailable, Message: "the host's dispatcher returned no result"}
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		// The call is being cut. wazero closes the module from a goroutine
