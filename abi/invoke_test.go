@@ -3,6 +3,7 @@ package abi_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -218,5 +219,20 @@ func TestEnumNames(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// The examples of ABI.md section 16, byte for byte.
+func TestInvocationDocExample(t *testing.T) {
+	inv := &abi.Invocation{Branches: []abi.Branch{{Name: "a", Command: "echo", Payload: []byte("hi"), Timeout: 1500 * time.Millisecond}},
+		Sync: abi.Sync{Strategy: abi.SyncAny}}
+	want := "01 23 00 00 00 01 01 00 00 00 61 02 04 00 00 00 65 63 68 6f 04 02 00 00 00 68 69 08 08 00 00 00 dc 05 00 00 00 00 00 00 02 06 00 00 00 01 01 00 00 00 01"
+	if got := fmt.Sprintf("% x", abi.AppendInvocation(nil, inv)); got != want {
+		t.Fatalf("invocation\n got %s\nwant %s", got, want)
+	}
+	res := &abi.InvocationResult{Branches: []abi.BranchResult{{Name: "a", Status: 200, Payload: []byte("hi")}}}
+	want = "03 16 00 00 00 01 01 00 00 00 61 04 04 00 00 00 c8 00 00 00 07 02 00 00 00 68 69"
+	if got := fmt.Sprintf("% x", abi.AppendInvocationResult(nil, res)); got != want {
+		t.Fatalf("result\n got %s\nwant %s", got, want)
 	}
 }
