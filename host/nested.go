@@ -133,6 +133,9 @@ type arrival struct {
 // timeout fires, or ctx is done; branches still running then are
 // cancelled.
 func (n *Nested) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Invocation) *abi.InvocationResult {
+	if err := inv.Validate(); err != nil { // the engine's are valid; other callers' may not be
+		return &abi.InvocationResult{Failure: abi.ReasonInvalid, Message: err.Error()}
+	}
 	start := time.Now()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the branches still running when we return

@@ -21,6 +21,7 @@ type call struct {
 	plugin, command string
 	correlation     string   // the caller's correlation data as a UUID string, for events
 	path            []string // the chain so far, the caller last
+	chain           string   // path as the children's abi.ChainKey
 }
 
 func (n *Nested) newCall(caller wasm.Caller) *call {
@@ -33,6 +34,7 @@ func (n *Nested) newCall(caller wasm.Caller) *call {
 		}
 	}
 	c.path = append(c.path, chainElement(n.cfg.ExecutorID, c.command))
+	c.chain = strings.Join(c.path, chainSep)
 	return c
 }
 
@@ -87,7 +89,7 @@ func (n *Nested) plan(ctx context.Context, c *call, b *abi.Branch, start time.Ti
 			return fail(abi.ReasonUnknownCommand, "command %s is not served by this host (%s)", b.Command, n.cfg.ExecutorID)
 		}
 	}
-	p.chain = strings.Join(c.path, chainSep)
+	p.chain = c.chain
 
 	if d, ok := ctx.Deadline(); ok {
 		p.deadline = d
