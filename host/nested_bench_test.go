@@ -13,7 +13,7 @@ import (
 // same with the request the dispatcher sends (the chain metadata costs a
 // Go guest a map, correlation and ids); the call through the dispatcher
 // (Nested.Nest: plan, chain, deadline, fan-in); and a guest's call through
-// the host function (nest-call, which also decodes and encodes JSON;
+// the host function (nest, which also decodes and encodes JSON;
 // "guest, no child" is the same handler with a branch the dispatcher
 // refuses before running anything).
 func BenchmarkNestedLocal(b *testing.B) {
@@ -59,7 +59,7 @@ func BenchmarkNestedLocal(b *testing.B) {
 	for _, c := range []struct{ name, command string }{{"guest", "echo"}, {"guest, no child", "nope"}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := h.invoke(ctx, "nest-call", callSpec{Command: c.command, Payload: "hello"}, nil); err != nil {
+				if _, err := h.invoke(ctx, "nest", callSpec{Command: c.command, Payload: "hello"}, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

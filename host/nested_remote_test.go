@@ -64,7 +64,7 @@ func TestNestedRemote(t *testing.T) {
 		call := func(spec callSpec) resultView {
 			t.Helper()
 			payload, _ := json.Marshal(spec)
-			r, err := client.Invoke(ctxT(t), rpc.Call{Topic: "rpc/host-a/nest-call", Payload: payload,
+			r, err := client.Invoke(ctxT(t), rpc.Call{Topic: "rpc/host-a/nest", Payload: payload,
 				ContentType: "application/json", Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
@@ -77,17 +77,17 @@ func TestNestedRemote(t *testing.T) {
 		if err := json.Unmarshal([]byte(v.Payload), &p); v.Status != 200 || err != nil {
 			t.Fatalf("%+v: %v", v, err)
 		}
-		if p.Metadata[abi.ChainKey] != "host-a/nest-call" || p.RemainingMs <= 0 || p.RemainingMs > 2000 || v.BudgetMs > 1500 {
+		if p.Metadata[abi.ChainKey] != "host-a/nest" || p.RemainingMs <= 0 || p.RemainingMs > 2000 || v.BudgetMs > 1500 {
 			t.Fatalf("the remote child saw %+v (budget %v ms)", p, v.BudgetMs)
 		}
 
-		inner, _ := json.Marshal(callSpec{Command: "nest-call", Executor: "host-a"})
+		inner, _ := json.Marshal(callSpec{Command: "nest", Executor: "host-a"})
 		v = call(callSpec{Command: "nest-relay", Executor: "host-b", Payload: string(inner)})
 		var relayed resultView
 		if err := json.Unmarshal([]byte(v.Payload), &relayed); err != nil || v.Status != 200 {
 			t.Fatalf("%+v: %v", v, err)
 		}
-		if relayed.Reason != "cycle" || !strings.Contains(relayed.Error, "nested call cycle: host-a/nest-call → host-b/nest-relay → host-a/nest-call") {
+		if relayed.Reason != "cycle" || !strings.Contains(relayed.Error, "nested call cycle: host-a/nest → host-b/nest-relay → host-a/nest") {
 			t.Fatalf("the cycle across hosts: %+v", relayed)
 		}
 

@@ -28,12 +28,12 @@ func TestNestedDeadlinePropagation(t *testing.T) {
 		wantBound           time.Duration
 		wantChain, incoming string
 	}{
-		{"parent only", 5 * s, 0, 0, "parent", 0, "h1/nest-call", ""},
-		{"requested", 5 * s, 300 * ms, 0, "requested", 300 * ms, "h1/nest-call", ""},
-		{"own", 5 * s, 0, 200 * ms, "own", 200 * ms, "h1/nest-call", ""},
-		{"own below requested", 5 * s, time.Second, 400 * ms, "own", 400 * ms, "h1/nest-call", ""},
-		{"requested below own", 5 * s, 250 * ms, 2 * s, "requested", 250 * ms, "h1/nest-call", ""},
-		{"parent below both", 300 * ms, 2 * s, time.Second, "parent", 0, "x/top>h1/nest-call", "x/top"},
+		{"parent only", 5 * s, 0, 0, "parent", 0, "h1/nest", ""},
+		{"requested", 5 * s, 300 * ms, 0, "requested", 300 * ms, "h1/nest", ""},
+		{"own", 5 * s, 0, 200 * ms, "own", 200 * ms, "h1/nest", ""},
+		{"own below requested", 5 * s, time.Second, 400 * ms, "own", 400 * ms, "h1/nest", ""},
+		{"requested below own", 5 * s, 250 * ms, 2 * s, "requested", 250 * ms, "h1/nest", ""},
+		{"parent below both", 300 * ms, 2 * s, time.Second, "parent", 0, "x/top>h1/nest", "x/top"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestNestedDeadlinePropagation(t *testing.T) {
 				md = map[string]string{abi.ChainKey: c.incoming}
 			}
 			before := time.Now()
-			v := decode[resultView](t)(h.invoke(ctx, "nest-call", callSpec{Command: "probe-request",
+			v := decode[resultView](t)(h.invoke(ctx, "nest", callSpec{Command: "probe-request",
 				ContentType: "text/plain", TimeoutMs: c.req.Milliseconds()}, md))
 			after := time.Now()
 			if v.Error != "" || v.Outcome != "done" || v.Status != 200 {
@@ -106,18 +106,18 @@ func TestNestedDepthLimit(t *testing.T) {
 		inner, _ := json.Marshal(callSpec{Command: "echo", Payload: "deep"})
 		return callSpec{Command: "nest-relay", Payload: string(inner)}
 	}
-	// nest-call → nest-relay → echo is a chain of 3.
+	// nest → nest-relay → echo is a chain of 3.
 	h.configure(host.NestedConfig{MaxDepth: 2})
-	v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest-call", relay(), nil))
+	v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", relay(), nil))
 	var inner resultView
 	if err := json.Unmarshal([]byte(v.Payload), &inner); err != nil || v.Status != 200 {
 		t.Fatalf("%+v: %v", v, err)
 	}
-	if inner.Reason != "depth" || !strings.Contains(inner.Error, "nested call depth limit of 2 reached: h1/nest-call → h1/nest-relay → h1/echo") {
+	if inner.Reason != "depth" || !strings.Contains(inner.Error, "nested call depth limit of 2 reached: h1/nest → h1/nest-relay → h1/echo") {
 		t.Fatalf("inner %+v", inner)
 	}
 	h.configure(host.NestedConfig{MaxDepth: 3})
-	v = decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest-call", relay(), nil))
+	v = decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", relay(), nil))
 	if err := json.Unmarshal([]byte(v.Payload), &inner); err != nil || inner.Payload != "deep" || inner.Status != 200 {
 		t.Fatalf("depth 3 allowed: %+v %+v", v, inner)
 	}
@@ -133,7 +133,7 @@ func TestNestedDepthLimit(t *testing.T) {
 			chain = append(chain, fmt.Sprintf("other/c%d", i))
 		}
 		md := map[string]string{abi.ChainKey: strings.Join(chain, ">")}
-		v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest-call", callSpec{Command: "echo"}, md))
+		v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", callSpec{Command: "echo"}, md))
 		if c.ok != (v.Error == "") || (!c.ok && (v.Reason != "depth" || !strings.Contains(v.Error, "limit of 8"))) {
 			t.Fatalf("%d callers: %+v", c.callers, v)
 		}
@@ -145,7 +145,7 @@ func TestNestedDepthLimit(t *testing.T) {
 func TestNestedTimeoutEvent(t *testing.T) {
 	h := newNestHost(t, "h1", "nest", "spin")
 	h.events.take("")
-	v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest-call", callSpec{Command: "spin", TimeoutMs: 100}, nil))
+	v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", callSpec{Command: "spin", TimeoutMs: 100}, nil))
 	if v.Outcome != "timed_out" || v.Status != 408 || v.BudgetMs != 100 || v.ElapsedMs < 100 || !strings.Contains(v.Error, "timed_out") {
 		t.Fatalf("%+v", v)
 	}
@@ -173,14 +173,14 @@ func TestNestedRefusals(t *testing.T) {
 		{callSpec{Command: "nope"}, "unknown_command", "command nope is not served by this host (h1)"},
 		{callSpec{Command: "echo", Executor: "h2"}, "unavailable", "calls to other executors (h2) are not available"},
 	} {
-		v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest-call", c.spec, nil))
+		v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", c.spec, nil))
 		if v.Outcome != "error" || v.Reason != c.reason || !strings.Contains(v.Error, c.msg) {
 			t.Fatalf("%+v: %+v", c.spec, v)
 		}
 	}
 	// A branch naming this host's own id runs locally.
 	h = newNestHost(t, "h1", "nest", "echo")
-	v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest-call", callSpec{Command: "echo", Executor: "h1", Payload: "me"}, nil))
+	v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", callSpec{Command: "echo", Executor: "h1", Payload: "me"}, nil))
 	if v.Payload != "me" {
 		t.Fatalf("%+v", v)
 	}
@@ -195,7 +195,7 @@ func TestNestedCallerCut(t *testing.T) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		_, err := h.invoke(ctx, "nest-call", callSpec{Command: "spin"}, nil)
+		_, err := h.invoke(ctx, "nest", callSpec{Command: "spin"}, nil)
 		done <- err
 	}()
 	spin := h.plugins["spin"]

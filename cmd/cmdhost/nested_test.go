@@ -29,21 +29,21 @@ func TestServeNested(t *testing.T) {
 	}
 	untilAnswer(t, "mqtt://"+addr, "echo", "hi", 10*time.Second)
 
-	out, errOut, code := invoke("nest-call", `{"command":"echo","payload":"hi"}`)
+	out, errOut, code := invoke("nest", `{"command":"echo","payload":"hi"}`)
 	if code != 0 || !strings.Contains(out, `"payload":"hi"`) || !strings.Contains(out, `"outcome":"done"`) {
-		t.Fatalf("nest-call echo: %q %q %d", out, errOut, code)
+		t.Fatalf("nest echo: %q %q %d", out, errOut, code)
 	}
-	out, errOut, code = invoke("nest-call", `{"command":"nest-relay","payload":"{\"command\":\"echo\"}"}`)
-	if code != 0 || !strings.Contains(out, "nested call depth limit of 2 reached: cli-host/nest-call → cli-host/nest-relay → cli-host/echo") {
+	out, errOut, code = invoke("nest", `{"command":"nest-relay","payload":"{\"command\":\"echo\"}"}`)
+	if code != 0 || !strings.Contains(out, "nested call depth limit of 2 reached: cli-host/nest → cli-host/nest-relay → cli-host/echo") {
 		t.Fatalf("--max-depth 2: %q %q %d", out, errOut, code)
 	}
 	_, errOut, code = invoke("cycle-a", "")
 	if code != 1 || !strings.Contains(errOut, "nested call cycle: cli-host/cycle-a → cli-host/cycle-b → cli-host/cycle-a") {
 		t.Fatalf("cycle: %q %d", errOut, code)
 	}
-	out, errOut, code = invoke("nest-call", `{"command":"spin","timeout_ms":100}`)
+	out, errOut, code = invoke("nest", `{"command":"spin","timeout_ms":100}`)
 	if code != 0 || !strings.Contains(out, `"outcome":"timed_out"`) {
-		t.Fatalf("nest-call spin: %q %q %d", out, errOut, code)
+		t.Fatalf("nest spin: %q %q %d", out, errOut, code)
 	}
 	mu.Lock()
 	defer mu.Unlock()

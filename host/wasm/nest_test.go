@@ -46,13 +46,13 @@ type nestView struct {
 func nestCall(t *testing.T, ctx context.Context, p *Plugin, spec string) (nestView, error) {
 	t.Helper()
 	var v nestView
-	resp, err := p.Invoke(ctx, &abi.Request{Command: "nest-call", Payload: []byte(spec),
+	resp, err := p.Invoke(ctx, &abi.Request{Command: "nest", Payload: []byte(spec),
 		Metadata: map[string]string{abi.ChainKey: "h/top"}})
 	if err != nil {
 		return v, err
 	}
 	if resp.Code() != abi.StatusOK {
-		t.Fatalf("nest-call answered %v: %s", resp, resp.Message)
+		t.Fatalf("nest answered %v: %s", resp, resp.Message)
 	}
 	if err := json.Unmarshal(resp.Payload, &v); err != nil {
 		t.Fatalf("%v: %s", err, resp.Payload)
@@ -98,7 +98,7 @@ func TestInvokeThroughNester(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if gotCaller.Plugin != "nest" || gotCaller.Request.Command != "nest-call" || gotCaller.Request.Metadata[abi.ChainKey] != "h/top" {
+	if gotCaller.Plugin != "nest" || gotCaller.Request.Command != "nest" || gotCaller.Request.Metadata[abi.ChainKey] != "h/top" {
 		t.Fatalf("caller %+v", gotCaller)
 	}
 	b := gotInv.Branches[0]

@@ -143,7 +143,7 @@ func cycle(next string) sdk.Handler {
 }
 
 func init() {
-	sdk.Handle("nest-call", nestCall)
+	sdk.Handle("nest", nestCall)
 	sdk.Handle("nest-relay", nestCall) // a second name, for chains without a cycle
 	sdk.Handle("nest-fan", nestFan)
 	sdk.Handle("cycle-a", cycle("cycle-b"))
