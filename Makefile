@@ -88,6 +88,7 @@ bench: plugins
 	$(GO) test ./host/wasm -run '^$$' -bench BenchmarkLoad -benchtime 5x -count 1
 	$(GO) test ./host/wasm -run '^$$' -bench DeadlineOvershoot -benchtime 60x -count 1
 	$(GO) test ./host -run '^$$' -bench ReuseVsExecution -benchtime 300x -count 1
+	$(GO) test ./host -run '^$$' -bench NestedLocal -benchmem -benchtime 2s -count 1
 	$(GO) test ./cache -run '^$$' -bench . -benchmem -count 1
 
 soak: plugins
