@@ -8,7 +8,7 @@
 
 GO       ?= go
 WASM_DIR := testdata/plugins
-GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe
+GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe nest
 # Deliberately broken modules (testdata/bad/*.wat) for load-refusal tests,
 # kept out of the plugins folder so that serving it serves only good ones.
 BAD_DIR  := testdata/plugins-bad
@@ -80,6 +80,8 @@ fuzz:
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeDescription -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz 'FuzzDecodeInvocation$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeInvocationResult -fuzztime $(FUZZTIME)
 
 bench: plugins
 	$(GO) test ./host/wasm -run '^$$' -bench 'EchoCall|Instantiate' -benchtime 2s -count 1
@@ -87,6 +89,7 @@ bench: plugins
 	$(GO) test ./host/wasm -run '^$$' -bench DeadlineOvershoot -benchtime 60x -count 1
 	$(GO) test ./host -run '^$$' -bench ReuseVsExecution -benchtime 300x -count 1
 	$(GO) test ./host -run '^$$' -bench 'Cancel|AskVsPlain' -benchtime 300x -count 1
+	$(GO) test ./host -run '^$$' -bench NestedLocal -benchmem -benchtime 2s -count 1
 	$(GO) test ./cache -run '^$$' -bench . -benchmem -count 1
 
 soak: plugins

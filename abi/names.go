@@ -72,6 +72,19 @@ const (
 	// not a decimal integer, ResultTooLarge when the sum overflows i64,
 	// ResultInvalid for an empty key.
 	FnVarAdd = "var_add"
+	// FnInvoke (ptr, len i32) -> i32: runs the encoded Invocation at ptr
+	// (nested calls of other commands, local or remote, with a sync rule)
+	// and blocks until it completes; returns the length of the encoded
+	// InvocationResult, which FnInvokeResultRead copies out. Failures of
+	// the invocation itself (invalid, nested invocation unavailable, sync
+	// timeout under the fail policy) are reported inside the result, not
+	// as a Result code. Only valid inside ExportHandle.
+	FnInvoke = "invoke"
+	// FnInvokeResultRead (ptr, cap i32) -> i32: copies the encoded
+	// InvocationResult of the call's last FnInvoke into guest memory at
+	// ptr and returns its length; ResultTooSmall when cap is smaller,
+	// ResultState when no invoke ran in this call.
+	FnInvokeResultRead = "invoke_result_read"
 )
 
 // Result is the status a host function returns in an i32; non-negative

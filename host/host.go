@@ -1,7 +1,8 @@
 // Package host ties the plugins to the world: it turns each command the
 // plugins manager serves into an RPC command whose handler runs the plugin
-// version serving it at the time of the call, and it serves the host's own
-// admin ops.
+// version serving it at the time of the call, it serves the host's own
+// admin ops, and it runs the nested invocations handlers ask for (Nested,
+// nested.go: why it works the way it does is explained there).
 package host
 
 import (

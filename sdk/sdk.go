@@ -25,9 +25,14 @@
 // sees a trap, discards the instance and answers with a host fault, so a
 // handler that may fail should return an error.
 //
+// A handler may call other commands, of this host or of another executor,
+// with CallCommand, or several at once with FanOut (nested invocation: the
+// host bounds their deadlines by the caller's and refuses call cycles).
+//
 // Outside GOOS=wasip1 the SDK runs against an in-memory stand-in of the host
-// (variables in a map, config from SetTestConfig, logs to stderr), so
-// handlers can be unit tested natively with Invoke.
+// (variables in a map, config from SetTestConfig, nested calls from
+// SetTestCalls, logs to stderr), so handlers can be unit tested natively
+// with Invoke.
 package sdk
 
 import (

@@ -45,6 +45,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
+			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
 			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
@@ -70,7 +71,7 @@ type serveSettings struct {
 	events                               bool
 	broker                               *url.URL
 	execTimeout, drain, idleTimeout      time.Duration
-	pool                                 int
+	pool, maxDepth                       int
 	reuseMaxBytes                        int64
 	logLevel                             slog.Level
 }
@@ -81,8 +82,8 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		clientID: c.String("client-id"), share: c.String("share"), adminToken: c.String("admin-token"),
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
 		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
-		metrics: c.String("metrics"),
-		events:  c.Bool("events"),
+		metrics: c.String("metrics"), maxDepth: c.Int("max-depth"),
+		events: c.Bool("events"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
 		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
@@ -99,6 +100,9 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 	}
 	if s.execTimeout < 0 || s.drain < 0 || s.idleTimeout < 0 || s.pool <= 0 || s.reuseMaxBytes < 0 {
 		return s, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
+	}
+	if s.maxDepth <= 0 {
+		return s, errors.New("--max-depth must be positive")
 	}
 	if s.reuseMaxBytes == 0 {
 		s.reuseMaxBytes = -1 // off, in the executor's terms
@@ -137,8 +141,11 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		_ = mgr.Close(cctx)
 	}()
 	admin := &host.Admin{Manager: mgr, Token: s.adminToken, HostTimeout: s.execTimeout}
+	var timeouts host.CommandTimeouts // the served commands' timeouts, for nested calls
 	served := func() []rpc.Command {
-		return append(host.Served(mgr, s.execTimeout, s.pool), admin.Commands()...)
+		cmds := host.Served(mgr, s.execTimeout, s.pool)
+		timeouts.Set(cmds)
+		return append(cmds, admin.Commands()...)
 	}
 	cmds := served()
 	met := metrics.New(metrics.Sources{Plugins: mgr.Status}) // --metrics
@@ -154,8 +161,9 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		}()
 		log.Info("metrics listening", "url", ms.URL())
 	}
-	// Timeout events go to the log, the metrics and, with --events, to
-	// MQTT telemetry over the executor's connection.
+	// The one place the events sink is built: timeout events go to the
+	// log, the metrics and, with --events, to MQTT telemetry over the
+	// executor's connection.
 	var exec *rpc.Executor
 	sinks := []events.Sink{events.Log(log), met}
 	if s.events {
@@ -180,6 +188,11 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	}
 	met.Attach(exec)
 	admin.Reuse = exec.ReuseStats
+	stopNested, err := startNested(ctx, s, engine, mgr, &timeouts, sink, log)
+	if err != nil {
+		return err
+	}
+	defer stopNested()
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = exec.Start(startCtx)
 	cancel()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -34,6 +35,8 @@ type Engine struct {
 	log       *slog.Logger
 	cache     wazero.CompilationCache
 	varLimits VarLimits
+
+	nester atomic.Pointer[nesterBox] // SetNester
 
 	mu   sync.Mutex
 	vars map[string]*Vars // by plugin name; survive instances and versions
@@ -141,7 +144,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 
 	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize)}
 	p.idle = newIdleTimer(cfg.IdleTimeout, cfg.Clock, p.releaseForIdle)
-	host := &hostFuncs{plugin: name, log: e.log, config: cloneMap(cfg.Config), vars: p.Vars}
+	host := &hostFuncs{plugin: name, log: e.log, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
 	provided, err := e.instantiateHostModules(ctx, rt, host)
 	if err != nil {
 		return nil, err

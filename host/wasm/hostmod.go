@@ -16,9 +16,12 @@ import (
 // call's context carries it (the wazero idiom for per-call host state); it
 // belongs to one instance, which runs one call at a time.
 type callState struct {
-	request  []byte // the encoded request (ExportHandle only)
-	describe bool   // ExportDescribe is running
+	request  []byte       // the encoded request (ExportHandle only)
+	req      *abi.Request // the request, for nested invocations (ExportHandle only)
+	describe bool         // ExportDescribe is running
 	maxResp  int
+
+	invokeResult []byte // the encoded result of the last FnInvoke
 
 	response *abi.Response    // the decoded response, once written
 	desc     *abi.Description // the decoded description, once handed over
@@ -45,6 +48,7 @@ type hostFuncs struct {
 	log    *slog.Logger
 	config map[string]string // read only after load
 	vars   func() *Vars
+	nester func() Nester // nil result: nested invocation is off
 }
 
 // hostFunc is one export of the host module: its wasm signature and body.
@@ -55,15 +59,17 @@ type hostFunc struct {
 
 func (h *hostFuncs) table() map[string]hostFunc {
 	return map[string]hostFunc{
-		abi.FnDescribe:      {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.describe},
-		abi.FnRequestLen:    {nil, []api.ValueType{i32}, h.requestLen},
-		abi.FnRequestRead:   {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.requestRead},
-		abi.FnResponseWrite: {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.responseWrite},
-		abi.FnLog:           {[]api.ValueType{i32, i32, i32}, nil, h.logLine},
-		abi.FnConfigGet:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.configGet},
-		abi.FnVarGet:        {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.varGet},
-		abi.FnVarSet:        {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.varSet},
-		abi.FnVarAdd:        {[]api.ValueType{i32, i32, i64, i32}, []api.ValueType{i32}, h.varAdd},
+		abi.FnDescribe:         {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.describe},
+		abi.FnRequestLen:       {nil, []api.ValueType{i32}, h.requestLen},
+		abi.FnRequestRead:      {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.requestRead},
+		abi.FnResponseWrite:    {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.responseWrite},
+		abi.FnLog:              {[]api.ValueType{i32, i32, i32}, nil, h.logLine},
+		abi.FnConfigGet:        {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.configGet},
+		abi.FnVarGet:           {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.varGet},
+		abi.FnVarSet:           {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, h.varSet},
+		abi.FnVarAdd:           {[]api.ValueType{i32, i32, i64, i32}, []api.ValueType{i32}, h.varAdd},
+		abi.FnInvoke:           {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.invoke},
+		abi.FnInvokeResultRead: {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.invokeResultRead},
 	}
 }
 

@@ -189,9 +189,10 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (_ *abi.Response,
 		r.Deadline = d
 	}
 	inst.reqBuf = abi.AppendRequest(inst.reqBuf[:0], &r)
-	inst.state = callState{request: inst.reqBuf, maxResp: p.cfg.MaxResponseBytes}
+	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes}
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
+	st.req, st.invokeResult = nil, nil // an idle instance keeps neither
 	if kind != 0 {
 		return nil, kind, err
 	}

@@ -1,0 +1,332 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/events"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// Nested invocation (issue §4): a handler calls other commands through
+// abi.FnInvoke and the engine hands the call to a Nested, which runs the
+// branches and waits for them by the invocation's sync rule.
+//
+// Why it is built this way:
+//   - Deadlines only shrink. A child gets min(the caller's deadline, the
+//     branch's requested timeout, the child command's own execution
+//     timeout), so nothing a handler starts can outlive it, and a child
+//     keeps its own bound when the caller has time to spare.
+//   - Local children are called directly on their plugin (no broker, no
+//     dedup, no reuse): a nested call is part of its caller's execution,
+//     not a new request of an invoker. A branch naming another executor
+//     goes through the broker like any protocol invoker, so the two hosts
+//     need nothing but the RPC protocol (plus the chain property).
+//   - Cycles fail fast instead of hanging until a deadline: the call chain
+//     travels with every nested request in the cmdhost-chain property
+//     (abi.ChainKey), across hosts too, and a call to a command already in
+//     it, or past the depth limit, fails at once naming the chain.
+//   - Fan-out follows the seed's synchronization timeout
+//     (timeout-strategy.md): branches start at once; the sync timeout is
+//     wait time measured from the first answer, not total time; default
+//     min(max child budget × n × 1.5, 30 min); the caller's own deadline
+//     caps everything.
+//   - Branches still running when the invocation completes (strategy met,
+//     sync timeout, caller cut) are cancelled: their module contexts are
+//     closed. Nobody would read their output, and it frees their pool
+//     instances for other calls at once. Remote branches stop being waited
+//     for; the remote executor stops them at their message expiry.
+
+// DefaultMaxDepth bounds call chains when NestedConfig.MaxDepth is 0.
+const DefaultMaxDepth = 8
+
+// maxSyncTimeout caps the computed default sync timeout (the seed's 30
+// minutes).
+const maxSyncTimeout = 30 * time.Minute
+
+// RemoteInvoker calls a command of another executor through the broker;
+// *rpc.Invoker is one.
+type RemoteInvoker interface {
+	Invoke(ctx context.Context, c rpc.Call) (*rpc.Result, error)
+}
+
+// NestedConfig configures a Nested. ExecutorID and Resolver are required.
+type NestedConfig struct {
+	// ExecutorID is this host's executor id: a branch naming none, or
+	// this one, runs on a local plugin. It is also the chain's name for
+	// this host.
+	ExecutorID string
+	// Resolver finds the plugin version serving a local command
+	// (plugins.Manager).
+	Resolver Resolver
+	// Timeout returns a local command's own execution timeout (0: none),
+	// the one the executor applies to it (CommandTimeouts.Of).
+	Timeout func(command string) time.Duration
+	// Remote sends branches that name another executor; nil: they fail
+	// with abi.ReasonUnavailable.
+	Remote RemoteInvoker
+	// RemoteTopic is the request topic pattern of remote commands, with
+	// {executorId} and {commandName}; default rpc.DefaultTopic.
+	RemoteTopic string
+	// MaxDepth bounds the call chain, the caller's callers, the caller and
+	// the child included; default DefaultMaxDepth.
+	MaxDepth int
+	// RemoteTimeout is the message expiry of a remote call nothing else
+	// bounds (no caller deadline, no requested timeout); default 1 min.
+	RemoteTimeout time.Duration
+	// Events receives the nested and sync timeout events; nil: none.
+	Events events.Sink
+	// Clock drives the sync timeout; nil is the system clock. Deadlines
+	// are context deadlines, on the system clock.
+	Clock wasm.Clock
+}
+
+// Nested runs nested invocations: it is the engine's wasm.Nester. Nest is
+// safe for concurrent use.
+type Nested struct {
+	cfg NestedConfig
+}
+
+var _ wasm.Nester = (*Nested)(nil)
+
+// NewNested checks cfg and returns a Nested; hand it to
+// wasm.Engine.SetNester.
+func NewNested(cfg NestedConfig) (*Nested, error) {
+	if cfg.ExecutorID == "" {
+		return nil, errors.New("nested: the executor id is required")
+	}
+	if cfg.Resolver == nil {
+		return nil, errors.New("nested: a resolver is required")
+	}
+	if cfg.MaxDepth <= 0 {
+		cfg.MaxDepth = DefaultMaxDepth
+	}
+	if cfg.RemoteTopic == "" {
+		cfg.RemoteTopic = rpc.DefaultTopic
+	}
+	if _, err := remoteTopic(cfg.RemoteTopic, "x", "x"); err != nil {
+		return nil, fmt.Errorf("nested: remote topic: %w", err)
+	}
+	if cfg.RemoteTimeout <= 0 {
+		cfg.RemoteTimeout = time.Minute
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
+	return &Nested{cfg: cfg}, nil
+}
+
+// arrival is a branch that finished, with its result.
+type arrival struct {
+	i   int
+	res abi.BranchResult
+}
+
+// Nest runs inv's branches at once and waits for them by inv.Sync. It
+// returns when the strategy is met, every branch has finished, the sync
+// timeout fires, or ctx is done; branches still running then are
+// cancelled.
+func (n *Nested) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Invocation) *abi.InvocationResult {
+	if err := inv.Validate(); err != nil { // the engine's are valid; other callers' may not be
+		return &abi.InvocationResult{Failure: abi.ReasonInvalid, Message: err.Error()}
+	}
+	start := time.Now()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the branches still running when we return
+	c := n.newCall(caller)
+	branches := inv.Branches
+	w := waiter{n: n, c: c, inv: inv, plans: make([]*plan, len(branches)),
+		results: make([]abi.BranchResult, len(branches)), arrived: make([]bool, len(branches))}
+	arrivals := make(chan arrival, len(branches)) // one send per branch: never blocks
+	for i := range branches {
+		p, failed := n.plan(ctx, c, &branches[i], start)
+		if failed != nil { // a cycle, the depth limit, an unknown command: no child runs
+			w.results[i], w.arrived[i] = *failed, true
+			w.finished++
+			continue
+		}
+		w.plans[i] = p
+		if len(branches) == 1 {
+			// A lone branch runs on the caller's goroutine: there is no
+			// fan-in to wait for, and handing it to another goroutine and
+			// back cost more than the dispatcher's own work (see
+			// BenchmarkNestedLocal). A cut caller cuts it too (its context
+			// derives from the caller's), so the wait still ends with the
+			// caller's call: at once for a remote child, as soon as the
+			// engine stopped the guest for a local one (~1 ms).
+			arrivals <- arrival{i, n.run(runCtx, c, p)}
+			continue
+		}
+		go func() { arrivals <- arrival{i, n.run(runCtx, c, p)} }()
+	}
+	out := w.wait(ctx, arrivals)
+	for i := range branches {
+		if !w.arrived[i] {
+			w.results[i] = abi.BranchResult{Name: branches[i].Name, Outcome: abi.OutcomeNotArrived,
+				Message: w.ended, Elapsed: time.Since(start), Budget: w.plans[i].budget}
+		}
+	}
+	if out.Failure != abi.ReasonCanceled {
+		out.Branches = w.results
+	}
+	return out
+}
+
+// waiter is the fan-in of one invocation.
+type waiter struct {
+	n        *Nested
+	c        *call
+	inv      *abi.Invocation
+	plans    []*plan // nil for a branch that failed before it started
+	results  []abi.BranchResult
+	arrived  []bool
+	finished int    // branches with a result
+	ended    string // why the sync ended, for the branches that had not arrived
+}
+
+// need is how many answers meet the strategy.
+func (w *waiter) need() int {
+	switch w.inv.Sync.Strategy {
+	case abi.SyncAny:
+		return 1
+	case abi.SyncMOfN:
+		return int(w.inv.Sync.M)
+	}
+	return len(w.inv.Branches)
+}
+
+// wait collects arrivals until the sync ends. A branch arrives when it
+// answers (abi.OutcomeDone, whatever its status); one that ends without
+// an answer is finished but does not count towards the strategy.
+func (w *waiter) wait(ctx context.Context, arrivals <-chan arrival) *abi.InvocationResult {
+	total, need := len(w.inv.Branches), w.need()
+	answered := 0
+	var fired chan struct{} // armed at the first answer
+	var timer wasm.Timer
+	var first time.Time
+	var syncTimeout time.Duration
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for w.finished < total && answered < need {
+		select {
+		case a := <-arrivals:
+			w.results[a.i], w.arrived[a.i] = a.res, true
+			w.finished++
+			if a.res.Outcome != abi.OutcomeDone {
+				continue
+			}
+			answered++
+			if answered == 1 && answered < need && w.finished < total {
+				first, syncTimeout = w.n.cfg.Clock.Now(), w.syncTimeout(ctx)
+				fired = make(chan struct{}, 1)
+				timer = w.n.cfg.Clock.AfterFunc(syncTimeout, func() { fired <- struct{}{} })
+			}
+		case <-fired:
+			return w.syncTimedOut(first, syncTimeout, answered)
+		case <-ctx.Done():
+			return &abi.InvocationResult{Failure: abi.ReasonCanceled, Message: "the caller's call ended: " + ctx.Err().Error()}
+		}
+	}
+	w.ended = fmt.Sprintf("the sync ended before it arrived: strategy %s met", w.inv.Sync.Strategy)
+	return &abi.InvocationResult{}
+}
+
+// syncTimeout is the invocation's sync timeout: its own, or the seed's
+// default min(max child budget × n × 1.5, 30 min); never past the
+// caller's deadline.
+func (w *waiter) syncTimeout(ctx context.Context) time.Duration {
+	t := w.inv.Sync.Timeout
+	if t == 0 {
+		var longest time.Duration
+		for _, p := range w.plans {
+			if p == nil {
+				continue
+			}
+			if p.budget == 0 {
+				longest = maxSyncTimeout
+				break
+			}
+			longest = max(longest, p.budget)
+		}
+		t = maxSyncTimeout
+		if n := time.Duration(len(w.inv.Branches)); longest < maxSyncTimeout && longest*n*3/2 < t {
+			t = longest * n * 3 / 2
+		}
+	}
+	if d, ok := ctx.Deadline(); ok {
+		t = max(min(t, time.Until(d)), 0)
+	}
+	return t
+}
+
+// syncTimedOut ends the wait at the sync timeout, by its policy.
+func (w *waiter) syncTimedOut(first time.Time, timeout time.Duration, answered int) *abi.InvocationResult {
+	var missing []string
+	for i, ok := range w.arrived {
+		if !ok {
+			missing = append(missing, w.inv.Branches[i].Name)
+		}
+	}
+	s := w.inv.Sync
+	msg := fmt.Sprintf("sync timeout of %v after the first arrival: %d of %d branches answered (strategy %s, needs %d); not arrived: %s",
+		timeout, answered, len(w.inv.Branches), s.Strategy, w.need(), strings.Join(missing, ", "))
+	w.n.emit(events.Event{Type: events.TypeSync, Command: w.c.command, Plugin: w.c.plugin, Correlation: w.c.correlation,
+		Budget: timeout, Elapsed: w.n.cfg.Clock.Now().Sub(first), Policy: s.OnTimeout.String(),
+		Branch: strings.Join(missing, ",")})
+	w.ended = "the sync ended before it arrived: " + msg
+	if s.OnTimeout == abi.SyncFail {
+		return &abi.InvocationResult{Failure: abi.ReasonSyncTimeout, Message: msg}
+	}
+	return &abi.InvocationResult{}
+}
+
+// emit hands a timeout event to the sink.
+func (n *Nested) emit(ev events.Event) {
+	if n.cfg.Events == nil {
+		return
+	}
+	ev.Kind = events.KindTimeout
+	n.cfg.Events.Emit(events.Finish(ev))
+}
+
+// systemClock is wasm.Clock on package time.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) AfterFunc(d time.Duration, f func()) wasm.Timer { return time.AfterFunc(d, f) }
+
+// CommandTimeouts holds the execution timeouts of the served commands for
+// NestedConfig.Timeout: serve sets it from the commands it hands the
+// executor, so that a local child gets the timeout a request of it would.
+// The zero value knows no command. Safe for concurrent use.
+type CommandTimeouts struct {
+	m atomic.Pointer[map[string]time.Duration]
+}
+
+// Set replaces the timeouts with those of cmds.
+func (t *CommandTimeouts) Set(cmds []rpc.Command) {
+	m := make(map[string]time.Duration, len(cmds))
+	for _, c := range cmds {
+		m[c.Name] = c.Timeout
+	}
+	t.m.Store(&m)
+}
+
+// Of returns command's execution timeout; 0 when it has none or is not
+// served.
+func (t *CommandTimeouts) Of(command string) time.Duration {
+	if m := t.m.Load(); m != nil {
+		return (*m)[command]
+	}
+	return 0
+}
