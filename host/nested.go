@@ -41,7 +41,8 @@ import (
 //     sync timeout, caller cut) are cancelled: their module contexts are
 //     closed. Nobody would read their output, and it frees their pool
 //     instances for other calls at once. Remote branches stop being waited
-//     for; the remote executor stops them at their message expiry.
+//     for; with RemoteAck the remote executor is sent a cancel, otherwise
+//     it stops them at their message expiry.
 
 // DefaultMaxDepth bounds call chains when NestedConfig.MaxDepth is 0.
 const DefaultMaxDepth = 8
@@ -71,6 +72,14 @@ type NestedConfig struct {
 	// Remote sends branches that name another executor; nil: they fail
 	// with abi.ReasonUnavailable.
 	Remote RemoteInvoker
+	// RemoteAck makes remote calls asks (rpc.Call.Ack, the cmdhost-ack
+	// extension): a branch abandoned or cut here is cancelled on the
+	// remote executor too (cmdhost-cancel), rather than left to run until
+	// its message expiry, and an executor that is not there fails the
+	// branch in 1.5 s (abi.ReasonUnavailable) instead of at its deadline.
+	// Executors without the extension never ack: a call to one that takes
+	// longer than the ack window fails, so leave it off for them.
+	RemoteAck bool
 	// RemoteTopic is the request topic pattern of remote commands, with
 	// {executorId} and {commandName}; default rpc.DefaultTopic.
 	RemoteTopic string

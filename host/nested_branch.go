@@ -189,8 +189,11 @@ func (n *Nested) runRemote(ctx context.Context, p *plan) abi.BranchResult {
 			Message: "no time left for the call"}
 	}
 	r, err := n.cfg.Remote.Invoke(ctx, rpc.Call{Topic: topic, Payload: b.Payload, ContentType: b.ContentType,
-		Format: b.Format, Metadata: p.metadata(), Timeout: timeout})
+		Format: b.Format, Metadata: p.metadata(), Timeout: timeout, Ack: n.cfg.RemoteAck})
 	switch {
+	case errors.Is(err, rpc.ErrNoExecutor):
+		return abi.BranchResult{Outcome: abi.OutcomeError, Reason: abi.ReasonUnavailable,
+			Message: fmt.Sprintf("executor %s: %v", p.executor, err)}
 	case errors.Is(err, rpc.ErrNoResponse) || err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return abi.BranchResult{Outcome: abi.OutcomeTimedOut, Status: abi.StatusRequestTimeout,
 			Message: fmt.Sprintf("no response from executor %s within the nested deadline (%v)", p.executor, p.budget)}

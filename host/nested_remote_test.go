@@ -18,16 +18,20 @@ import (
 
 // serveNestHost serves h's plugins on the broker as executor h.id and
 // gives its Nested an invoker on the same broker for remote branches.
-func serveNestHost(t *testing.T, u *url.URL, h *nestHost) {
+func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Config, *host.NestedConfig)) {
 	t.Helper()
 	var plugins []*wasm.Plugin
 	for _, p := range h.plugins {
 		plugins = append(plugins, p)
 	}
-	exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: h.id, ClientID: h.id + "-" + strings.ReplaceAll(t.Name(), "/", "-"),
+	cfg := rpc.Config{ExecutorID: h.id, ClientID: h.id + "-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		Broker: u, ReconnectDelay: 50 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))},
-		host.Commands(plugins, 10*time.Second, 4))
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	var ncfg host.NestedConfig
+	for _, f := range adjust {
+		f(&cfg, &ncfg)
+	}
+	exec, err := rpc.NewExecutor(cfg, host.Commands(plugins, 10*time.Second, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +46,8 @@ func serveNestHost(t *testing.T, u *url.URL, h *nestHost) {
 		_ = inv.Close()
 		_ = exec.Stop(ctxT(t))
 	})
-	h.configure(host.NestedConfig{Remote: inv})
+	ncfg.Remote = inv
+	h.configure(ncfg)
 }
 
 // A branch naming another executor goes through a real broker to it, as

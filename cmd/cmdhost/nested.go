@@ -27,7 +27,7 @@ func startNested(ctx context.Context, s serveSettings, engine *wasm.Engine, mgr 
 		return nil, fmt.Errorf("nested invocation: %w", err)
 	}
 	nested, err := host.NewNested(host.NestedConfig{ExecutorID: s.id, Resolver: mgr, Timeout: timeouts.Of,
-		Remote: inv, MaxDepth: s.maxDepth, Events: sink})
+		Remote: inv, RemoteAck: !s.nestedNoAck, MaxDepth: s.maxDepth, Events: sink})
 	if err != nil {
 		_ = inv.Close()
 		return nil, err

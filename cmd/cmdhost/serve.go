@@ -47,6 +47,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
 			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
 			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
+			&cli.BoolFlag{Name: "nested-no-ack", Usage: "nested calls to other executors as plain v1.0 requests (no ack, no cancel), for executors without the ask extension", EnvVars: []string{"CMDHOST_NESTED_NO_ACK"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
 		},
@@ -68,7 +69,7 @@ func runServe(c *cli.Context) error {
 type serveSettings struct {
 	plugins, listen, id, clientID, share string
 	adminToken, metrics                  string
-	events                               bool
+	events, nestedNoAck                  bool
 	broker                               *url.URL
 	execTimeout, drain, idleTimeout      time.Duration
 	pool, maxDepth                       int
@@ -83,7 +84,7 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
 		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
 		metrics: c.String("metrics"), maxDepth: c.Int("max-depth"),
-		events: c.Bool("events"),
+		events: c.Bool("events"), nestedNoAck: c.Bool("nested-no-ack"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
 		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)

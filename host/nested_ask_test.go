@@ -1,0 +1,60 @@
+package host_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/rpc"
+)
+
+// With RemoteAck, a remote branch cut by its nested deadline is cancelled
+// on the remote executor (which would otherwise spin until the request's
+// expiry), and a branch to an executor that is not there fails fast as
+// unavailable.
+func TestNestedRemoteAsk(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		a := newNestHost(t, "host-a", "nest")
+		b := newNestHost(t, "host-b", "spin")
+		ask := func(_ *rpc.Config, n *host.NestedConfig) { n.RemoteAck = true }
+		serveNestHost(t, u, a, ask)
+		var blog syncBuffer
+		serveNestHost(t, u, b, func(c *rpc.Config, _ *host.NestedConfig) {
+			c.Logger = slog.New(slog.NewTextHandler(&blog, nil))
+		})
+		client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = client.Close() })
+		call := func(spec callSpec) resultView {
+			t.Helper()
+			payload, _ := json.Marshal(spec)
+			r, err := client.Invoke(ctxT(t), rpc.Call{Topic: "rpc/host-a/nest", Payload: payload,
+				ContentType: "application/json", Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return decode[resultView](t)(&abi.Response{Status: r.Status, Payload: r.Payload, Message: r.Message}, nil)
+		}
+
+		v := call(callSpec{Command: "spin", Executor: "host-b", TimeoutMs: 300})
+		if v.Outcome != "timed_out" {
+			t.Fatalf("%+v, want timed_out at the nested deadline", v)
+		}
+		waitFor(t, func() bool { return strings.Contains(blog.String(), "msg=\"call cancelled\" command=spin") })
+		waitFor(t, func() bool { return b.plugins["spin"].Stats().Replaced == 1 })
+
+		start := time.Now()
+		v = call(callSpec{Command: "echo", Executor: "host-z", TimeoutMs: 5000})
+		if took := time.Since(start); v.Outcome != "error" || v.Reason != "unavailable" || took > 2500*time.Millisecond ||
+			!strings.Contains(v.Message, "no executor answered") {
+			t.Fatalf("%+v after %v, want unavailable within ~1.5 s", v, took)
+		}
+	})
+}
