@@ -83,8 +83,8 @@ func TestAdminInspectTimeouts(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", name, probe[name], w)
 		}
 	}
-	if len(probe) != 10 {
-		t.Errorf("%d commands with timeouts, want probe's 10", len(probe))
+	if len(probe) != 11 {
+		t.Errorf("%d commands with timeouts, want probe's 11", len(probe))
 	}
 	if got := probe["probe-idem"].String(); got != "500ms (operator command), retry ×2" {
 		t.Errorf("String = %q", got)
