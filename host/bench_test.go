@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +42,10 @@ func BenchmarkReuseVsExecution(b *testing.B) {
 	}
 }
 
+// benchCorrelations numbers the benchmarks' requests: correlation data
+// must differ across runs (-count) too, or the dedup store answers.
+var benchCorrelations atomic.Int64
+
 // p50p99 reports the median and the 99th percentile of lat, in ms.
 func p50p99(b *testing.B, lat []time.Duration) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -56,10 +61,8 @@ func BenchmarkCancel(b *testing.B) {
 	newEnv(b, u, "spin")
 	c := newRawClient(b, u)
 	var lat []time.Duration
-	n := 0
 	for b.Loop() {
-		n++
-		corr := []byte(fmt.Sprintf("cancel-%09d", n))
+		corr := []byte(fmt.Sprintf("cancel-%09d", benchCorrelations.Add(1)))
 		c.send(b, "rpc/it-host/spin", corr, "", "cmdhost-ack", "1")
 		if got := userProp(c.next(b), "__stat"); got != "202" {
 			b.Fatalf("got %s, want 202", got)
@@ -84,10 +87,8 @@ func BenchmarkAskVsPlain(b *testing.B) {
 	for _, mode := range []string{"plain", "ask"} {
 		b.Run(mode, func(b *testing.B) {
 			var lat []time.Duration
-			n := 0
 			for b.Loop() {
-				n++
-				corr := []byte(fmt.Sprintf("%s-%010d", mode[:2], n))[:16]
+				corr := []byte(fmt.Sprintf("%s-%013d", mode[:2], benchCorrelations.Add(1)))
 				start := time.Now()
 				if mode == "ask" {
 					c.send(b, "rpc/it-host/echo", corr, "x", "cmdhost-ack", "1")
