@@ -1,14 +1,12 @@
 package host_test
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
 )
@@ -27,21 +25,7 @@ func TestNestedRemoteAsk(t *testing.T) {
 		serveNestHost(t, u, b, func(c *rpc.Config, _ *host.NestedConfig) {
 			c.Logger = slog.New(slog.NewTextHandler(&blog, nil))
 		})
-		client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = client.Close() })
-		call := func(spec callSpec) resultView {
-			t.Helper()
-			payload, _ := json.Marshal(spec)
-			r, err := client.Invoke(ctxT(t), rpc.Call{Topic: "rpc/host-a/nest", Payload: payload,
-				ContentType: "application/json", Timeout: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return decode[resultView](t)(&abi.Response{Status: r.Status, Payload: r.Payload, Message: r.Message}, nil)
-		}
+		call := nestCaller(t, u, "host-a")
 
 		v := call(callSpec{Command: "spin", Executor: "host-b", TimeoutMs: 300})
 		if v.Outcome != "timed_out" {

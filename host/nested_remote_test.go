@@ -50,6 +50,27 @@ func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Co
 	h.configure(ncfg)
 }
 
+// nestCaller returns a function that calls the nest command of executor
+// through the broker with a spec and returns the nested result it reports.
+func nestCaller(t *testing.T, u *url.URL, executor string) func(callSpec) resultView {
+	t.Helper()
+	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	return func(spec callSpec) resultView {
+		t.Helper()
+		payload, _ := json.Marshal(spec)
+		r, err := client.Invoke(ctxT(t), rpc.Call{Topic: "rpc/" + executor + "/nest", Payload: payload,
+			ContentType: "application/json", Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode[resultView](t)(&abi.Response{Status: r.Status, Payload: r.Payload, Message: r.Message}, nil)
+	}
+}
+
 // A branch naming another executor goes through a real broker to it, as
 // any protocol invoker's request: the child sees the chain and a deadline
 // within the requested timeout (rounded up to whole seconds: MQTT's
@@ -61,21 +82,7 @@ func TestNestedRemote(t *testing.T) {
 		b := newNestHost(t, "host-b", "nest", "probe")
 		serveNestHost(t, u, a)
 		serveNestHost(t, u, b)
-		client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = client.Close() })
-		call := func(spec callSpec) resultView {
-			t.Helper()
-			payload, _ := json.Marshal(spec)
-			r, err := client.Invoke(ctxT(t), rpc.Call{Topic: "rpc/host-a/nest", Payload: payload,
-				ContentType: "application/json", Timeout: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return decode[resultView](t)(&abi.Response{Status: r.Status, Payload: r.Payload, Message: r.Message}, nil)
-		}
+		call := nestCaller(t, u, "host-a")
 
 		v := call(callSpec{Command: "probe-request", Executor: "host-b", ContentType: "text/plain", Payload: "hi", TimeoutMs: 1500})
 		var p probeView
