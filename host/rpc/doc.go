@@ -8,4 +8,11 @@
 // injectable (Config.Dial), and so is the clock (Config.Now), so tests
 // drive the executor through a packet-level fake broker (package rpctest)
 // with frozen time.
+//
+// Beyond v1.0, opt-in per request, the executor and the Invoker speak the
+// ask extensions (ask.go: an ack, 202, so that an invoker can resend a lost
+// request and fail fast when nobody listens; a cancel that closes the
+// call's context and answers 499, the first terminal state winning), and
+// the executor applies each command's on_timeout policy and reports every
+// timeout as an event (execute.go).
 package rpc
