@@ -63,13 +63,14 @@ func (h *harness) waitPublished(n int) []*packets.Publish {
 // cause.
 type blocking struct {
 	started chan struct{}
+	ended   chan struct{} // a call ended by its context, after cause is set
 	release chan struct{}
 	ran     atomic.Int64
 	cause   atomic.Pointer[error]
 }
 
 func newBlocking() *blocking {
-	return &blocking{started: make(chan struct{}, 16), release: make(chan struct{})}
+	return &blocking{started: make(chan struct{}, 16), ended: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
 func (b *blocking) handle(ctx context.Context, req *abi.Request) (*abi.Response, error) {
@@ -81,6 +82,7 @@ func (b *blocking) handle(ctx context.Context, req *abi.Request) (*abi.Response,
 	case <-ctx.Done():
 		err := context.Cause(ctx)
 		b.cause.Store(&err)
+		b.ended <- struct{}{}
 		return nil, ctx.Err()
 	}
 }
@@ -139,6 +141,7 @@ func TestCancelWhileRunning(t *testing.T) {
 	if got := stat(pubs[1]); got != "499" {
 		t.Fatalf("after cancel: %s, want 499", got)
 	}
+	<-b.ended // the 499 does not wait for the handler to return
 	if c := b.cause.Load(); c == nil || !errors.Is(*c, errCancelled) {
 		t.Fatalf("handler context cause %v, want the cancel", c)
 	}
