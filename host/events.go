@@ -1,24 +1,16 @@
 package host
 
-import (
-	"slices"
-
-	"github.com/cmdhost/cmdhost/host/events"
-	"github.com/cmdhost/cmdhost/plugins"
-)
+import "github.com/cmdhost/cmdhost/host/events"
 
 // EventsWithPlugins names, in each event, the plugin serving its command
 // and that plugin's module digest (the executor knows only commands), then
-// hands the event to next. status is the plugins manager's Status; it is
-// read per event, and events are rare (timeouts and warnings).
-func EventsWithPlugins(status func() []plugins.PluginStatus, next events.Sink) events.Sink {
+// hands the event to next. origin is the plugins manager's Origin: a
+// lock-free read of the served snapshot.
+func EventsWithPlugins(origin func(command string) (plugin, digest string, ok bool), next events.Sink) events.Sink {
 	return events.SinkFunc(func(ev events.Event) {
 		if ev.Plugin == "" {
-			for _, p := range status() {
-				if p.Digest != "" && slices.Contains(p.Commands, ev.Command) {
-					ev.Plugin, ev.Digest = p.Name, p.Digest
-					break
-				}
+			if plugin, digest, ok := origin(ev.Command); ok {
+				ev.Plugin, ev.Digest = plugin, digest
 			}
 		}
 		next.Emit(ev)

@@ -136,7 +136,8 @@ type Manager struct {
 // table is an immutable snapshot of what is served.
 type table struct {
 	byCommand map[string]*wasm.Plugin
-	served    []Served // sorted by command name
+	served    []Served          // sorted by command name
+	digests   map[string]string // module digest by plugin name
 }
 
 var emptyTable = &table{byCommand: map[string]*wasm.Plugin{}}
@@ -222,6 +223,18 @@ func NewManager(cfg Config) *Manager {
 func (m *Manager) Lookup(command string) (*wasm.Plugin, bool) {
 	p, ok := m.served.Load().byCommand[command]
 	return p, ok
+}
+
+// Origin returns the plugin serving command now and the sha256 of its
+// module, from the same snapshot as Lookup (no lock): timeout events name
+// them.
+func (m *Manager) Origin(command string) (plugin, digest string, ok bool) {
+	t := m.served.Load()
+	p, ok := t.byCommand[command]
+	if !ok {
+		return "", "", false
+	}
+	return p.Name(), t.digests[p.Name()], true
 }
 
 // Commands returns the commands served now, sorted by name. The caller
@@ -668,11 +681,12 @@ func (m *Manager) clash(name string, p *wasm.Plugin) error {
 // whether a command stopped being served. Manager.mu is held.
 func (m *Manager) publish() (freed bool) {
 	old := m.served.Load()
-	t := &table{byCommand: map[string]*wasm.Plugin{}}
+	t := &table{byCommand: map[string]*wasm.Plugin{}, digests: map[string]string{}}
 	for _, e := range m.entries {
 		if e.cur == nil {
 			continue
 		}
+		t.digests[e.name] = e.digest
 		for _, c := range e.cur.Description().Commands {
 			t.byCommand[c.Name] = e.cur
 			t.served = append(t.served, e.op.Served(e.name, c))

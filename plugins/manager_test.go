@@ -432,3 +432,37 @@ func TestHammerReloads(t *testing.T) {
 		t.Errorf("Reloads = %d, want 10", s.Reloads)
 	}
 }
+
+// Origin names the plugin serving a command and its module's digest, the
+// same as Status, and follows a reload to the new digest.
+func TestOrigin(t *testing.T) {
+	dir := t.TempDir()
+	echo := readPlugin(t, "echo")
+	install(t, dir, "echo.wasm", echo)
+	m, _ := newManager(t, dir, 0)
+	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
+		t.Fatalf("LoadAll: %v", errs)
+	}
+	digest := func() string {
+		for _, st := range m.Status() {
+			if st.Name == "echo" {
+				return st.Digest
+			}
+		}
+		return ""
+	}
+	if p, d, ok := m.Origin("echo"); !ok || p != "echo" || d == "" || d != digest() {
+		t.Fatalf("Origin = %q %q %v, want echo and Status's digest %q", p, d, ok, digest())
+	}
+	if _, _, ok := m.Origin("nosuch"); ok {
+		t.Fatal("Origin of a command nobody serves")
+	}
+	before := digest()
+	install(t, dir, "echo.wasm", variant(echo, "v2"))
+	if err := m.Reload(context.Background(), "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, d, _ := m.Origin("echo"); d == before || d != digest() {
+		t.Fatalf("after reload Origin digest %q, want the new %q", d, digest())
+	}
+}

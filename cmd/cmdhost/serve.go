@@ -179,7 +179,7 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 		sinks = append(sinks, pub)
 		log.Info("publishing timeout events", "topic", host.EventsTopic(s.id))
 	}
-	sink := host.EventsWithPlugins(mgr.Status, events.Multi(sinks...))
+	sink := host.EventsWithPlugins(mgr.Origin, events.Multi(sinks...))
 	exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
 		ReuseMaxBytes: s.reuseMaxBytes, Observer: met, Events: sink,
