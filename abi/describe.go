@@ -82,26 +82,27 @@ func AppendDescription(dst []byte, d *Description) []byte {
 	if d.Name != "" {
 		dst = appendString(dst, descName, d.Name)
 	}
-	var cmd []byte
 	for i := range d.Commands {
 		c := &d.Commands[i]
-		cmd = appendString(cmd[:0], cmdName, c.Name)
+		var at int
+		dst, at = beginRecord(dst, descCommand)
+		dst = appendString(dst, cmdName, c.Name)
 		if c.Idempotent {
-			cmd = appendU8(cmd, cmdIdempotent, 1)
+			dst = appendU8(dst, cmdIdempotent, 1)
 		}
 		if c.ResponseTTL > 0 {
-			cmd = appendI64(cmd, cmdTTL, c.ResponseTTL.Milliseconds())
+			dst = appendI64(dst, cmdTTL, c.ResponseTTL.Milliseconds())
 		}
 		for _, ct := range c.ContentTypes {
-			cmd = appendString(cmd, cmdContentType, ct)
+			dst = appendString(dst, cmdContentType, ct)
 		}
 		if c.Timeout > 0 {
-			cmd = appendI64(cmd, cmdTimeout, c.Timeout.Milliseconds())
+			dst = appendI64(dst, cmdTimeout, c.Timeout.Milliseconds())
 		}
 		if c.Topic != "" {
-			cmd = appendString(cmd, cmdTopic, c.Topic)
+			dst = appendString(dst, cmdTopic, c.Topic)
 		}
-		dst = appendRecord(dst, descCommand, cmd)
+		dst = endRecord(dst, at)
 	}
 	return dst
 }

@@ -1,7 +1,6 @@
 package abi
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -326,17 +325,6 @@ func (e *BranchError) Error() string {
 		msg += ": " + e.Message
 	}
 	return msg
-}
-
-// beginRecord appends a record header whose length endRecord fills in once
-// the value (a nested envelope) has been appended after it.
-func beginRecord(dst []byte, tag byte) ([]byte, int) {
-	return append(dst, tag, 0, 0, 0, 0), len(dst) + recordHeader
-}
-
-func endRecord(dst []byte, at int) []byte {
-	binary.LittleEndian.PutUint32(dst[at-4:at], uint32(len(dst)-at))
-	return dst
 }
 
 // ceilMillis is d in whole milliseconds, rounded up so that a positive

@@ -38,6 +38,18 @@ func appendRecord(dst []byte, tag byte, value []byte) []byte {
 	return append(dst, value...)
 }
 
+// beginRecord appends a record header whose length endRecord fills in once
+// the value (a nested envelope) has been appended after it: nested
+// envelopes are encoded in place, with no buffer of their own.
+func beginRecord(dst []byte, tag byte) ([]byte, int) {
+	return append(dst, tag, 0, 0, 0, 0), len(dst) + recordHeader
+}
+
+func endRecord(dst []byte, at int) []byte {
+	binary.LittleEndian.PutUint32(dst[at-4:at], uint32(len(dst)-at))
+	return dst
+}
+
 func appendString(dst []byte, tag byte, s string) []byte {
 	dst = append(dst, tag)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(s)))
