@@ -2,8 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -28,7 +26,7 @@ func (n *Nested) newCall(caller wasm.Caller) *call {
 	c := &call{plugin: caller.Plugin}
 	if r := caller.Request; r != nil {
 		c.command = r.Command
-		c.correlation = uuidString(r.CorrelationID)
+		c.correlation = rpc.CorrelationString(r.CorrelationID)
 		if chain := r.Metadata[abi.ChainKey]; chain != "" {
 			c.path = strings.Split(chain, chainSep)
 		}
@@ -148,7 +146,7 @@ func (n *Nested) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
 func (n *Nested) runLocal(ctx context.Context, p *plan) (abi.BranchResult, string) {
 	b := p.branch
 	req := &abi.Request{Command: b.Command, Payload: b.Payload, ContentType: b.ContentType, Format: b.Format,
-		Metadata: p.metadata(), InvokerID: n.cfg.ExecutorID, CorrelationID: newCorrelation(),
+		Metadata: p.metadata(), InvokerID: n.cfg.ExecutorID, CorrelationID: rpc.NewCorrelation(),
 		ExecutorID: n.cfg.ExecutorID, Deadline: p.deadline}
 	var plugin string
 	if pl, ok := n.cfg.Resolver.Lookup(b.Command); ok {
@@ -221,23 +219,4 @@ func remoteTopic(pattern, executor, command string) (string, error) {
 		return "", fmt.Errorf("topic pattern %q has tokens other than {executorId} and {commandName}", pattern)
 	}
 	return topic, nil
-}
-
-// newCorrelation returns a fresh correlation id (a version 4 UUID) for a
-// local child.
-func newCorrelation() []byte {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return b
-}
-
-// uuidString formats 16 bytes as a UUID, anything else as hex.
-func uuidString(b []byte) string {
-	if len(b) != 16 {
-		return hex.EncodeToString(b)
-	}
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

@@ -124,12 +124,12 @@ func (e *Executor) cancelCall(in *incoming) {
 	c := e.calls.get(key)
 	if c == nil || !c.state.CompareAndSwap(inProgress, cancelled) {
 		e.log.Debug("cancel for a request not in progress here: ignored", "command", in.route.cmd.Name,
-			"correlation", correlationString(in.correlation))
+			"correlation", CorrelationString(in.correlation))
 		return
 	}
 	now := time.Now()
 	c.cancelledAt.Store(&now)
-	e.log.Info("cancel received", "command", in.route.cmd.Name, "correlation", correlationString(in.correlation))
+	e.log.Info("cancel received", "command", in.route.cmd.Name, "correlation", CorrelationString(in.correlation))
 	c.cancel(errCancelled)
 }
 
@@ -140,7 +140,7 @@ func (e *Executor) logCancelled(in *incoming, c *call) {
 	if at := c.cancelledAt.Load(); at != nil {
 		after = time.Since(*at)
 	}
-	e.log.Info("call cancelled", "command", in.route.cmd.Name, "correlation", correlationString(in.correlation),
+	e.log.Info("call cancelled", "command", in.route.cmd.Name, "correlation", CorrelationString(in.correlation),
 		"after", after)
 }
 
@@ -151,9 +151,9 @@ func (e *Executor) sendAccepted(in *incoming, done chan<- struct{}) {
 	e.publish(in, acceptedReply)
 }
 
-// correlationString formats 16 bytes of correlation data as a UUID, other
-// lengths as hex.
-func correlationString(b []byte) string {
+// CorrelationString formats 16 bytes of correlation data as a UUID (as
+// events and logs show it), other lengths as hex.
+func CorrelationString(b []byte) string {
 	const hexDigits = "0123456789abcdef"
 	out := make([]byte, 0, 36)
 	for i, c := range b {

@@ -140,7 +140,7 @@ func (e *Executor) warnAt(in *incoming, start, deadline time.Time, attempt int) 
 	}
 	return time.AfterFunc(time.Duration(float64(budget)*events.WarnFraction), func() {
 		e.cfg.Events.Emit(events.Finish(events.Event{
-			Kind: events.KindBudgetWarning, Command: in.route.cmd.Name, Correlation: correlationString(in.correlation),
+			Kind: events.KindBudgetWarning, Command: in.route.cmd.Name, Correlation: CorrelationString(in.correlation),
 			Type: typ, Budget: budget, Elapsed: time.Since(start), Attempt: attempt,
 		}))
 	})
@@ -156,7 +156,7 @@ func (e *Executor) timedOut(in *incoming, typ, policy string, attempt int, budge
 		return
 	}
 	e.cfg.Events.Emit(events.Finish(events.Event{
-		Kind: events.KindTimeout, Command: name, Correlation: correlationString(in.correlation),
+		Kind: events.KindTimeout, Command: name, Correlation: CorrelationString(in.correlation),
 		Type: typ, Budget: budget, Elapsed: elapsed, Policy: policy, Attempt: attempt,
 	}))
 }

@@ -94,7 +94,7 @@ func TestRetryOnTimeout(t *testing.T) {
 		}
 	}
 	if ev.Command != "idem" || ev.Budget != 30*time.Millisecond || ev.Elapsed < 30*time.Millisecond ||
-		ev.Correlation != correlationString(req("", 1).Properties.CorrelationData) || ev.Time.IsZero() {
+		ev.Correlation != CorrelationString(req("", 1).Properties.CorrelationData) || ev.Time.IsZero() {
 		t.Fatalf("event %+v", ev)
 	}
 }

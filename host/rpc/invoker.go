@@ -243,7 +243,7 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 	}
 	corr := c.Correlation
 	if corr == nil {
-		corr = newUUID()
+		corr = NewCorrelation()
 	}
 	w := &waiter{ask: c.Ack, result: make(chan *Result, 1), acked: make(chan struct{})}
 	inv.mu.Lock()
@@ -469,8 +469,9 @@ func parseResult(p *paho.Publish) *Result {
 	return r
 }
 
-// newUUID returns 16 random bytes shaped as a version 4 UUID.
-func newUUID() []byte {
+// NewCorrelation returns fresh correlation data: 16 random bytes shaped
+// as a version 4 UUID.
+func NewCorrelation() []byte {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	b[6] = b[6]&0x0f | 0x40
