@@ -110,8 +110,9 @@ func (c *call) settle(r *reply) (*reply, bool) {
 	return cancelledReply, false
 }
 
-// cancelled reports whether a cancel ended ctx (a descendant of c.ctx).
-func (c *call) cancelledCtx(ctx context.Context) bool {
+// cancelledBy reports whether a cancel ended ctx (a call's context or a
+// descendant of it).
+func cancelledBy(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errCancelled)
 }
 

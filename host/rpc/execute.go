@@ -48,13 +48,13 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *call, attempt int) (_ *r
 		return cancelledReply, false
 	case <-wait.C:
 		r.slots.leave(turn)
-		e.timedOut(in, events.TypeQueue, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
+		e.expired(in, events.TypeQueue, attempt)
 		return noReply, false
 	}
 	left := in.expiry.Sub(e.cfg.Now())
 	if left <= 0 {
 		r.slots.release()
-		e.timedOut(in, events.TypeQueue, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
+		e.expired(in, events.TypeQueue, attempt)
 		return noReply, false
 	}
 	deadline, byTimeout := time.Now().Add(left), false
@@ -97,7 +97,7 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *call, attempt int) (_ *r
 	// DispatchConcurrencyBelowNeed_TimeoutErrors).
 	cut := ctx.Err() != nil || !time.Now().Before(deadline)
 	switch {
-	case cut && c.cancelledCtx(ctx):
+	case cut && cancelledBy(ctx):
 		return cancelledReply, false
 	case cut && byTimeout:
 		ran := time.Since(turn.at)
@@ -108,7 +108,7 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *call, attempt int) (_ *r
 		e.timedOut(in, events.TypeExecution, events.PolicyFail, attempt, r.cmd.Timeout, ran)
 		return timeoutReply(r.cmd.Timeout), false
 	case cut:
-		e.timedOut(in, events.TypeExpiry, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
+		e.expired(in, events.TypeExpiry, attempt)
 		return noReply, false
 	case res.err == nil && res.resp != nil:
 		return fromResponse(res.resp), false
@@ -144,6 +144,12 @@ func (e *Executor) warnAt(in *incoming, start, deadline time.Time, attempt int) 
 			Type: typ, Budget: budget, Elapsed: time.Since(start), Attempt: attempt,
 		}))
 	})
+}
+
+// expired reports that the request's expiry ended it (typ: queued or
+// running): its budget was the whole expiry, nobody waits any more.
+func (e *Executor) expired(in *incoming, typ string, attempt int) {
+	e.timedOut(in, typ, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
 }
 
 // timedOut reports a timeout of type typ, with the policy applied, to the
