@@ -623,12 +623,7 @@ func (e *Executor) publish(in *incoming, r *reply) {
 			return
 		}
 	}
-	ts, err := e.hlc.Now()
-	if err != nil {
-		e.log.Warn("clock", "err", err)
-		ts = e.hlc.Current()
-	}
-	if _, err := cm.Publish(ctx, r.render(in, expiry, e.cfg.ClientID, ts.String())); err != nil {
+	if _, err := cm.Publish(ctx, r.render(in, expiry, e.cfg.ClientID, e.stamp())); err != nil {
 		e.log.Warn("publishing a response", "topic", in.responseTopic, "err", err)
 	}
 }
@@ -659,4 +654,15 @@ func requestProblemInfo(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
 	}
 	c.Properties.RequestProblemInfo = true
 	return c, nil
+}
+
+// stamp is the __ts of a message the executor sends: its HLC, advanced,
+// or as it stands when it cannot advance (the counter overflowed).
+func (e *Executor) stamp() string {
+	ts, err := e.hlc.Now()
+	if err != nil {
+		e.log.Warn("clock", "err", err)
+		ts = e.hlc.Current()
+	}
+	return ts.String()
 }

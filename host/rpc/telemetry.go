@@ -20,16 +20,12 @@ func (e *Executor) PublishTelemetry(ctx context.Context, topic string, payload [
 	if err := cm.AwaitConnection(ctx); err != nil {
 		return err
 	}
-	ts, err := e.hlc.Now()
-	if err != nil {
-		ts = e.hlc.Current()
-	}
-	_, err = cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: topic, Payload: payload, Properties: &paho.PublishProperties{
+	_, err := cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: topic, Payload: payload, Properties: &paho.PublishProperties{
 		ContentType: contentType,
 		User: paho.UserProperties{
 			{Key: propProtocol, Value: protocolVersion},
 			{Key: propSourceID, Value: e.cfg.ClientID},
-			{Key: propTimestamp, Value: ts.String()},
+			{Key: propTimestamp, Value: e.stamp()},
 		},
 	}})
 	return err
