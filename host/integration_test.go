@@ -311,40 +311,12 @@ func waitFor(t *testing.T, cond func() bool) {
 // response.
 func rawRequest(t *testing.T, u *url.URL, p *paho.Publish) *paho.Publish {
 	t.Helper()
-	got := make(chan *paho.Publish, 1)
-	up := make(chan struct{})
-	respTopic := "raw/" + strings.ReplaceAll(t.Name(), "/", "-")
-	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
-		ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
-		OnConnectionUp: func(*autopaho.ConnectionManager, *paho.Connack) { close(up) },
-		ClientConfig: paho.ClientConfig{ClientID: "raw-" + strings.ReplaceAll(t.Name(), "/", "-"),
-			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-				select {
-				case got <- pr.Packet:
-				default:
-				}
-				return true, nil
-			}}},
-	})
-	if err != nil {
+	c := newRawClient(t, u)
+	p.Properties.ResponseTopic = c.respTopic
+	if _, err := c.cm.Publish(ctxT(t), p); err != nil {
 		t.Fatal(err)
 	}
-	defer cm.Disconnect(context.Background())
-	<-up
-	if _, err := cm.Subscribe(ctxT(t), &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: respTopic, QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	p.Properties.ResponseTopic = respTopic
-	if _, err := cm.Publish(ctxT(t), p); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-got:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("no response")
-		return nil
-	}
+	return c.next(t)
 }
 
 func userProp(p *paho.Publish, key string) string {
