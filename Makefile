@@ -2,7 +2,7 @@
 #   make run        starts the host with its embedded broker and the test plugins
 #   make test       builds the test plugins and runs every test (the CI command)
 #   make plugins    builds testdata/*/ into testdata/plugins/*.wasm
-#   make fuzz       runs the abi fuzz targets for a while
+#   make fuzz       runs every fuzz target for a while (10 s each in make test)
 #   make bench      runs the engine benchmarks
 #   make soak       the long fault-cycling run of the engine
 
@@ -68,6 +68,7 @@ vet:
 test: deps plugins vet conformance
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad)$$' ./host/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 
 # The METL CommandExecutor cases of ../shared/conformance, run against the
 # executor (host/rpc/conformance_test.go): prints the summary line
@@ -76,12 +77,16 @@ conformance:
 	@out=$$($(GO) test ./host/rpc -run '^TestConformance$$' -count=1 -v 2>&1); rc=$$?; \
 	printf '%s\n' "$$out" | grep -E '^(conformance:|\s*--- FAIL|\s+conformance_)'; exit $$rc
 
+# Every fuzz target, as package:name. make fuzz runs each for FUZZTIME
+# (30 s); make test runs each for 10 s.
+FUZZ_TARGETS := abi:FuzzDecodeRequest abi:FuzzDecodeResponse abi:FuzzDecodeDescription \
+                abi:FuzzDecodeInvocation abi:FuzzDecodeInvocationResult host/rpc:FuzzParseTimestamp
+
 fuzz:
-	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME)
-	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME)
-	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeDescription -fuzztime $(FUZZTIME)
-	$(GO) test ./abi -run '^$$' -fuzz 'FuzzDecodeInvocation$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeInvocationResult -fuzztime $(FUZZTIME)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$t for $(FUZZTIME)"; \
+	  $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZTIME); \
+	done
 
 bench: plugins
 	$(GO) test ./host/wasm -run '^$$' -bench 'EchoCall|Instantiate' -benchtime 2s -count 1

@@ -116,10 +116,10 @@ func sameRequest(t *testing.T, got, want *abi.Request) {
 func TestRequestRoundTrip(t *testing.T) {
 	cases := map[string]*abi.Request{
 		"every field":   fullRequest(),
-		"command only":  {Command: "x"},
-		"epoch":         {Command: "x", Deadline: time.Unix(0, 0)},
-		"past deadline": {Command: "x", Deadline: time.Unix(-5, 0)},
-		"utf8 command":  {Command: "größe", Payload: []byte("ü")},
+		"command only":  {Command: "x", Attempt: 1},
+		"epoch":         {Command: "x", Deadline: time.Unix(0, 0), Attempt: 1},
+		"past deadline": {Command: "x", Deadline: time.Unix(-5, 0), Attempt: 1},
+		"utf8 command":  {Command: "größe", Payload: []byte("ü"), Attempt: 1},
 	}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -134,6 +134,36 @@ func TestRequestRoundTrip(t *testing.T) {
 			}
 			sameRequest(t, got, want)
 		})
+	}
+}
+
+// TestRequestAttempt: the attempt record is absent for a first run and
+// reads as 1 then, whether absent, explicit or unset before encoding; 0 on
+// the wire is malformed. (The fuzzer found an explicit 1 that decoded to 1
+// and, re-encoded, to 0.)
+func TestRequestAttempt(t *testing.T) {
+	for name, in := range map[string][]byte{
+		"absent":     recStr(1, "x"),
+		"explicit 1": cat(recStr(1, "x"), recU32(11, 1)),
+		"unset":      abi.AppendRequest(nil, &abi.Request{Command: "x"}),
+	} {
+		r, err := abi.DecodeRequest(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if r.Attempt != 1 {
+			t.Errorf("%s: Attempt = %d, want 1", name, r.Attempt)
+		}
+		again, err := abi.DecodeRequest(abi.AppendRequest(nil, r))
+		if err != nil || again.Attempt != 1 {
+			t.Errorf("%s: re-encoded Attempt = %v (%v), want 1", name, again, err)
+		}
+	}
+	if r, err := abi.DecodeRequest(cat(recStr(1, "x"), recU32(11, 3))); err != nil || r.Attempt != 3 {
+		t.Errorf("attempt 3 decoded to %v, %v", r, err)
+	}
+	if _, err := abi.DecodeRequest(cat(recStr(1, "x"), recU32(11, 0))); !errors.Is(err, abi.ErrMalformed) {
+		t.Errorf("attempt 0: err = %v, want ErrMalformed", err)
 	}
 }
 

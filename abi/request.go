@@ -44,7 +44,8 @@ type Request struct {
 	Deadline      time.Time         // when the call is cut; zero when it has none
 	// Attempt numbers the runs of this request: 1, or more when the host
 	// runs it again after an execution timeout (the on_timeout retry
-	// policy, idempotent commands only). 0 reads as 1.
+	// policy, idempotent commands only). Decoding gives 1 when the record
+	// is absent; encoding writes it only above 1, and 0 reads as 1.
 	Attempt int
 }
 
@@ -96,7 +97,7 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 	if shared {
 		str, bytes = shareString, shareBytes
 	}
-	r := &Request{}
+	r := &Request{Attempt: 1} // absent = 1
 	rd := reader{buf: buf, singular: bits(reqCommand, reqPayload, reqContentType, reqFormat,
 		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID, reqAttempt)}
 	for {
@@ -140,6 +141,9 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 		case reqAttempt:
 			var n uint32
 			n, err = u32(tag, v)
+			if err == nil && n == 0 {
+				err = malformed("attempt 0 (runs are numbered from 1)")
+			}
 			r.Attempt = int(n)
 		}
 		if err != nil {
