@@ -110,6 +110,7 @@ func TestInvokeRequestFields(t *testing.T) {
 		InvokerID:     "client",
 		CorrelationID: []byte{1, 2, 3},
 		ExecutorID:    "exec",
+		Attempt:       1, // a first run
 	}
 	var got *Request
 	register(t, "test-fields", func(ctx context.Context, req *Request) (*Response, error) {
