@@ -682,7 +682,8 @@ func requestProblemInfo(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
 }
 
 // stamp is the __ts of a message the executor sends: its HLC, advanced,
-// or as it stands when it cannot advance (the counter overflowed).
+// or as it stands when it cannot advance (the physical clock stepped back
+// further than the drift limit).
 func (e *Executor) stamp() string {
 	ts, err := e.hlc.Now()
 	if err != nil {

@@ -42,8 +42,10 @@ package rpc
 //     a `__ts` 50 s ahead with counter 99998 is within the drift limit, and
 //     while physical time has not caught up with it every later event would
 //     continue that counter and fail, for every invoker, for 50 s, renewable
-//     by sending it again. The same happens without a hostile peer when more
-//     than 100,000 events fall in the millisecond the clock is held at.
+//     by sending it again. Nor does it take a hostile peer: while a merge
+//     from a fast peer holds the clock ahead of physical time, every event
+//     increments the counter, and 100,000 events before physical time
+//     catches up (2,000 a second for 50 s) would overflow it.
 //   - Drift rule. A remote timestamp whose milliseconds are more than
 //     MaxDrift (default 1 minute, the AIO default) ahead of the physical
 //     clock is refused with ErrClockDrift, the error table's "HLC excessive
@@ -52,17 +54,17 @@ package rpc
 //     merged one, so milliseconds gained by a carry never count against it:
 //     no sequence of remotes within the limit makes a later remote within
 //     the limit fail. What the clock takes from physical readings and
-//     accepted remotes (its base) is therefore at most MaxDrift ahead;
-//     carries add to that only one millisecond per 100,000 events held in
-//     one millisecond (a remote at the limit with counter 99999 gives the
-//     first at once), so while fewer than 100,000 events share a millisecond
-//     of physical time (10^8 per second, far beyond any MQTT rate) the clock
-//     is at most MaxDrift + 1 ms ahead of physical time. Its own base too
-//     far ahead means the physical clock stepped back by more than MaxDrift:
-//     then Now and Update fail with ErrClockDrift until physical time has
-//     caught up, as the SDKs' validation of their own clock does. On any
-//     error the clock is left unchanged: one bad peer must not poison the
-//     clock for every other request.
+//     accepted remotes (its base) is therefore at most MaxDrift ahead. Each
+//     carry adds a millisecond: the first may come at once (a remote at the
+//     limit with counter 99999), each further one takes 100,000 events in
+//     the same millisecond. So while fewer than 100,000 events share a
+//     millisecond of physical time (10^8 a second, far beyond any MQTT
+//     rate) the clock is at most MaxDrift + 1 ms ahead of physical time.
+//     Its own base too far ahead means the physical clock stepped back by
+//     more than MaxDrift (a fault of this host, not of a peer): then Now
+//     and Update fail with ErrClockDrift until physical time has caught
+//     up. On any error the clock is left unchanged: one bad peer must not
+//     poison the clock for every other request.
 //   - Node id. The format is three ':'-separated fields and the AIO SDKs split
 //     on ':' and require exactly three parts, so a node id containing ':'
 //     cannot round-trip. ParseTimestamp rejects it, and NewHLC refuses such a
