@@ -53,6 +53,31 @@ func BenchmarkBeginComplete(b *testing.B) {
 		})
 	}
 
+	// The same with invokers' shares: 100 invokers in turn, each within
+	// its share (a tenth of the store).
+	b.Run("first/live=100000/shares", func(b *testing.B) {
+		const live = 100_000
+		keys := benchKeys(4 * live)
+		invokers := make([]string, 100)
+		for i := range invokers {
+			invokers[i] = fmt.Sprintf("srcId:invoker-%d", i)
+		}
+		c := &stepClock{t: time.Unix(0, 0), step: time.Microsecond}
+		ttl := time.Duration(2*live) * time.Microsecond
+		s := NewDedupStore[int](DedupConfig{MaxEntries: 2 * live, MaxPerInvoker: 2 * live / 10, Now: c.Now})
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			e, first, err := s.BeginFrom(invokers[i%len(invokers)], keys[i%len(keys)], c.t.Add(ttl))
+			if err != nil || !first {
+				b.Fatalf("first=%v err=%v", first, err)
+			}
+			s.Complete(e, i, time.Time{})
+			i++
+		}
+		b.ReportMetric(float64(s.Len()), "live")
+	})
+
 	b.Run("duplicate", func(b *testing.B) {
 		keys := benchKeys(1024)
 		start := time.Unix(0, 0)

@@ -3,6 +3,7 @@ package cache
 import (
 	"container/heap"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -42,6 +43,12 @@ type DedupConfig struct {
 	// keep-until has passed), Begin returns ErrFull for a new key: the host
 	// answers 503 rather than forget anything early.
 	MaxEntries int
+	// MaxPerInvoker bounds the live entries of one invoker (as named to
+	// BeginFrom), so that one client cannot fill the store for everyone;
+	// zero or less means no bound but MaxEntries. Over it, BeginFrom
+	// refuses the invoker's new keys with ErrInvokerFull (see
+	// dedup_share.go).
+	MaxPerInvoker int
 	// Now is the clock; nil means time.Now. Tests inject a fake clock.
 	Now func() time.Time
 }
@@ -65,6 +72,10 @@ type Entry[V any] struct {
 	index        int // position in owner.heap; -1 once removed from the store
 	tindex       int // position in owner.terminal; -1 when not in it
 	completed    bool
+	// share counts the entry against its first receipt's invoker; nil when
+	// none was named or there is no per-invoker bound.
+	share  *invokerShare[V]
+	sindex int // position in share.terminal; -1 when not in it
 }
 
 // Done returns a channel that is closed when the first receipt of the request
@@ -119,8 +130,9 @@ func (e *Entry[V]) Key() Key { return e.key }
 // user code under its lock: the clock is read before locking, and callers
 // wait for an outcome on the entry's Done channel, outside the lock.
 type DedupStore[V any] struct {
-	max int
-	now func() time.Time
+	max        int
+	perInvoker int
+	now        func() time.Time
 
 	mu      sync.Mutex
 	entries map[Key]*Entry[V]
@@ -128,7 +140,9 @@ type DedupStore[V any] struct {
 	// terminal holds the completed entries, ordered by protectUntil: the
 	// candidates for eviction when the store is full.
 	terminal terminalHeap[V]
-	evicted  int
+	// shares counts each invoker's entries (dedup_share.go).
+	shares  map[string]*invokerShare[V]
+	evicted int
 	// last is the latest clock reading seen under mu. Readings are taken
 	// before locking, so a goroutine may arrive with an older one than a
 	// goroutine that already swept; clamping to last keeps the store's time
@@ -138,7 +152,8 @@ type DedupStore[V any] struct {
 
 // NewDedupStore returns an empty store configured by cfg.
 func NewDedupStore[V any](cfg DedupConfig) *DedupStore[V] {
-	s := &DedupStore[V]{max: cfg.MaxEntries, now: cfg.Now, entries: map[Key]*Entry[V]{}}
+	s := &DedupStore[V]{max: cfg.MaxEntries, perInvoker: cfg.MaxPerInvoker, now: cfg.Now,
+		entries: map[Key]*Entry[V]{}, shares: map[string]*invokerShare[V]{}}
 	if s.max <= 0 {
 		s.max = DefaultMaxEntries
 	}
@@ -176,7 +191,21 @@ func NewDedupStore[V any](cfg DedupConfig) *DedupStore[V] {
 // request expiry has passed is evicted to make room (the oldest first);
 // when there is none, a new key gets ErrFull, while a duplicate of a held
 // key is still answered from its entry.
+//
+// Begin names no invoker: its entries count against MaxEntries only.
 func (s *DedupStore[V]) Begin(key Key, expiry time.Time) (e *Entry[V], first bool, err error) {
+	return s.BeginFrom("", key, expiry)
+}
+
+// BeginFrom is Begin for a request from invoker: a first receipt counts
+// against the invoker's share of MaxPerInvoker entries until the entry
+// leaves the store. When the share is full, the invoker's completed entry
+// whose request expiry passed first is evicted to make room; when there is
+// none, a new key gets an error wrapping ErrInvokerFull, while duplicates
+// (from any invoker) are still answered. A duplicate counts against
+// nobody's share: the entry stays with its first receipt's invoker. An
+// empty invoker is Begin.
+func (s *DedupStore[V]) BeginFrom(invoker string, key Key, expiry time.Time) (e *Entry[V], first bool, err error) {
 	now := s.now() // before locking: never call user code under the lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -192,16 +221,23 @@ func (s *DedupStore[V]) Begin(key Key, expiry time.Time) (e *Entry[V], first boo
 			if e.tindex >= 0 {
 				heap.Fix(&s.terminal, e.tindex)
 			}
+			if e.sindex >= 0 {
+				heap.Fix(&e.share.terminal, e.sindex)
+			}
 		}
 		return e, false, nil
+	}
+	if sh := s.shareLocked(invoker); sh != nil && sh.live >= s.perInvoker && !s.evictShareLocked(sh, now) {
+		return nil, false, fmt.Errorf("%w (%d entries per invoker): its new requests get 503 until its entries expire", ErrInvokerFull, s.perInvoker)
 	}
 	if len(s.entries) >= s.max && !s.evictLocked(now) {
 		return nil, false, ErrFull
 	}
 	e = &Entry[V]{key: key, expiry: expiry, done: make(chan struct{}), owner: s,
-		keepUntil: expiry, protectUntil: expiry, tindex: -1}
+		keepUntil: expiry, protectUntil: expiry, tindex: -1, sindex: -1}
 	s.entries[key] = e
 	heap.Push(&s.heap, e)
+	s.joinLocked(e, invoker)
 	return e, true, nil
 }
 
@@ -247,6 +283,9 @@ func (s *DedupStore[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 		heap.Fix(&s.heap, e.index)
 	}
 	heap.Push(&s.terminal, e)
+	if e.share != nil {
+		heap.Push(&e.share.terminal, e)
+	}
 }
 
 // Evicted returns how many terminal entries were evicted to make room.
@@ -304,21 +343,25 @@ func (s *DedupStore[V]) sweepLocked(now time.Time) int {
 	n := 0
 	for len(s.heap) > 0 && now.After(s.heap[0].keepUntil) {
 		e := heap.Pop(&s.heap).(*Entry[V])
-		if e.tindex >= 0 {
-			heap.Remove(&s.terminal, e.tindex)
-		}
-		delete(s.entries, e.key)
+		s.forgetLocked(e)
 		n++
 	}
 	return n
 }
 
-// removeLocked removes e from the map and the heap. Called with s.mu held.
+// removeLocked removes e from the store. Called with s.mu held.
 func (s *DedupStore[V]) removeLocked(e *Entry[V]) {
 	heap.Remove(&s.heap, e.index)
+	s.forgetLocked(e)
+}
+
+// forgetLocked removes e, already out of the keep-until heap, from
+// everything else that holds it. Called with s.mu held.
+func (s *DedupStore[V]) forgetLocked(e *Entry[V]) {
 	if e.tindex >= 0 {
 		heap.Remove(&s.terminal, e.tindex)
 	}
+	s.leaveLocked(e)
 	delete(s.entries, e.key)
 }
 

@@ -4,10 +4,15 @@
 // DedupStore is the strict deduplication store for duplicate requests (same
 // correlation data and response topic). It inserts a placeholder at the first
 // receipt, answers duplicates with the same outcome, and removes an entry only
-// once its request's expiry (or a longer keep-until) has passed. It never
-// evicts under size pressure: when it is full, new requests are refused with
+// once its request's expiry (or a longer keep-until) has passed. Size pressure
+// never evicts an entry before its request's expiry: when it is full and no
+// completed entry's request has expired, new requests are refused with
 // ErrFull, which the host answers with 503, rather than forgetting a request
-// early and executing a non-idempotent command twice.
+// early and executing a non-idempotent command twice. Because entries are
+// protected that long, one client could lock everyone out by filling it; so
+// each invoker may hold only its share of the entries (MaxPerInvoker, over
+// it ErrInvokerFull, 503 for that invoker only), and the host caps the
+// expiry it honours, which bounds how long any entry is protected.
 //
 // ReuseCache is the cache for equivalent requests to idempotent commands
 // (same command, topic, content type and payload, new correlation data; keyed

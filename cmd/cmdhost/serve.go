@@ -45,6 +45,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
+			&cli.DurationFlag{Name: "max-expiry", Value: rpc.DefaultMaxExpiry, Usage: "longest message expiry honoured (at least 1s): a request asking for more gets 400, as its dedup entry would be kept that long", EnvVars: []string{"CMDHOST_MAX_EXPIRY"}},
 			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
 			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
 			&cli.BoolFlag{Name: "nested-no-ack", Usage: "nested calls to other executors as plain v1.0 requests (no ack, no cancel), for executors without the ask extension", EnvVars: []string{"CMDHOST_NESTED_NO_ACK"}},
@@ -72,6 +73,7 @@ type serveSettings struct {
 	events, nestedNoAck                  bool
 	broker                               *url.URL
 	execTimeout, drain, idleTimeout      time.Duration
+	maxExpiry                            time.Duration
 	pool, maxDepth                       int
 	reuseMaxBytes                        int64
 	logLevel                             slog.Level
@@ -83,7 +85,7 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		clientID: c.String("client-id"), share: c.String("share"), adminToken: c.String("admin-token"),
 		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
 		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
-		metrics: c.String("metrics"), maxDepth: c.Int("max-depth"),
+		metrics: c.String("metrics"), maxDepth: c.Int("max-depth"), maxExpiry: c.Duration("max-expiry"),
 		events: c.Bool("events"), nestedNoAck: c.Bool("nested-no-ack"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
@@ -104,6 +106,9 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 	}
 	if s.maxDepth <= 0 {
 		return s, errors.New("--max-depth must be positive")
+	}
+	if s.maxExpiry < time.Second {
+		return s, errors.New("--max-expiry must be at least 1s (message expiry counts whole seconds)")
 	}
 	if s.reuseMaxBytes == 0 {
 		s.reuseMaxBytes = -1 // off, in the executor's terms
@@ -182,7 +187,7 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	sink := host.EventsWithPlugins(mgr.Origin, events.Multi(sinks...))
 	exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
-		ReuseMaxBytes: s.reuseMaxBytes, Observer: met, Events: sink,
+		ReuseMaxBytes: s.reuseMaxBytes, Observer: met, Events: sink, MaxExpiry: s.maxExpiry,
 	}, cmds)
 	if err != nil {
 		return err

@@ -163,6 +163,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--plugins", "/nonexistent"}, "--plugins /nonexistent: not a directory"},
 		{[]string{"serve", "--plugins", plugins, "--broker", "localhost:1883"}, "want a URL such as mqtt://127.0.0.1:1883"},
 		{[]string{"serve", "--plugins", plugins, "--pool", "0"}, "--pool must be positive"},
+		{[]string{"serve", "--plugins", plugins, "--max-expiry", "500ms"}, "--max-expiry must be at least 1s"},
 		{[]string{"serve", "--plugins", plugins, "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve"}, `Required flag "plugins" not set`},
 		{[]string{"invoke"}, "invoke needs one command name"},

@@ -306,7 +306,8 @@ func TestTerminalRace(t *testing.T) {
 func TestTerminalEntriesBounded(t *testing.T) {
 	b := newBlocking()
 	defer close(b.release)
-	h := start(t, Config{MaxDedupEntries: 2},
+	// One invoker fills the whole store here: no per-invoker share.
+	h := start(t, Config{MaxDedupEntries: 2, MaxDedupPerInvoker: -1},
 		Command{Name: "echo", Handler: echoHandler}, Command{Name: "work", Handler: b.handle})
 	long := uint32(60)
 	h.deliver(req("rpc/exec-1/work", 1, func(p *packets.Publish) { p.Properties.MessageExpiry = &long }))

@@ -93,6 +93,15 @@ type Config struct {
 	MaxPending int
 	// MaxDedupEntries bounds the dedup store; beyond it: 503. Default 100,000.
 	MaxDedupEntries int
+	// MaxDedupPerInvoker bounds the dedup entries of one invoker (its
+	// __srcId, else its response topic); beyond it, that invoker's new
+	// requests get 503. Default a tenth of MaxDedupEntries; negative: no
+	// bound but MaxDedupEntries (admission.go).
+	MaxDedupPerInvoker int
+	// MaxExpiry is the longest message expiry honoured; a request asking
+	// for more gets 400 (Message Expiry), as its dedup entry would be
+	// protected that long. Default DefaultMaxExpiry (1 h); at least 1 s.
+	MaxExpiry time.Duration
 	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0 is
 	// DefaultReuseMaxBytes, negative turns reuse off.
 	ReuseMaxBytes int64
@@ -127,6 +136,18 @@ func (c *Config) defaults() error {
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 1024
+	}
+	if c.MaxDedupEntries <= 0 {
+		c.MaxDedupEntries = cache.DefaultMaxEntries
+	}
+	if c.MaxDedupPerInvoker == 0 {
+		c.MaxDedupPerInvoker = max(1, c.MaxDedupEntries/defaultDedupShare)
+	}
+	switch {
+	case c.MaxExpiry <= 0:
+		c.MaxExpiry = DefaultMaxExpiry
+	case c.MaxExpiry < time.Second:
+		return fmt.Errorf("max expiry %v is under 1 s, the shortest message expiry: every request would be refused", c.MaxExpiry)
 	}
 	if c.ReconnectDelay <= 0 {
 		c.ReconnectDelay = time.Second
@@ -257,7 +278,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	e := &Executor{
 		cfg: cfg, log: cfg.Logger,
 		hlc:        NewHLC(HLCConfig{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
-		dedup:      cache.NewDedupStore[*reply](cache.DedupConfig{MaxEntries: cfg.MaxDedupEntries, Now: cfg.Now}),
+		dedup:      cache.NewDedupStore[*reply](cfg.dedupConfig()),
 		subscribed: make(chan error, 1),
 		stopped:    make(chan struct{}),
 	}
@@ -495,11 +516,15 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		e.inflight.Done()
 		return true, nil
 	}
+	if r := e.overMaxExpiry(in); r != nil {
+		go e.finishFirst(in, r) // before the dedup store: it takes no entry
+		return true, nil
+	}
 	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
-	entry, first, err := e.dedup.Begin(key, in.expiry)
+	entry, first, err := e.dedup.BeginFrom(invokerOf(in), key, in.expiry)
 	switch {
 	case err != nil:
-		go e.finishFirst(in, statusReply(abi.StatusServiceUnavailable, "the host is busy: "+err.Error(), "", ""))
+		go e.finishFirst(in, dedupRefusal(err))
 	case !first && !entry.Expiry().After(in.received):
 		// A duplicate after the original request's expiry is dead on
 		// arrival (command-cache seed, EchoWithTag scenario 3): its
@@ -657,7 +682,8 @@ func requestProblemInfo(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
 }
 
 // stamp is the __ts of a message the executor sends: its HLC, advanced,
-// or as it stands when it cannot advance (the counter overflowed).
+// or as it stands when it cannot advance (the physical clock stepped back
+// further than the drift limit).
 func (e *Executor) stamp() string {
 	ts, err := e.hlc.Now()
 	if err != nil {

@@ -32,23 +32,43 @@ package rpc
 //     libraries use uint16 (65535). We bound the counter by the wire format
 //     instead: `%05d` gives five digits, so the largest counter that can be
 //     sent, and that our strict parser accepts back, is 99999
-//     (MaxTimestampCounter). Going past it is ErrCounterOverflow, the error
-//     table's "HLC integer overflow" (500, `__propName` "Counter"). Bounding by
-//     uint16 would reject valid five-digit values from peers; bounding by
-//     uint64 would let us emit six-digit counters that strict peers (and we)
-//     reject as malformed.
+//     (MaxTimestampCounter). Bounding by uint16 would reject valid
+//     five-digit values from peers; bounding by uint64 would let us emit
+//     six-digit counters that strict peers (and we) reject as malformed.
+//   - Counter carry. When the counter would pass 99999 it carries into the
+//     milliseconds: (l, 99999) is followed by (l+1, 0), which orders after
+//     it, so the clock never overflows. Failing instead (the error table's
+//     "HLC integer overflow", 500) would let one request poison the clock:
+//     a `__ts` 50 s ahead with counter 99998 is within the drift limit, and
+//     while physical time has not caught up with it every later event would
+//     continue that counter and fail, for every invoker, for 50 s, renewable
+//     by sending it again. Nor does it take a hostile peer: while a merge
+//     from a fast peer holds the clock ahead of physical time, every event
+//     increments the counter, and 100,000 events before physical time
+//     catches up (2,000 a second for 50 s) would overflow it.
+//   - Drift rule. A remote timestamp whose milliseconds are more than
+//     MaxDrift (default 1 minute, the AIO default) ahead of the physical
+//     clock is refused with ErrClockDrift, the error table's "HLC excessive
+//     clock drift" (503, `__propName` "MaxClockDrift"), before it touches
+//     the clock. The rule is judged on the remote's own value, never on the
+//     merged one, so milliseconds gained by a carry never count against it:
+//     no sequence of remotes within the limit makes a later remote within
+//     the limit fail. What the clock takes from physical readings and
+//     accepted remotes (its base) is therefore at most MaxDrift ahead. Each
+//     carry adds a millisecond: the first may come at once (a remote at the
+//     limit with counter 99999), each further one takes 100,000 events in
+//     the same millisecond. So while fewer than 100,000 events share a
+//     millisecond of physical time (10^8 a second, far beyond any MQTT
+//     rate) the clock is at most MaxDrift + 1 ms ahead of physical time.
+//     Its own base too far ahead means the physical clock stepped back by
+//     more than MaxDrift (a fault of this host, not of a peer): then Now
+//     and Update fail with ErrClockDrift until physical time has caught
+//     up. On any error the clock is left unchanged: one bad peer must not
+//     poison the clock for every other request.
 //   - Node id. The format is three ':'-separated fields and the AIO SDKs split
 //     on ':' and require exactly three parts, so a node id containing ':'
 //     cannot round-trip. ParseTimestamp rejects it, and NewHLC refuses such a
 //     node id rather than emit timestamps nobody can parse.
-//   - Drift. A clock that runs ahead of physical time by more than MaxDrift
-//     (default 1 minute, the AIO default) is refused with ErrClockDrift, the
-//     error table's "HLC excessive clock drift" (503, `__propName`
-//     "MaxClockDrift"). The check is on the value the clock would move to, so
-//     it covers both a remote timestamp far in the future (Update) and our own
-//     clock being far ahead because the physical clock stepped back (Now, and
-//     Update too). On any error the clock is left unchanged: one bad peer must
-//     not poison the clock for every other request.
 //   - A remote timestamp carrying our own node id is merged like any other
 //     (merging a value we produced is harmless: it can never be ahead of us).
 
@@ -74,15 +94,16 @@ const (
 )
 
 var (
-	// ErrClockDrift reports that accepting a timestamp would put the HLC
-	// further ahead of the physical clock than the configured maximum drift.
-	// The executor answers 503 with __propName "MaxClockDrift".
+	// ErrClockDrift reports a remote timestamp further ahead of the
+	// physical clock than the configured maximum drift, or the HLC's own
+	// base that far ahead (the physical clock stepped back). The executor
+	// answers 503 with __propName "MaxClockDrift".
 	ErrClockDrift = errors.New("rpc: HLC clock drift exceeds the maximum")
 
-	// ErrCounterOverflow reports that the HLC counter would exceed
-	// MaxTimestampCounter (too many events within one millisecond, or a
-	// remote timestamp already at the limit). The executor answers 500 with
-	// __propName "Counter".
+	// ErrCounterOverflow reports a remote timestamp whose counter exceeds
+	// MaxTimestampCounter, which no parsed `__ts` carries. The clock's own
+	// counter never overflows: it carries into the milliseconds. The
+	// executor answers 500 with __propName "Counter".
 	ErrCounterOverflow = errors.New("rpc: HLC counter overflow")
 
 	// ErrMalformedTimestamp is wrapped by every ParseTimestamp error, so the
@@ -195,6 +216,10 @@ type HLC struct {
 	maxDriftMs int64 // drift in whole ms: drift (an integer number of ms) > MaxDrift  <=>  drift > floor(MaxDrift/ms)
 	mu         sync.Mutex
 	ts         Timestamp
+	// base is the largest millisecond value taken from a physical reading or
+	// an accepted remote; ts.Millis - base is what counter carries added.
+	// The drift rule is checked on base, so carries never count as drift.
+	base int64
 }
 
 // NewHLC returns a clock starting at the physical time, counter 0.
@@ -216,7 +241,8 @@ func NewHLC(cfg HLCConfig) *HLC {
 		cfg.MaxDrift = DefaultMaxClockDrift
 	}
 	h := &HLC{now: cfg.Now, maxDriftMs: cfg.MaxDrift.Milliseconds()}
-	h.ts = Timestamp{Millis: h.physicalMillis(), NodeID: cfg.NodeID}
+	h.base = h.physicalMillis()
+	h.ts = Timestamp{Millis: h.base, NodeID: cfg.NodeID}
 	return h
 }
 
@@ -226,16 +252,19 @@ func (h *HLC) physicalMillis() int64 { return h.now().UnixMilli() }
 // on an outbound publish as `__ts`.
 //
 // Wall time moves to max(own, physical now); when it did not advance (the
-// physical clock stood still or went backwards) the counter is incremented so
-// every value is strictly greater than the previous one, otherwise it resets
-// to 0. Errors leave the clock unchanged: ErrCounterOverflow when the counter
-// would pass MaxTimestampCounter, ErrClockDrift when the clock is ahead of
-// physical time by more than MaxDrift (typically after merging a remote
-// timestamp from a fast clock, or the physical clock stepping back).
+// physical clock stood still or went backwards) the counter is incremented
+// (carrying into the milliseconds past MaxTimestampCounter) so every value
+// is strictly greater than the previous one, otherwise it resets to 0. The
+// only error is ErrClockDrift, when the clock's base is ahead of physical
+// time by more than MaxDrift (the physical clock stepped back); it leaves
+// the clock unchanged.
 func (h *HLC) Now() (Timestamp, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	pt := h.physicalMillis()
+	if err := h.checkBase(pt); err != nil {
+		return Timestamp{}, err
+	}
 	next := Timestamp{Millis: h.ts.Millis, NodeID: h.ts.NodeID}
 	var c uint64
 	if pt > next.Millis {
@@ -243,12 +272,8 @@ func (h *HLC) Now() (Timestamp, error) {
 	} else {
 		c = uint64(h.ts.Counter) + 1
 	}
-	if err := h.check(next.Millis, c, pt); err != nil {
-		return Timestamp{}, err
-	}
-	next.Counter = uint32(c)
-	h.ts = next
-	return next, nil
+	h.set(next, c, pt)
+	return h.ts, nil
 }
 
 // Update performs the HLC receive event, merging remote (an inbound `__ts`)
@@ -256,18 +281,29 @@ func (h *HLC) Now() (Timestamp, error) {
 //
 // Wall time moves to max(own, remote, physical now); the counter continues
 // from whichever of own and remote supplied that wall time (the larger of
-// both, plus one, on a tie) and resets to 0 when physical time is strictly
-// ahead of both. Errors leave the clock unchanged: ErrClockDrift when the
-// result would be ahead of physical time by more than MaxDrift (a remote from
-// the future, or our own clock already too far ahead), ErrCounterOverflow when
-// the counter would pass MaxTimestampCounter. remote.NodeID is not used.
+// both, plus one, on a tie), carrying into the milliseconds past
+// MaxTimestampCounter, and resets to 0 when physical time is strictly
+// ahead of both. Errors leave the clock unchanged: ErrClockDrift when
+// remote is ahead of physical time by more than MaxDrift, or the clock's
+// own base is (the physical clock stepped back); ErrCounterOverflow when
+// remote.Counter exceeds MaxTimestampCounter. remote.NodeID is not used.
 func (h *HLC) Update(remote Timestamp) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	pt := h.physicalMillis()
+	// Drift first: when a value is both too far ahead and out of range,
+	// the drift is the cause worth reporting.
+	if remote.Millis-pt > h.maxDriftMs {
+		return ErrClockDrift
+	}
+	if err := h.checkBase(pt); err != nil {
+		return err
+	}
+	if remote.Counter > MaxTimestampCounter {
+		return ErrCounterOverflow
+	}
 	own := h.ts
 	next := Timestamp{Millis: max(own.Millis, remote.Millis, pt), NodeID: own.NodeID}
-	// Counters are widened so a remote Counter near MaxUint32 cannot wrap.
 	var c uint64
 	switch {
 	case next.Millis == own.Millis && next.Millis == remote.Millis:
@@ -279,26 +315,31 @@ func (h *HLC) Update(remote Timestamp) error {
 	default: // physical time is strictly ahead of both
 		c = 0
 	}
-	if err := h.check(next.Millis, c, pt); err != nil {
-		return err
-	}
-	next.Counter = uint32(c)
-	h.ts = next
+	h.base = max(h.base, remote.Millis)
+	h.set(next, c, pt)
 	return nil
 }
 
-// check validates a candidate value against the drift and counter limits.
-// Drift is checked first: when a value is both too far ahead and at the
-// counter limit, the drift is the cause worth reporting.
-// The counter is passed widened so that an increment can never wrap.
-func (h *HLC) check(millis int64, counter uint64, pt int64) error {
-	if millis-pt > h.maxDriftMs {
+// checkBase refuses to advance a clock whose base is more than MaxDrift
+// ahead of physical time pt. Called with h.mu held.
+func (h *HLC) checkBase(pt int64) error {
+	if h.base-pt > h.maxDriftMs {
 		return ErrClockDrift
 	}
-	if counter > MaxTimestampCounter {
-		return ErrCounterOverflow
-	}
 	return nil
+}
+
+// set makes next, with counter c (widened so that an increment never
+// wraps), the clock's value: a counter past MaxTimestampCounter carries
+// into the milliseconds. Called with h.mu held.
+func (h *HLC) set(next Timestamp, c uint64, pt int64) {
+	if c > MaxTimestampCounter {
+		next.Millis++
+		c = 0
+	}
+	next.Counter = uint32(c)
+	h.ts = next
+	h.base = max(h.base, pt)
 }
 
 // Current returns the clock's value without advancing it (for reading, e.g.

@@ -365,10 +365,13 @@ func TestHLCDrift(t *testing.T) {
 	})
 }
 
-func TestHLCCounterOverflow(t *testing.T) {
+// The counter never overflows: past MaxTimestampCounter it carries into the
+// milliseconds, so every value is still strictly greater than the last and
+// still fits the wire format.
+func TestHLCCounterCarries(t *testing.T) {
 	t.Run("Now", func(t *testing.T) {
 		h, clk := newTestHLC(t, 0)
-		// Time stands still: counters 1..99999 are issued, the next overflows.
+		// Time stands still: counters 1..99999 are issued, the next carries.
 		for i := uint32(1); i <= MaxTimestampCounter; i++ {
 			ts := mustNow(t, h)
 			if ts.Counter != i {
@@ -380,49 +383,53 @@ func TestHLCCounterOverflow(t *testing.T) {
 		if got := last.String(); got != "001735689600000:99999:me" {
 			t.Fatalf("largest counter formats as %q", got)
 		}
-		if ts, err := h.Now(); !errors.Is(err, ErrCounterOverflow) {
-			t.Fatalf("Now = %v, %v, want ErrCounterOverflow", ts, err)
-		}
-		if h.Current() != last {
-			t.Fatalf("clock changed on overflow: %v -> %v", last, h.Current())
-		}
-		// The next millisecond resets the counter and the clock works again.
-		clk.Add(time.Millisecond)
 		wantTS(t, mustNow(t, h), hlcT0+1, 0)
+		wantTS(t, mustNow(t, h), hlcT0+1, 1)
+		// Physical time reaching the carried millisecond continues it; passing
+		// it takes over.
+		clk.Add(time.Millisecond)
+		wantTS(t, mustNow(t, h), hlcT0+1, 2)
+		clk.Add(time.Millisecond)
+		wantTS(t, mustNow(t, h), hlcT0+2, 0)
 	})
 
 	t.Run("Update", func(t *testing.T) {
 		h, _ := newTestHLC(t, 0)
-		// A remote at the limit with the winning wall time cannot be merged.
+		// A remote at the limit with the winning wall time merges into the
+		// next millisecond: after the remote, as causality requires.
+		remote := Timestamp{Millis: hlcT0 + 1, Counter: MaxTimestampCounter, NodeID: "peer"}
+		if err := h.Update(remote); err != nil {
+			t.Fatalf("Update(%v): %v", remote, err)
+		}
+		wantTS(t, h.Current(), hlcT0+2, 0)
+		// A counter beyond the wire format, or near MaxUint32, is refused
+		// (no parsed __ts carries one) and must not wrap.
 		before := h.Current()
-		err := h.Update(Timestamp{Millis: hlcT0 + 1, Counter: MaxTimestampCounter, NodeID: "peer"})
-		if !errors.Is(err, ErrCounterOverflow) {
-			t.Fatalf("Update err = %v, want ErrCounterOverflow", err)
-		}
-		if h.Current() != before {
-			t.Fatalf("clock changed on overflow: %v -> %v", before, h.Current())
-		}
-		// A counter beyond the wire format, or near MaxUint32, must not wrap.
 		for _, c := range []uint32{MaxTimestampCounter + 1, 1<<32 - 1} {
 			if err := h.Update(Timestamp{Millis: hlcT0, Counter: c, NodeID: "peer"}); !errors.Is(err, ErrCounterOverflow) {
 				t.Fatalf("Update(counter %d) err = %v, want ErrCounterOverflow", c, err)
 			}
+			if h.Current() != before {
+				t.Fatalf("clock changed on a refused counter: %v -> %v", before, h.Current())
+			}
 		}
-		// One below the limit merges to the limit; then Now overflows.
-		if err := h.Update(Timestamp{Millis: hlcT0 + 1, Counter: MaxTimestampCounter - 1, NodeID: "peer"}); err != nil {
+		// One below the limit merges to the limit; then Now carries.
+		if err := h.Update(Timestamp{Millis: hlcT0 + 2, Counter: MaxTimestampCounter - 1, NodeID: "peer"}); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
-		wantTS(t, h.Current(), hlcT0+1, MaxTimestampCounter)
-		if _, err := h.Now(); !errors.Is(err, ErrCounterOverflow) {
-			t.Fatalf("Now err = %v, want ErrCounterOverflow", err)
-		}
+		wantTS(t, h.Current(), hlcT0+2, MaxTimestampCounter)
+		wantTS(t, mustNow(t, h), hlcT0+3, 0)
 	})
 
 	t.Run("drift is reported before overflow", func(t *testing.T) {
 		h, _ := newTestHLC(t, time.Second)
+		before := h.Current()
 		err := h.Update(Timestamp{Millis: hlcT0 + 5000, Counter: MaxTimestampCounter, NodeID: "peer"})
 		if !errors.Is(err, ErrClockDrift) {
 			t.Fatalf("err = %v, want ErrClockDrift", err)
+		}
+		if h.Current() != before {
+			t.Fatalf("clock changed on a refused remote: %v -> %v", before, h.Current())
 		}
 	})
 }
