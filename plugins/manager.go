@@ -261,9 +261,9 @@ func (m *Manager) OnChange(f func()) {
 
 // LoadAll loads every Dir/*.wasm not loaded yet or changed since (dotfiles
 // are skipped), several at once, and stops serving the plugins whose file
-// is gone. A command declared by two plugins goes to the one whose file
-// name sorts first; the other is not loaded and its error names both. It
-// returns the problems met, in file name order.
+// is gone. A command declared by two plugins, or two overlapping topics,
+// go to the one whose file name sorts first; the other is not loaded and
+// its error names both. It returns the problems met, in file name order.
 func (m *Manager) LoadAll(ctx context.Context) []error {
 	if err := m.begin(); err != nil {
 		return []error{err}
