@@ -138,7 +138,7 @@ type table struct {
 	byCommand map[string]*wasm.Plugin
 	served    []Served          // sorted by command name
 	digests   map[string]string // module digest by plugin name
-	topics    []servedTopic     // the commands' request topics (topics.go)
+	topics    []servedTopic     // the commands' request topics (topics.go), by plugin and command
 }
 
 var emptyTable = &table{byCommand: map[string]*wasm.Plugin{}}
@@ -708,6 +708,9 @@ func (m *Manager) publish() (freed bool) {
 		}
 	}
 	sort.Slice(t.served, func(i, j int) bool { return t.served[i].Command.Name < t.served[j].Command.Name })
+	sort.Slice(t.topics, func(i, j int) bool { // a clash names the same plugin every time
+		return t.topics[i].plugin+"\x00"+t.topics[i].command < t.topics[j].plugin+"\x00"+t.topics[j].command
+	})
 	m.served.Store(t)
 	if !reflect.DeepEqual(old.served, t.served) {
 		m.seq++
