@@ -26,8 +26,9 @@ import (
 //     executor id in both patterns, {commandName} for each command's own
 //     name, and any other token for any level (the host replaces none).
 //
-// A module breaking the first three rules is refused at load. One whose
-// topic overlaps that of a command another plugin serves is refused like
+// A module breaking the first two rules, or whose own commands' topics
+// overlap, is refused at load. One whose topic overlaps that of a command
+// another plugin serves is refused like
 // one declaring a command name another plugin serves: the plugin serving
 // keeps its topic (at startup, the one whose file name sorts first), and
 // the refused one is retried when that topic is freed.
