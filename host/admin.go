@@ -21,13 +21,17 @@ import (
 // need the token `serve --admin-token` set, sent as the request's user
 // property cmdhost-admin-token. Without a token set they are refused. The
 // token is a guard against mistakes, not a security boundary: who may
-// publish to cmdhost/# is for the broker's ACLs to decide.
+// publish to cmdhost/# is for the broker's ACLs to decide. No plugin may
+// serve a topic there (plugins.HostTopicPrefix): the admin ops reach the
+// host only.
 
 // AdminTokenKey is the request user property that carries the admin token.
 const AdminTokenKey = "cmdhost-admin-token"
 
 // AdminTopic returns the request topic of an admin op.
-func AdminTopic(executorID, op string) string { return "cmdhost/" + executorID + "/admin/" + op }
+func AdminTopic(executorID, op string) string {
+	return plugins.HostTopicPrefix + "/" + executorID + "/admin/" + op
+}
 
 // StatusForbidden refuses an admin op that needs the token.
 const StatusForbidden abi.Status = 403
@@ -121,7 +125,7 @@ type AdminRequest struct {
 func (a *Admin) Commands() []rpc.Command {
 	op := func(name string, guarded bool, f func(ctx context.Context, req AdminRequest) (any, error)) rpc.Command {
 		return rpc.Command{
-			Name: "admin-" + name, Topic: "cmdhost/{executorId}/admin/" + name, Concurrency: 2,
+			Name: "admin-" + name, Topic: plugins.HostTopicPrefix + "/{executorId}/admin/" + name, Concurrency: 2,
 			Handler: func(ctx context.Context, r *abi.Request) (*abi.Response, error) {
 				if guarded {
 					if refusal := a.checkToken(r); refusal != nil {

@@ -13,6 +13,20 @@
 // startup, the one whose file name sorts first) and the other is refused
 // with an error naming both; it is retried when the command is freed.
 //
+// # Topics
+//
+// Topics belong to the host, not to plugins: a module may declare the
+// request topic pattern of a command, but the host serves it only if it
+// starts with a literal level that is neither '$'-prefixed (the broker's)
+// nor HostTopicPrefix (the host's admin ops and events), and holds the
+// level {executorId}, so that no plugin can answer for another executor
+// or receive the host's admin ops. A module breaking that rule, or whose
+// commands' topics overlap one another, is refused at load. A plugin whose
+// topic overlaps that of a command another plugin serves is refused like a
+// command name clash, naming both plugins and both patterns, and retried
+// when that topic is freed. Refusing at load is what keeps routing whole:
+// a refused plugin leaves everything else served. See CheckTopics.
+//
 // # Installing and replacing a plugin
 //
 // Write the new module to a temporary file in the same folder, whose name

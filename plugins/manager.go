@@ -138,6 +138,7 @@ type table struct {
 	byCommand map[string]*wasm.Plugin
 	served    []Served          // sorted by command name
 	digests   map[string]string // module digest by plugin name
+	topics    []servedTopic     // the commands' request topics (topics.go), by plugin and command
 }
 
 var emptyTable = &table{byCommand: map[string]*wasm.Plugin{}}
@@ -149,6 +150,7 @@ type entry struct {
 	lock chan struct{}
 
 	cur      *wasm.Plugin   // the version serving; nil when none
+	topics   []commandTopic // cur's commands' request topics
 	digest   string         // of cur's file content
 	op       *Operator      // the operator file applied to cur, or that disabled the plugin; nil when none
 	opDigest string         // of op's file content; "" when none
@@ -158,7 +160,7 @@ type entry struct {
 	loading  bool           // a first load is running
 
 	refused  string // key of content not to load again unasked (failed, clashed, removed, disabled)
-	clashed  bool   // refused because a command was taken: retried when one is freed
+	clashed  bool   // refused because a command or topic was taken: retried when one is freed
 	disabled bool   // removed by Remove while the file stays
 
 	loads, reloads, loadFailures int
@@ -259,9 +261,9 @@ func (m *Manager) OnChange(f func()) {
 
 // LoadAll loads every Dir/*.wasm not loaded yet or changed since (dotfiles
 // are skipped), several at once, and stops serving the plugins whose file
-// is gone. A command declared by two plugins goes to the one whose file
-// name sorts first; the other is not loaded and its error names both. It
-// returns the problems met, in file name order.
+// is gone. A command declared by two plugins, or two overlapping topics,
+// go to the one whose file name sorts first; the other is not loaded and
+// its error names both. It returns the problems met, in file name order.
 func (m *Manager) LoadAll(ctx context.Context) []error {
 	if err := m.begin(); err != nil {
 		return []error{err}
@@ -449,7 +451,7 @@ const (
 	// syncForce loads whatever the file holds: Reload.
 	syncForce
 	// syncRetry loads a plugin refused for a clash, now that a command
-	// was freed.
+	// or a topic was freed.
 	syncRetry
 )
 
@@ -457,14 +459,15 @@ const (
 // needed, the new version loaded beside the old.
 type load struct {
 	path     string
-	digest   string       // of the module file
-	opPath   string       // the operator file's path
-	opDigest string       // of the operator file; "" when there is none
-	op       *Operator    // the operator file, valid; nil when none or invalid
-	p        *wasm.Plugin // the new version, not yet published
-	gone     bool         // the module file does not exist
-	off      bool         // the operator file says "enabled": false: not loaded
-	skip     bool         // nothing to do
+	digest   string         // of the module file
+	opPath   string         // the operator file's path
+	opDigest string         // of the operator file; "" when there is none
+	op       *Operator      // the operator file, valid; nil when none or invalid
+	p        *wasm.Plugin   // the new version, not yet published
+	topics   []commandTopic // p's commands' request topics, checked
+	gone     bool           // the module file does not exist
+	off      bool           // the operator file says "enabled": false: not loaded
+	skip     bool           // nothing to do
 	err      error
 	took     time.Duration
 }
@@ -477,7 +480,7 @@ type outcome struct {
 	e       *entry
 	old     *wasm.Plugin // version to drain
 	discard *wasm.Plugin // new version refused after its load: close
-	freed   bool         // a command stopped being served
+	freed   bool         // a command stopped being served, or moved to another topic
 }
 
 // syncFile brings one plugin in line with its file.
@@ -552,7 +555,11 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 	l.p, l.err = m.cfg.Engine.Load(ctx, e.name, bin, l.op.pluginConfig(m.cfg.Plugin))
 	l.took = time.Since(start)
 	if l.err == nil {
-		if err := l.op.CheckCommands(l.p.Description()); err != nil {
+		err := l.op.CheckCommands(l.p.Description())
+		if err == nil {
+			l.topics, err = commandTopics(l.p.Description())
+		}
+		if err != nil {
 			_ = l.p.Close(context.Background()) // never served: nothing in flight
 			l.p, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, err)
 		}
@@ -610,7 +617,11 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 		return res, l.err
 	}
 
-	if clash := m.clash(e.name, l.p); clash != nil {
+	clash := m.clash(e.name, l.p)
+	if clash == nil {
+		clash = m.topicClash(e.name, l.topics)
+	}
+	if clash != nil {
 		res.discard = l.p
 		m.fail(e, l, clash, true)
 		return res, clash
@@ -623,7 +634,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 		e.reloads++
 		e.draining = append(e.draining, e.cur)
 	}
-	e.cur, e.digest, e.since = l.p, l.digest, time.Now()
+	e.cur, e.topics, e.digest, e.since = l.p, l.topics, l.digest, time.Now()
 	e.op, e.opDigest, e.off = l.op, l.opDigest, false
 	e.refused, e.clashed, e.disabled = "", false, false
 	e.lastErr, e.lastErrAt = nil, time.Time{}
@@ -678,7 +689,8 @@ func (m *Manager) clash(name string, p *wasm.Plugin) error {
 
 // publish rebuilds the served table from the entries and stores it; it
 // bumps seq when the commands or their settings changed and reports
-// whether a command stopped being served. Manager.mu is held.
+// whether a command stopped being served or its topic changed (either
+// may let a plugin refused for a clash in). Manager.mu is held.
 func (m *Manager) publish() (freed bool) {
 	old := m.served.Load()
 	t := &table{byCommand: map[string]*wasm.Plugin{}, digests: map[string]string{}}
@@ -691,14 +703,24 @@ func (m *Manager) publish() (freed bool) {
 			t.byCommand[c.Name] = e.cur
 			t.served = append(t.served, e.op.Served(e.name, c))
 		}
+		for _, ct := range e.topics {
+			t.topics = append(t.topics, servedTopic{plugin: e.name, commandTopic: ct})
+		}
 	}
 	sort.Slice(t.served, func(i, j int) bool { return t.served[i].Command.Name < t.served[j].Command.Name })
+	sort.Slice(t.topics, func(i, j int) bool { // a clash names the same plugin every time
+		return t.topics[i].plugin+"\x00"+t.topics[i].command < t.topics[j].plugin+"\x00"+t.topics[j].command
+	})
 	m.served.Store(t)
 	if !reflect.DeepEqual(old.served, t.served) {
 		m.seq++
 	}
-	for c := range old.byCommand {
-		if _, ok := t.byCommand[c]; !ok {
+	now := map[string]bool{}
+	for _, st := range t.topics {
+		now[st.command+"\x00"+st.source] = true
+	}
+	for _, st := range old.topics {
+		if !now[st.command+"\x00"+st.source] {
 			return true
 		}
 	}
@@ -756,7 +778,7 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 }
 
 // retryClashed loads again, in file name order and in the background, the
-// plugins refused because a command was taken.
+// plugins refused because a command or a topic was taken.
 func (m *Manager) retryClashed() {
 	m.mu.Lock()
 	var names []string

@@ -15,7 +15,8 @@ const (
 	// means a newer file failed to load and this older version goes on.
 	StateServing = "serving"
 	// StateFailed: the file is there but no version serves it: it failed
-	// to load, or a command it declares is served by another plugin.
+	// to load, a topic it declares is not the host's to give (CheckTopics),
+	// or a command or topic it declares is served by another plugin.
 	StateFailed = "failed"
 	// StateDraining: the plugin is no longer served (file removed or
 	// Remove called); its last version is finishing its calls in flight.

@@ -148,10 +148,12 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	}()
 	admin := &host.Admin{Manager: mgr, Token: s.adminToken, HostTimeout: s.execTimeout}
 	var timeouts host.CommandTimeouts // the served commands' timeouts, for nested calls
+	// The host's own commands come first: should a plugin's command ever
+	// have the same topic filter, the executor keeps the first one.
 	served := func() []rpc.Command {
 		cmds := host.Served(mgr, s.execTimeout, s.pool)
 		timeouts.Set(cmds)
-		return append(cmds, admin.Commands()...)
+		return append(admin.Commands(), cmds...)
 	}
 	cmds := served()
 	met := metrics.New(metrics.Sources{Plugins: mgr.Status}) // --metrics
@@ -188,9 +190,14 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
 		ReuseMaxBytes: s.reuseMaxBytes, Observer: met, Events: sink, MaxExpiry: s.maxExpiry,
-	}, cmds)
+	}, nil)
 	if err != nil {
 		return err
+	}
+	// SetCommands, unlike NewExecutor, serves the rest when it cannot
+	// serve a command: one bad command never keeps the host from starting.
+	if err := exec.SetCommands(ctx, cmds); err != nil {
+		log.Error("commands not served", "err", err)
 	}
 	met.Attach(exec)
 	admin.Reuse = exec.ReuseStats

@@ -25,7 +25,11 @@ func (e *Executor) table() []*route {
 
 // buildRoutes checks commands and makes their routes. A command that old
 // already serves on the same filter keeps its execution slots, so the
-// queue of its waiting requests carries over a change of settings.
+// queue of its waiting requests carries over a change of settings. A
+// command that cannot be served (bad settings, or a filter an earlier
+// command of the list has) is left out and named in the error; the others
+// get their routes all the same, so that one bad command never stops the
+// rest from being served.
 func (e *Executor) buildRoutes(commands []Command, old []*route) ([]*route, error) {
 	kept := make(map[string]*route, len(old))
 	for _, r := range old {
@@ -33,13 +37,16 @@ func (e *Executor) buildRoutes(commands []Command, old []*route) ([]*route, erro
 	}
 	seen := map[string]string{}
 	routes := make([]*route, 0, len(commands))
+	var refused []error
 	for _, c := range commands {
 		r, err := e.newRoute(c)
 		if err != nil {
-			return nil, err
+			refused = append(refused, err)
+			continue
 		}
 		if other, dup := seen[r.filter]; dup {
-			return nil, fmt.Errorf("command %s: topic %s is already served by command %s", c.Name, r.filter, other)
+			refused = append(refused, fmt.Errorf("command %s: topic %s is already served by command %s; %s is not served", c.Name, r.filter, other, c.Name))
+			continue
 		}
 		seen[r.filter] = c.Name
 		if prev, ok := kept[c.Name+"\x00"+r.filter]; ok && prev.cmd.Concurrency == r.cmd.Concurrency {
@@ -47,20 +54,20 @@ func (e *Executor) buildRoutes(commands []Command, old []*route) ([]*route, erro
 		}
 		routes = append(routes, r)
 	}
-	return routes, nil
+	return routes, errors.Join(refused...)
 }
 
 // SetCommands serves commands from now on: new topics are subscribed,
 // topics no longer served are unsubscribed, and changed settings (handler,
 // timeout, idempotency, TTL) apply to requests received from now on. It
-// returns once the broker has answered; the new table is in force even
-// when a (un)subscription failed, and the error names the command.
+// returns once the broker has answered. A command that cannot be served
+// (bad settings, or a topic filter that a command earlier in the list
+// has) is left out and the others are served: routing never stops for one
+// command. The new table is in force even then, and even when a
+// (un)subscription failed; the error names each command concerned.
 func (e *Executor) SetCommands(ctx context.Context, commands []Command) error {
 	old := e.table()
-	routes, err := e.buildRoutes(commands, old)
-	if err != nil {
-		return err
-	}
+	routes, refused := e.buildRoutes(commands, old)
 	e.routes.Store(&routes)
 
 	oldFilters := map[string]bool{}
@@ -82,14 +89,14 @@ func (e *Executor) SetCommands(ctx context.Context, commands []Command) error {
 	}
 	cm := e.cm.Load()
 	if cm == nil || e.unsubbed.Load() || len(added)+len(removed) == 0 {
-		return nil
+		return refused
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := cm.AwaitConnection(ctx); err != nil {
-		return fmt.Errorf("updating subscriptions: %w", err)
+		return errors.Join(refused, fmt.Errorf("updating subscriptions: %w", err))
 	}
-	return errors.Join(e.subscribe(ctx, cm, added), e.unsubscribe(ctx, cm, removed))
+	return errors.Join(refused, e.subscribe(ctx, cm, added), e.unsubscribe(ctx, cm, removed))
 }
 
 // subscribe subscribes the routes' filters at QoS 1.

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,13 +69,37 @@ func TestSetCommands(t *testing.T) {
 	}
 }
 
-func TestSetCommandsRefusesClash(t *testing.T) {
+// One bad or clashing command never freezes routing: SetCommands serves
+// the rest of the table and names each command it left out.
+func TestSetCommandsServesTheRest(t *testing.T) {
 	h := start(t, Config{}, Command{Name: "echo", Handler: echoHandler})
 	err := h.exec.SetCommands(ctx(t), []Command{
 		{Name: "a", Topic: "same/topic", Handler: echoHandler},
 		{Name: "b", Topic: "same/topic", Handler: echoHandler},
+		{Name: "bad", Topic: "x/{no such}/y", Handler: echoHandler},
+		{Name: "echo", Topic: DefaultTopic, Handler: echoHandler},
 	})
-	if err == nil || h.exec.Filters()[0] != "rpc/exec-1/echo" {
-		t.Fatalf("a clash must be refused and the old table kept: %v %v", err, h.exec.Filters())
+	if err == nil {
+		t.Fatal("SetCommands with a clash and a bad pattern: no error")
+	}
+	for _, want := range []string{"command b: topic same/topic is already served by command a", "command bad:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "command echo") || strings.Contains(err.Error(), "command a:") {
+		t.Errorf("error %q names a command that is served", err)
+	}
+	if err := h.broker.WaitSubscribed(ctx(t), "same/topic"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(h.exec.Filters(), " "); got != "same/topic rpc/exec-1/echo" {
+		t.Fatalf("filters %q, want same/topic (a) and echo's", got)
+	}
+	if r := h.roundTrip(req("rpc/exec-1/echo", 1), 1); string(r.Payload) != "hello" {
+		t.Fatalf("echo after the refusal: %q", r.Payload)
+	}
+	if r := h.roundTrip(req("same/topic", 2), 2); string(r.Payload) != "hello" {
+		t.Fatalf("a after the refusal: %q", r.Payload)
 	}
 }

@@ -270,7 +270,10 @@ type Executor struct {
 	stopOnce sync.Once
 }
 
-// NewExecutor checks the commands and returns an executor; Start connects it.
+// NewExecutor checks the commands and returns an executor; Start connects
+// it. Any command it cannot serve is an error: a fixed table is the
+// caller's to get right. SetCommands, for tables that change while the
+// executor runs, serves the rest instead.
 func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err

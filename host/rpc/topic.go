@@ -107,6 +107,64 @@ func (p TopicPattern) Filter() string {
 	return strings.Join(parts, "/")
 }
 
+// String is the pattern with its resolved tokens as literals and the
+// others as {token}, e.g. rpc/{executorId}/echo.
+func (p TopicPattern) String() string {
+	parts := make([]string, len(p.levels))
+	for i, l := range p.levels {
+		if l.token != "" {
+			parts[i] = "{" + l.token + "}"
+		} else {
+			parts[i] = l.literal
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// Overlaps reports whether some topic matches both p and q: they have as
+// many levels and, level by level, the same literal or an unresolved token
+// on either side. An unresolved token matches any level, except the one
+// named shared (if any): it stands for one value, the same in both
+// patterns and at every level, so that rpc/{executorId}/a/x and
+// rpc/b/{executorId}/x do not overlap (the executor id cannot be both a
+// and b) while rpc/{executorId}/echo and rpc/host-1/echo do. Two patterns
+// compared with shared "executorId" overlap when they can overlap on some
+// executor, whatever its id.
+func (p TopicPattern) Overlaps(q TopicPattern, shared string) bool {
+	if len(p.levels) != len(q.levels) {
+		return false
+	}
+	var value string // shared's value, once a literal faces it
+	bound := false
+	bind := func(v string) bool {
+		if bound {
+			return v == value
+		}
+		value, bound = v, true
+		return true
+	}
+	for i, a := range p.levels {
+		b := q.levels[i]
+		switch {
+		case a.token == "" && b.token == "":
+			if a.literal != b.literal {
+				return false
+			}
+		case shared != "" && a.token == shared && b.token == "":
+			if !bind(b.literal) {
+				return false
+			}
+		case shared != "" && b.token == shared && a.token == "":
+			if !bind(a.literal) {
+				return false
+			}
+		}
+		// Otherwise a free token faces anything, or the shared token
+		// faces a token: some value fits both.
+	}
+	return true
+}
+
 // Match reports whether topic fits the pattern and returns the values of
 // its unresolved tokens (nil when there are none).
 func (p TopicPattern) Match(topic string) (map[string]string, bool) {
