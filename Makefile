@@ -14,10 +14,11 @@ GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe n
 BAD_DIR  := testdata/plugins-bad
 BAD_WAT  := $(wildcard testdata/bad/*.wat)
 # Second versions of plugins for hot-reload tests, and plugins tests copy
-# under other names (topics), outside the plugins folder.
+# under other names (topics), and the output-limit test plugin (chatty),
+# outside the plugins folder.
 ALT_DIR  := testdata/plugins-alt
 PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
-            $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm $(ALT_DIR)/topics.wasm
+            $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 FUZZTIME ?= 30s
 

@@ -775,6 +775,8 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 	e.retired.Calls += st.Calls
 	e.retired.Failures += st.Failures
 	e.retired.Replaced += st.Replaced
+	e.retired.OutputDroppedLines += st.OutputDroppedLines
+	e.retired.OutputDroppedBytes += st.OutputDroppedBytes
 }
 
 // retryClashed loads again, in file name order and in the background, the

@@ -52,10 +52,13 @@ type PluginStatus struct {
 	LoadFailures int // loads refused (bad module, clash, unreadable file)
 
 	// Call counters, summed over every version of the plugin.
-	Calls     int64
-	Failures  int64 // calls that returned an error
-	Replaced  int64 // instances discarded after a failed call
-	Instances int64 // instances alive now, draining versions' included
+	Calls    int64
+	Failures int64 // calls that returned an error
+	Replaced int64 // instances discarded after a failed call
+	// OutputDroppedLines and OutputDroppedBytes count the guest output
+	// dropped over the plugin's output limits (wasm.OutputLimits).
+	OutputDroppedLines, OutputDroppedBytes int64
+	Instances                              int64 // instances alive now, draining versions' included
 	// InUse counts the calls running now on the version serving. (A
 	// draining version's calls are not counted: while a version closes,
 	// wasm.Stats.InUse reports its whole pool as in use.)
@@ -78,6 +81,7 @@ func (m *Manager) Status() []PluginStatus {
 			Name: e.name, File: m.path(e.name), Digest: e.digest,
 			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
 			Calls: e.retired.Calls, Failures: e.retired.Failures, Replaced: e.retired.Replaced,
+			OutputDroppedLines: e.retired.OutputDroppedLines, OutputDroppedBytes: e.retired.OutputDroppedBytes,
 			Draining: len(e.draining),
 		}
 		switch {
@@ -114,6 +118,8 @@ func (m *Manager) Status() []PluginStatus {
 			st.Calls += s.Calls
 			st.Failures += s.Failures
 			st.Replaced += s.Replaced
+			st.OutputDroppedLines += s.OutputDroppedLines
+			st.OutputDroppedBytes += s.OutputDroppedBytes
 			st.Instances += s.Instances
 			if p == e.cur {
 				st.InUse = s.InUse

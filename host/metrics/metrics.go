@@ -185,6 +185,8 @@ var (
 		"Loads of the plugin refused (bad module, command clash, unreadable file).", []string{"plugin"}, nil)
 	pluginCalls = prometheus.NewDesc("cmdhost_plugin_calls_total",
 		"Calls of the plugin's commands, over all its versions.", []string{"plugin"}, nil)
+	pluginOutputDropped = prometheus.NewDesc("cmdhost_guest_output_dropped_lines_total",
+		"Lines of the plugin's stdout, stderr and log calls dropped over its output limits.", []string{"plugin"}, nil)
 )
 
 func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -192,6 +194,7 @@ func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pluginReloads
 	ch <- pluginLoadFailures
 	ch <- pluginCalls
+	ch <- pluginOutputDropped
 }
 
 func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
@@ -203,5 +206,6 @@ func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pluginReloads, prometheus.CounterValue, float64(st.Reloads), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginLoadFailures, prometheus.CounterValue, float64(st.LoadFailures), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginCalls, prometheus.CounterValue, float64(st.Calls), st.Name)
+		ch <- prometheus.MustNewConstMetric(pluginOutputDropped, prometheus.CounterValue, float64(st.OutputDroppedLines), st.Name)
 	}
 }

@@ -99,9 +99,12 @@ type PluginConfig struct {
 	// makes a fresh instance (~4 ms for a Go guest). No timer runs while a
 	// call does. 0 never releases.
 	IdleTimeout time.Duration
-	// Clock drives the idle timer; nil is the system clock. Tests inject a
-	// fake one to test idle release without sleeping.
+	// Clock drives the idle timer and the output limits' refill; nil is
+	// the system clock. Tests inject a fake one to test idle release and
+	// output limits without sleeping.
 	Clock Clock
+	// Output bounds the plugin's stdout, stderr and log calls.
+	Output OutputLimits
 }
 
 func (c PluginConfig) withDefaults() PluginConfig {
@@ -144,7 +147,12 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 
 	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize)}
 	p.idle = newIdleTimer(cfg.IdleTimeout, cfg.Clock, p.releaseForIdle)
-	host := &hostFuncs{plugin: name, log: e.log, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
+	now := time.Now
+	if cfg.Clock != nil {
+		now = cfg.Clock.Now
+	}
+	p.output = newOutputGate(cfg.Output, now, e.log, name)
+	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
 	provided, err := e.instantiateHostModules(ctx, rt, host)
 	if err != nil {
 		return nil, err

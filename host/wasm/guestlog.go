@@ -2,26 +2,22 @@ package wasm
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"sync/atomic"
 )
 
 // guestOutput turns a guest's stdout or stderr into host log lines tagged
-// with the plugin, and notices the Go runtime's out-of-memory message,
-// which is the only sign that a trap was an out-of-memory one. One instance
-// writes to it at a time.
+// with the plugin, through the plugin's output gate (outputlimit.go), and
+// notices the Go runtime's out-of-memory message, which is the only sign
+// that a trap was an out-of-memory one: it looks at everything written,
+// dropped lines included. One instance writes to it at a time.
 type guestOutput struct {
-	log    *slog.Logger
-	plugin string
+	gate   *outputGate
 	stream string
 	level  slog.Level
 	oom    *atomic.Bool
 	line   []byte
 }
-
-// maxOutputLine bounds a buffered line; longer ones are split.
-const maxOutputLine = 4 << 10
 
 var oomMarker = []byte("out of memory")
 
@@ -33,23 +29,33 @@ func (w *guestOutput) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			w.line = append(w.line, p...)
-			if len(w.line) >= maxOutputLine {
-				w.flush()
-			}
+			w.add(p)
 			break
 		}
-		w.line = append(w.line, p[:i]...)
+		w.add(p[:i])
 		w.flush()
 		p = p[i+1:]
 	}
 	return n, nil
 }
 
+// add appends to the current line what fits in MaxLine (plus one byte, so
+// that the gate sees the line is too long and marks the cut) and discards
+// the rest, counted as dropped: a guest writing without newlines never
+// grows the buffer.
+func (w *guestOutput) add(p []byte) {
+	room := max(w.gate.limits.MaxLine+1-len(w.line), 0)
+	if room < len(p) {
+		w.gate.droppedBytes.Add(int64(len(p) - room))
+		p = p[:room]
+	}
+	w.line = append(w.line, p...)
+}
+
 func (w *guestOutput) flush() {
 	if len(w.line) == 0 {
 		return
 	}
-	w.log.Log(context.Background(), w.level, string(w.line), "plugin", w.plugin, "source", w.stream)
+	w.gate.emit(w.level, w.stream, w.line)
 	w.line = w.line[:0]
 }

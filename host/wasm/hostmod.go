@@ -45,7 +45,7 @@ var (
 // ResultState.
 type hostFuncs struct {
 	plugin string
-	log    *slog.Logger
+	output *outputGate       // the plugin's log lines go through it
 	config map[string]string // read only after load
 	vars   func() *Vars
 	nester func() Nester // nil result: nested invocation is off
@@ -160,16 +160,16 @@ func (h *hostFuncs) responseWrite(ctx context.Context, mod api.Module, stack []u
 	ret(stack, abi.ResultOK)
 }
 
-// maxLogLine bounds one guest log line.
-const maxLogLine = 16 << 10
-
-func (h *hostFuncs) logLine(ctx context.Context, mod api.Module, stack []uint64) {
-	n := min(uint32(stack[2]), maxLogLine)
+// logLine logs a guest's line through the plugin's output gate. It reads
+// one byte past the gate's MaxLine at most, so that a longer line is cut
+// and marked.
+func (h *hostFuncs) logLine(_ context.Context, mod api.Module, stack []uint64) {
+	n := min(uint32(stack[2]), uint32(h.output.limits.MaxLine+1))
 	msg, ok := mod.Memory().Read(uint32(stack[1]), n)
 	if !ok {
 		return
 	}
-	h.log.Log(ctx, slog.Level(api.DecodeI32(stack[0])), string(msg), "plugin", h.plugin, "source", "guest")
+	h.output.emit(slog.Level(api.DecodeI32(stack[0])), "guest", msg)
 }
 
 // copyValue writes val into the guest's buffer when it fits and returns its

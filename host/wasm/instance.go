@@ -38,7 +38,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	done := ctx.Done()
 	inst.done.Store(&done)
 	out := func(stream string, level slog.Level) *guestOutput {
-		return &guestOutput{log: p.log, plugin: p.name, stream: stream, level: level, oom: &inst.oom}
+		return &guestOutput{gate: p.output, stream: stream, level: level, oom: &inst.oom}
 	}
 	cfg := p.cfg.Grants.moduleConfig(wazero.NewModuleConfig()).
 		WithName(""). // instances are anonymous: names would clash

@@ -28,6 +28,7 @@ type Plugin struct {
 	engine   *Engine
 	pool     *pool
 	idle     *idleTimer // nil without an idle timeout
+	output   *outputGate
 	stats    stats
 
 	closeOnce sync.Once
@@ -56,6 +57,10 @@ type Stats struct {
 	// P50 and P99 are the latencies of the last 1024 calls, failed ones
 	// included.
 	P50, P99 time.Duration
+	// OutputDroppedLines and OutputDroppedBytes count the guest output
+	// (stdout, stderr, log calls) dropped over the plugin's OutputLimits;
+	// the bytes include those cut from over-long lines.
+	OutputDroppedLines, OutputDroppedBytes int64
 }
 
 // Name returns the plugin's name.
@@ -89,6 +94,7 @@ func (p *Plugin) Stats() Stats {
 		Calls: p.stats.calls.Load(), Failures: p.stats.failures.Load(),
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
 		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
+		OutputDroppedLines: p.output.droppedLines.Load(), OutputDroppedBytes: p.output.droppedBytes.Load(),
 	}
 	st.P50, st.P99 = p.stats.latency.percentiles()
 	return st
