@@ -74,7 +74,12 @@ func ContentTypes(types ...string) Option {
 // may override it.
 func Timeout(d time.Duration) Option { return func(c *abi.Command) { c.Timeout = d } }
 
-// Topic declares a request topic pattern for the command.
+// Topic declares a request topic pattern for the command. Topics belong
+// to the host: it serves a pattern only when its first level is a literal
+// other than "cmdhost" and not starting with '$', it holds the level
+// {executorId}, and no topic matches both it and another command's
+// pattern (README, "Topics"). The default, rpc/{executorId}/{commandName},
+// always qualifies.
 func Topic(pattern string) Option { return func(c *abi.Command) { c.Topic = pattern } }
 
 // TTL returns a pointer for Response.TTL: this reply may be reused for d

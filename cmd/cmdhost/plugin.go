@@ -296,6 +296,10 @@ func validateFile(c *cli.Context, e *wasm.Engine, path string) validation {
 		return v
 	}
 	defer p.Close(context.Background())
+	if err := pluginmgr.CheckTopics(p.Description()); err != nil {
+		v.Error = err.Error() // the host would load it and refuse to serve it
+		return v
+	}
 	v.OK = true
 	for _, cmd := range p.Description().Commands {
 		v.Commands = append(v.Commands, cmd.Name)

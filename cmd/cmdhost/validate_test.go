@@ -40,6 +40,7 @@ func invalidModules(t *testing.T) []struct{ name, file, want string } {
 		{"network import", filepath.Join(badPlugins, "bad-net.wasm"), "loading plugin bad-net: imports wasi_snapshot_preview1.sock_accept: network access is never granted"},
 		{"ABI version", filepath.Join(badPlugins, "bad-version.wasm"), "loading plugin bad-version: built for ABI version 99; this host speaks version 1"},
 		{"no commands", filepath.Join(badPlugins, "bad-nocmds.wasm"), "the module declares no commands"},
+		{"topic not the host's", filepath.Join(badPlugins, "bad-topic.wasm"), "{a}/{b}"},
 		{"missing file", filepath.Join(dir, "nope.wasm"), "nope.wasm: no such file or directory"},
 		{"not wasm", garbage, "loading plugin garbage: not a valid WebAssembly module for this host: invalid magic number"},
 		{"empty file", empty, "empty module (0 bytes)"},
