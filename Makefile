@@ -8,7 +8,7 @@
 
 GO       ?= go
 WASM_DIR := testdata/plugins
-GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe nest
+GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe nest badreply
 # Deliberately broken modules (testdata/bad/*.wat) for load-refusal tests,
 # kept out of the plugins folder so that serving it serves only good ones.
 BAD_DIR  := testdata/plugins-bad
