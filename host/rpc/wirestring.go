@@ -83,6 +83,24 @@ func wireProblem(s string) string {
 	return ""
 }
 
+// metadataProblem says why a metadata pair cannot be sent as it is, or
+// returns "" when it can.
+func metadataProblem(k, v string) string {
+	switch {
+	case len(k) > MaxMetadataKey:
+		return fmt.Sprintf("key of %d bytes, more than %d", len(k), MaxMetadataKey)
+	case len(v) > MaxMetadataValue:
+		return fmt.Sprintf("value of %d bytes, more than %d", len(v), MaxMetadataValue)
+	}
+	if p := wireProblem(k); p != "" {
+		return "key: " + p
+	}
+	if p := wireProblem(v); p != "" {
+		return "value: " + p
+	}
+	return ""
+}
+
 // plainASCII reports whether s is printable ASCII only: the common case,
 // which needs no decoding.
 func plainASCII(s string) bool {
