@@ -39,30 +39,22 @@ func sendable(p *paho.Publish, limit uint32) error {
 	if props == nil {
 		props = &paho.PublishProperties{}
 	}
-	check := func(what, s string) error {
-		if problem := wireProblem(s); problem != "" {
-			return fmt.Errorf("%s %.64q: %s", what, s, problem)
+	for _, f := range [...]struct{ what, s string }{
+		{"topic", p.Topic}, {"content type", props.ContentType}, {"response topic", props.ResponseTopic},
+	} {
+		if problem := wireProblem(f.s); problem != "" {
+			return fmt.Errorf("%s %.64q: %s", f.what, f.s, problem)
 		}
-		return nil
-	}
-	if err := check("topic", p.Topic); err != nil {
-		return err
-	}
-	if err := check("content type", props.ContentType); err != nil {
-		return err
-	}
-	if err := check("response topic", props.ResponseTopic); err != nil {
-		return err
 	}
 	if len(props.CorrelationData) > maxMQTTString {
 		return fmt.Errorf("correlation data of %d bytes, more than MQTT's %d", len(props.CorrelationData), maxMQTTString)
 	}
 	for _, up := range props.User {
-		if err := check("user property key", up.Key); err != nil {
-			return err
+		if problem := wireProblem(up.Key); problem != "" {
+			return fmt.Errorf("user property key %.64q: %s", up.Key, problem)
 		}
-		if err := check("user property "+cleanText(up.Key, 64), up.Value); err != nil {
-			return err
+		if problem := wireProblem(up.Value); problem != "" {
+			return fmt.Errorf("user property %.64q: value %.64q: %s", up.Key, up.Value, problem)
 		}
 	}
 	if props.PayloadFormat != nil && *props.PayloadFormat == 1 && !utf8.Valid(p.Payload) {
