@@ -82,6 +82,7 @@ fuzz:
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeDescription -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz 'FuzzDecodeInvocation$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz FuzzDecodeInvocationResult -fuzztime $(FUZZTIME)
+	$(GO) test ./host/rpc -run '^$$' -fuzz FuzzCleanText -fuzztime $(FUZZTIME)
 
 bench: plugins
 	$(GO) test ./host/wasm -run '^$$' -bench 'EchoCall|Instantiate' -benchtime 2s -count 1
