@@ -70,6 +70,9 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 		{name: "64 MiB payload to echo", command: "echo", payload: strings.Repeat("x", 64<<20), status: "500", check: func(t *testing.T, p *paho.Publish) {
 			wantMessage(t, p, "echo")
 		}},
+		{name: "5 MiB payload to echo", command: "echo", payload: strings.Repeat("x", 5<<20), status: "500", check: func(t *testing.T, p *paho.Publish) {
+			wantMessage(t, p, "echo", "details in the host log")
+		}},
 		{name: "long __protVer", command: "echo", payload: "x", props: []string{"__protVer", threeByte}, status: "505", check: func(t *testing.T, p *paho.Publish) {
 			if v := userProp(p, "__requestProtVer"); v == "" || !strings.HasPrefix(threeByte, strings.TrimSuffix(v, "…")) {
 				t.Errorf("__requestProtVer is the sent version, cut: %d bytes", len(v))
