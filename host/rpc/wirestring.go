@@ -112,44 +112,44 @@ func plainASCII(s string) bool {
 	return true
 }
 
-// cleanText returns s as a string brokers accept, of at most max bytes
+// cleanText returns s as a string brokers accept, of at most limit bytes
 // (at least len(cutMarker)): each run of whitespace controls (tab, line
 // and page breaks) becomes one space, any other refused character and any
 // byte that is not UTF-8 becomes U+FFFD, and a longer result is cut on a
 // character boundary, its end replaced by "…".
-func cleanText(s string, max int) string {
-	if len(s) <= max && plainASCII(s) {
+func cleanText(s string, limit int) string {
+	if len(s) <= limit && plainASCII(s) {
 		return s
 	}
-	c := clean(prefix(s, max))
-	if len(s) <= max && len(c) <= max {
+	c := clean(prefix(s, limit))
+	if len(s) <= limit && len(c) <= limit {
 		return c
 	}
-	return c[:runeStartAtOrBefore(c, max-len(cutMarker))] + cutMarker
+	return c[:runeStartAtOrBefore(c, limit-len(cutMarker))] + cutMarker
 }
 
 // cleanMessage is cleanText for a status message (MaxStatusMessage), cut
 // in the middle rather than at the end: an error often quotes the
 // offending value before it says what is wrong with it, and both ends tell.
 func cleanMessage(s string) string {
-	const max = MaxStatusMessage
-	if len(s) <= max && plainASCII(s) {
+	const limit = MaxStatusMessage
+	if len(s) <= limit && plainASCII(s) {
 		return s
 	}
-	whole := len(s) <= 2*max
+	whole := len(s) <= 2*limit
 	head, tail := s, s
 	if !whole { // only its ends can show: clean just those
-		head, tail = prefix(s, max), suffix(s, max)
+		head, tail = prefix(s, limit), suffix(s, limit)
 	}
 	h := clean(head)
-	if whole && len(h) <= max {
+	if whole && len(h) <= limit {
 		return h
 	}
 	t := h
 	if !whole {
 		t = clean(tail)
 	}
-	room := max - len(cutMarker)
+	room := limit - len(cutMarker)
 	hn := runeStartAtOrBefore(h, room*2/3)
 	tn := runeStartAtOrAfter(t, len(t)-(room-hn))
 	return h[:hn] + cutMarker + t[tn:]

@@ -39,9 +39,9 @@ func TestWireProblem(t *testing.T) {
 
 func TestCleanText(t *testing.T) {
 	for _, c := range []struct {
-		in   string
-		max  int
-		want string
+		in    string
+		limit int
+		want  string
 	}{
 		{"plain", 10, "plain"},
 		{"one\ntwo\r\n\tthree", 100, "one two three"},
@@ -54,11 +54,11 @@ func TestCleanText(t *testing.T) {
 		{strings.Repeat("\xff", 4), 10, "\ufffd\ufffd…"}, // cleaning grows it past the bound
 		{"€€\n€€", 10, "€€ …"},
 	} {
-		got := cleanText(c.in, c.max)
+		got := cleanText(c.in, c.limit)
 		if got != c.want {
-			t.Errorf("cleanText(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+			t.Errorf("cleanText(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
 		}
-		checkClean(t, got, c.max)
+		checkClean(t, got, c.limit)
 	}
 }
 
@@ -86,14 +86,14 @@ func TestCleanMessage(t *testing.T) {
 	}
 }
 
-// checkClean fails unless s is sendable and at most max bytes.
-func checkClean(t *testing.T, s string, max int) {
+// checkClean fails unless s is sendable and at most limit bytes.
+func checkClean(t *testing.T, s string, limit int) {
 	t.Helper()
 	if p := wireProblem(s); p != "" {
 		t.Errorf("%.60q is not sendable: %s", s, p)
 	}
-	if len(s) > max {
-		t.Errorf("%d bytes, bound %d: %.60q", len(s), max, s)
+	if len(s) > limit {
+		t.Errorf("%d bytes, bound %d: %.60q", len(s), limit, s)
 	}
 }
 
@@ -101,11 +101,11 @@ func FuzzCleanText(f *testing.F) {
 	f.Add("one\ntwo", 10)
 	f.Add("€€€€", 7)
 	f.Add("\xff\xfe\x00\u0085\ufdd0", 5)
-	f.Fuzz(func(t *testing.T, s string, max int) {
-		max = len(cutMarker) + abs(max)%2048
-		got := cleanText(s, max)
-		checkClean(t, got, max)
-		if len(s) <= max && wireProblem(s) == "" && !strings.ContainsAny(s, "\t\n\v\f\r\u0085") && got != s {
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		limit := len(cutMarker) + abs(n)%2048
+		got := cleanText(s, limit)
+		checkClean(t, got, limit)
+		if len(s) <= limit && wireProblem(s) == "" && !strings.ContainsAny(s, "\t\n\v\f\r\u0085") && got != s {
 			t.Fatalf("a sendable string that fits is kept: %q → %q", s, got)
 		}
 		m := cleanMessage(s)
