@@ -8,7 +8,7 @@
 
 GO       ?= go
 WASM_DIR := testdata/plugins
-GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe nest
+GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe nest badreply
 # Deliberately broken modules (testdata/bad/*.wat) for load-refusal tests,
 # kept out of the plugins folder so that serving it serves only good ones.
 BAD_DIR  := testdata/plugins-bad
@@ -82,7 +82,8 @@ conformance:
 # Every fuzz target, as package:name. make fuzz runs each for FUZZTIME
 # (30 s); make test runs each for 10 s.
 FUZZ_TARGETS := abi:FuzzDecodeRequest abi:FuzzDecodeResponse abi:FuzzDecodeDescription \
-                abi:FuzzDecodeInvocation abi:FuzzDecodeInvocationResult host/rpc:FuzzParseTimestamp
+                abi:FuzzDecodeInvocation abi:FuzzDecodeInvocationResult host/rpc:FuzzParseTimestamp \
+                host/rpc:FuzzCleanText
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

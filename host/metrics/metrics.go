@@ -12,6 +12,7 @@
 //	cmdhost_request_duration_seconds{command}    histogram, receipt to reply known
 //	cmdhost_timeouts_total{command,type,policy}  counter; type execution, expiry, queue, nested or sync
 //	cmdhost_budget_warnings_total{command,type}  counter; calls past 80 % of their budget
+//	cmdhost_replies_dropped_total{command,reason} counter; replies the broker would refuse, not sent
 //	cmdhost_dedup_entries                        gauge
 //	cmdhost_reuse_hits_total                     counter
 //	cmdhost_reuse_misses_total                   counter
@@ -64,6 +65,7 @@ type Collector struct {
 	duration *prometheus.HistogramVec
 	timeouts *prometheus.CounterVec
 	warnings *prometheus.CounterVec
+	dropped  *prometheus.CounterVec
 }
 
 var (
@@ -94,9 +96,13 @@ func New(src Sources) *Collector {
 			Name: "cmdhost_budget_warnings_total",
 			Help: "Calls still running past 80 % of their budget, by command and the budget's type (execution timeout or expiry).",
 		}, []string{"command", "type"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdhost_replies_dropped_total",
+			Help: "Replies not sent as made because the broker would refuse them, by command and reason (too_large: over the broker's maximum packet size; invalid: a string it refuses or a payload marked UTF-8 that is not); a short 500 went instead when it could.",
+		}, []string{"command", "reason"}),
 	}
 	c.reg.MustRegister(
-		c.requests, c.duration, c.timeouts, c.warnings,
+		c.requests, c.duration, c.timeouts, c.warnings, c.dropped,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cmdhost_dedup_entries",
 			Help: "Entries in the dedup store, expired ones not yet swept included.",
@@ -139,6 +145,11 @@ func (c *Collector) Request(command string, status int, answered bool, d time.Du
 	}
 	c.requests.WithLabelValues(command, label).Inc()
 	c.duration.WithLabelValues(command).Observe(d.Seconds())
+}
+
+// ReplyDropped implements rpc.Observer.
+func (c *Collector) ReplyDropped(command, reason string) {
+	c.dropped.WithLabelValues(command, reason).Inc()
 }
 
 // Emit implements events.Sink: it counts timeouts and budget warnings.

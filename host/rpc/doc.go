@@ -15,4 +15,10 @@
 // call's context and answers 499, the first terminal state winning), and
 // the executor applies each command's on_timeout policy and reports every
 // timeout as an event (execute.go).
+//
+// Every string the host publishes is one brokers accept, whatever a
+// request, a guest or an error holds, and every packet is checked before it
+// goes (wirestring.go, sendable.go): a broker drops a client that sends a
+// malformed string, and paho would send the stored packet again at every
+// reconnect, keeping the host off the broker for good.
 package rpc

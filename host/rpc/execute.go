@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -120,7 +121,20 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *call, attempt int) (_ *r
 		return statusReply(se.Status, se.Message, "", ""), false
 	}
 	e.log.Warn("handler failed", "command", r.cmd.Name, "err", res.err)
-	return statusReply(abi.StatusInternalError, res.err.Error(), "", ""), false
+	return statusReply(abi.StatusInternalError, faultSummary(res.err), "", ""), false
+}
+
+// maxFaultSummary bounds the part of a host fault's error that its 500
+// quotes, in bytes.
+const maxFaultSummary = 512
+
+// faultSummary is the status message of a host fault: the first line of
+// err, and where the rest is. A guest's trap comes with its wasm stack
+// trace, and a Go guest's panic or fatal error with its goroutines' stacks
+// (on its stderr): those go to the host log, never into a reply.
+func faultSummary(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return cleanText(strings.TrimSpace(line), maxFaultSummary) + " (details in the host log)"
 }
 
 // warnAt arms the budget warning of a run that started at start and is

@@ -257,10 +257,11 @@ type Executor struct {
 
 	// cm is set by Start and by OnConnectionUp, before any request of the
 	// connection arrives; requests read it from other goroutines.
-	cm         atomic.Pointer[autopaho.ConnectionManager]
-	subscribed chan error // the first subscription's outcome
-	pending    atomic.Int64
-	inflight   sync.WaitGroup
+	cm          atomic.Pointer[autopaho.ConnectionManager]
+	packetLimit packetLimit // the broker's Maximum Packet Size (sendable.go)
+	subscribed  chan error  // the first subscription's outcome
+	pending     atomic.Int64
+	inflight    sync.WaitGroup
 	// admit guards stopping against inflight.Add: once Stop has set
 	// stopping and begun waiting, no request is admitted.
 	admit    sync.Mutex
@@ -367,7 +368,8 @@ func (e *Executor) Start(ctx context.Context) error {
 		ConnectTimeout:                10 * time.Second,
 		AttemptConnection:             e.cfg.Dial,
 		ConnectPacketBuilder:          requestProblemInfo,
-		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+			e.packetLimit.set(ca)
 			e.cm.Store(cm)
 			go e.subscribeAll(cm)
 		},
@@ -651,7 +653,11 @@ func (e *Executor) publish(in *incoming, r *reply) {
 			return
 		}
 	}
-	if _, err := cm.Publish(ctx, r.render(in, expiry, e.cfg.ClientID, e.stamp())); err != nil {
+	p := e.wireReply(in, r, expiry)
+	if p == nil {
+		return
+	}
+	if _, err := cm.Publish(ctx, p); err != nil {
 		e.log.Warn("publishing a response", "topic", in.responseTopic, "err", err)
 	}
 }

@@ -49,7 +49,13 @@ func echoHandler(_ context.Context, req *abi.Request) (*abi.Response, error) {
 // frozen at a fixed time.
 func start(t *testing.T, cfg Config, cmds ...Command) *harness {
 	t.Helper()
-	h := &harness{t: t, broker: rpctest.NewBroker(), clock: &fakeClock{now: time.Unix(1_800_000_000, 0)}}
+	return startOn(t, rpctest.NewBroker(), cfg, cmds...)
+}
+
+// startOn is start against broker b, set up as the test needs.
+func startOn(t *testing.T, b *rpctest.Broker, cfg Config, cmds ...Command) *harness {
+	t.Helper()
+	h := &harness{t: t, broker: b, clock: &fakeClock{now: time.Unix(1_800_000_000, 0)}}
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = "exec-1"
 	}

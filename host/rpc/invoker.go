@@ -138,6 +138,7 @@ type Invoker struct {
 	cm            *autopaho.ConnectionManager
 	responseTopic string
 	hlc           *HLC
+	packetLimit   packetLimit // the broker's Maximum Packet Size (sendable.go)
 
 	mu      sync.Mutex
 	waiting map[string]*waiter // by correlation data
@@ -186,7 +187,8 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		ConnectTimeout:                5 * time.Second,
 		AttemptConnection:             cfg.Dial,
 		ConnectPacketBuilder:          requestProblemInfo,
-		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+			inv.packetLimit.set(ca)
 			go func() {
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
@@ -241,6 +243,9 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 			return nil, fmt.Errorf("metadata key %q is a protocol extension's (see Call.Ack), not metadata", k)
 		}
 	}
+	if err := checkCall(c); err != nil {
+		return nil, fmt.Errorf("the request to %s cannot be sent: %w", cleanText(c.Topic, MaxPropertyValue), err)
+	}
 	corr := c.Correlation
 	if corr == nil {
 		corr = NewCorrelation()
@@ -259,7 +264,14 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	end := start.Add(c.Timeout) // the request's expiry, as the invoker sees it
-	if _, err := inv.cm.Publish(ctx, inv.request(c, corr, end)); err != nil {
+	first := inv.request(c, corr, end)
+	// Checked whole before it goes (sendable.go): a packet the broker
+	// refuses would cost the connection, and every call in flight on it.
+	// Resends and the cancel carry the same strings.
+	if err := sendable(first, inv.packetLimit.n.Load()); err != nil {
+		return nil, fmt.Errorf("the request to %s cannot be sent: %w", cleanText(c.Topic, MaxPropertyValue), err)
+	}
+	if _, err := inv.cm.Publish(ctx, first); err != nil {
 		if c.Ack && ctx.Err() != nil {
 			inv.cancel(c, corr) // the request may have gone out before ctx ended
 		}
@@ -274,6 +286,20 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 		}
 	}
 	return inv.ask(ctx, c, corr, w, start, end)
+}
+
+// checkCall refuses what a call's request cannot carry (wirestring.go): a
+// topic that is not a topic name, metadata that is not sendable as it is.
+func checkCall(c Call) error {
+	if !validTopicName(c.Topic) {
+		return fmt.Errorf("topic %.64q: not a topic name (no wildcards, no empty level, no leading or trailing '/')", c.Topic)
+	}
+	for k, v := range c.Metadata {
+		if problem := metadataProblem(k, v); problem != "" {
+			return fmt.Errorf("metadata %.64q: %s", k, problem)
+		}
+	}
+	return nil
 }
 
 // ask waits for the outcome of an ask whose first send has gone out. It

@@ -17,6 +17,11 @@ type Observer interface {
 	// response topic, expired). d is the time since receipt, by
 	// Config.Now.
 	Request(command string, status int, answered bool, d time.Duration)
+	// ReplyDropped is called when a reply of command cannot be sent as
+	// it is, because the broker would refuse it (reason DropTooLarge or
+	// DropInvalid): a short 500 goes instead, or nothing when not even
+	// that can be sent. The request is acked all the same.
+	ReplyDropped(command, reason string)
 }
 
 // finishFirst is finish for a request that is not a duplicate: it is

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/hex"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -87,29 +88,38 @@ func expirySeconds(now, expiry time.Time) uint32 {
 	return uint32(min(math.Ceil(left.Seconds()), math.MaxUint32))
 }
 
-// render builds the response PUBLISH of r for request in.
-func (r *reply) render(in *incoming, expiry uint32, sourceID, ts string) *paho.Publish {
+// render builds the response PUBLISH of r for request in. The host's
+// text (the message, __propName, __propVal, the other protocol
+// properties) is cleaned for the wire (wirestring.go); a metadata pair
+// that cannot be sent as it is (metadataProblem) is left out, since a cut
+// or mended key or value would be another one, and its key is returned in
+// dropped, cleaned for a log.
+func (r *reply) render(in *incoming, expiry uint32, sourceID, ts string) (_ *paho.Publish, dropped []string) {
 	props := paho.UserProperties{
 		{Key: propStatus, Value: strconv.Itoa(int(r.status))},
-		{Key: propStatusMessage, Value: r.message},
+		{Key: propStatusMessage, Value: cleanMessage(r.message)},
 		{Key: propProtocol, Value: protocolVersion},
-		{Key: propSourceID, Value: sourceID},
-		{Key: propTimestamp, Value: ts},
+		{Key: propSourceID, Value: cleanText(sourceID, MaxPropertyValue)},
+		{Key: propTimestamp, Value: cleanText(ts, MaxPropertyValue)},
 	}
 	if r.appError {
 		props = append(props, paho.UserProperty{Key: propAppError, Value: "true"})
 	}
 	if r.propName != "" {
-		props = append(props, paho.UserProperty{Key: propName, Value: r.propName})
+		props = append(props, paho.UserProperty{Key: propName, Value: cleanText(r.propName, MaxPropertyValue)})
 		if r.propValue != "" {
-			props = append(props, paho.UserProperty{Key: propValue, Value: r.propValue})
+			props = append(props, paho.UserProperty{Key: propValue, Value: cleanText(r.propValue, MaxPropertyValue)})
 		}
 	}
 	for k, v := range r.extra {
-		props = append(props, paho.UserProperty{Key: k, Value: v})
+		props = append(props, paho.UserProperty{Key: k, Value: cleanText(v, MaxPropertyValue)})
 	}
 	for k, v := range r.metadata {
-		if !strings.HasPrefix(k, "__") { // never override the protocol's own
+		switch {
+		case strings.HasPrefix(k, "__"): // never override the protocol's own
+		case metadataProblem(k, v) != "":
+			dropped = append(dropped, cleanText(k, 64))
+		default:
 			props = append(props, paho.UserProperty{Key: k, Value: v})
 		}
 	}
@@ -130,7 +140,7 @@ func (r *reply) render(in *incoming, expiry uint32, sourceID, ts string) *paho.P
 		f := byte(r.format)
 		p.Properties.PayloadFormat = &f
 	}
-	return p
+	return p, dropped
 }
 
 // printable returns b as a string for a property value: itself when it is
@@ -140,4 +150,50 @@ func printable(b []byte) string {
 		return string(b)
 	}
 	return hex.EncodeToString(b)
+}
+
+// Reasons a reply does not go out as the handler made it
+// (Observer.ReplyDropped).
+const (
+	// DropTooLarge: the packet is larger than the broker's Maximum
+	// Packet Size (or than MQTT can frame).
+	DropTooLarge = "too_large"
+	// DropInvalid: the packet holds something the broker refuses (a
+	// content type that is not a sendable string) or that breaks the
+	// protocol (a payload marked UTF-8 that is not).
+	DropInvalid = "invalid"
+)
+
+// wireReply renders r for in and checks the packet (sendable). A reply
+// the broker would refuse is replaced by a short 500 saying why or, when
+// not even that can be sent, by nothing (nil); either way it is logged
+// and counted (Observer.ReplyDropped). So nothing a handler returns can
+// take the host off the broker.
+func (e *Executor) wireReply(in *incoming, r *reply, expiry uint32) *paho.Publish {
+	ts := e.stamp()
+	p, dropped := r.render(in, expiry, e.cfg.ClientID, ts)
+	if len(dropped) > 0 {
+		e.log.Warn("handler metadata left out of a reply: a pair that cannot be sent as it is (control characters, not UTF-8, too long)",
+			"command", in.route.cmd.Name, "keys", dropped)
+	}
+	limit := e.packetLimit.n.Load()
+	err := sendable(p, limit)
+	if err == nil {
+		return p
+	}
+	reason := DropInvalid
+	if errors.Is(err, errTooLarge) {
+		reason = DropTooLarge
+	}
+	if o := e.cfg.Observer; o != nil {
+		o.ReplyDropped(in.route.cmd.Name, reason)
+	}
+	e.log.Warn("a reply the broker would refuse is not sent; a 500 goes instead", "command", in.route.cmd.Name,
+		"status", int(r.status), "err", err)
+	p, _ = statusReply(abi.StatusInternalError, "the reply cannot be sent: "+err.Error(), "", "").render(in, expiry, e.cfg.ClientID, ts)
+	if err := sendable(p, limit); err != nil {
+		e.log.Warn("no reply sent: not even a 500 fits", "command", in.route.cmd.Name, "err", err)
+		return nil
+	}
+	return p
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/eclipse/paho.golang/paho"
 
@@ -42,7 +43,7 @@ func (in *incoming) read(executorID string) *reply {
 		props = &paho.PublishProperties{}
 	}
 	in.responseTopic = props.ResponseTopic
-	if !validTopicName(in.responseTopic) {
+	if !validTopicName(in.responseTopic) || wireProblem(in.responseTopic) != "" {
 		return noReply // nowhere to answer; the request is still acked
 	}
 	in.correlation = props.CorrelationData
@@ -104,6 +105,12 @@ func (in *incoming) read(executorID string) *reply {
 				"Payload Format Indicator", strconv.Itoa(int(*props.PayloadFormat)))
 		}
 		req.Format = abi.FormatIndicator(*props.PayloadFormat)
+	}
+	if req.Format == abi.FormatUTF8 && !utf8.Valid(req.Payload) {
+		// A handler must be able to trust the indicator (MQTT: a payload
+		// marked 1 is UTF-8), so such a request never reaches it.
+		return statusReply(abi.StatusBadRequest, "the payload format indicator is 1 (UTF-8 text) but the payload is not valid UTF-8",
+			"Payload Format Indicator", "1")
 	}
 	req.TopicTokens, _ = in.route.pattern.Match(in.pub.Topic)
 	in.req = req

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/eclipse/paho.golang/paho"
 )
@@ -11,22 +12,30 @@ import (
 // connection, as the protocol's telemetry does: QoS 1, with __protVer,
 // __srcId (the executor's client id) and an __ts of the executor's clock.
 // It waits for the connection until ctx is done. serve publishes the
-// timeout events this way (--events).
+// timeout events this way (--events). A message the broker would refuse
+// (sendable.go) is an error and is not published.
 func (e *Executor) PublishTelemetry(ctx context.Context, topic string, payload []byte, contentType string) error {
 	cm := e.cm.Load()
 	if cm == nil {
 		return errors.New("publishing telemetry: the executor is not started")
 	}
-	if err := cm.AwaitConnection(ctx); err != nil {
-		return err
+	if !validTopicName(topic) {
+		return fmt.Errorf("publishing telemetry: topic %.64q: not a topic name (no wildcards, no empty level)", topic)
 	}
-	_, err := cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: topic, Payload: payload, Properties: &paho.PublishProperties{
+	p := &paho.Publish{QoS: 1, Topic: topic, Payload: payload, Properties: &paho.PublishProperties{
 		ContentType: contentType,
 		User: paho.UserProperties{
 			{Key: propProtocol, Value: protocolVersion},
-			{Key: propSourceID, Value: e.cfg.ClientID},
+			{Key: propSourceID, Value: cleanText(e.cfg.ClientID, MaxPropertyValue)},
 			{Key: propTimestamp, Value: e.stamp()},
 		},
-	}})
+	}}
+	if err := sendable(p, e.packetLimit.n.Load()); err != nil {
+		return fmt.Errorf("publishing telemetry on %s: %w", cleanText(topic, MaxPropertyValue), err)
+	}
+	if err := cm.AwaitConnection(ctx); err != nil {
+		return err
+	}
+	_, err := cm.Publish(ctx, p)
 	return err
 }

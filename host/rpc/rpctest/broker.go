@@ -99,7 +99,8 @@ type Broker struct {
 	pubAcks, subAcks, unsubAcks []Ack // queues: head answers the next packet of that kind
 
 	noRedeliver bool
-	refuse      bool // Dial fails (the broker is "unreachable")
+	refuse      bool   // Dial fails (the broker is "unreachable")
+	maxPacket   uint32 // Maximum Packet Size in CONNACKs; 0: none
 }
 
 // NewBroker returns a broker with no sessions and no queued faults.
@@ -268,6 +269,15 @@ func (b *Broker) SetRedeliverOnReconnect(on bool) {
 	b.mu.Lock()
 	b.noRedeliver = !on
 	b.mu.Unlock()
+}
+
+// SetMaximumPacketSize makes later CONNACKs carry a Maximum Packet Size of
+// n bytes (0: none). The broker only announces it: a test checks what the
+// client sends.
+func (b *Broker) SetMaximumPacketSize(n uint32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.maxPacket = n
 }
 
 // RefuseConnections makes Dial fail while on, so a client stays disconnected

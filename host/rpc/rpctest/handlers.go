@@ -50,6 +50,10 @@ func (b *Broker) connect(c *conn, cp *packets.Connect) bool {
 	if assigned != "" {
 		ack.Properties.AssignedClientID = assigned
 	}
+	if b.maxPacket > 0 {
+		n := b.maxPacket
+		ack.Properties.MaximumPacketSize = &n
+	}
 	c.send(encode(ack))
 
 	// Resume the session: unacknowledged QoS 1 deliveries go out again in their
