@@ -139,7 +139,7 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 	}
 	p.stats.calls.Add(1)
 	start := time.Now()
-	resp, kind, err := p.invoke(ctx, req)
+	resp, kind, err := p.invoke(ctx, req, start)
 	p.stats.latency.record(time.Since(start))
 	if kind != 0 {
 		p.stats.failures.Add(1)
@@ -148,7 +148,8 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 	return resp, nil
 }
 
-func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (_ *abi.Response, kind Kind, _ error) {
+// invoke runs the call that Invoke began at start.
+func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) (_ *abi.Response, kind Kind, _ error) {
 	// The idle timer brackets the whole call, failed or not: begin before
 	// acquiring an instance, end (deferred first, so run last) after it is
 	// released or discarded.
@@ -195,6 +196,9 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (_ *abi.Response,
 	st.req, st.invokeResult = nil, nil // an idle instance keeps neither
 	if kind != 0 {
 		return nil, kind, err
+	}
+	if time.Since(start) > freshHandleAfter {
+		inst.freshHandle()
 	}
 	switch {
 	case st.outErr != nil:
