@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 )
@@ -211,4 +212,33 @@ func TestBoundModuleTableMaxima(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Closing a plugin hands the memory of its instances back to the operating
+// system at once, not when the Go runtime's scavenger gets to it.
+func TestCloseReturnsMemory(t *testing.T) {
+	const entries = 1 << 22 // 32 MiB of table
+	p, err := sharedEngine.Load(context.Background(), "hostile-table-fill", readPlugin(t, "hostile-table-fill"),
+		PluginConfig{PoolSize: 1, TableEntries: entries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := callI32(t, p, "table-fill"); size <= entries-4096 {
+		_ = p.Close(context.Background())
+		t.Fatalf("the table grew to %d entries; want about %d", size, entries)
+	}
+	before := heapReleased()
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := heapReleased() - before; got < 24<<20 {
+		t.Fatalf("closing a plugin whose instance held a 32 MiB table returned %d MiB to the OS; want at least 24", got>>20)
+	}
+}
+
+// heapReleased returns the bytes of heap memory returned to the OS.
+func heapReleased() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
