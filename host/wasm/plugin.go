@@ -194,7 +194,8 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes}
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
-	st.req, st.invokeResult = nil, nil // an idle instance keeps neither
+	resp, outErr := st.response, st.outErr
+	inst.forgetCall() // an idle instance keeps nothing of the call
 	if kind != 0 {
 		return nil, kind, err
 	}
@@ -202,15 +203,15 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 		inst.freshHandle()
 	}
 	switch {
-	case st.outErr != nil:
-		return nil, KindBadOutput, st.outErr
+	case outErr != nil:
+		return nil, KindBadOutput, outErr
 	case rc != 0:
 		return nil, KindBadOutput, fmt.Errorf("%s returned %d without a response (the guest's log says why)", abi.ExportHandle, rc)
-	case st.response == nil:
+	case resp == nil:
 		return nil, KindBadOutput, fmt.Errorf("%s returned without writing a response", abi.ExportHandle)
 	}
 	healthy = true
-	return st.response, 0, nil
+	return resp, 0, nil
 }
 
 // ctxKind maps an error from waiting on the pool to a Kind; KindClosed when
