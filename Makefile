@@ -13,12 +13,18 @@ GO_PLUGINS := echo counter counter-idem sleep spin panic oom bigout fail probe n
 # kept out of the plugins folder so that serving it serves only good ones.
 BAD_DIR  := testdata/plugins-bad
 BAD_WAT  := $(wildcard testdata/bad/*.wat)
-# Second versions of plugins for hot-reload tests, and plugins tests copy
-# under other names (topics), and the output-limit test plugin (chatty),
-# outside the plugins folder.
+# Hostile modules (testdata/hostile/*.wat) for resource-limit tests: they
+# load (or must be refused) and then try to exhaust the host.
+HOSTILE_DIR := testdata/plugins-hostile
+HOSTILE_WAT := $(wildcard testdata/hostile/*.wat)
+# Second versions of plugins for hot-reload tests, plugins tests copy under
+# other names (topics), and the output-limit test plugin (chatty), outside
+# the plugins folder.
 ALT_DIR  := testdata/plugins-alt
 PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
-            $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm
+            $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm \
+            $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm \
+            $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 FUZZTIME ?= 30s
 
@@ -52,6 +58,11 @@ $(WASM_DIR)/wat-echo.wasm: testdata/wat-echo/echo.wat
 
 $(BAD_DIR)/bad-%.wasm: testdata/bad/%.wat
 	@mkdir -p $(BAD_DIR)
+	@command -v wat2wasm >/dev/null || .ci/deps
+	wat2wasm $< -o $@
+
+$(HOSTILE_DIR)/hostile-%.wasm: testdata/hostile/%.wat
+	@mkdir -p $(HOSTILE_DIR)
 	@command -v wat2wasm >/dev/null || .ci/deps
 	wat2wasm $< -o $@
 
@@ -104,4 +115,4 @@ soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m
 
 clean:
-	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR)
+	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR) $(HOSTILE_DIR)

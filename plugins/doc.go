@@ -57,6 +57,7 @@
 //	  "concurrency": 4,
 //	  "pool": 4,
 //	  "memoryPages": 512,
+//	  "tableEntries": 65536,
 //	  "idleTimeout": "5m",
 //	  "grants": {"env": {"REGION": "eu"}, "mounts": [{"host": "/srv/data", "guest": "/data", "readOnly": true}]},
 //	  "config": {"greeting": "hi"}
@@ -74,8 +75,9 @@
 // request's expiry leaves time. A retry that would apply to a command the
 // module does not declare idempotent refuses the file. "concurrency"
 // bounds each command's calls at once (default: "pool", else the host's).
-// Those reach the host through Served. "pool", "memoryPages" and "idleTimeout" set the
-// wasm.PluginConfig fields of the same meaning; "grants.env" and "config"
+// Those reach the host through Served. "pool", "memoryPages",
+// "tableEntries" and "idleTimeout" set the wasm.PluginConfig fields of the
+// same meaning; "grants.env" and "config"
 // add to the host's values (the file's win); "grants.mounts" replaces the
 // host's mounts. See Operator.
 //

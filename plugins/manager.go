@@ -510,7 +510,7 @@ func (m *Manager) syncFile(ctx context.Context, name string, mode syncMode) erro
 // caller holds e's lock.
 func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 	l := load{path: m.path(e.name), opPath: m.opPath(e.name)}
-	bin, err := os.ReadFile(l.path)
+	bin, err := wasm.ReadModule(l.path, m.cfg.Plugin.MaxModuleBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		l.gone = true

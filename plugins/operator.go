@@ -27,6 +27,10 @@ const OperatorExt = ".json"
 // pages of 64 KiB (4 GiB).
 const MaxMemoryPages = 65536
 
+// MaxTableEntries is the largest table limit an operator file may set:
+// 2^27 entries, the largest table wazero accepts (1 GiB per instance).
+const MaxTableEntries = 1 << 27
+
 // Operator is a plugin's operator file (NAME.json beside NAME.wasm),
 // validated: the operator's settings for the plugin, which override the
 // module's declared defaults and the host's (Config.Plugin). Zero and nil
@@ -56,6 +60,10 @@ type Operator struct {
 	// MemoryPages is each instance's memory limit in 64 KiB pages
 	// ("memoryPages", wasm.PluginConfig.MemoryPages); 0: not set.
 	MemoryPages uint32
+	// TableEntries bounds the entries of all of each instance's tables
+	// together ("tableEntries", wasm.PluginConfig.TableEntries); 0: not
+	// set.
+	TableEntries uint32
 	// IdleTimeout ("idleTimeout", wasm.PluginConfig.IdleTimeout); nil: not
 	// set. 0 never releases the instances.
 	IdleTimeout *time.Duration
@@ -73,7 +81,7 @@ type Operator struct {
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "idleTimeout", "grants", "config"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "idleTimeout", "grants", "config"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -142,6 +150,10 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			var n int
 			n, err = p.integer(f.raw, f.key, 1, MaxMemoryPages)
 			op.MemoryPages = uint32(n)
+		case "tableEntries":
+			var n int
+			n, err = p.integer(f.raw, f.key, 1, MaxTableEntries)
+			op.TableEntries = uint32(n)
 		case "idleTimeout":
 			var d time.Duration
 			if d, err = p.duration(f.raw, f.key, true); err == nil {
@@ -198,6 +210,9 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 	}
 	if op.MemoryPages > 0 {
 		cfg.MemoryPages = op.MemoryPages
+	}
+	if op.TableEntries > 0 {
+		cfg.TableEntries = op.TableEntries
 	}
 	if op.IdleTimeout != nil {
 		cfg.IdleTimeout = *op.IdleTimeout

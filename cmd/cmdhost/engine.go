@@ -35,7 +35,7 @@ func newEngineLogged(c *cli.Context, log *slog.Logger) (*wasm.Engine, error) {
 
 // loadFile loads a module file as a plugin named after the file.
 func loadFile(c *cli.Context, e *wasm.Engine, path string, cfg wasm.PluginConfig) (*wasm.Plugin, []byte, error) {
-	bin, err := os.ReadFile(path)
+	bin, err := wasm.ReadModule(path, cfg.MaxModuleBytes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,6 +42,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "exec-timeout", Value: 10 * time.Second, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
+			&cli.IntFlag{Name: "max-module-size", Value: wasm.DefaultMaxModuleBytes, Usage: "largest plugin module in bytes: a larger file is refused", EnvVars: []string{"CMDHOST_MAX_MODULE_SIZE"}},
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
@@ -75,6 +76,7 @@ type serveSettings struct {
 	execTimeout, drain, idleTimeout      time.Duration
 	maxExpiry                            time.Duration
 	pool, maxDepth                       int
+	maxModuleSize                        int
 	reuseMaxBytes                        int64
 	logLevel                             slog.Level
 }
@@ -87,6 +89,7 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
 		metrics: c.String("metrics"), maxDepth: c.Int("max-depth"), maxExpiry: c.Duration("max-expiry"),
 		events: c.Bool("events"), nestedNoAck: c.Bool("nested-no-ack"),
+		maxModuleSize: c.Int("max-module-size"),
 	}
 	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
 		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
@@ -109,6 +112,9 @@ func serveConfig(c *cli.Context) (serveSettings, error) {
 	}
 	if s.maxExpiry < time.Second {
 		return s, errors.New("--max-expiry must be at least 1s (message expiry counts whole seconds)")
+	}
+	if s.maxModuleSize <= 0 {
+		return s, errors.New("--max-module-size must be positive")
 	}
 	if s.reuseMaxBytes == 0 {
 		s.reuseMaxBytes = -1 // off, in the executor's terms
@@ -137,7 +143,7 @@ func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
 	defer engine.Close(context.Background())
 
 	mgr := pluginmgr.NewManager(pluginmgr.Config{Dir: s.plugins, Engine: engine, Logger: log,
-		Plugin: wasm.PluginConfig{PoolSize: s.pool, IdleTimeout: s.idleTimeout}})
+		Plugin: wasm.PluginConfig{PoolSize: s.pool, IdleTimeout: s.idleTimeout, MaxModuleBytes: s.maxModuleSize}})
 	for _, p := range mgr.LoadAll(ctx) {
 		log.Error("plugin not loaded", "err", p)
 	}

@@ -84,6 +84,15 @@ type PluginConfig struct {
 	// 1024 (64 MiB). Go guests need at least their declared minimum
 	// (about 32–40 pages).
 	MemoryPages uint32
+	// TableEntries bounds the entries of all of each instance's tables
+	// together (8 bytes an entry); default DefaultTableEntries (65,536:
+	// 512 KiB). A module whose tables declare more is refused at load; a
+	// table.grow past the limit returns -1 to the guest.
+	TableEntries uint32
+	// MaxModuleBytes bounds the module's size; default
+	// DefaultMaxModuleBytes (32 MiB). Compiling costs several times a
+	// module's size in memory.
+	MaxModuleBytes int
 	// MaxResponseBytes bounds an encoded response; default 4 MiB.
 	MaxResponseBytes int
 	// LoadTimeout bounds the guest's code at load: its initializer and
@@ -113,6 +122,12 @@ func (c PluginConfig) withDefaults() PluginConfig {
 	}
 	if c.MemoryPages == 0 {
 		c.MemoryPages = 1024
+	}
+	if c.TableEntries == 0 {
+		c.TableEntries = DefaultTableEntries
+	}
+	if c.MaxModuleBytes <= 0 {
+		c.MaxModuleBytes = DefaultMaxModuleBytes
 	}
 	if c.MaxResponseBytes <= 0 {
 		c.MaxResponseBytes = 4 << 20
@@ -157,7 +172,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	if err != nil {
 		return nil, err
 	}
-	if p.compiled, err = compile(ctx, rt, wasm, cfg.MemoryPages); err != nil {
+	if p.compiled, err = compile(ctx, rt, wasm, cfg); err != nil {
 		return nil, err
 	}
 	if p.caps, err = checkImports(p.compiled, provided); err != nil {
@@ -187,10 +202,19 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	return p, nil
 }
 
-// compile compiles a guest module, with errors that say what to fix.
-func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, limitPages uint32) (wazero.CompiledModule, error) {
+// compile checks a guest module against the plugin's limits and compiles
+// it, with errors that say what to fix. What it compiles is the module
+// with its tables bounded (boundModule).
+func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, cfg PluginConfig) (wazero.CompiledModule, error) {
 	if len(wasm) == 0 {
 		return nil, errors.New("empty module (0 bytes): not a WebAssembly module")
+	}
+	if err := checkModuleSize(int64(len(wasm)), cfg.MaxModuleBytes); err != nil {
+		return nil, err
+	}
+	wasm, err := boundModule(wasm, cfg.TableEntries)
+	if err != nil {
+		return nil, err
 	}
 	compiled, err := rt.CompileModule(ctx, wasm)
 	switch {
@@ -198,7 +222,7 @@ func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, limitPages uin
 		return compiled, nil
 	case strings.Contains(err.Error(), "over limit of"):
 		return nil, fmt.Errorf("the module's minimum memory is above the plugin's memory limit of %d pages (%d MiB): raise the memory limit (%w)",
-			limitPages, uint64(limitPages)*pageSize>>20, err)
+			cfg.MemoryPages, uint64(cfg.MemoryPages)*pageSize>>20, err)
 	}
 	return nil, fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
 }

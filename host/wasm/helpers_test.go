@@ -67,11 +67,18 @@ func (b *syncBuffer) Contains(s string) bool {
 // badPluginDir holds the deliberately broken modules (bad-*).
 const badPluginDir = "../../testdata/plugins-bad"
 
+// hostilePluginDir holds the modules that try to exhaust the host
+// (hostile-*), built from testdata/hostile/*.wat.
+const hostilePluginDir = "../../testdata/plugins-hostile"
+
 func readPlugin(t testing.TB, name string) []byte {
 	t.Helper()
 	dir := pluginDir
-	if strings.HasPrefix(name, "bad-") {
+	switch {
+	case strings.HasPrefix(name, "bad-"):
 		dir = badPluginDir
+	case strings.HasPrefix(name, "hostile-"):
+		dir = hostilePluginDir
 	}
 	b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,7 +146,7 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 	}
 	p.stats.calls.Add(1)
 	start := time.Now()
-	resp, kind, err := p.invoke(ctx, req)
+	resp, kind, err := p.invoke(ctx, req, start)
 	p.stats.latency.record(time.Since(start))
 	if kind != 0 {
 		p.stats.failures.Add(1)
@@ -154,7 +155,8 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 	return resp, nil
 }
 
-func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (_ *abi.Response, kind Kind, _ error) {
+// invoke runs the call that Invoke began at start.
+func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) (_ *abi.Response, kind Kind, _ error) {
 	// The idle timer brackets the whole call, failed or not: begin before
 	// acquiring an instance, end (deferred first, so run last) after it is
 	// released or discarded.
@@ -198,20 +200,24 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request) (_ *abi.Response,
 	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes}
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
-	st.req, st.invokeResult = nil, nil // an idle instance keeps neither
+	resp, outErr := st.response, st.outErr
+	inst.forgetCall() // an idle instance keeps nothing of the call
 	if kind != 0 {
 		return nil, kind, err
 	}
+	if time.Since(start) > freshHandleAfter {
+		inst.freshHandle()
+	}
 	switch {
-	case st.outErr != nil:
-		return nil, KindBadOutput, st.outErr
+	case outErr != nil:
+		return nil, KindBadOutput, outErr
 	case rc != 0:
 		return nil, KindBadOutput, fmt.Errorf("%s returned %d without a response (the guest's log says why)", abi.ExportHandle, rc)
-	case st.response == nil:
+	case resp == nil:
 		return nil, KindBadOutput, fmt.Errorf("%s returned without writing a response", abi.ExportHandle)
 	}
 	healthy = true
-	return st.response, 0, nil
+	return resp, 0, nil
 }
 
 // ctxKind maps an error from waiting on the pool to a Kind; KindClosed when
@@ -245,7 +251,8 @@ func (p *Plugin) releaseForIdle() {
 }
 
 // Close stops new calls, waits until ctx is done for the calls in flight to
-// finish, then closes the runtime, which stops any call still running.
+// finish, then closes the runtime, which stops any call still running, and
+// hands the memory freed back to the operating system.
 func (p *Plugin) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
 		p.idle.stop()
@@ -254,6 +261,12 @@ func (p *Plugin) Close(ctx context.Context) error {
 			inst.close(p)
 		}
 		p.closeErr = errors.Join(err, p.rt.Close(context.Background()))
+		// A plugin's instances may hold hundreds of MiB (pool size times
+		// the memory limit); the runtime's scavenger would return them to
+		// the OS over seconds (measured: half of 1.2 GiB after 3 s). A
+		// plugin closes rarely: on reload, removal or stop. FreeOSMemory
+		// collects and returns them now (~1–5 ms of this goroutine).
+		debug.FreeOSMemory()
 	})
 	return p.closeErr
 }

@@ -43,6 +43,7 @@ func (pl *pool) acquire(ctx context.Context) (*instance, error) {
 	}
 	if n := len(pl.idle); n > 0 {
 		inst := pl.idle[n-1]
+		pl.idle[n-1] = nil // the stack's array must not keep an instance that is discarded later
 		pl.idle = pl.idle[:n-1]
 		return inst, nil
 	}

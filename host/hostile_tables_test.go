@@ -1,0 +1,46 @@
+package host_test
+
+import (
+	"encoding/binary"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// hostileDir holds the modules that try to exhaust the host, relative to
+// pluginDir (see testdata/hostile).
+const hostileDir = "../plugins-hostile/"
+
+// Guests that grow tables past the limit or recurse deep get answers, not
+// a dead process, and the host answers echo within a second afterwards.
+func TestHostileTablesThroughBroker(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		e := newEnv(t, u, hostileDir+"hostile-table-grow", hostileDir+"hostile-table-fill", hostileDir+"hostile-deep", "echo")
+		i32 := func(command string) int32 {
+			t.Helper()
+			r := e.mustCall(command, "")
+			if r.Status != abi.StatusOK || len(r.Payload) != 4 {
+				t.Fatalf("%s: %+v; want 200 with a 4-byte payload", command, r)
+			}
+			return int32(binary.LittleEndian.Uint32(r.Payload))
+		}
+		if got := i32("table-grow"); got != -1 {
+			t.Errorf("table.grow(0xFFFFFFFD) returned %d; want -1", got)
+		}
+		if got := i32("table-fill"); got > 65536 {
+			t.Errorf("the table grew to %d entries; want at most the default limit of 65536", got)
+		}
+		if got := i32("deep"); got != 2_000_000 {
+			t.Errorf("deep recursed %d deep; want 2000000", got)
+		}
+		start := time.Now()
+		if r := e.mustCall("echo", "still here"); r.Status != abi.StatusOK || string(r.Payload) != "still here" {
+			t.Fatalf("echo after the hostile calls: %+v", r)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("echo answered after %v; want within a second", took)
+		}
+	})
+}

@@ -1,0 +1,43 @@
+package plugins
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cmdhost/cmdhost/host/wasm"
+)
+
+// "tableEntries" sets the plugin's table limit, from 1 to MaxTableEntries.
+func TestOperatorTableEntries(t *testing.T) {
+	op, err := ParseOperator("/p/echo.json", []byte(`{"tableEntries": 100000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := op.pluginConfig(wasm.PluginConfig{TableEntries: 7}); cfg.TableEntries != 100000 {
+		t.Fatalf("pluginConfig: TableEntries %d; want 100000", cfg.TableEntries)
+	}
+	if cfg := (&Operator{}).pluginConfig(wasm.PluginConfig{TableEntries: 7}); cfg.TableEntries != 7 {
+		t.Fatalf("a file without tableEntries changed the host's table limit to %d", cfg.TableEntries)
+	}
+	for _, bad := range []string{`{"tableEntries": 0}`, `{"tableEntries": 134217729}`} {
+		_, err := ParseOperator("/p/echo.json", []byte(bad))
+		want := `echo.json: "tableEntries": `
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "write a whole number from 1 to 134217728") {
+			t.Errorf("%s: %v; want an error naming the field and its range", bad, err)
+		}
+	}
+}
+
+// The operator file's table limit reaches the engine: a Go guest's table
+// does not fit in 1,000 entries.
+func TestOperatorTableEntriesApplies(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+	install(t, dir, "echo.json", []byte(`{"tableEntries": 1000}`))
+	m, _ := newManager(t, dir, 0)
+	errs := m.LoadAll(context.Background())
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "more than the plugin's table limit of 1000 entries") {
+		t.Fatalf("LoadAll: %v; want echo refused for its table", errs)
+	}
+}
