@@ -1,0 +1,30 @@
+package host_test
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+)
+
+// A guest that floods its output (a million lines, 100 MiB of stderr, a
+// flood of log calls) gets its answer, and the host answers echo within a
+// second afterwards: the flood went to the output limit, not to the log.
+func TestHostileOutputThroughBroker(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, u *url.URL) {
+		e := newEnv(t, u, "../plugins-alt/chatty", "echo")
+		for _, payload := range []string{"stdout 1000000 1", "stderr 25600 4095", "log 100000 100"} {
+			if r := e.mustCall("chatty", payload); r.Status != abi.StatusOK || string(r.Payload) != "done" {
+				t.Fatalf("chatty %q: %+v", payload, r)
+			}
+		}
+		start := time.Now()
+		if r := e.mustCall("echo", "still here"); r.Status != abi.StatusOK || string(r.Payload) != "still here" {
+			t.Fatalf("echo after the floods: %+v", r)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("echo answered after %v; want within a second", took)
+		}
+	})
+}
