@@ -70,12 +70,13 @@ type Entry[V any] struct {
 	// the entry is never removed before it.
 	protectUntil time.Time
 	index        int // position in owner.heap; -1 once removed from the store
-	tindex       int // position in owner.terminal; -1 when not in it
-	completed    bool
+	// pos is the entry's position in the store's terminal heap
+	// (pos[inStore]) and in its share's (pos[inShare]); -1 when not in it.
+	pos       [2]int
+	completed bool
 	// share counts the entry against its first receipt's invoker; nil when
 	// none was named or there is no per-invoker bound.
-	share  *invokerShare[V]
-	sindex int // position in share.terminal; -1 when not in it
+	share *invokerShare[V]
 }
 
 // Done returns a channel that is closed when the first receipt of the request
@@ -139,7 +140,7 @@ type DedupStore[V any] struct {
 	heap    keepHeap[V] // the same entries, ordered by keepUntil
 	// terminal holds the completed entries, ordered by protectUntil: the
 	// candidates for eviction when the store is full.
-	terminal terminalHeap[V]
+	terminal protectHeap[V] // slot inStore
 	// shares counts each invoker's entries (dedup_share.go).
 	shares  map[string]*invokerShare[V]
 	evicted int
@@ -218,11 +219,11 @@ func (s *DedupStore[V]) BeginFrom(invoker string, key Key, expiry time.Time) (e 
 		}
 		if expiry.After(e.protectUntil) {
 			e.protectUntil = expiry
-			if e.tindex >= 0 {
-				heap.Fix(&s.terminal, e.tindex)
+			if e.pos[inStore] >= 0 {
+				heap.Fix(&s.terminal, e.pos[inStore])
 			}
-			if e.sindex >= 0 {
-				heap.Fix(&e.share.terminal, e.sindex)
+			if e.pos[inShare] >= 0 {
+				heap.Fix(&e.share.terminal, e.pos[inShare])
 			}
 		}
 		return e, false, nil
@@ -234,7 +235,7 @@ func (s *DedupStore[V]) BeginFrom(invoker string, key Key, expiry time.Time) (e 
 		return nil, false, ErrFull
 	}
 	e = &Entry[V]{key: key, expiry: expiry, done: make(chan struct{}), owner: s,
-		keepUntil: expiry, protectUntil: expiry, tindex: -1, sindex: -1}
+		keepUntil: expiry, protectUntil: expiry, pos: [2]int{-1, -1}}
 	s.entries[key] = e
 	heap.Push(&s.heap, e)
 	s.joinLocked(e, invoker)
@@ -299,10 +300,10 @@ func (s *DedupStore[V]) Evicted() int {
 // first, if its expiry is before now, and reports whether it did. Called
 // with s.mu held.
 func (s *DedupStore[V]) evictLocked(now time.Time) bool {
-	if len(s.terminal) == 0 || !now.After(s.terminal[0].protectUntil) {
+	if s.terminal.Len() == 0 || !now.After(s.terminal.es[0].protectUntil) {
 		return false
 	}
-	s.removeLocked(s.terminal[0])
+	s.removeLocked(s.terminal.es[0])
 	s.evicted++
 	return true
 }
@@ -358,8 +359,8 @@ func (s *DedupStore[V]) removeLocked(e *Entry[V]) {
 // forgetLocked removes e, already out of the keep-until heap, from
 // everything else that holds it. Called with s.mu held.
 func (s *DedupStore[V]) forgetLocked(e *Entry[V]) {
-	if e.tindex >= 0 {
-		heap.Remove(&s.terminal, e.tindex)
+	if e.pos[inStore] >= 0 {
+		heap.Remove(&s.terminal, e.pos[inStore])
 	}
 	s.leaveLocked(e)
 	delete(s.entries, e.key)
@@ -394,29 +395,41 @@ func (h *keepHeap[V]) Pop() any {
 	return e
 }
 
-// terminalHeap is a min-heap of completed entries by protectUntil.
-type terminalHeap[V any] []*Entry[V]
+// The heaps of completed entries an entry can be in: the store's and its
+// invoker's share's (Entry.pos).
+const (
+	inStore = iota
+	inShare
+)
 
-func (h terminalHeap[V]) Len() int           { return len(h) }
-func (h terminalHeap[V]) Less(i, j int) bool { return h[i].protectUntil.Before(h[j].protectUntil) }
-func (h terminalHeap[V]) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].tindex = i
-	h[j].tindex = j
+// protectHeap is a min-heap of completed entries by protectUntil, the
+// candidates for eviction; slot says which Entry.pos it keeps up to date.
+type protectHeap[V any] struct {
+	es   []*Entry[V]
+	slot int
 }
 
-func (h *terminalHeap[V]) Push(x any) {
+func (h *protectHeap[V]) Len() int { return len(h.es) }
+func (h *protectHeap[V]) Less(i, j int) bool {
+	return h.es[i].protectUntil.Before(h.es[j].protectUntil)
+}
+func (h *protectHeap[V]) Swap(i, j int) {
+	h.es[i], h.es[j] = h.es[j], h.es[i]
+	h.es[i].pos[h.slot] = i
+	h.es[j].pos[h.slot] = j
+}
+
+func (h *protectHeap[V]) Push(x any) {
 	e := x.(*Entry[V])
-	e.tindex = len(*h)
-	*h = append(*h, e)
+	e.pos[h.slot] = len(h.es)
+	h.es = append(h.es, e)
 }
 
-func (h *terminalHeap[V]) Pop() any {
-	old := *h
-	n := len(old) - 1
-	e := old[n]
-	old[n] = nil
-	e.tindex = -1
-	*h = old[:n]
+func (h *protectHeap[V]) Pop() any {
+	n := len(h.es) - 1
+	e := h.es[n]
+	h.es[n] = nil // let the entry be collected
+	e.pos[h.slot] = -1
+	h.es = h.es[:n]
 	return e
 }

@@ -31,7 +31,7 @@ type invokerShare[V any] struct {
 	live int
 	// terminal holds the invoker's completed entries, ordered by
 	// protectUntil: the candidates for eviction when the share is full.
-	terminal shareHeap[V]
+	terminal protectHeap[V] // slot inShare
 }
 
 // shareLocked returns the share of invoker, nil when the store keeps none
@@ -52,7 +52,7 @@ func (s *DedupStore[V]) joinLocked(e *Entry[V], invoker string) {
 	}
 	sh := s.shares[invoker]
 	if sh == nil {
-		sh = &invokerShare[V]{name: invoker}
+		sh = &invokerShare[V]{name: invoker, terminal: protectHeap[V]{slot: inShare}}
 		s.shares[invoker] = sh
 	}
 	sh.live++
@@ -66,8 +66,8 @@ func (s *DedupStore[V]) leaveLocked(e *Entry[V]) {
 	if sh == nil {
 		return
 	}
-	if e.sindex >= 0 {
-		heap.Remove(&sh.terminal, e.sindex)
+	if e.pos[inShare] >= 0 {
+		heap.Remove(&sh.terminal, e.pos[inShare])
 	}
 	e.share = nil
 	if sh.live--; sh.live == 0 {
@@ -79,38 +79,10 @@ func (s *DedupStore[V]) leaveLocked(e *Entry[V]) {
 // passed first, if its expiry is before now, and reports whether it did.
 // Called with s.mu held.
 func (s *DedupStore[V]) evictShareLocked(sh *invokerShare[V], now time.Time) bool {
-	if len(sh.terminal) == 0 || !now.After(sh.terminal[0].protectUntil) {
+	if sh.terminal.Len() == 0 || !now.After(sh.terminal.es[0].protectUntil) {
 		return false
 	}
-	s.removeLocked(sh.terminal[0])
+	s.removeLocked(sh.terminal.es[0])
 	s.evicted++
 	return true
-}
-
-// shareHeap is a min-heap of one invoker's completed entries by
-// protectUntil.
-type shareHeap[V any] []*Entry[V]
-
-func (h shareHeap[V]) Len() int           { return len(h) }
-func (h shareHeap[V]) Less(i, j int) bool { return h[i].protectUntil.Before(h[j].protectUntil) }
-func (h shareHeap[V]) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].sindex = i
-	h[j].sindex = j
-}
-
-func (h *shareHeap[V]) Push(x any) {
-	e := x.(*Entry[V])
-	e.sindex = len(*h)
-	*h = append(*h, e)
-}
-
-func (h *shareHeap[V]) Pop() any {
-	old := *h
-	n := len(old) - 1
-	e := old[n]
-	old[n] = nil
-	e.sindex = -1
-	*h = old[:n]
-	return e
 }
