@@ -94,7 +94,7 @@ conformance:
 # (30 s); make test runs each for 10 s.
 FUZZ_TARGETS := abi:FuzzDecodeRequest abi:FuzzDecodeResponse abi:FuzzDecodeDescription \
                 abi:FuzzDecodeInvocation abi:FuzzDecodeInvocationResult host/rpc:FuzzParseTimestamp \
-                host/rpc:FuzzCleanText
+                host/rpc:FuzzCleanText host/wasm:FuzzBoundModule
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
