@@ -17,9 +17,13 @@ import (
 //     topics: admin ops on cmdhost/{executorId}/admin/{op}, events on
 //     cmdhost/{executorId}/events). A leading {token} would subscribe to
 //     every first level, the host's included.
-//   - it has the level {executorId}: a command answers for its own
-//     executor only, never for another one. With serve --share,
-//     {executorId} is the service's name, the same for all its replicas.
+//   - its second level is {executorId}, so that an executor's requests are
+//     all under <first level>/<its id>/: a command answers for its own
+//     executor only, never for another one. (Anywhere else, a level in
+//     front of it could take another executor's id: with our id "echo",
+//     rpc/{x}/{executorId} would match rpc/other-host/echo.) With serve
+//     --share, {executorId} is the service's name, the same for all its
+//     replicas.
 //   - no topic matches both it and the pattern of another command served,
 //     of the same plugin or of another: otherwise a request would reach
 //     two commands, or the wrong one. {executorId} stands for the same
@@ -65,7 +69,8 @@ func (ct commandTopic) overlaps(o commandTopic) bool {
 // CheckTopics checks the topic patterns of a module's commands against the
 // host's rule (see HostTopicPrefix and the package documentation): each
 // must start with a literal level that is neither '$'-prefixed nor the
-// host's, hold the level {executorId}, and overlap no other command's.
+// host's, have {executorId} as its second level, and overlap no other
+// command's.
 // Its errors name the command, the pattern and the fix.
 func CheckTopics(desc *abi.Description) error {
 	_, err := commandTopics(desc)
@@ -111,12 +116,9 @@ func checkTopic(c abi.Command) (commandTopic, error) {
 		return fail("starts with %q, the host's own topics (admin ops %s/{executorId}/admin/{op}, events %s/{executorId}/events); start with another level, e.g. %s",
 			first, HostTopicPrefix, HostTopicPrefix, rpc.DefaultTopic)
 	}
-	hasExecutor := false
-	for _, l := range levels {
-		hasExecutor = hasExecutor || l == "{"+executorToken+"}"
-	}
-	if !hasExecutor {
-		return fail("has no level {%s}: a command answers for its own executor only; add it, e.g. %s", executorToken, rpc.DefaultTopic)
+	if len(levels) < 2 || levels[1] != "{"+executorToken+"}" {
+		return fail("does not have {%s} as its second level: a command answers for its own executor only, under <prefix>/{%s}/…, e.g. %s",
+			executorToken, executorToken, rpc.DefaultTopic)
 	}
 	p, err := rpc.ParseTopic("", ct.source, map[string]string{"commandName": c.Name})
 	if err != nil {

@@ -40,12 +40,17 @@ func TestCheckTopics(t *testing.T) {
 	for _, c := range []struct{ pattern, want string }{
 		{"{a}/{b}/{c}/{d}", `command c: topic pattern "{a}/{b}/{c}/{d}" starts with the token {a}: start with a literal level`},
 		{"{executorId}/x", `starts with the token {executorId}`},
-		{"rpc/other-host/echo", `command c: topic pattern "rpc/other-host/echo" has no level {executorId}`},
+		{"rpc/other-host/echo", `command c: topic pattern "rpc/other-host/echo" does not have {executorId} as its second level`},
 		{"cmdhost/{executorId}/admin/{op}", `topic pattern "cmdhost/{executorId}/admin/{op}" starts with "cmdhost", the host's own topics`},
 		{"cmdhost/{executorId}/events", `starts with "cmdhost"`},
 		{"$share/g/{executorId}/x", `starts with "$share": levels starting with '$' are the broker's`},
 		{"rpc/{executorId}/{bad token}", `token "{bad token}"`},
 		{"rpc/{executorId}/x{y}", `level "x{y}"`},
+		// A level before {executorId} could be another executor's id: with
+		// our id "echo", rpc/{x}/{executorId} matches rpc/other-host/echo.
+		{"rpc/{x}/{executorId}", `does not have {executorId} as its second level`},
+		{"rpc/{commandName}/{executorId}", `does not have {executorId} as its second level`},
+		{"rpc", `does not have {executorId} as its second level`},
 	} {
 		err := CheckTopics(&abi.Description{Commands: []abi.Command{{Name: "c", Topic: c.pattern}}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -71,7 +76,7 @@ func TestTopicsOwnedByHost(t *testing.T) {
 	install(t, dir, "echo.wasm", readPlugin(t, "echo"))
 	hostile := map[string]struct{ commands, want string }{
 		"anything":  {"steal={a}/{b}/{c}/{d}", `plugin anything: command steal: topic pattern "{a}/{b}/{c}/{d}" starts with the token {a}`},
-		"impostor":  {"echo2=rpc/other-host/echo", `plugin impostor: command echo2: topic pattern "rpc/other-host/echo" has no level {executorId}`},
+		"impostor":  {"echo2=rpc/other-host/echo", `plugin impostor: command echo2: topic pattern "rpc/other-host/echo" does not have {executorId} as its second level`},
 		"admin":     {"admin=cmdhost/{executorId}/admin/{op}", `plugin admin: command admin: topic pattern "cmdhost/{executorId}/admin/{op}" starts with "cmdhost"`},
 		"broker":    {"sys=$SYS/{executorId}/x", `plugin broker: command sys: topic pattern "$SYS/{executorId}/x" starts with "$SYS"`},
 		"overlap":   {"a=rpc/{executorId}/x/{k} b=rpc/{executorId}/{k}/y", `plugin overlap: commands a and b have overlapping topics "rpc/{executorId}/x/{k}" and "rpc/{executorId}/{k}/y"`},

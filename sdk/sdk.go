@@ -76,7 +76,7 @@ func Timeout(d time.Duration) Option { return func(c *abi.Command) { c.Timeout =
 
 // Topic declares a request topic pattern for the command. Topics belong
 // to the host: it serves a pattern only when its first level is a literal
-// other than "cmdhost" and not starting with '$', it holds the level
+// other than "cmdhost" and not starting with '$', its second level is
 // {executorId}, and no topic matches both it and another command's
 // pattern (README, "Topics"). The default, rpc/{executorId}/{commandName},
 // always qualifies.

@@ -118,7 +118,7 @@ func hostileTopics(t *testing.T, u *url.URL) {
 	echoOnce(t, broker)
 
 	for _, h := range []struct{ name, commands, want string }{
-		{"impostor", "echo2=rpc/other-host/echo", `command echo2: topic pattern "rpc/other-host/echo" has no level {executorId}`},
+		{"impostor", "echo2=rpc/other-host/echo", `command echo2: topic pattern "rpc/other-host/echo" does not have {executorId} as its second level`},
 		{"admin", "admin=cmdhost/{executorId}/admin/{op}", `command admin: topic pattern "cmdhost/{executorId}/admin/{op}" starts with "cmdhost"`},
 		{"shadow", "shadow={a}/{b}/{c}", `command shadow: topic pattern "{a}/{b}/{c}" starts with the token {a}`},
 	} {
