@@ -15,9 +15,10 @@ import (
 // of a second; without a bound, one plugin fills the host's disk and
 // drowns every other line. What is over the limit is dropped and counted
 // (Stats.OutputDroppedLines, OutputDroppedBytes); the host logs one line
-// when a plugin starts dropping and one with the counts when it writes
-// within its limit again, never one per dropped line. Zero fields take
-// the defaults.
+// when a plugin starts dropping, one with the counts every
+// outputNoteInterval while it goes on, and one with the counts when it
+// writes within its limit again: never one per dropped line. Zero fields
+// take the defaults.
 type OutputLimits struct {
 	// LinesPerSecond is the sustained rate of lines; default 100.
 	LinesPerSecond int
@@ -60,6 +61,10 @@ func (l OutputLimits) withDefaults() OutputLimits {
 	return l
 }
 
+// outputNoteInterval is how often the host says that a plugin is still
+// dropping output.
+const outputNoteInterval = 10 * time.Second
+
 // cutMark ends a line cut at MaxLine.
 const cutMark = " …[cut]"
 
@@ -78,7 +83,9 @@ type outputGate struct {
 	bytes    float64
 	last     time.Time // of the last refill
 	dropping bool      // dropping since the last line let through
-	runLines int64     // dropped in the current run of drops
+	noted    time.Time // when the host last said so
+	lastDrop time.Time
+	runLines int64 // dropped in the current run of drops
 	runBytes int64
 
 	droppedLines atomic.Int64
@@ -106,8 +113,11 @@ func (g *outputGate) emit(level slog.Level, source string, line []byte) {
 }
 
 // take spends the tokens of a line of n bytes and reports whether it may
-// be written. The first line dropped, and the first line let through after
-// drops, are announced with the counts.
+// be written. A run of drops is announced when it starts, noted with its
+// counts every outputNoteInterval while it goes on, and closed with its
+// counts by the first line let through after a whole second without a
+// drop: a steady flood, whose lines get through one per refill, is one
+// run, not a note per refill.
 func (g *outputGate) take(n int) bool {
 	g.mu.Lock()
 	now := g.now()
@@ -117,25 +127,35 @@ func (g *outputGate) take(n int) bool {
 	}
 	g.last = now
 	if g.lines < 1 || g.bytes < float64(n) {
-		first := !g.dropping
-		g.dropping = true
+		first, still := !g.dropping, g.dropping && now.Sub(g.noted) >= outputNoteInterval
+		if first || still {
+			g.noted = now
+		}
+		g.dropping, g.lastDrop = true, now
 		g.runLines++
 		g.runBytes += int64(n)
+		lines, bytes := g.runLines, g.runBytes
 		g.mu.Unlock()
 		g.droppedLines.Add(1)
 		g.droppedBytes.Add(int64(n))
-		if first {
+		switch {
+		case first:
 			g.log.Warn("guest output over its limit: dropping lines until it slows down", "plugin", g.plugin,
 				"lines_per_s", g.limits.LinesPerSecond, "bytes_per_s", g.limits.BytesPerSecond)
+		case still:
+			g.log.Warn("guest output still over its limit", "plugin", g.plugin, "dropped_lines", lines, "dropped_bytes", bytes)
 		}
 		return false
 	}
 	g.lines--
 	g.bytes -= float64(n)
-	lines, bytes, resumed := g.runLines, g.runBytes, g.dropping
-	g.dropping, g.runLines, g.runBytes = false, 0, 0
+	ended := g.dropping && now.Sub(g.lastDrop) >= time.Second
+	lines, bytes := g.runLines, g.runBytes
+	if ended {
+		g.dropping, g.runLines, g.runBytes = false, 0, 0
+	}
 	g.mu.Unlock()
-	if resumed {
+	if ended {
 		g.log.Warn("guest output within its limit again", "plugin", g.plugin, "dropped_lines", lines, "dropped_bytes", bytes)
 	}
 	return true

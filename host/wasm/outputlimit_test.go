@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +89,37 @@ func TestOutputGateRefills(t *testing.T) {
 	h.mu.Unlock()
 	if dropped != int64(150) {
 		t.Fatalf("the note of the end of the drops says dropped_lines=%v; want 150", dropped)
+	}
+}
+
+// TestOutputGateNotesALongFlood: a steady flood is one run of drops,
+// whatever gets through between refills: announced once, noted with its
+// counts every outputNoteInterval, and closed once, by the first line after
+// a quiet second.
+func TestOutputGateNotesALongFlood(t *testing.T) {
+	g, h, clock := newTestGate(OutputLimits{LinesPerSecond: 1, LineBurst: 1})
+	for range 120 { // a minute of 100 lines a second, one a second let through
+		for range 50 {
+			g.emit(slog.LevelInfo, "stdout", []byte("x"))
+		}
+		clock.Advance(500 * time.Millisecond)
+	}
+	lines, _, notes := h.split()
+	want := []string{"guest output over its limit: dropping lines until it slows down"}
+	for range 5 { // at 10, 20 … 50 s
+		want = append(want, "guest output still over its limit")
+	}
+	if lines != 60 || !slices.Equal(notes, want) {
+		t.Fatalf("%d lines, notes %q; want 60 lines and %q", lines, notes, want)
+	}
+	clock.Advance(500 * time.Millisecond) // a quiet second since the last drop
+	g.emit(slog.LevelInfo, "stdout", []byte("calm"))
+	_, _, notes = h.split()
+	if len(notes) != 7 || notes[6] != "guest output within its limit again" {
+		t.Fatalf("after a quiet second: notes %q; want the run closed", notes)
+	}
+	if d := g.droppedLines.Load(); d != 120*50-60 {
+		t.Fatalf("%d lines dropped; want %d", d, 120*50-60)
 	}
 }
 
