@@ -25,8 +25,9 @@ var ErrFull = errors.New("cache: dedup store is full: new requests get 503 until
 // extends that for late duplicates and cancels (the executor keeps a
 // terminal state one request window longer, so a cancel or duplicate that
 // arrives just after the expiry still finds it). Between the two the entry
-// is a terminal entry of bounded memory: when the store is full, the completed
-// entry whose protectUntil passed first is evicted to admit a new key.
+// is a terminal entry of bounded memory: when the store is full, the
+// completed entry whose protectUntil passed first is evicted to admit a new
+// key.
 // Entries in progress, and entries still protected, are never evicted.
 
 // Key identifies a request for deduplication: its correlation data and
@@ -249,8 +250,8 @@ func (s *DedupStore[V]) BeginFrom(invoker string, key Key, expiry time.Time) (e 
 //
 // keepUntil may extend how long the entry is kept, never shorten it below the
 // request's expiry: an idempotent reply may be deduplicated until the later
-// of its request's expiry and its reply's TTL. Pass the zero time to keep the entry until
-// its expiry only, as a non-idempotent command must.
+// of its request's expiry and its reply's TTL. Pass the zero time to keep
+// the entry until its expiry only, as a non-idempotent command must.
 //
 // Completing twice is a no-op: the first outcome wins, so a late result after
 // another outcome was stored cannot change what duplicates see. If the entry

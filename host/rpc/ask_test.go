@@ -128,8 +128,9 @@ func TestPlainRequestGetsNoAck(t *testing.T) {
 	}
 }
 
-// State machine: InProgress → Cancelled while running: the context closes with the
-// cancel as its cause, the reply is 499, the late result is suppressed.
+// State machine: InProgress → Cancelled while running: the context closes
+// with the cancel as its cause, the reply is 499, the late result is
+// suppressed.
 func TestCancelWhileRunning(t *testing.T) {
 	b := newBlocking()
 	h := start(t, Config{}, Command{Name: "work", Handler: b.handle})

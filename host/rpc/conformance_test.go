@@ -2,8 +2,9 @@ package rpc_test
 
 // Conformance harness: runs every METL CommandExecutor case of the Azure
 // IoT Operations SDKs' language-neutral suite (read from
-// ../shared/conformance, never copied into the repo) against the real rpc.Executor, through the packet-level fake
-// broker rpctest and an injected clock that the cases freeze and unfreeze.
+// ../shared/conformance, never copied into the repo) against the real
+// rpc.Executor, through the packet-level fake broker rpctest and an
+// injected clock that the cases freeze and unfreeze.
 //
 // Each case is a subtest named after its file; at the end one line
 // "conformance: N passed, N failed, N skipped" is printed. `make

@@ -38,8 +38,8 @@ package rpc
 //   - Counter carry. When the counter would pass 99999 it carries into the
 //     milliseconds: (l, 99999) is followed by (l+1, 0), which orders after
 //     it, so the clock never overflows. Failing instead (the protocol's
-//     "HLC integer overflow" error, 500) would let one request poison the clock:
-//     a `__ts` 50 s ahead with counter 99998 is within the drift limit, and
+//     "HLC integer overflow" error, 500) would let one request poison the
+//     clock: a `__ts` 50 s ahead with counter 99998 is within the drift limit, and
 //     while physical time has not caught up with it every later event would
 //     continue that counter and fail, for every invoker, for 50 s, renewable
 //     by sending it again. Nor does it take a hostile peer: while a merge
@@ -49,8 +49,8 @@ package rpc
 //   - Drift rule. A remote timestamp whose milliseconds are more than
 //     MaxDrift (default 1 minute, the AIO default) ahead of the physical
 //     clock is refused with ErrClockDrift, the protocol's "HLC excessive
-//     clock drift" error (503, `__propName` "MaxClockDrift"), before it touches
-//     the clock. The rule is judged on the remote's own value, never on the
+//     clock drift" error (503, `__propName` "MaxClockDrift"), before it
+//     touches the clock. The rule is judged on the remote's own value, never on the
 //     merged one, so milliseconds gained by a carry never count against it:
 //     no sequence of remotes within the limit makes a later remote within
 //     the limit fail. What the clock takes from physical readings and
