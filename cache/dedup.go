@@ -20,12 +20,14 @@ var ErrFull = errors.New("cache: dedup store is full: new requests get 503 until
 
 // How a full store makes room: entries have two deadlines. protectUntil is
 // the latest expiry of the request's receipts: before it, a duplicate may
-// still arrive while the invoker waits, so the entry is never removed (the
-// seed's MUST). keepUntil (>= protectUntil) extends that for late
-// duplicates and cancels (the executor keeps a terminal state one request
-// window longer, remote-ask seed §7). Between the two the entry is a
-// terminal entry of bounded memory: when the store is full, the completed
-// entry whose protectUntil passed first is evicted to admit a new key.
+// still arrive while the invoker waits, so the entry is never removed (a
+// non-idempotent command must not run twice). keepUntil (>= protectUntil)
+// extends that for late duplicates and cancels (the executor keeps a
+// terminal state one request window longer, so a cancel or duplicate that
+// arrives just after the expiry still finds it). Between the two the entry
+// is a terminal entry of bounded memory: when the store is full, the
+// completed entry whose protectUntil passed first is evicted to admit a new
+// key.
 // Entries in progress, and entries still protected, are never evicted.
 
 // Key identifies a request for deduplication: its correlation data and
@@ -105,13 +107,13 @@ func (e *Entry[V]) Expiry() time.Time { return e.expiry }
 // Key returns the key of the request.
 func (e *Entry[V]) Key() Key { return e.key }
 
-// DedupStore is the strict deduplication store of the executor (seed
-// command-cache.md, "Caching for de-duplication"). It records every request
-// from its first receipt, as a placeholder, so that a duplicate (same Key)
-// arriving while the request runs or after it completed is answered with the
-// same outcome and never executed a second time.
+// DedupStore is the strict deduplication store of the executor. It records
+// every request from its first receipt, as a placeholder, so that a
+// duplicate (same Key) arriving while the request runs or after it
+// completed is answered with the same outcome and never executed a second
+// time.
 //
-// Its rule is the seed's MUST for non-idempotent commands: an entry is never
+// Its rule, which non-idempotent commands rely on: an entry is never
 // removed before the expiry of its request. So the store never evicts an
 // entry in progress or one whose request has not expired: entries leave when
 // their keep-until time has passed, a full store evicts only completed
@@ -184,7 +186,7 @@ func NewDedupStore[V any](cfg DedupConfig) *DedupStore[V] {
 // stay blocked on Done, so they must also watch their own deadline.
 //
 // A duplicate whose expiry is later than the entry's keep-until extends it:
-// the seed requires tracking a request until its timeout, and a duplicate
+// a request is tracked until its timeout, and a duplicate
 // re-sent with a fresh expiry must not run again once the first copy's
 // expiry passes.
 //
@@ -247,10 +249,9 @@ func (s *DedupStore[V]) BeginFrom(invoker string, key Key, expiry time.Time) (e 
 // must get the same response as the original.
 //
 // keepUntil may extend how long the entry is kept, never shorten it below the
-// request's expiry: an idempotent reply may be kept until max(request expiry,
-// reply TTL) (seed: "De-duplication ... may happen until the maximum(request
-// timeout, TTL of the response)"). Pass the zero time to keep the entry until
-// its expiry only, as a non-idempotent command must.
+// request's expiry: an idempotent reply may be deduplicated until the later
+// of its request's expiry and its reply's TTL. Pass the zero time to keep
+// the entry until its expiry only, as a non-idempotent command must.
 //
 // Completing twice is a no-op: the first outcome wins, so a late result after
 // another outcome was stored cannot change what duplicates see. If the entry

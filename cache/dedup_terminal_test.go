@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Remote-ask seed §7: terminal entries kept past their request's expiry
+// Terminal entries kept past their request's expiry
 // (for late duplicates and cancels) are bounded by TTL and by count, and
 // only terminal entries are evicted.
 func TestFullEvictsOnlyTerminalEntriesPastTheirExpiry(t *testing.T) {

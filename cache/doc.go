@@ -1,5 +1,6 @@
 // Package cache holds the executor's two response caches, kept apart on
-// purpose (seed command-cache.md).
+// purpose: one must never forget a request early, the other may forget any
+// reply at any time.
 //
 // DedupStore is the strict deduplication store for duplicate requests (same
 // correlation data and response topic). It inserts a placeholder at the first

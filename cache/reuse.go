@@ -94,9 +94,8 @@ type reuseEntry[V any] struct {
 
 // ReuseCache is the executor's cache for reusing the reply of an idempotent
 // command for an equivalent request (same command, topic, payload and content
-// type, new correlation data; seed command-cache.md, "Caching for reuse"). It
-// is a ristretto cache weighted by reply bytes and bounded by
-// ReuseConfig.MaxBytes, with a TTL per reply.
+// type, new correlation data). It is a ristretto cache weighted by reply
+// bytes and bounded by ReuseConfig.MaxBytes, with a TTL per reply.
 //
 // Reuse is an optimization, never a correctness requirement: an idempotent
 // command may run again at no cost but time. So this cache may drop any entry

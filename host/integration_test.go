@@ -235,7 +235,7 @@ func TestMissingExpiryThroughBroker(t *testing.T) {
 	})
 }
 
-// EchoWithTag, non-idempotent (seed command-cache.md), with counter:
+// An echo with a run tag, non-idempotent, with counter:
 // 1. one call → "Hello!:1";
 // 2. a duplicate within the first's window → the same reply, run once;
 // 3. a duplicate after the first's window → discarded: no reply;
@@ -357,8 +357,8 @@ func (c *settableClock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// EchoWithTag, idempotent with a 1 h response TTL (seed command-cache.md),
-// with counter-idem and a clock the test moves:
+// An echo with a run tag, idempotent with a 1 h response TTL, with
+// counter-idem and a clock the test moves:
 // 1. one call → "Hello!:1";
 // 2. a duplicate within the first's window → the same reply, run once;
 // 3. a duplicate after the window → discarded, but the reply stays cached;

@@ -14,7 +14,7 @@ import (
 	"github.com/cmdhost/cmdhost/host/wasm"
 )
 
-// Nested invocation (issue §4): a handler calls other commands through
+// Nested invocation: a handler calls other commands through
 // abi.FnInvoke and the engine hands the call to a Nested, which runs the
 // branches and waits for them by the invocation's sync rule.
 //
@@ -32,11 +32,11 @@ import (
 //     travels with every nested request in the cmdhost-chain property
 //     (abi.ChainKey), across hosts too, and a call to a command already in
 //     it, or past the depth limit, fails at once naming the chain.
-//   - Fan-out follows the seed's synchronization timeout
-//     (timeout-strategy.md): branches start at once; the sync timeout is
-//     wait time measured from the first answer, not total time; default
-//     min(max child budget × n × 1.5, 30 min); the caller's own deadline
-//     caps everything.
+//   - Fan-out waits by a synchronization timeout: branches start at once;
+//     the sync timeout is wait time measured from the first answer, not
+//     total time, so slow starts do not eat it; its default,
+//     min(max child budget × n × 1.5, 30 min), leaves every branch its own
+//     budget with room to spare; the caller's own deadline caps everything.
 //   - Branches still running when the invocation completes (strategy met,
 //     sync timeout, caller cut) are cancelled: their module contexts are
 //     closed. Nobody would read their output, and it frees their pool
@@ -47,8 +47,8 @@ import (
 // DefaultMaxDepth bounds call chains when NestedConfig.MaxDepth is 0.
 const DefaultMaxDepth = 8
 
-// maxSyncTimeout caps the computed default sync timeout (the seed's 30
-// minutes).
+// maxSyncTimeout caps the computed default sync timeout, so a fan-out over
+// long commands ends within half an hour unless it sets its own timeout.
 const maxSyncTimeout = 30 * time.Minute
 
 // RemoteInvoker calls a command of another executor through the broker;
@@ -249,8 +249,8 @@ func (w *waiter) wait(ctx context.Context, arrivals <-chan arrival) *abi.Invocat
 	return &abi.InvocationResult{}
 }
 
-// syncTimeout is the invocation's sync timeout: its own, or the seed's
-// default min(max child budget × n × 1.5, 30 min); never past the
+// syncTimeout is the invocation's sync timeout: its own, or the default
+// min(max child budget × n × 1.5, 30 min); never past the
 // caller's deadline.
 func (w *waiter) syncTimeout(ctx context.Context) time.Duration {
 	t := w.inv.Sync.Timeout

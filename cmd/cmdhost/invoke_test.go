@@ -89,7 +89,7 @@ type logLine struct {
 	at   time.Time
 }
 
-// The issue's acceptance: Ctrl-C on `cmdhost invoke spin` cancels the call
+// Interrupting an invoke: Ctrl-C on `cmdhost invoke spin` cancels the call
 // on the host, which stops the spinning module within 50 ms of the cancel's
 // receipt and replaces its instance.
 func TestInvokeInterruptCancels(t *testing.T) {

@@ -212,7 +212,7 @@ func untilAnswer(t *testing.T, broker, command, want string, limit time.Duration
 	}
 }
 
-// The acceptance: a module copied into the folder of a running
+// Hot reload: a module copied into the folder of a running
 // host is served without a restart; replacing it brings the new behaviour.
 func TestServeHotReload(t *testing.T) {
 	dir := t.TempDir()

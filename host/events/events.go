@@ -1,5 +1,5 @@
-// Package events carries the host's timeout events (seed
-// timeout-strategy.md "Observability"): every timeout, whatever cut the
+// Package events carries the host's timeout events, so that every cut call
+// can be seen and explained: every timeout, whatever cut the
 // call, and the warning when a call passes 80 % of its budget, become one
 // Event that the log, the metrics and, when asked for, an MQTT topic
 // receive. Producers (the executor, nested invocations) know nothing of

@@ -11,7 +11,7 @@ import (
 	"github.com/cmdhost/cmdhost/cache"
 )
 
-// The ask extensions (PROTOCOL.md "Extensions", seed remote-ask-protocol.md).
+// The ask extensions (PROTOCOL.md "Extensions").
 // Both are opt-in through user properties, so an invoker that sends neither
 // sees plain protocol v1.0.
 //
@@ -24,7 +24,7 @@ import (
 //     or running becomes Cancelled: its context (the module's, for a
 //     plugin) is closed and the reply is 499.
 //
-// State machine of a request executed here (seed §3): InProgress from its
+// State machine of a request executed here: InProgress from its
 // first accepted receipt, then Replied or Cancelled, whichever comes first
 // (a timeout's 408, or its silence at expiry, counts as the reply). The
 // transition is one compare-and-swap on call.state, so reply, cancel and

@@ -14,9 +14,10 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 )
 
-// The ask extensions (ask.go), rule by rule of seed remote-ask-protocol.md
-// §3, §4 and §7 on the executor's side; §5 and §6 are the invoker's
-// (invoker tests).
+// The ask extensions (ask.go), rule by rule on the executor's side: the
+// request state machine, duplicates in each state, and how long terminal
+// entries are kept. The invoker's side (retry until acked, cancel on
+// context end) is in the invoker tests.
 
 func withAck(p *packets.Publish) {
 	p.Properties.User = append(p.Properties.User, packets.User{Key: propAck, Value: "1"})
@@ -87,7 +88,7 @@ func (b *blocking) handle(ctx context.Context, req *abi.Request) (*abi.Response,
 	}
 }
 
-// §3 null → InProgress → Replied, with the ack first.
+// State machine: null → InProgress → Replied, with the ack first.
 func TestAskAckThenReply(t *testing.T) {
 	b := newBlocking()
 	h := start(t, Config{}, Command{Name: "work", Handler: b.handle})
@@ -127,8 +128,9 @@ func TestPlainRequestGetsNoAck(t *testing.T) {
 	}
 }
 
-// §3 InProgress → Cancelled while running: the context closes with the
-// cancel as its cause, the reply is 499, the late result is suppressed.
+// State machine: InProgress → Cancelled while running: the context closes
+// with the cancel as its cause, the reply is 499, the late result is
+// suppressed.
 func TestCancelWhileRunning(t *testing.T) {
 	b := newBlocking()
 	h := start(t, Config{}, Command{Name: "work", Handler: b.handle})
@@ -149,7 +151,7 @@ func TestCancelWhileRunning(t *testing.T) {
 	if _, err := h.broker.WaitAcks(ctx(t), 2); err != nil {
 		t.Fatal(err)
 	}
-	// §4 a duplicate after Cancelled gets 499 again, not a run.
+	// A duplicate after Cancelled gets 499 again, not a run.
 	if got := stat(h.roundTrip(req("rpc/exec-1/work", 1, withAck), 3)); got != "499" {
 		t.Fatalf("duplicate after Cancelled: %s, want 499", got)
 	}
@@ -177,7 +179,7 @@ func TestCancelWhileQueued(t *testing.T) {
 	}
 }
 
-// §3 first terminal state wins: a cancel after the reply is ignored, and
+// The first terminal state wins: a cancel after the reply is ignored, and
 // a late result after Cancelled is suppressed.
 func TestFirstTerminalStateWins(t *testing.T) {
 	t.Run("cancel after reply", func(t *testing.T) {
@@ -222,7 +224,7 @@ func TestFirstTerminalStateWins(t *testing.T) {
 	})
 }
 
-// §4: a duplicate in progress is acked again (when it asks), and answered
+// A duplicate in progress is acked again (when it asks), and answered
 // with the reply when it comes; without the property, no 202.
 func TestDuplicateInProgressIsAcked(t *testing.T) {
 	b := newBlocking()
@@ -247,7 +249,7 @@ func TestDuplicateInProgressIsAcked(t *testing.T) {
 	}
 }
 
-// §3 under -race: reply, cancel and execution timeout race; whatever
+// Under -race: reply, cancel and execution timeout race; whatever
 // happens, each request gets exactly one terminal reply, and every later
 // duplicate gets the same one.
 func TestTerminalRace(t *testing.T) {
@@ -300,7 +302,7 @@ func TestTerminalRace(t *testing.T) {
 	}
 }
 
-// §7 at the executor: with a full dedup store, a terminal entry past its
+// At the executor, with a full dedup store, a terminal entry past its
 // request's expiry gives way to a new request (no 503); in-progress ones
 // never do.
 func TestTerminalEntriesBounded(t *testing.T) {

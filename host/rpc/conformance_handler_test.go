@@ -1,8 +1,8 @@
 package rpc_test
 
 // The native Go handler that stands in for the METL executor's user code
-// and test serializer (MetlSpec.md "Executor", "ExecutorSerializer",
-// "Sync"), and the countdown events the cases synchronise on.
+// and test serializer (a case's executor, serializer and sync sections),
+// and the countdown events the cases synchronise on.
 
 import (
 	"context"

@@ -1,9 +1,10 @@
 package rpc_test
 
 // Conformance harness: runs every METL CommandExecutor case of the Azure
-// IoT Operations SDKs' language-neutral suite (../shared/conformance,
-// MetlSpec.md) against the real rpc.Executor, through the packet-level fake
-// broker rpctest and an injected clock that the cases freeze and unfreeze.
+// IoT Operations SDKs' language-neutral suite (read from
+// ../shared/conformance, never copied into the repo) against the real
+// rpc.Executor, through the packet-level fake broker rpctest and an
+// injected clock that the cases freeze and unfreeze.
 //
 // Each case is a subtest named after its file; at the end one line
 // "conformance: N passed, N failed, N skipped" is printed. `make
@@ -53,8 +54,8 @@ var skipReasons = map[string]string{
 		"the case requires 'explicit-default', which cmdhost's sentinel-zero settings are not",
 }
 
-// features are the METL platform features cmdhost has (MetlSpec.md
-// FeatureKind). Not: explicit-default (a zero or empty setting means its
+// features are the METL platform features cmdhost has; a case that requires
+// another is skipped. Not: explicit-default (a zero or empty setting means its
 // default), unobtanium.
 var features = map[string]bool{
 	"ack-ordering": true, "topic-filtering": true, "reconnection": true,
@@ -510,8 +511,8 @@ func checkCatch(t *testing.T, catch tree, err error, shallow bool) {
 
 // squash lowercases s and drops everything but letters and digits, so
 // that "ExecutionTimeout", "execution timeout" and "execution_timeout"
-// compare equal (MetlSpec.md: property names are de-capitalized and
-// de-separated).
+// compare equal (the cases write property names in any case, with or
+// without separators).
 func squash(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {

@@ -532,8 +532,9 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		go e.finishFirst(in, dedupRefusal(err))
 	case !first && !entry.Expiry().After(in.received):
 		// A duplicate after the original request's expiry is dead on
-		// arrival (command-cache seed, EchoWithTag scenario 3): its
-		// invoker has stopped waiting. Acked, not run, not answered.
+		// arrival, even with a fresh expiry of its own: its invoker has
+		// stopped waiting, and running it would execute the command
+		// twice. Acked, not run, not answered.
 		e.log.Info("duplicate after the original's expiry discarded", "command", in.route.cmd.Name)
 		go e.finish(in, noReply)
 	case !first:

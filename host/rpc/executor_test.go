@@ -439,8 +439,8 @@ func TestSubscribeRefused(t *testing.T) {
 }
 
 // A duplicate arriving after the original request's expiry is dead on
-// arrival: acked, not run, not answered (command-cache seed, EchoWithTag
-// scenario 3), even when it carries a fresh expiry of its own.
+// arrival: acked, not run, not answered, even when it carries a fresh
+// expiry of its own.
 func TestLateDuplicateDiscarded(t *testing.T) {
 	var n atomic.Int64
 	h := start(t, Config{}, Command{Name: "counter", Handler: func(context.Context, *abi.Request) (*abi.Response, error) {

@@ -3,9 +3,9 @@ package rpc
 // Hybrid logical clock (HLC) for the `__ts` user property.
 //
 // Every publish the host sends carries `__ts`, and every `__ts` the host
-// receives is merged into its clock (AIO ADR-0007: one HLC per application,
-// updated on every inbound publish, advanced against the system clock before
-// every outbound publish). The HLC gives messages an order that respects
+// receives is merged into its clock: there is one HLC per application,
+// updated on every inbound publish and advanced against the system clock
+// before every outbound publish. The HLC gives messages an order that respects
 // causality (a response is always stamped later than the request it answers,
 // even when the two machines' clocks disagree) while staying close to wall
 // time, so values remain meaningful to people and usable as fencing tokens.
@@ -24,10 +24,10 @@ package rpc
 // where l is wall time in milliseconds, c the counter and pt the physical
 // clock truncated to milliseconds.
 //
-// Decisions the ADR leaves open, and why:
+// Decisions the RPC protocol leaves open, and why:
 //
-//   - Counter bound. ADR-0007 and the conformance cases say nothing about the
-//     counter's width (they only check that an unparsable `__ts` gives 400).
+//   - Counter bound. The protocol says nothing about the counter's width
+//     (an unparsable `__ts` gives 400, nothing more).
 //     The AIO Go SDK keeps a uint64 and only detects wrap-around; other HLC
 //     libraries use uint16 (65535). We bound the counter by the wire format
 //     instead: `%05d` gives five digits, so the largest counter that can be
@@ -37,9 +37,9 @@ package rpc
 //     six-digit counters that strict peers (and we) reject as malformed.
 //   - Counter carry. When the counter would pass 99999 it carries into the
 //     milliseconds: (l, 99999) is followed by (l+1, 0), which orders after
-//     it, so the clock never overflows. Failing instead (the error table's
-//     "HLC integer overflow", 500) would let one request poison the clock:
-//     a `__ts` 50 s ahead with counter 99998 is within the drift limit, and
+//     it, so the clock never overflows. Failing instead (the protocol's
+//     "HLC integer overflow" error, 500) would let one request poison the
+//     clock: a `__ts` 50 s ahead with counter 99998 is within the drift limit, and
 //     while physical time has not caught up with it every later event would
 //     continue that counter and fail, for every invoker, for 50 s, renewable
 //     by sending it again. Nor does it take a hostile peer: while a merge
@@ -48,9 +48,9 @@ package rpc
 //     catches up (2,000 a second for 50 s) would overflow it.
 //   - Drift rule. A remote timestamp whose milliseconds are more than
 //     MaxDrift (default 1 minute, the AIO default) ahead of the physical
-//     clock is refused with ErrClockDrift, the error table's "HLC excessive
-//     clock drift" (503, `__propName` "MaxClockDrift"), before it touches
-//     the clock. The rule is judged on the remote's own value, never on the
+//     clock is refused with ErrClockDrift, the protocol's "HLC excessive
+//     clock drift" error (503, `__propName` "MaxClockDrift"), before it
+//     touches the clock. The rule is judged on the remote's own value, never on the
 //     merged one, so milliseconds gained by a carry never count against it:
 //     no sequence of remotes within the limit makes a later remote within
 //     the limit fail. What the clock takes from physical readings and
@@ -210,7 +210,9 @@ type HLCConfig struct {
 }
 
 // HLC is a hybrid logical clock, safe for concurrent use. There should be one
-// per application (ADR-0007), shared by everything that publishes or receives.
+// per application, shared by everything that publishes or receives, so that
+// every message the application sends is ordered after every message it has
+// seen.
 type HLC struct {
 	now        func() time.Time
 	maxDriftMs int64 // drift in whole ms: drift (an integer number of ms) > MaxDrift  <=>  drift > floor(MaxDrift/ms)

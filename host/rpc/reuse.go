@@ -8,13 +8,13 @@ import (
 	"github.com/cmdhost/cmdhost/cache"
 )
 
-// Reuse of idempotent replies (seed command-cache.md, PROTOCOL.md "Dedup
-// and reuse"). An equivalent request (same command, topic tokens, content
-// type and payload, new correlation data) of an idempotent command with a
-// response TTL may be answered from a cost-weighted cache instead of
-// running again. The cache may forget anything at any time: only
-// efficiency is lost. Deduplication does not depend on it: the strict
-// dedup store is separate and never touched by its size pressure.
+// Reuse of idempotent replies (PROTOCOL.md "Dedup and reuse"). An
+// equivalent request (same command, topic tokens, content type and payload,
+// new correlation data) of an idempotent command with a response TTL may be
+// answered from a cost-weighted cache instead of running again. The cache
+// may forget anything at any time: only efficiency is lost. Deduplication
+// does not depend on it: the strict dedup store is separate and never
+// touched by its size pressure.
 
 // DefaultReuseMaxBytes bounds the reuse cache when Config says nothing.
 const DefaultReuseMaxBytes = 64 << 20

@@ -12,8 +12,9 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 )
 
-// countingHandler replies "<payload>:<n>" (the seed's EchoWithTag); reply
-// may adjust each response.
+// countingHandler replies "<payload>:<n>", n counting its runs, so a reply
+// shows whether it came from a run or from the cache; adjust may change each
+// response.
 func countingHandler(runs *atomic.Int64, adjust func(*abi.Response)) Handler {
 	return func(_ context.Context, r *abi.Request) (*abi.Response, error) {
 		resp := &abi.Response{Payload: []byte(string(r.Payload) + ":" + strconv.FormatInt(runs.Add(1), 10)), ContentType: r.ContentType}
@@ -39,10 +40,12 @@ func payload(s string) func(*packets.Publish) {
 	return func(p *packets.Publish) { p.Payload = []byte(s) }
 }
 
-// The rules of the command-cache seed ("For RPC correctness",
-// "Additionally"), each case named after its rule: two requests, the
-// second after `advance`; how many times the handler ran and whether the
-// second got a reply.
+// The rules for answering from a cache (reuse only for an equivalent
+// request to an idempotent command within its reply's positive TTL, dedup
+// only within the request's expiry, never an error, never another invoker's
+// private reply), each case named after its rule: two requests, the second
+// after `advance`; how many times the handler ran and whether the second got
+// a reply.
 func TestReuseRules(t *testing.T) {
 	idem := func(ttl time.Duration) Command { return Command{Name: "tag", Idempotent: true, ResponseTTL: ttl} }
 	appError := func(r *abi.Response) { r.Status, r.AppError = abi.StatusInternalError, true }

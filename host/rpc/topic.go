@@ -203,9 +203,8 @@ func (p TopicPattern) Match(topic string) (map[string]string, bool) {
 // validTopicName reports whether s may be published to: a non-empty UTF-8
 // topic name without wildcards (MQTT v5 §4.7) and without empty levels.
 // MQTT allows empty levels, but the RPC protocol's topics are made of
-// non-empty labels (reference/aio-topic-structure.md), and the SDKs'
-// executors send nothing to a response topic such as "//invalid"
-// (conformance case RequestInvalidResponseTopic_NoResponse).
+// non-empty labels, so an executor sends nothing to a response topic such
+// as "//invalid", as the other SDKs' executors do.
 func validTopicName(s string) bool {
 	return s != "" && !strings.ContainsAny(s, "+#\x00") && utf8.ValidString(s) &&
 		!strings.HasPrefix(s, "/") && !strings.HasSuffix(s, "/") && !strings.Contains(s, "//")

@@ -3,6 +3,40 @@
 // own and called on a bounded pool of instances (Engine.Load,
 // Plugin.Invoke).
 //
+// It exists so that the rest of the host can treat a module as a function
+// from abi.Request to abi.Response with a deadline, and never see wazero,
+// guest memory or a guest's faults: whatever a guest does, Invoke returns a
+// Response or an Error whose Kind says what happened.
+//
+// # Concepts
+//
+//   - Engine: what outlives one plugin version, the compilation cache and
+//     each plugin's Vars. A host has one.
+//   - Plugin: one loaded version of a module, with its own wazero runtime,
+//     so closing it returns everything it compiled and allocated. Loading
+//     checks the module's size and shape, runs its initializer and its
+//     describe export under PluginConfig.LoadTimeout, and keeps the
+//     abi.Description it declared. A new version of a file is a new Plugin;
+//     Close lets the old one's calls in flight finish, and a call that comes
+//     after it fails with KindClosed.
+//   - Instances: each Invoke takes an instance from the plugin's pool
+//     (PluginConfig.PoolSize bounds them, and so the plugin's concurrency),
+//     waiting for one until the call's deadline. An instance serves one call
+//     at a time and keeps nothing of it. An instance whose call failed in
+//     any way but KindUnknownCommand is discarded, never reused, so a
+//     guest's broken state cannot reach the next call. Instances idle for
+//     PluginConfig.IdleTimeout are released; the next call makes one afresh.
+//   - Deadlines and cancels: the call's context closes the guest's module
+//     (wazero's close on context done), so a guest in an endless loop stops
+//     at its deadline or cancel; the error is KindDeadline or KindCanceled.
+//   - What a guest may reach: its memory, the host functions of package abi
+//     (config values, the plugin's variables shared by all its instances,
+//     logging, nested calls through a Nester) and what its Grants give;
+//     the zero Grants give no filesystem, no environment and no network.
+//   - Errors: every failure is an *Error with a Kind (KindOf), which callers
+//     map to protocol statuses; Stats counts calls, failures, replaced
+//     instances and latencies per plugin.
+//
 // # Limits
 //
 // A plugin is code the host does not trust: nothing it declares or does

@@ -34,8 +34,9 @@ func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.Afte
 
 // idleTimer calls onIdle once a plugin has had no call running for its
 // idle timeout: the time is measured from the end of the last call, and
-// while any call runs no timer runs (seed session-idle-timeout.md). Every
-// call is bracketed by begin and end; start arms the first timer, at load,
+// while any call runs no timer runs, so a long call is never cut for being
+// idle and a plugin's instances go only once it has been unused. Every call
+// is bracketed by begin and end; start arms the first timer, at load,
 // so a plugin that is never called is released too; stop disarms for good.
 //
 // State changes under mu, so the rules hold exactly, not just eventually:

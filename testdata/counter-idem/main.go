@@ -1,5 +1,5 @@
 // Command counter-idem is counter declared idempotent with a one-hour
-// response TTL: the idempotent EchoWithTag of the command-cache seed.
+// response TTL, so reuse tests see which replies came from the cache.
 package main
 
 import (

@@ -1,6 +1,6 @@
-// Command counter is the non-idempotent EchoWithTag of the command-cache
-// seed: it replies `<payload>:<n>` where n counts 1, 2, 3 … across all
-// instances of the plugin, kept in a per-plugin variable.
+// Command counter is a non-idempotent echo with a tag that shows every run:
+// it replies `<payload>:<n>` where n counts 1, 2, 3 … across all instances
+// of the plugin, kept in a per-plugin variable, so dedup tests see reruns.
 package main
 
 import (
