@@ -78,7 +78,7 @@ func Timeout(d time.Duration) Option { return func(c *abi.Command) { c.Timeout =
 // to the host: it serves a pattern only when its first level is a literal
 // other than "cmdhost" and not starting with '$', its second level is
 // {executorId}, and no topic matches both it and another command's
-// pattern (README, "Topics"). The default, rpc/{executorId}/{commandName},
+// pattern (docs/plugins.md, "Topics"). The default, rpc/{executorId}/{commandName},
 // always qualifies.
 func Topic(pattern string) Option { return func(c *abi.Command) { c.Topic = pattern } }
 
