@@ -89,6 +89,9 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !ok {
+		if conformanceRequired() {
+			t.Fatalf("conformance cases are missing at %s: under CI they must be present", dir)
+		}
 		fmt.Println("conformance: ../shared/conformance is absent, skipping")
 		t.Skip("no conformance cases at " + dir)
 	}
