@@ -1,48 +1,29 @@
 package host_test
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host/rpc"
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
-// rawClient is an MQTT client subscribed to a response topic of its own;
-// it sees every response, 202s included.
+// rawClient is a test MQTT client subscribed to a response topic of its
+// own; it sees every response, 202s included.
 type rawClient struct {
-	cm        *autopaho.ConnectionManager
+	*testkit.Client
 	respTopic string
-	got       chan *paho.Publish
 }
 
 func newRawClient(t testing.TB, u *url.URL) *rawClient {
 	t.Helper()
 	name := strings.ReplaceAll(t.Name(), "/", "-")
-	c := &rawClient{respTopic: "ask/" + name, got: make(chan *paho.Publish, 16)}
-	up := make(chan struct{})
-	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
-		ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
-		OnConnectionUp: func(*autopaho.ConnectionManager, *paho.Connack) { close(up) },
-		ClientConfig: paho.ClientConfig{ClientID: "ask-" + name,
-			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-				c.got <- pr.Packet
-				return true, nil
-			}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cm.Disconnect(context.Background()) })
-	<-up
-	if _, err := cm.Subscribe(ctxT(t), &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: c.respTopic, QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	c.cm = cm
+	c := &rawClient{Client: testkit.Dial(t, u, "ask-"+name), respTopic: "ask/" + name}
+	c.Subscribe(t, c.respTopic)
 	return c
 }
 
@@ -57,20 +38,12 @@ func (c *rawClient) send(t testing.TB, topic string, corr []byte, payload string
 	for i := 0; i+1 < len(props); i += 2 {
 		p.Properties.User = append(p.Properties.User, paho.UserProperty{Key: props[i], Value: props[i+1]})
 	}
-	if _, err := c.cm.Publish(ctxT(t), p); err != nil {
-		t.Fatal(err)
-	}
+	c.Publish(t, p)
 }
 
 func (c *rawClient) next(t testing.TB) *paho.Publish {
 	t.Helper()
-	select {
-	case p := <-c.got:
-		return p
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatal("no response within a minute")
-		return nil
-	}
+	return c.Next(t)
 }
 
 // A cancel through a real broker stops a guest in a tight loop: 499, the
