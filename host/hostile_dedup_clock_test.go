@@ -28,9 +28,7 @@ func hostileRequest(t *testing.T, c *rawClient, src string, n int, expiry uint32
 	if ts != "" {
 		p.Properties.User = append(p.Properties.User, paho.UserProperty{Key: "__ts", Value: ts})
 	}
-	if _, err := c.cm.Publish(ctxT(t), p); err != nil {
-		t.Fatal(err)
-	}
+	c.Publish(t, p)
 	return c.next(t)
 }
 

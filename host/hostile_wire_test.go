@@ -111,9 +111,7 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 				for j := 0; j+1 < len(tc.props); j += 2 {
 					pub.Properties.User = append(pub.Properties.User, paho.UserProperty{Key: tc.props[j], Value: tc.props[j+1]})
 				}
-				if _, err := c.cm.Publish(ctxT(t), pub); err != nil {
-					t.Fatal(err)
-				}
+				c.Publish(t, pub)
 				p := c.next(t)
 				if string(p.Properties.CorrelationData) != string(corr) {
 					t.Fatalf("a reply to another request: %q", p.Properties.CorrelationData)

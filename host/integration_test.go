@@ -22,6 +22,8 @@ import (
 	"github.com/cmdhost/cmdhost/host/broker/brokertest"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/testkit"
+	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 )
 
 const pluginDir = "../testdata/plugins"
@@ -46,11 +48,12 @@ var (
 	engine     *wasm.Engine
 )
 
-// sharedEngine uses the tests' compilation cache (see host/wasm's tests).
+// sharedEngine is the engine of the package's tests, on the tests'
+// shared compilation cache.
 func sharedEngine(t testing.TB) *wasm.Engine {
 	engineOnce.Do(func() {
 		var err error
-		engine, err = wasm.NewEngine(wasm.Config{CacheDir: filepath.Join(os.TempDir(), "cmdhost-test-wazero-cache")})
+		engine, err = wasmtest.NewEngine(wasm.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,9 +93,9 @@ func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Comma
 		if err != nil {
 			t.Fatalf("%v (run `make plugins`)", err)
 		}
-		// Each test counts from 1: a plugin name of its own gets variables
-		// of its own (the commands keep their declared names).
-		p, err := sharedEngine(t).Load(context.Background(), n+"@"+t.Name(), bin, wasm.PluginConfig{PoolSize: 2})
+		// Each run of a test counts from 1: a plugin name of its own gets
+		// variables of its own (the commands keep their declared names).
+		p, err := sharedEngine(t).Load(context.Background(), testkit.RunName(t, n+"@"), bin, wasm.PluginConfig{PoolSize: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,12 +299,14 @@ func TestRedeliveryAfterExecutorDrops(t *testing.T) {
 	})
 }
 
+// waitFor polls cond until it holds; the minute is a hang guard, not a
+// bound on how fast it must hold.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
+			t.Fatal("condition not met within a minute")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -313,9 +318,7 @@ func rawRequest(t *testing.T, u *url.URL, p *paho.Publish) *paho.Publish {
 	t.Helper()
 	c := newRawClient(t, u)
 	p.Properties.ResponseTopic = c.respTopic
-	if _, err := c.cm.Publish(ctxT(t), p); err != nil {
-		t.Fatal(err)
-	}
+	c.Publish(t, p)
 	return c.next(t)
 }
 

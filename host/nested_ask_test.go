@@ -9,6 +9,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // With RemoteAck, a remote branch cut by its nested deadline is cancelled
@@ -21,7 +22,7 @@ func TestNestedRemoteAsk(t *testing.T) {
 		b := newNestHost(t, "host-b", "spin")
 		ask := func(_ *rpc.Config, n *host.NestedConfig) { n.RemoteAck = true }
 		serveNestHost(t, u, a, ask)
-		var blog syncBuffer
+		var blog testkit.LogBuffer
 		serveNestHost(t, u, b, func(c *rpc.Config, _ *host.NestedConfig) {
 			c.Logger = slog.New(slog.NewTextHandler(&blog, nil))
 		})
@@ -31,7 +32,7 @@ func TestNestedRemoteAsk(t *testing.T) {
 		if v.Outcome != "timed_out" {
 			t.Fatalf("%+v, want timed_out at the nested deadline", v)
 		}
-		waitFor(t, func() bool { return strings.Contains(blog.String(), "msg=\"call cancelled\" command=spin") })
+		waitFor(t, func() bool { return blog.Contains("msg=\"call cancelled\" command=spin") })
 		waitFor(t, func() bool { return b.plugins["spin"].Stats().Replaced == 1 })
 
 		start := time.Now()

@@ -13,6 +13,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 )
 
 // nestHost is one host of the nested-invocation tests: an engine of its
@@ -37,7 +38,7 @@ func (m commandMap) Lookup(command string) (*wasm.Plugin, bool) {
 
 func newNestHost(t testing.TB, id string, files ...string) *nestHost {
 	t.Helper()
-	e, err := wasm.NewEngine(wasm.Config{CacheDir: filepath.Join(os.TempDir(), "cmdhost-test-wazero-cache")})
+	e, err := wasmtest.NewEngine(wasm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,24 +25,27 @@ func TestRetryOnTimeoutRunsOnAFreshInstance(t *testing.T) {
 				got = append(got, fmt.Sprintf("%s/%s/%d", ev.Type, ev.Policy, ev.Attempt))
 			}
 		})
+		// The execution timeout also bounds making the retry's fresh
+		// instance: it is the host's default (2 s, sized for -race on a
+		// busy machine), so that only the hanging attempts are cut.
 		e := newEnvConfig(t, u, func(c *rpc.Config, cmds []rpc.Command) {
 			c.Events = sink
 			for i := range cmds {
 				if cmds[i].Name == "probe-retry" {
-					cmds[i].Timeout, cmds[i].TimeoutRetries = 300*time.Millisecond, 2
+					cmds[i].TimeoutRetries = 2
 				}
 			}
 		}, "probe")
 		// Warm the pool so that an idle, used instance is there to avoid.
 		e.mustCall("probe-status", "")
-		res, err := e.call("probe-retry", "2", 10*time.Second, nil)
+		res, err := e.call("probe-retry", "2", 20*time.Second, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(res.Payload) != "attempt 2, call 1 on its instance" {
 			t.Fatalf("%d %q, want attempt 2 on a fresh instance", res.Status, res.Payload)
 		}
-		res, err = e.call("probe-retry", "9", 10*time.Second, nil)
+		res, err = e.call("probe-retry", "9", 20*time.Second, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/testkit"
+	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 )
 
 // pluginDir holds the test plugins that `make plugins` builds.
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	var err error
-	engine, err = wasm.NewEngine(wasm.Config{CacheDir: filepath.Join(os.TempDir(), "cmdhost-test-wazero-cache")})
+	engine, err = wasmtest.NewEngine(wasm.Config{})
 	if err != nil {
 		panic(err)
 	}
@@ -40,35 +41,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer is a log sink tests can search.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Contains(s string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Contains(b.buf.Bytes(), []byte(s))
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // newManager returns a Manager of dir whose log the test can read; it is
 // closed when the test ends.
-func newManager(t *testing.T, dir string, debounce time.Duration) (*Manager, *syncBuffer) {
+func newManager(t *testing.T, dir string, debounce time.Duration) (*Manager, *testkit.LogBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	m := NewManager(Config{
 		Dir: dir, Engine: engine, Debounce: debounce, DrainTimeout: 20 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // subscribe connects to broker and returns the messages on topic.
@@ -23,32 +23,9 @@ func subscribe(t *testing.T, broker, topic string) <-chan *paho.Publish {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *paho.Publish, 16)
-	up := make(chan struct{})
-	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
-		ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
-		OnConnectionUp: func(*autopaho.ConnectionManager, *paho.Connack) { close(up) },
-		ClientConfig: paho.ClientConfig{ClientID: "sub-" + t.Name(),
-			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-				got <- pr.Packet
-				return true, nil
-			}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cm.Disconnect(context.Background()) })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	select {
-	case <-up:
-	case <-ctx.Done():
-		t.Fatal("subscriber not connected")
-	}
-	if _, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	return got
+	c := testkit.Dial(t, u, "sub-"+t.Name())
+	c.Subscribe(t, topic)
+	return c.Messages()
 }
 
 // serve --events publishes each timeout as JSON telemetry on

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -11,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/host/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // topicsPlugin is the test plugin that declares the commands and topics
@@ -158,51 +157,21 @@ func echoOnce(t *testing.T, broker string) {
 		t.Fatal(err)
 	}
 	respTopic := "clients/" + strings.ReplaceAll(t.Name(), "/", "-") + "/resp"
-	got := make(chan *paho.Publish, 16)
-	up := make(chan struct{})
-	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
-		ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
-		OnConnectionUp: func(*autopaho.ConnectionManager, *paho.Connack) { close(up) },
-		ClientConfig: paho.ClientConfig{ClientID: "once-" + strings.ReplaceAll(t.Name(), "/", "-"),
-			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-				got <- pr.Packet
-				return true, nil
-			}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cm.Disconnect(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	select {
-	case <-up:
-	case <-ctx.Done():
-		t.Fatal("not connected")
-	}
-	if _, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: respTopic, QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
+	c := testkit.Dial(t, u, "once-"+strings.ReplaceAll(t.Name(), "/", "-"))
+	defer c.Close()
+	c.Subscribe(t, respTopic)
 	for i := byte(1); i <= 2; i++ {
 		corr := []byte(fmt.Sprintf("echo-once-%06d", int(i)))
 		expiry := uint32(10)
-		_, err := cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: "rpc/cli-host/echo", Payload: []byte{'0' + i},
+		c.Publish(t, &paho.Publish{QoS: 1, Topic: "rpc/cli-host/echo", Payload: []byte{'0' + i},
 			Properties: &paho.PublishProperties{CorrelationData: corr, ResponseTopic: respTopic, MessageExpiry: &expiry,
 				User: paho.UserProperties{{Key: "__protVer", Value: "1.0"}, {Key: "__srcId", Value: "echo-once"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case r := <-got:
-			if string(r.Properties.CorrelationData) != string(corr) || string(r.Payload) != string([]byte{'0' + i}) {
-				t.Fatalf("request %d: got the reply %q to %q: a reply came twice", i, r.Payload, r.Properties.CorrelationData)
-			}
-		case <-ctx.Done():
-			t.Fatalf("request %d: no reply", i)
+		if r := c.Next(t); string(r.Properties.CorrelationData) != string(corr) || string(r.Payload) != string([]byte{'0' + i}) {
+			t.Fatalf("request %d: got the reply %q to %q: a reply came twice", i, r.Payload, r.Properties.CorrelationData)
 		}
 	}
 	select {
-	case r := <-got:
+	case r := <-c.Messages():
 		t.Fatalf("a reply more: %q to %q", r.Payload, r.Properties.CorrelationData)
 	default:
 	}

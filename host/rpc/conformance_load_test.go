@@ -46,6 +46,15 @@ func conformanceDir() (dir string, ok bool, err error) {
 	return dir, true, nil
 }
 
+// conformanceRequired reports whether a missing conformance folder fails
+// the conformance test instead of skipping it: it does under CI (the CI
+// variable set to true), where an absent folder is a broken checkout, not
+// a developer's choice.
+func conformanceRequired() bool {
+	ci, err := strconv.ParseBool(os.Getenv("CI"))
+	return err == nil && ci
+}
+
 // tree is a YAML or TOML mapping: keys present with a nil value are METL's
 // explicit nulls, absent keys are omitted ones.
 type tree = map[string]any

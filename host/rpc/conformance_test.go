@@ -44,6 +44,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // skipReasons lists the cases cmdhost does not run, with why. A case that
@@ -90,6 +91,9 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !ok {
+		if conformanceRequired() {
+			t.Fatalf("conformance cases are missing at %s: under CI they must be present", dir)
+		}
 		fmt.Println("conformance: ../shared/conformance is absent, skipping")
 		t.Skip("no conformance cases at " + dir)
 	}
@@ -186,24 +190,6 @@ func (c *testClock) Sleep(d time.Duration) {
 	time.Sleep(d)
 }
 
-// lockedBuffer collects the executor's log, shown when a case fails.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // caseRun is the state of one running case.
 type caseRun struct {
 	t        *testing.T
@@ -211,7 +197,7 @@ type caseRun struct {
 	clock    *testClock
 	broker   *rpctest.Broker
 	exec     *rpc.Executor
-	log      *lockedBuffer
+	log      *testkit.LogBuffer // the executor's log, shown when a case fails
 	handlers []*metlHandler
 	events   map[string]*countdown
 	teardown chan struct{}
@@ -225,7 +211,7 @@ type caseRun struct {
 
 func newCaseRun(t *testing.T, defaults tree) *caseRun {
 	return &caseRun{
-		t: t, defaults: defaults, clock: &testClock{}, broker: rpctest.NewBroker(), log: &lockedBuffer{},
+		t: t, defaults: defaults, clock: &testClock{}, broker: rpctest.NewBroker(), log: &testkit.LogBuffer{},
 		events: map[string]*countdown{}, teardown: make(chan struct{}),
 		correlations: map[int][]byte{}, sources: map[int]string{}, packets: map[int]uint16{},
 	}

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/broker/brokertest"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The invoker's ask tests (PROTOCOL.md "Extensions") run against both real
@@ -41,59 +41,21 @@ const askTopic = "rpc/scripted/cmd"
 // responder stands in for an executor: a client subscribed to the request
 // topic that hands the test each message arriving there, in order.
 type responder struct {
-	t    *testing.T
-	cm   *autopaho.ConnectionManager
-	msgs chan *paho.Publish
+	*testkit.Client
+	t *testing.T
 }
 
 func newResponder(t *testing.T, u *url.URL) *responder {
 	t.Helper()
-	r := &responder{t: t, msgs: make(chan *paho.Publish, 100)}
-	up := make(chan struct{})
-	cm, err := autopaho.NewConnection(context.Background(), autopaho.ClientConfig{
-		ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
-		OnConnectionUp:       func(*autopaho.ConnectionManager, *paho.Connack) { close(up) },
-		ConnectPacketBuilder: problemInfo,
-		ClientConfig: paho.ClientConfig{
-			ClientID: "responder-" + strings.ReplaceAll(t.Name(), "/", "-"),
-			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-				r.msgs <- pr.Packet
-				return true, nil
-			}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cm.Disconnect(context.Background()) })
-	<-up
-	if _, err := cm.Subscribe(ctxT(t), &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: askTopic, QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	r.cm = cm
+	r := &responder{Client: testkit.Dial(t, u, "responder-"+strings.ReplaceAll(t.Name(), "/", "-")), t: t}
+	r.Subscribe(t, askTopic)
 	return r
-}
-
-// problemInfo asks for problem information, or mochi strips user
-// properties (see requestProblemInfo in executor.go).
-func problemInfo(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
-	if c.Properties == nil {
-		c.Properties = &paho.ConnectProperties{}
-	}
-	c.Properties.RequestProblemInfo = true
-	return c, nil
 }
 
 // next returns the next message on the request topic.
 func (r *responder) next() *paho.Publish {
 	r.t.Helper()
-	select {
-	case p := <-r.msgs:
-		return p
-	case <-time.After(10 * time.Second):
-		r.t.Fatal("no message on the request topic within 10 s")
-		return nil
-	}
+	return r.Next(r.t)
 }
 
 // untilCancel reads messages until a cancel and returns the requests
@@ -119,16 +81,13 @@ func (r *responder) answer(req *paho.Publish, status abi.Status, payload string)
 func (r *responder) answerTo(topic string, corr []byte, status abi.Status, payload string) {
 	r.t.Helper()
 	expiry := uint32(10)
-	_, err := r.cm.Publish(ctxT(r.t), &paho.Publish{
+	r.Publish(r.t, &paho.Publish{
 		QoS: 1, Topic: topic, Payload: []byte(payload),
 		Properties: &paho.PublishProperties{
 			CorrelationData: corr, MessageExpiry: &expiry,
 			User: paho.UserProperties{{Key: "__stat", Value: strconv.Itoa(int(status))}, {Key: "__protVer", Value: "1.0"}},
 		},
 	})
-	if err != nil {
-		r.t.Fatal(err)
-	}
 }
 
 func prop(p *paho.Publish, key string) (string, bool) {

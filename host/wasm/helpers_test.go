@@ -1,17 +1,16 @@
 package wasm
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // pluginDir holds the test plugins that `make plugins` builds.
@@ -19,7 +18,7 @@ const pluginDir = "../../testdata/plugins"
 
 var (
 	sharedEngine *Engine
-	logBuf       syncBuffer
+	logBuf       testkit.LogBuffer
 )
 
 func TestMain(m *testing.M) {
@@ -29,7 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	var err error
 	sharedEngine, err = NewEngine(Config{
-		CacheDir: cacheDir,
+		CacheDir: testkit.CacheDir(),
 		Logger:   slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -38,30 +37,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = sharedEngine.Close(context.Background())
 	os.Exit(code)
-}
-
-// cacheDir is the compilation cache the tests share across runs and
-// processes: compiling a Go guest takes ~1 s, and ~14 s under -race, while
-// a cached one loads in tens of milliseconds. `make test` warms it with a
-// run of TestAllPluginsLoad without -race.
-var cacheDir = filepath.Join(os.TempDir(), "cmdhost-test-wazero-cache")
-
-// syncBuffer is a log sink tests can search.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Contains(s string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Contains(b.buf.Bytes(), []byte(s))
 }
 
 // badPluginDir holds the deliberately broken modules (bad-*).

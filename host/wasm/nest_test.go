@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // nestEngine is an engine of its own (the compilation cache is shared), so
 // that setting its Nester touches no other test.
 func nestEngine(t *testing.T) *Engine {
 	t.Helper()
-	e, err := NewEngine(Config{CacheDir: cacheDir})
+	e, err := NewEngine(Config{CacheDir: testkit.CacheDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // countingHandler is a slog handler that keeps every record's message and
@@ -156,7 +158,7 @@ func TestCutLine(t *testing.T) {
 func chattyEngine(t *testing.T) (*Plugin, *countingHandler) {
 	t.Helper()
 	h := &countingHandler{}
-	e, err := NewEngine(Config{CacheDir: cacheDir, Logger: slog.New(h)})
+	e, err := NewEngine(Config{CacheDir: testkit.CacheDir(), Logger: slog.New(h)})
 	if err != nil {
 		t.Fatal(err)
 	}

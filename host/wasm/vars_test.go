@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // counter's tags count 1, 2, 3 … across all instances of the plugin: many
 // concurrent calls on a pool of several instances get each tag once.
 func TestCounterSharedAcrossInstances(t *testing.T) {
 	const calls, workers = 200, 8
-	p := loadAs(t, "counter", "counter-shared-"+t.Name(), PluginConfig{PoolSize: 4})
+	p := loadAs(t, "counter", testkit.RunName(t, "counter-shared-"), PluginConfig{PoolSize: 4})
 	var mu sync.Mutex
 	var tags []int
 	var wg sync.WaitGroup
@@ -57,7 +58,7 @@ func TestCounterSharedAcrossInstances(t *testing.T) {
 
 // Variables outlive instances and plugin versions.
 func TestVarsSurviveReplacement(t *testing.T) {
-	name := "probe-vars-" + t.Name()
+	name := testkit.RunName(t, "probe-vars-")
 	p := loadAs(t, "probe", name, PluginConfig{})
 	mustCall(t, p, "probe-vars", "set colour blue")
 	mustCall(t, p, "probe-vars", "add hits 41")
@@ -81,7 +82,7 @@ func TestVarsSurviveReplacement(t *testing.T) {
 }
 
 func TestVarsErrorsReachGuest(t *testing.T) {
-	p := loadAs(t, "probe", "probe-varerr-"+t.Name(), PluginConfig{})
+	p := loadAs(t, "probe", testkit.RunName(t, "probe-varerr-"), PluginConfig{})
 	mustCall(t, p, "probe-vars", "set word hello")
 	if resp := mustCall(t, p, "probe-vars", "add word 1"); !resp.AppError || !strings.Contains(resp.Message, "not a decimal integer") {
 		t.Errorf("add on a non-integer: %+v", resp)

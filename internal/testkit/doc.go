@@ -1,0 +1,8 @@
+// Package testkit holds the helpers the module's tests share: a log sink
+// safe for concurrent writes, the on-disk compilation cache every test
+// engine uses, names that differ between runs of one test, and a raw MQTT
+// client that sees every message on its topics.
+//
+// Engines built on that cache are in the subpackage wasmtest, so that the
+// tests of host/wasm itself can use this package without an import cycle.
+package testkit
