@@ -5,11 +5,11 @@ import (
 	"strings"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/topic"
 )
 
 // Topics belong to the host, not to plugins. A command's request topic is
-// its module's declared pattern, else rpc.DefaultTopic
+// its module's declared pattern, else topic.Default
 // (rpc/{executorId}/{commandName}); the host serves a pattern only when:
 //
 //   - its first level is a literal that does not start with '$' (the
@@ -47,8 +47,8 @@ const executorToken = "executorId"
 // commandTopic is the request topic pattern of one command, checked.
 type commandTopic struct {
 	command string
-	source  string           // the pattern as declared, or rpc.DefaultTopic
-	pattern rpc.TopicPattern // with {commandName} resolved
+	source  string        // the pattern as declared, or topic.Default
+	pattern topic.Pattern // with {commandName} resolved
 }
 
 // String quotes the pattern, with its resolved form when that differs:
@@ -100,7 +100,7 @@ func commandTopics(desc *abi.Description) ([]commandTopic, error) {
 func checkTopic(c abi.Command) (commandTopic, error) {
 	ct := commandTopic{command: c.Name, source: c.Topic}
 	if ct.source == "" {
-		ct.source = rpc.DefaultTopic
+		ct.source = topic.Default
 	}
 	fail := func(format string, args ...any) (commandTopic, error) {
 		return ct, fmt.Errorf("command %s: topic pattern %q %s", c.Name, ct.source, fmt.Sprintf(format, args...))
@@ -109,18 +109,18 @@ func checkTopic(c abi.Command) (commandTopic, error) {
 	first := levels[0]
 	switch {
 	case strings.HasPrefix(first, "{") && strings.HasSuffix(first, "}"):
-		return fail("starts with the token %s: start with a literal level, e.g. %s; topics belong to the host", first, rpc.DefaultTopic)
+		return fail("starts with the token %s: start with a literal level, e.g. %s; topics belong to the host", first, topic.Default)
 	case strings.HasPrefix(first, "$"):
-		return fail("starts with %q: levels starting with '$' are the broker's ($SYS, $share); start with a level such as \"rpc\", e.g. %s", first, rpc.DefaultTopic)
+		return fail("starts with %q: levels starting with '$' are the broker's ($SYS, $share); start with a level such as \"rpc\", e.g. %s", first, topic.Default)
 	case first == HostTopicPrefix:
 		return fail("starts with %q, the host's own topics (admin ops %s/{executorId}/admin/{op}, events %s/{executorId}/events); start with another level, e.g. %s",
-			first, HostTopicPrefix, HostTopicPrefix, rpc.DefaultTopic)
+			first, HostTopicPrefix, HostTopicPrefix, topic.Default)
 	}
 	if len(levels) < 2 || levels[1] != "{"+executorToken+"}" {
 		return fail("does not have {%s} as its second level: a command answers for its own executor only, under <prefix>/{%s}/…, e.g. %s",
-			executorToken, executorToken, rpc.DefaultTopic)
+			executorToken, executorToken, topic.Default)
 	}
-	p, err := rpc.ParseTopic("", ct.source, map[string]string{"commandName": c.Name})
+	p, err := topic.Parse("", ct.source, map[string]string{"commandName": c.Name})
 	if err != nil {
 		return ct, fmt.Errorf("command %s: %w", c.Name, err)
 	}

@@ -1,4 +1,4 @@
-package rpc
+package topic
 
 import "testing"
 
@@ -20,8 +20,8 @@ func TestValidTopicName(t *testing.T) {
 		"nul\x00":                 false,
 		string([]byte{0xff, 'a'}): false,
 	} {
-		if got := validTopicName(s); got != want {
-			t.Errorf("validTopicName(%q) = %t, want %t", s, got, want)
+		if got := ValidName(s); got != want {
+			t.Errorf("ValidName(%q) = %t, want %t", s, got, want)
 		}
 	}
 }
@@ -47,11 +47,11 @@ func TestTopicOverlaps(t *testing.T) {
 		{"svc/{executorId}/{executorId}", "svc/{executorId}/{k}", true}, // shared against free
 		{"svc/{executorId}/thermostat/set", "svc/{executorId}/{c}/{d}", true},
 	} {
-		p, err := ParseTopic("", c.p, nil)
+		p, err := Parse("", c.p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := ParseTopic("", c.q, nil)
+		q, err := Parse("", c.q, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,16 +63,16 @@ func TestTopicOverlaps(t *testing.T) {
 		}
 	}
 	// Without a shared token, every token is free.
-	p, _ := ParseTopic("", "rpc/{executorId}/a/x", nil)
-	q, _ := ParseTopic("", "rpc/b/{executorId}/x", nil)
+	p, _ := Parse("", "rpc/{executorId}/a/x", nil)
+	q, _ := Parse("", "rpc/b/{executorId}/x", nil)
 	if !p.Overlaps(q, "") {
 		t.Error("with no shared token, rpc/{executorId}/a/x and rpc/b/{executorId}/x overlap")
 	}
 }
 
 // String shows resolved tokens as literals and the others as {token}.
-func TestTopicPatternString(t *testing.T) {
-	p, err := ParseTopic("ns", "rpc/{executorId}/{commandName}/{x}", map[string]string{"commandName": "echo"})
+func TestPatternString(t *testing.T) {
+	p, err := Parse("ns", "rpc/{executorId}/{commandName}/{x}", map[string]string{"commandName": "echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
