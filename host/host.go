@@ -55,33 +55,23 @@ func command(c abi.Command, h rpc.Handler, timeout time.Duration, concurrency in
 
 // Resolver finds the plugin version serving a command now; hot reload
 // swaps it between calls.
-type Resolver interface {
-	Lookup(command string) (*wasm.Plugin, bool)
-}
+type Resolver = plugins.Lookuper
 
-// ResolvingHandler serves a command by whichever plugin version serves it
-// when the call starts. A call that looked up a version just before a
-// reload swapped it out may find it closed: it looks up again and runs on
-// the newer version (a few times, for reloads in quick succession), so a
-// reload loses no request.
+// ResolvingHandler serves the command name (the requests' Command) by
+// whichever plugin version
+// serves it when the call starts (plugins.InvokeServing, which looks up
+// again when a reload swapped the version out), and answers 503 when none
+// does or it keeps being replaced.
 func ResolvingHandler(r Resolver, name string) rpc.Handler {
 	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
-		var closed *wasm.Plugin
-		for attempt := 0; attempt < 3; attempt++ {
-			p, ok := r.Lookup(name)
-			if !ok {
-				return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is no longer served"}
-			}
-			if p == closed {
-				break // closed, and nothing newer serves the command
-			}
-			resp, err := p.Invoke(ctx, req)
-			if !errors.Is(err, wasm.KindClosed) {
-				return resp, err
-			}
-			closed = p // swapped out between the lookup and the call
+		resp, err := plugins.InvokeServing(ctx, r, req)
+		switch {
+		case errors.Is(err, plugins.ErrNotServed):
+			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is no longer served"}
+		case errors.Is(err, plugins.ErrBeingReplaced):
+			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is being replaced; retry"}
 		}
-		return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is being replaced; retry"}
+		return resp, err
 	}
 }
 

@@ -2,7 +2,6 @@ package plugins_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,26 +10,6 @@ import (
 	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
-
-// call serves one request the way a host should: look the command up, and
-// look it up again when the version found closed in between (a reload
-// swapped it out), which it may do a few times while Lookup finds another
-// version.
-func call(ctx context.Context, m *plugins.Manager, req *abi.Request) (*abi.Response, error) {
-	var tried *wasm.Plugin
-	for range 3 {
-		p, ok := m.Lookup(req.Command)
-		if !ok || p == tried {
-			break
-		}
-		resp, err := p.Invoke(ctx, req)
-		if !errors.Is(err, wasm.KindClosed) {
-			return resp, err
-		}
-		tried = p
-	}
-	return nil, fmt.Errorf("command %s is not served", req.Command)
-}
 
 func Example() {
 	ctx := context.Background()
@@ -51,7 +30,7 @@ func Example() {
 	}
 	// A host runs m.Watch(ctx) in a goroutine from here on.
 
-	resp, err := call(ctx, m, &abi.Request{Command: "wat-echo", Payload: []byte("hello")})
+	resp, err := m.Invoke(ctx, &abi.Request{Command: "wat-echo", Payload: []byte("hello")})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -209,19 +209,20 @@ func NewManager(cfg Config) *Manager {
 	return m
 }
 
-// Lookup returns the version serving command now.
+// Lookup returns the version serving command now. To run a command, use
+// Invoke, which handles the race with reloads.
 //
-// A caller races with reloads: it may look up a version just before a
-// swap and call it after the old version began to close, and then
-// Plugin.Invoke fails with wasm.KindClosed without running the guest. The
-// caller should then Lookup again and call the version found, if any. A
-// version is closed only after its successor was published, so one retry
-// suffices unless yet another reload closed that successor in between
-// (reloads a few milliseconds apart); retrying while Lookup returns a
-// version other than the one that failed, a bounded number of times,
-// covers that too. The request ran nowhere, so retrying is safe even for a
-// non-idempotent command. Once Lookup finds nothing, the command is no
-// longer served (removed, or the Manager closed).
+// A caller of Lookup races with reloads: it may look up a version just
+// before a swap and call it after the old version began to close, and then
+// Plugin.Invoke fails with wasm.KindClosed without running the guest.
+// Invoke (InvokeServing) then looks up again and calls the version found,
+// if any. A version is closed only after its successor was published, so
+// one retry suffices unless yet another reload closed that successor in
+// between (reloads a few milliseconds apart); retrying while Lookup
+// returns a version other than the one that failed, a bounded number of
+// times, covers that too. The request ran nowhere, so retrying is safe
+// even for a non-idempotent command. Once Lookup finds nothing, the
+// command is no longer served (removed, or the Manager closed).
 func (m *Manager) Lookup(command string) (*wasm.Plugin, bool) {
 	p, ok := m.served.Load().byCommand[command]
 	return p, ok
