@@ -79,7 +79,7 @@ type TimeoutView struct {
 	// is not known.
 	EffectiveTimeout string                `json:"effectiveTimeout,omitempty"`
 	TimeoutSource    plugins.TimeoutSource `json:"timeoutSource"`
-	OnTimeout        string                `json:"onTimeout"` // plugins.PolicyFail or plugins.PolicyRetry
+	OnTimeout        string                `json:"onTimeout"` // events.PolicyFail or events.PolicyRetry
 	Retries          int                   `json:"retries,omitempty"`
 }
 
@@ -88,7 +88,7 @@ type TimeoutView struct {
 func NewTimeoutView(s plugins.Served, hostTimeout time.Duration) TimeoutView {
 	d, src := s.EffectiveTimeout(hostTimeout)
 	return TimeoutView{EffectiveTimeout: d.String(), TimeoutSource: src,
-		OnTimeout: s.OnTimeout.Policy(), Retries: s.OnTimeout.Retries}
+		OnTimeout: string(s.OnTimeout.Policy()), Retries: s.OnTimeout.Retries}
 }
 
 // WithSource shows the execution timeout with its source, e.g. "2s

@@ -289,7 +289,7 @@ func (w *waiter) syncTimedOut(first time.Time, timeout time.Duration, answered i
 	msg := fmt.Sprintf("sync timeout of %v after the first arrival: %d of %d branches answered (strategy %s, needs %d); not arrived: %s",
 		timeout, answered, len(w.inv.Branches), s.Strategy, w.need(), strings.Join(missing, ", "))
 	w.n.emit(events.Event{Type: events.TypeSync, Command: w.c.command, Plugin: w.c.plugin, Correlation: w.c.correlation,
-		Budget: timeout, Elapsed: w.n.cfg.Clock.Now().Sub(first), Policy: s.OnTimeout.String(),
+		Budget: timeout, Elapsed: w.n.cfg.Clock.Now().Sub(first), Policy: events.Policy(s.OnTimeout.String()),
 		Branch: strings.Join(missing, ",")})
 	w.ended = "the sync ended before it arrived: " + msg
 	if s.OnTimeout == abi.SyncFail {

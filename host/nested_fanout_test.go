@@ -39,8 +39,8 @@ func TestNestedFanOutStrategies(t *testing.T) {
 	cases := []struct {
 		name      string
 		sync      syncSpec
-		wantErr   string // "" : none
-		syncEvent string // the event's policy; "": no sync event
+		wantErr   string        // "" : none
+		syncEvent events.Policy // the event's policy; "": no sync event
 	}{
 		{"all proceed", syncSpec{TimeoutMs: 300}, "", events.PolicyProceedWithAvailable},
 		{"all fail", syncSpec{TimeoutMs: 300, OnTimeout: "fail"}, "nested invocation failed (sync_timeout): sync timeout of 300ms after the first arrival: 2 of 3 branches answered (strategy all, needs 3); not arrived: slow", events.PolicyFail},

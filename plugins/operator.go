@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/wasm"
 )
 
@@ -460,25 +461,25 @@ func (p *opParser) onTimeout(fields []field, at string) (*OnTimeout, error) {
 	if policy == nil && retries == nil {
 		return nil, nil
 	}
-	name := PolicyFail
+	name := events.PolicyFail
 	if policy != nil {
 		where := join(at, policy.key)
 		s, err := p.str(policy.raw, where)
 		if err != nil {
-			return nil, p.errf(where, "is %s: write %q or %q", kind(policy.raw), PolicyFail, PolicyRetry)
+			return nil, p.errf(where, "is %s: write %q or %q", kind(policy.raw), events.PolicyFail, events.PolicyRetry)
 		}
 		switch {
-		case s == PolicyFail || s == PolicyRetry:
-			name = s
-		case strings.EqualFold(s, PolicyFail) || strings.EqualFold(s, PolicyRetry):
+		case s == string(events.PolicyFail) || s == string(events.PolicyRetry):
+			name = events.Policy(s)
+		case strings.EqualFold(s, string(events.PolicyFail)) || strings.EqualFold(s, string(events.PolicyRetry)):
 			return nil, p.errf(where, "%q: did you mean %q? (policies are lowercase)", s, strings.ToLower(s))
 		default:
-			return nil, p.errf(where, "%q is not an on_timeout policy: write %q (the default: answer 408) or %q (run the call again; needs \"retries\")", s, PolicyFail, PolicyRetry)
+			return nil, p.errf(where, "%q is not an on_timeout policy: write %q (the default: answer 408) or %q (run the call again; needs \"retries\")", s, events.PolicyFail, events.PolicyRetry)
 		}
 	}
 	out := &OnTimeout{}
 	switch {
-	case retries != nil && name != PolicyRetry:
+	case retries != nil && name != events.PolicyRetry:
 		if policy == nil {
 			return nil, p.errf(join(at, retries.key), `is set without "onTimeout": "retry": add "onTimeout": "retry", or remove "retries"`)
 		}
@@ -489,7 +490,7 @@ func (p *opParser) onTimeout(fields []field, at string) (*OnTimeout, error) {
 			return nil, err
 		}
 		out.Retries = n
-	case name == PolicyRetry:
+	case name == events.PolicyRetry:
 		return nil, p.errf(join(at, policy.key), `"retry" needs "retries", how many more times a timed-out call may run (1 to %d): add e.g. "retries": 2`, MaxTimeoutRetries)
 	}
 	return out, nil

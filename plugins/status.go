@@ -7,25 +7,28 @@ import (
 	"github.com/cmdhost/cmdhost/host/wasm"
 )
 
+// State is where a plugin stands (PluginStatus.State).
+type State string
+
 // States of a plugin in Status.
 const (
 	// StateLoading: the first version is loading; nothing is served yet.
-	StateLoading = "loading"
+	StateLoading State = "loading"
 	// StateServing: a version serves the plugin's commands. LastError set
 	// means a newer file failed to load and this older version goes on.
-	StateServing = "serving"
+	StateServing State = "serving"
 	// StateFailed: the file is there but no version serves it: it failed
 	// to load, a topic it declares is not the host's to give (CheckTopics),
 	// or a command or topic it declares is served by another plugin.
-	StateFailed = "failed"
+	StateFailed State = "failed"
 	// StateDraining: the plugin is no longer served (file removed or
 	// Remove called); its last version is finishing its calls in flight.
-	StateDraining = "draining"
+	StateDraining State = "draining"
 	// StateRemoved: Remove stopped serving the plugin; its file stays.
-	StateRemoved = "removed"
+	StateRemoved State = "removed"
 	// StateDisabled: the plugin's operator file says "enabled": false; the
 	// module is not loaded. Operator names the file.
-	StateDisabled = "disabled"
+	StateDisabled State = "disabled"
 )
 
 // PluginStatus describes one plugin for the operator.
@@ -33,7 +36,7 @@ type PluginStatus struct {
 	Name   string
 	File   string // the plugin's file path
 	Digest string // hex sha256 of the module file content serving now; "" when none
-	State  string // one of the State constants
+	State  State
 	// Operator is the path of the operator file (NAME.json) whose settings
 	// apply to the version serving, or that disabled the plugin; "" when
 	// none does (the host's settings and the module's defaults apply).

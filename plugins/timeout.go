@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/events"
 )
 
 // TimeoutSource names the setting a command's execution timeout comes
@@ -32,16 +33,11 @@ const (
 	TimeoutFromHost TimeoutSource = "host default"
 )
 
-// The on_timeout policies of an operator file's "onTimeout".
-const (
-	// PolicyFail (the default): a call cut by its execution timeout is
-	// answered 408.
-	PolicyFail = "fail"
-	// PolicyRetry: a call cut by its execution timeout runs again, at most
-	// "retries" more times, while the request's expiry leaves time. Only
-	// for commands the module declares idempotent.
-	PolicyRetry = "retry"
-)
+// The on_timeout policies of an operator file's "onTimeout" are
+// events.PolicyFail (the default: a call cut by its execution timeout is
+// answered 408) and events.PolicyRetry (it runs again, at most "retries"
+// more times, while the request's expiry leaves time; only for commands
+// the module declares idempotent): the policies the timeout events name.
 
 // MaxTimeoutRetries bounds an operator file's "retries".
 const MaxTimeoutRetries = 10
@@ -56,20 +52,20 @@ type OnTimeout struct {
 	Retries int
 }
 
-// Policy returns PolicyRetry or PolicyFail.
-func (o OnTimeout) Policy() string {
+// Policy returns events.PolicyRetry or events.PolicyFail.
+func (o OnTimeout) Policy() events.Policy {
 	if o.Retries > 0 {
-		return PolicyRetry
+		return events.PolicyRetry
 	}
-	return PolicyFail
+	return events.PolicyFail
 }
 
 // String returns "fail" or, e.g., "retry ×2".
 func (o OnTimeout) String() string {
 	if o.Retries > 0 {
-		return fmt.Sprintf("%s ×%d", PolicyRetry, o.Retries)
+		return fmt.Sprintf("%s ×%d", events.PolicyRetry, o.Retries)
 	}
-	return PolicyFail
+	return string(events.PolicyFail)
 }
 
 // CommandSettings are the settings of one command in an operator file's

@@ -59,7 +59,7 @@ func runListDir(c *cli.Context, dir string) error {
 	out := []folderPlugin{}
 	failed := 0
 	for _, st := range m.Status() {
-		p := folderPlugin{Name: st.Name, File: st.File, Operator: st.Operator, State: st.State,
+		p := folderPlugin{Name: st.Name, File: st.File, Operator: st.Operator, State: string(st.State),
 			Error: st.LastError, Commands: byPlugin[st.Name]}
 		if p.Commands == nil {
 			p.Commands = []commandView{}

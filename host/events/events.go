@@ -35,13 +35,26 @@ const (
 	TypeSync = "sync"
 )
 
+// Policy is what the host does about a timeout: the on_timeout policy of
+// a command (PolicyFail, PolicyRetry, which the plugins' operator files
+// name) or of a fan-out's sync timeout (PolicyProceedWithAvailable,
+// PolicyFail). One type for both, so an event names the policy a setting
+// chose.
+type Policy string
+
 // Policies applied on a timeout.
 const (
-	PolicyFail                 = "fail"
-	PolicyRetry                = "retry"
-	PolicyProceedWithAvailable = "proceed_with_available"
+	// PolicyFail: the call is answered with its timeout (408, or a failed
+	// branch).
+	PolicyFail Policy = "fail"
+	// PolicyRetry: the call runs again on a fresh instance, while the
+	// request's expiry leaves time.
+	PolicyRetry Policy = "retry"
+	// PolicyProceedWithAvailable: a fan-out completes with the branches
+	// that answered.
+	PolicyProceedWithAvailable Policy = "proceed_with_available"
 	// PolicyNone: nothing to apply (the request expired: nobody waits).
-	PolicyNone = "none"
+	PolicyNone Policy = "none"
 )
 
 // WarnFraction of a call's budget after which a KindBudgetWarning event
@@ -67,7 +80,7 @@ type Event struct {
 	Budget  time.Duration `json:"-"`
 	Elapsed time.Duration `json:"-"`
 	// Policy is the policy applied (Policy*); empty for a warning.
-	Policy string `json:"policy,omitempty"`
+	Policy Policy `json:"policy,omitempty"`
 	// Attempt counts the call's runs, 1 for the first.
 	Attempt int `json:"attempt,omitempty"`
 	// Branch names the fan-out branch of a nested or sync event.
@@ -124,7 +137,7 @@ func Log(log *slog.Logger) Sink {
 		}
 		for _, a := range []struct{ k, v string }{
 			{"plugin", ev.Plugin}, {"digest", ev.Digest}, {"correlation", ev.Correlation},
-			{"policy", ev.Policy}, {"branch", ev.Branch},
+			{"policy", string(ev.Policy)}, {"branch", ev.Branch},
 		} {
 			if a.v != "" {
 				attrs = append(attrs, slog.String(a.k, a.v))

@@ -156,7 +156,7 @@ func (c *Collector) ReplyDropped(command, reason string) {
 func (c *Collector) Emit(ev events.Event) {
 	switch ev.Kind {
 	case events.KindTimeout:
-		c.timeouts.WithLabelValues(ev.Command, ev.Type, ev.Policy).Inc()
+		c.timeouts.WithLabelValues(ev.Command, ev.Type, string(ev.Policy)).Inc()
 	case events.KindBudgetWarning:
 		c.warnings.WithLabelValues(ev.Command, ev.Type).Inc()
 	}

@@ -169,7 +169,7 @@ func (e *Executor) expired(in *incoming, typ string, attempt int) {
 // timedOut reports a timeout of type typ, with the policy applied, to the
 // events sink (which logs it too, in serve), or to the log when there is
 // none.
-func (e *Executor) timedOut(in *incoming, typ, policy string, attempt int, budget, elapsed time.Duration) {
+func (e *Executor) timedOut(in *incoming, typ string, policy events.Policy, attempt int, budget, elapsed time.Duration) {
 	name := in.route.cmd.Name
 	if e.cfg.Events == nil {
 		e.log.Info("timeout", "command", name, "type", typ, "policy", policy, "budget", budget, "attempt", attempt)

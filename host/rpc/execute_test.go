@@ -42,7 +42,7 @@ func (l *eventLog) summary(kind string) []string {
 	var out []string
 	for _, ev := range l.all() {
 		if ev.Kind == kind {
-			out = append(out, ev.Kind+"/"+ev.Type+"/"+ev.Policy+"/"+strconv.Itoa(ev.Attempt))
+			out = append(out, ev.Kind+"/"+ev.Type+"/"+string(ev.Policy)+"/"+strconv.Itoa(ev.Attempt))
 		}
 	}
 	return out
