@@ -82,10 +82,10 @@ type outputGate struct {
 	lines    float64 // tokens left
 	bytes    float64
 	last     time.Time // of the last refill
-	dropping bool      // dropping since the last line let through
+	dropping bool      // in a run of drops (take explains when it ends)
 	noted    time.Time // when the host last said so
-	lastDrop time.Time
-	runLines int64 // dropped in the current run of drops
+	lastDrop time.Time // of the run's latest drop
+	runLines int64     // dropped in the current run of drops
 	runBytes int64
 
 	droppedLines atomic.Int64
