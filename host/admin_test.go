@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
@@ -46,8 +45,10 @@ func TestAdminInspectTimeouts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "probe.json"), []byte(op), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, errs := newManager(t, dir, wasm.PluginConfig{PoolSize: 1})
-	if len(errs) != 0 {
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Plugin: wasm.PluginConfig{PoolSize: 1},
+		Defaults: plugins.Defaults{ExecTimeout: 10 * time.Second}})
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	inspect := func(a *host.Admin, name string) host.PluginView {
@@ -71,7 +72,7 @@ func TestAdminInspectTimeouts(t *testing.T) {
 		return out
 	}
 
-	a := &host.Admin{Manager: m, HostTimeout: 10 * time.Second}
+	a := &host.Admin{Manager: m}
 	probe := timeouts(inspect(a, "probe"))
 	want := map[string]host.TimeoutView{
 		"probe-idem":    {EffectiveTimeout: "500ms", TimeoutSource: plugins.TimeoutFromOperatorCommand, OnTimeout: "retry", Retries: 2},
@@ -86,16 +87,9 @@ func TestAdminInspectTimeouts(t *testing.T) {
 	if len(probe) != 11 {
 		t.Errorf("%d commands with timeouts, want probe's 11", len(probe))
 	}
-	if got := probe["probe-idem"].String(); got != "500ms (operator command), retry ×2" {
-		t.Errorf("String = %q", got)
-	}
-	if got := timeouts(inspect(a, "counter-idem"))["counter-idem"]; got.String() != "10s (host default), fail" {
-		t.Errorf("counter-idem: %q", got)
-	}
-	// Unknown host default: the source alone.
-	a.HostTimeout = 0
-	if got := timeouts(inspect(a, "counter-idem"))["counter-idem"]; got.EffectiveTimeout != "" || got.String() != "(host default), fail" {
-		t.Errorf("counter-idem without the host's timeout: %+v", got)
+	hostDefault := host.TimeoutView{EffectiveTimeout: "10s", TimeoutSource: plugins.TimeoutFromHost, OnTimeout: "fail"}
+	if got := timeouts(inspect(a, "counter-idem"))["counter-idem"]; got != hostDefault {
+		t.Errorf("counter-idem: %+v, want %+v", got, hostDefault)
 	}
 	// list shows no per-command settings.
 	resp, err := adminOp(t, a, "list")(context.Background(), &abi.Request{})
@@ -105,30 +99,5 @@ func TestAdminInspectTimeouts(t *testing.T) {
 	var views []host.PluginView
 	if err := json.Unmarshal(resp.Payload, &views); err != nil || len(views) != 2 || views[0].Timeouts != nil {
 		t.Errorf("list: %v, %+v", err, views)
-	}
-}
-
-// TestTimeoutView: how the CLI and inspect render a command's timeout.
-func TestTimeoutView(t *testing.T) {
-	cases := []struct {
-		s    plugins.Served
-		host time.Duration
-		want host.TimeoutView
-		text string
-	}{
-		{plugins.Served{Timeout: time.Second, TimeoutSource: plugins.TimeoutFromOperatorCommand, OnTimeout: plugins.OnTimeout{Retries: 3}}, 10 * time.Second,
-			host.TimeoutView{EffectiveTimeout: "1s", TimeoutSource: "operator command", OnTimeout: "retry", Retries: 3}, "1s (operator command), retry ×3"},
-		{plugins.Served{Timeout: 3 * time.Second, TimeoutSource: plugins.TimeoutFromModule}, 10 * time.Second,
-			host.TimeoutView{EffectiveTimeout: "3s", TimeoutSource: "module", OnTimeout: "fail"}, "3s (module), fail"},
-		{plugins.Served{TimeoutSource: plugins.TimeoutFromHost}, 10 * time.Second,
-			host.TimeoutView{EffectiveTimeout: "10s", TimeoutSource: "host default", OnTimeout: "fail"}, "10s (host default), fail"},
-		{plugins.Served{TimeoutSource: plugins.TimeoutFromHost}, 0,
-			host.TimeoutView{EffectiveTimeout: "0s", TimeoutSource: "host default", OnTimeout: "fail"}, "none (host default), fail"},
-	}
-	for _, c := range cases {
-		v := host.NewTimeoutView(c.s, c.host)
-		if !reflect.DeepEqual(v, c.want) || v.String() != c.text {
-			t.Errorf("%+v: %+v %q, want %+v %q", c.s, v, v, c.want, c.text)
-		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 const pluginDir = "../testdata/plugins"
@@ -87,7 +88,7 @@ func newEnvWith(t testing.TB, u *url.URL, now func() time.Time, names ...string)
 func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Command), names ...string) *env {
 	t.Helper()
 	e := &env{t: t, plugins: map[string]*wasm.Plugin{}, dialer: &droppableDialer{}}
-	var plugins []*wasm.Plugin
+	var modules []*wasm.Plugin
 	for _, n := range names {
 		bin, err := os.ReadFile(filepath.Join(pluginDir, n+".wasm"))
 		if err != nil {
@@ -101,13 +102,13 @@ func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Comma
 		}
 		t.Cleanup(func() { _ = p.Close(context.Background()) })
 		e.plugins[n] = p
-		plugins = append(plugins, p)
+		modules = append(modules, p)
 	}
 	cfg := rpc.Config{
 		ExecutorID: "it-host", ClientID: "it-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u, Dial: e.dialer.dial,
 		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	cmds := host.Commands(plugins, 2*time.Second, 2)
+	cmds := host.FixedCommands(modules, pluginmgr.Defaults{ExecTimeout: 2 * time.Second, Concurrency: 2})
 	adjust(&cfg, cmds)
 	exec, err := rpc.NewExecutor(cfg, cmds)
 	if err != nil {

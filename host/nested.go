@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -67,7 +66,7 @@ type NestedConfig struct {
 	// (plugins.Manager).
 	Resolver Resolver
 	// Timeout returns a local command's own execution timeout (0: none),
-	// the one the executor applies to it (CommandTimeouts.Of).
+	// the one the executor applies to it (Server.commandTimeout).
 	Timeout func(command string) time.Duration
 	// Remote sends branches that name another executor; nil: they fail
 	// with abi.ReasonUnavailable.
@@ -313,29 +312,3 @@ type systemClock struct{}
 func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) AfterFunc(d time.Duration, f func()) wasm.Timer { return time.AfterFunc(d, f) }
-
-// CommandTimeouts holds the execution timeouts of the served commands for
-// NestedConfig.Timeout: serve sets it from the commands it hands the
-// executor, so that a local child gets the timeout a request of it would.
-// The zero value knows no command. Safe for concurrent use.
-type CommandTimeouts struct {
-	m atomic.Pointer[map[string]time.Duration]
-}
-
-// Set replaces the timeouts with those of cmds.
-func (t *CommandTimeouts) Set(cmds []rpc.Command) {
-	m := make(map[string]time.Duration, len(cmds))
-	for _, c := range cmds {
-		m[c.Name] = c.Timeout
-	}
-	t.m.Store(&m)
-}
-
-// Of returns command's execution timeout; 0 when it has none or is not
-// served.
-func (t *CommandTimeouts) Of(command string) time.Duration {
-	if m := t.m.Load(); m != nil {
-		return (*m)[command]
-	}
-	return 0
-}

@@ -152,7 +152,7 @@ func (n *Nested) runLocal(ctx context.Context, p *plan) (abi.BranchResult, strin
 	if pl, ok := n.cfg.Resolver.Lookup(b.Command); ok {
 		plugin = pl.Name()
 	}
-	resp, err := ResolvingHandler(n.cfg.Resolver, b.Command)(ctx, req)
+	resp, err := resolvingHandler(n.cfg.Resolver, b.Command)(ctx, req)
 	var se *rpc.StatusError
 	switch {
 	case err == nil && resp == nil:

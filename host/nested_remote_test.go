@@ -14,15 +14,16 @@ import (
 	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // serveNestHost serves h's plugins on the broker as executor h.id and
 // gives its Nested an invoker on the same broker for remote branches.
 func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Config, *host.NestedConfig)) {
 	t.Helper()
-	var plugins []*wasm.Plugin
+	var modules []*wasm.Plugin
 	for _, p := range h.plugins {
-		plugins = append(plugins, p)
+		modules = append(modules, p)
 	}
 	cfg := rpc.Config{ExecutorID: h.id, ClientID: h.id + "-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		Broker: u, ReconnectDelay: 50 * time.Millisecond,
@@ -31,7 +32,7 @@ func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Co
 	for _, f := range adjust {
 		f(&cfg, &ncfg)
 	}
-	exec, err := rpc.NewExecutor(cfg, host.Commands(plugins, 10*time.Second, 4))
+	exec, err := rpc.NewExecutor(cfg, host.FixedCommands(modules, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
 	if err != nil {
 		t.Fatal(err)
 	}

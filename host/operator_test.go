@@ -14,7 +14,7 @@ import (
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
-// TestOperatorTimeoutPrecedence: host.Served gives each command the
+// TestOperatorTimeoutPrecedence: the commands served give each command the
 // operator file's per-command timeout, else its plugin-level one, else
 // the module's declared one, else the host's; and the operator file's
 // concurrency, else its pool, else the host's pool size.
@@ -27,13 +27,14 @@ func TestOperatorTimeoutPrecedence(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "probe.wasm"), probe, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t)})
+	const hostTimeout, hostPool = 10 * time.Second, 4
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t),
+		Defaults: plugins.Defaults{ExecTimeout: hostTimeout, Concurrency: hostPool}})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = m.Close(ctx)
 	}()
-	const hostTimeout, hostPool = 10 * time.Second, 4
 
 	// probe-request declares 3 s; probe-status and probe-env declare none.
 	cases := []struct {
@@ -65,7 +66,7 @@ func TestOperatorTimeoutPrecedence(t *testing.T) {
 			}
 			want := map[string]time.Duration{"probe-request": c.request, "probe-status": c.status, "probe-env": c.env}
 			seen := 0
-			for _, cmd := range host.Served(m, hostTimeout, hostPool) {
+			for _, cmd := range host.Commands(m) {
 				if cmd.Concurrency != c.concurrency {
 					t.Errorf("%s: concurrency %d, want %d", cmd.Name, cmd.Concurrency, c.concurrency)
 				}
@@ -84,7 +85,7 @@ func TestOperatorTimeoutPrecedence(t *testing.T) {
 }
 
 // TestOperatorOnTimeout: the operator file's on_timeout policy reaches
-// rpc.Command.TimeoutRetries through host.Served (per command over plugin
+// rpc.Command.TimeoutRetries (per command over plugin
 // level), the executor accepts the commands, a reload of the operator file
 // changes the policy, and a retry on a non-idempotent command never gets
 // that far: the plugin is refused at load.
@@ -99,7 +100,8 @@ func TestOperatorOnTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t)})
+	const hostTimeout = 10 * time.Second
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Defaults: plugins.Defaults{ExecTimeout: hostTimeout}})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -109,10 +111,9 @@ func TestOperatorOnTimeout(t *testing.T) {
 		t.Fatal(errs)
 	}
 	broker, _ := url.Parse("mqtt://127.0.0.1:1")
-	const hostTimeout = 10 * time.Second
 	served := func(t *testing.T) map[string]rpc.Command {
 		t.Helper()
-		cmds := host.Served(m, hostTimeout, 4)
+		cmds := host.Commands(m)
 		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "t", Broker: broker, ReuseMaxBytes: -1}, cmds)
 		if err != nil {
 			t.Fatalf("the executor refuses the commands: %v", err)

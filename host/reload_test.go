@@ -109,7 +109,8 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 	dir := t.TempDir()
 	installFile(t, dir, "echo.wasm", contents[0])
 	mgr := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Logger: log,
-		Debounce: 100 * time.Millisecond, Plugin: wasm.PluginConfig{PoolSize: reloadPool}})
+		Debounce: 100 * time.Millisecond, Plugin: wasm.PluginConfig{PoolSize: reloadPool},
+		Defaults: plugins.Defaults{ExecTimeout: reloadCallTimeout}})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -122,7 +123,7 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 	}
 
 	// Wired as serve does it.
-	served := func() []rpc.Command { return host.Served(mgr, reloadCallTimeout, reloadPool) }
+	served := func() []rpc.Command { return host.Commands(mgr) }
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: "reload-host", ClientID: "reload-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u,
 		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),

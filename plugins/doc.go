@@ -67,15 +67,16 @@
 // served (its module is not loaded; Status says StateDisabled). "timeout"
 // is the execution timeout of all its commands and a "commands" entry's
 // that of one command (it wins); without either, the module's declared
-// default applies, else the host's (Operator.ExecTimeout and
-// TimeoutSource). "onTimeout" is the on_timeout policy, for all commands
+// default applies, else the host's (Config.Defaults; TimeoutSource says
+// which). "onTimeout" is the on_timeout policy, for all commands
 // or, in a "commands" entry, for one (it wins): "fail" (the default)
 // answers a call cut by its execution timeout with 408, "retry" runs it
 // again, at most "retries" more times (1 to MaxTimeoutRetries), while the
 // request's expiry leaves time. A retry that would apply to a command the
 // module does not declare idempotent refuses the file. "concurrency"
 // bounds each command's calls at once (default: "pool", else the host's).
-// Those reach the host through Served. "pool", "memoryPages",
+// The manager resolves all of them once per command (Command, Resolve):
+// the host serves what Commands returns. "pool", "memoryPages",
 // "tableEntries" and "idleTimeout" set the wasm.PluginConfig fields of the
 // same meaning; "grants.env" and "config"
 // add to the host's values (the file's win); "grants.mounts" replaces the

@@ -41,6 +41,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// hostConcurrency is the test managers' default concurrency per command:
+// a value no operator file in the tests sets, so that a command showing it
+// shows the host's default applied.
+const hostConcurrency = 7
+
 // newManager returns a Manager of dir whose log the test can read; it is
 // closed when the test ends.
 func newManager(t *testing.T, dir string, debounce time.Duration) (*Manager, *testkit.LogBuffer) {
@@ -48,7 +53,8 @@ func newManager(t *testing.T, dir string, debounce time.Duration) (*Manager, *te
 	logs := &testkit.LogBuffer{}
 	m := NewManager(Config{
 		Dir: dir, Engine: engine, Debounce: debounce, DrainTimeout: 20 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Defaults: Defaults{Concurrency: hostConcurrency},
+		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -169,7 +175,7 @@ func status(m *Manager, name string) (PluginStatus, bool) {
 func served(m *Manager) []string {
 	var out []string
 	for _, s := range m.Commands() {
-		out = append(out, s.Plugin+":"+s.Command.Name)
+		out = append(out, s.Plugin+":"+s.Name())
 	}
 	return out
 }

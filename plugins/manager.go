@@ -19,7 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/wasm"
 )
 
@@ -40,6 +39,9 @@ type Config struct {
 	Engine *wasm.Engine
 	// Plugin configures every plugin version.
 	Plugin wasm.PluginConfig
+	// Defaults are the host's settings of the commands (Command): what
+	// applies where neither an operator file nor a module sets them.
+	Defaults Defaults
 	// Logger receives loads, reloads, removals and failures; nil discards.
 	Logger *slog.Logger
 	// Debounce is how long a file must be quiet (no create, write, rename
@@ -49,31 +51,6 @@ type Config struct {
 	// to finish its calls in flight; calls still running then are stopped.
 	// Default 30 s.
 	DrainTimeout time.Duration
-}
-
-// Served is one command served now, the plugin serving it and what the
-// plugin's operator file (NAME.json) sets for it.
-type Served struct {
-	Plugin string
-	// Command is the command as the module declares it.
-	Command abi.Command
-	// Timeout is the command's execution timeout, first found: the
-	// operator file's "commands" entry's, the file's "timeout", the
-	// module's declared default. 0 when none of them is set: the host's
-	// default applies (EffectiveTimeout).
-	Timeout time.Duration
-	// TimeoutSource says where Timeout comes from; TimeoutFromHost when
-	// the host's default applies.
-	TimeoutSource TimeoutSource
-	// OnTimeout is the command's on_timeout policy: the operator file's
-	// "commands" entry's, else the file's, else fail. A retry policy is
-	// only ever set on a command the module declares idempotent (a load
-	// that would do otherwise is refused).
-	OnTimeout OnTimeout
-	// Concurrency is the calls at once the operator file allows the
-	// command: its "concurrency", else its "pool" (the plugin's instance
-	// count). 0: the file sets neither, and the host's default applies.
-	Concurrency int
 }
 
 // Manager owns the plugins folder and serves, per command, the current
@@ -136,7 +113,7 @@ type Manager struct {
 // table is an immutable snapshot of what is served.
 type table struct {
 	byCommand map[string]*wasm.Plugin
-	served    []Served          // sorted by command name
+	commands  []Command         // sorted by name
 	digests   map[string]string // module digest by plugin name
 	topics    []servedTopic     // the commands' request topics (topics.go), by plugin and command
 }
@@ -200,6 +177,12 @@ func NewManager(cfg Config) *Manager {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
+	if cfg.Defaults.Concurrency <= 0 {
+		cfg.Defaults.Concurrency = cfg.Plugin.PoolSize
+		if cfg.Defaults.Concurrency <= 0 {
+			cfg.Defaults.Concurrency = wasm.DefaultPoolSize
+		}
+	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, entries: map[string]*entry{}}
 	if m.log == nil {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -242,8 +225,18 @@ func (m *Manager) Origin(command string) (plugin, digest string, ok bool) {
 
 // Commands returns the commands served now, sorted by name. The caller
 // must not modify the commands' slices.
-func (m *Manager) Commands() []Served {
-	return append([]Served(nil), m.served.Load().served...)
+func (m *Manager) Commands() []Command {
+	return append([]Command(nil), m.served.Load().commands...)
+}
+
+// Command returns the command served now under name.
+func (m *Manager) Command(name string) (Command, bool) {
+	cmds := m.served.Load().commands
+	i := sort.Search(len(cmds), func(i int) bool { return cmds[i].Name() >= name })
+	if i < len(cmds) && cmds[i].Name() == name {
+		return cmds[i], true
+	}
+	return Command{}, false
 }
 
 // OnChange registers f, called after the set of served commands or the
@@ -702,18 +695,18 @@ func (m *Manager) publish() (freed bool) {
 		t.digests[e.name] = e.digest
 		for _, c := range e.cur.Description().Commands {
 			t.byCommand[c.Name] = e.cur
-			t.served = append(t.served, e.op.Served(e.name, c))
+			t.commands = append(t.commands, Resolve(e.name, c, e.op, m.cfg.Defaults))
 		}
 		for _, ct := range e.topics {
 			t.topics = append(t.topics, servedTopic{plugin: e.name, commandTopic: ct})
 		}
 	}
-	sort.Slice(t.served, func(i, j int) bool { return t.served[i].Command.Name < t.served[j].Command.Name })
+	sort.Slice(t.commands, func(i, j int) bool { return t.commands[i].Name() < t.commands[j].Name() })
 	sort.Slice(t.topics, func(i, j int) bool { // a clash names the same plugin every time
 		return t.topics[i].plugin+"\x00"+t.topics[i].command < t.topics[j].plugin+"\x00"+t.topics[j].command
 	})
 	m.served.Store(t)
-	if !reflect.DeepEqual(old.served, t.served) {
+	if !reflect.DeepEqual(old.commands, t.commands) {
 		m.seq++
 	}
 	now := map[string]bool{}

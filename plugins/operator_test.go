@@ -47,12 +47,12 @@ func TestParseOperator(t *testing.T) {
 	if !reflect.DeepEqual(op, want) {
 		t.Errorf("ParseOperator =\n%+v\nwant\n%+v", op, want)
 	}
-	echoTimeout, _ := op.ExecTimeout(abi.Command{Name: "echo"}, 0)
-	otherTimeout, _ := op.ExecTimeout(abi.Command{Name: "other"}, 0)
+	echoTimeout, _ := op.execTimeout(abi.Command{Name: "echo"}, 0)
+	otherTimeout, _ := op.execTimeout(abi.Command{Name: "other"}, 0)
 	if echoTimeout != 500*time.Millisecond || otherTimeout != 2*time.Second || op.concurrency() != 4 ||
-		op.OnTimeoutOf("echo") != (OnTimeout{}) || op.OnTimeoutOf("other") != (OnTimeout{Retries: 2}) {
+		op.onTimeoutOf("echo") != (OnTimeout{}) || op.onTimeoutOf("other") != (OnTimeout{Retries: 2}) {
 		t.Errorf("timeout(echo) %v, timeout(other) %v, concurrency %d, onTimeout(echo) %v, onTimeout(other) %v",
-			echoTimeout, otherTimeout, op.concurrency(), op.OnTimeoutOf("echo"), op.OnTimeoutOf("other"))
+			echoTimeout, otherTimeout, op.concurrency(), op.onTimeoutOf("echo"), op.onTimeoutOf("other"))
 	}
 
 	// Defaults: an empty object sets nothing; "idleTimeout": "0s" is
@@ -124,13 +124,8 @@ func writeOperator(t *testing.T, dir, name, content string) {
 }
 
 // servedAs returns what Commands says of command.
-func servedAs(m *Manager, command string) (Served, bool) {
-	for _, s := range m.Commands() {
-		if s.Command.Name == command {
-			return s, true
-		}
-	}
-	return Served{}, false
+func servedAs(m *Manager, command string) (Command, bool) {
+	return m.Command(command)
 }
 
 // TestOperatorSettings: the operator file's pool, config, env and mounts
@@ -268,7 +263,7 @@ func TestOperatorEnabled(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "echo to be served with the host's settings", func() bool {
 		sv, ok := servedAs(m, "echo")
-		return ok && sv.Timeout == 0 && sv.Concurrency == 0
+		return ok && sv.Timeout == 0 && sv.TimeoutSource == TimeoutFromHost && sv.Concurrency == hostConcurrency
 	})
 	if s, _ := status(m, "echo"); s.State != StateServing || s.Operator != "" || s.OperatorDigest != "" || s.Loads != 2 {
 		t.Errorf("Status = %+v", s)
@@ -326,7 +321,7 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 	writeOperator(t, dir, "echo", `{"timeout": "3s"}`)
 	waitFor(t, 10*time.Second, "the new settings", func() bool {
 		sv, _ := servedAs(m, "echo")
-		return sv.Timeout == 3*time.Second && sv.Concurrency == 0
+		return sv.Timeout == 3*time.Second && sv.Concurrency == hostConcurrency
 	})
 	if s, _ := status(m, "echo"); s.LastError != "" || s.Reloads != 1 || s.State != StateServing {
 		t.Errorf("Status = %+v", s)
@@ -385,14 +380,14 @@ func TestOperatorCommandTimeouts(t *testing.T) {
 	}
 	for _, s := range cmds {
 		want := 2 * time.Second
-		if s.Command.Name == "probe-status" {
+		if s.Name() == "probe-status" {
 			want = 500 * time.Millisecond
 		}
 		if s.Timeout != want || s.Concurrency != 3 {
-			t.Errorf("%s: timeout %v, concurrency %d; want %v, 3", s.Command.Name, s.Timeout, s.Concurrency, want)
+			t.Errorf("%s: timeout %v, concurrency %d; want %v, 3", s.Name(), s.Timeout, s.Concurrency, want)
 		}
-		if s.Command.Name == "probe-request" && s.Command.Timeout != 3*time.Second {
-			t.Errorf("probe-request: Command.Timeout %v, want the module's declared 3s", s.Command.Timeout)
+		if s.Name() == "probe-request" && s.Declared.Timeout != 3*time.Second {
+			t.Errorf("probe-request: Command.Timeout %v, want the module's declared 3s", s.Declared.Timeout)
 		}
 	}
 
@@ -402,7 +397,7 @@ func TestOperatorCommandTimeouts(t *testing.T) {
 	if err := m.Reload(context.Background(), "probe"); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := servedAs(m, "probe-status"); s.Timeout != 250*time.Millisecond || s.Concurrency != 0 {
+	if s, _ := servedAs(m, "probe-status"); s.Timeout != 250*time.Millisecond || s.Concurrency != hostConcurrency {
 		t.Errorf("probe-status: %+v", s)
 	}
 	if s, _ := servedAs(m, "probe-request"); s.Timeout != 3*time.Second || s.TimeoutSource != TimeoutFromModule {

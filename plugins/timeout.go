@@ -78,12 +78,11 @@ type CommandSettings struct {
 	OnTimeout *OnTimeout
 }
 
-// ExecTimeout returns the execution timeout of the module's command c
+// execTimeout returns the execution timeout of the module's command c
 // served with the operator file op (nil: none), and where it comes from:
 // first found, op's "commands" entry for c, op's "timeout", c.Timeout (the
-// module's declared default), hostDefault. The request's expiry caps it at
-// run time.
-func (op *Operator) ExecTimeout(c abi.Command, hostDefault time.Duration) (time.Duration, TimeoutSource) {
+// module's declared default), hostDefault.
+func (op *Operator) execTimeout(c abi.Command, hostDefault time.Duration) (time.Duration, TimeoutSource) {
 	if op != nil {
 		if d := op.Commands[c.Name].Timeout; d > 0 {
 			return d, TimeoutFromOperatorCommand
@@ -98,9 +97,9 @@ func (op *Operator) ExecTimeout(c abi.Command, hostDefault time.Duration) (time.
 	return hostDefault, TimeoutFromHost
 }
 
-// OnTimeoutOf returns the on_timeout policy of command: op's "commands"
+// onTimeoutOf returns the on_timeout policy of command: op's "commands"
 // entry's, else op's plugin-level one, else fail.
-func (op *Operator) OnTimeoutOf(command string) OnTimeout {
+func (op *Operator) onTimeoutOf(command string) OnTimeout {
 	o, _ := op.onTimeout(command)
 	return o
 }
@@ -117,25 +116,6 @@ func (op *Operator) onTimeout(command string) (OnTimeout, string) {
 		return *op.OnTimeout, "onTimeout"
 	}
 	return OnTimeout{}, ""
-}
-
-// Served returns what a Manager serves for the module's command c of
-// plugin with the operator file op (nil: none). Its TimeoutSource is
-// TimeoutFromHost, and its Timeout 0, when the host's default applies.
-func (op *Operator) Served(plugin string, c abi.Command) Served {
-	timeout, source := op.ExecTimeout(c, 0)
-	return Served{Plugin: plugin, Command: c, Timeout: timeout, TimeoutSource: source,
-		OnTimeout: op.OnTimeoutOf(c.Name), Concurrency: op.concurrency()}
-}
-
-// EffectiveTimeout returns the command's execution timeout and its
-// source, hostDefault when neither the operator file nor the module sets
-// one.
-func (s Served) EffectiveTimeout(hostDefault time.Duration) (time.Duration, TimeoutSource) {
-	if s.TimeoutSource == TimeoutFromHost || s.TimeoutSource == "" {
-		return hostDefault, TimeoutFromHost
-	}
-	return s.Timeout, s.TimeoutSource
 }
 
 // checkOnTimeout refuses a retry policy that applies to a command the

@@ -14,8 +14,7 @@ import (
 // unset resolves to the first found, operator command > operator plugin >
 // module > host default, with its source; a "commands" entry of another
 // command, or one of this command without "timeout", does not count.
-// Served records the same, with TimeoutFromHost and 0 left for the host
-// to fill (EffectiveTimeout).
+// Resolve records the same.
 func TestExecTimeoutPrecedence(t *testing.T) {
 	const (
 		command = 1 * time.Second // operator file, "commands": {"get": {"timeout": "1s"}}
@@ -63,25 +62,15 @@ func TestExecTimeoutPrecedence(t *testing.T) {
 				ops["no operator file"] = nil
 			}
 			for what, op := range ops {
-				if d, src := op.ExecTimeout(cmd, c.host); d != c.want || src != c.source {
-					t.Errorf("%s: ExecTimeout = %v (%s), want %v (%s)", what, d, src, c.want, c.source)
+				if d, src := op.execTimeout(cmd, c.host); d != c.want || src != c.source {
+					t.Errorf("%s: execTimeout = %v (%s), want %v (%s)", what, d, src, c.want, c.source)
 				}
-				s := op.Served("kv", cmd)
-				if d, src := s.EffectiveTimeout(c.host); d != c.want || src != c.source {
-					t.Errorf("%s: Served.EffectiveTimeout = %v (%s), want %v (%s)", what, d, src, c.want, c.source)
-				}
-				if c.source == TimeoutFromHost && (s.Timeout != 0 || s.TimeoutSource != TimeoutFromHost) {
-					t.Errorf("%s: Served = %+v, want timeout 0 from the host's default", what, s)
-				}
-				if c.source != TimeoutFromHost && (s.Timeout != c.want || s.TimeoutSource != c.source) {
-					t.Errorf("%s: Served = %+v, want %v (%s)", what, s, c.want, c.source)
+				s := Resolve("kv", cmd, op, Defaults{ExecTimeout: c.host, Concurrency: 3})
+				if s.Timeout != c.want || s.TimeoutSource != c.source || s.Plugin != "kv" || s.Name() != "get" || s.Concurrency != 3 || s.Topic != "rpc/{executorId}/{commandName}" {
+					t.Errorf("%s: Resolve = %+v, want %v (%s)", what, s, c.want, c.source)
 				}
 			}
 		})
-	}
-	// A zero Served (no source recorded) takes the host's default.
-	if d, src := (Served{}).EffectiveTimeout(host); d != host || src != TimeoutFromHost {
-		t.Errorf("Served{}.EffectiveTimeout = %v (%s)", d, src)
 	}
 }
 
@@ -107,17 +96,17 @@ func TestParseOnTimeout(t *testing.T) {
 			t.Errorf("%s: %v", c.content, err)
 			continue
 		}
-		if got := op.OnTimeoutOf("get"); got != c.get {
+		if got := op.onTimeoutOf("get"); got != c.get {
 			t.Errorf("%s: get %v, want %v", c.content, got, c.get)
 		}
-		if got := op.OnTimeoutOf("put"); got != c.put {
+		if got := op.onTimeoutOf("put"); got != c.put {
 			t.Errorf("%s: put %v, want %v", c.content, got, c.put)
 		}
 		if (op.OnTimeout != nil) != c.pluginSet {
 			t.Errorf("%s: plugin-level OnTimeout %v", c.content, op.OnTimeout)
 		}
 	}
-	if (*Operator)(nil).OnTimeoutOf("get") != (OnTimeout{}) {
+	if (*Operator)(nil).onTimeoutOf("get") != (OnTimeout{}) {
 		t.Error("no operator file: the policy is not fail")
 	}
 
@@ -198,7 +187,7 @@ func TestCheckOnTimeout(t *testing.T) {
 
 // TestOnTimeoutAtLoad: the manager refuses, with the file's error, a retry
 // policy on counter (not idempotent), at plugin level and per command, and
-// serves counter-idem (idempotent) with it; Served carries the policy and
+// serves counter-idem (idempotent) with it; Command carries the policy and
 // a change of the operator file changes it.
 func TestOnTimeoutAtLoad(t *testing.T) {
 	dir := t.TempDir()
@@ -239,7 +228,7 @@ func TestOnTimeoutAtLoad(t *testing.T) {
 		t.Errorf("Served(counter) = %+v", s)
 	}
 
-	// A change of the policy alone reaches Served and OnChange.
+	// A change of the policy alone reaches Command and OnChange.
 	before := changes.get()
 	writeOperator(t, dir, "counter-idem", `{"commands": {"counter-idem": {"onTimeout": "retry", "retries": 5}}}`)
 	if err := m.Reload(context.Background(), "counter-idem"); err != nil {

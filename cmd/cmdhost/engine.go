@@ -19,6 +19,16 @@ func newEngine(c *cli.Context) (*wasm.Engine, error) {
 
 // newEngineLogged makes the engine from the global flags with a logger.
 func newEngineLogged(c *cli.Context, log *slog.Logger) (*wasm.Engine, error) {
+	dir, err := cacheDir(c)
+	if err != nil {
+		return nil, err
+	}
+	return wasm.NewEngine(wasm.Config{CacheDir: dir, Logger: log})
+}
+
+// cacheDir is the compilation cache's folder (--cache-dir, else one in the
+// user's cache folder), made if missing.
+func cacheDir(c *cli.Context) (string, error) {
 	dir := c.String("cache-dir")
 	if dir == "" {
 		base, err := os.UserCacheDir()
@@ -28,9 +38,9 @@ func newEngineLogged(c *cli.Context, log *slog.Logger) (*wasm.Engine, error) {
 		dir = filepath.Join(base, "cmdhost", "wazero")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cache directory: %w (set --cache-dir)", err)
+		return "", fmt.Errorf("cache directory: %w (set --cache-dir)", err)
 	}
-	return wasm.NewEngine(wasm.Config{CacheDir: dir, Logger: log})
+	return dir, nil
 }
 
 // loadFile loads a module file as a plugin named after the file.

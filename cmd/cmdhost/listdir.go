@@ -44,7 +44,8 @@ func runListDir(c *cli.Context, dir string) error {
 	}
 	defer e.Close(context.Background())
 	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Defaults: pluginmgr.Defaults{ExecTimeout: hostTimeout},
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -54,7 +55,7 @@ func runListDir(c *cli.Context, dir string) error {
 
 	byPlugin := map[string][]commandView{}
 	for _, s := range m.Commands() {
-		byPlugin[s.Plugin] = append(byPlugin[s.Plugin], newCommandView(s, hostTimeout))
+		byPlugin[s.Plugin] = append(byPlugin[s.Plugin], newCommandView(s))
 	}
 	out := []folderPlugin{}
 	failed := 0
@@ -95,7 +96,7 @@ func printFolder(w io.Writer, plugins []folderPlugin) error {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\n", p.Name, p.State)
 		}
 		for _, cmd := range p.Commands {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\t%s\n", p.Name, p.State, cmd.Name, cmd.Idempotent, cmd.WithSource(), cmd.Policy())
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\t%s\n", p.Name, p.State, cmd.Name, cmd.Idempotent, timeoutWithSource(cmd.TimeoutView), timeoutPolicy(cmd.TimeoutView))
 		}
 	}
 	if err := tw.Flush(); err != nil {

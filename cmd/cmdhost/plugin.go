@@ -94,14 +94,13 @@ type commandView struct {
 	host.TimeoutView
 }
 
-// newCommandView shows s served by a host whose default execution
-// timeout is hostTimeout.
-func newCommandView(s pluginmgr.Served, hostTimeout time.Duration) commandView {
-	cmd := s.Command
+// newCommandView shows c as it is served.
+func newCommandView(c pluginmgr.Command) commandView {
+	cmd := c.Declared
 	return commandView{
 		Name: cmd.Name, Idempotent: cmd.Idempotent, ResponseTTL: duration(cmd.ResponseTTL),
 		ContentTypes: cmd.ContentTypes, Timeout: duration(cmd.Timeout), Topic: cmd.Topic,
-		TimeoutView: host.NewTimeoutView(s, hostTimeout),
+		TimeoutView: host.NewTimeoutView(c),
 	}
 }
 
@@ -154,7 +153,7 @@ func runInspect(c *cli.Context) error {
 		in.Operator = op.File
 	}
 	for _, cmd := range d.Commands {
-		in.Commands = append(in.Commands, newCommandView(op.Served(p.Name(), cmd), hostTimeout))
+		in.Commands = append(in.Commands, newCommandView(pluginmgr.Resolve(p.Name(), cmd, op, pluginmgr.Defaults{ExecTimeout: hostTimeout})))
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
@@ -178,7 +177,7 @@ func printInspection(c *cli.Context, in inspection) error {
 	fmt.Fprintln(tw, "COMMAND\tIDEMPOTENT\tRESPONSE TTL\tTIMEOUT\tON TIMEOUT\tCONTENT TYPES\tTOPIC")
 	for _, cmd := range in.Commands {
 		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\n", cmd.Name, cmd.Idempotent, orDash(cmd.ResponseTTL),
-			cmd.WithSource(), cmd.Policy(), orAny(cmd.ContentTypes), orDefault(cmd.Topic))
+			timeoutWithSource(cmd.TimeoutView), timeoutPolicy(cmd.TimeoutView), orAny(cmd.ContentTypes), orDefault(cmd.Topic))
 	}
 	return tw.Flush()
 }

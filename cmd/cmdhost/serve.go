@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,12 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/broker"
-	"github.com/cmdhost/cmdhost/host/events"
-	"github.com/cmdhost/cmdhost/host/metrics"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
-	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // defaultListen is the embedded broker's address: not MQTT's 1883, so it
@@ -64,208 +59,63 @@ func runServe(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, c, cfg)
+	srv, err := host.New(cfg)
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
 }
 
-// serveSettings are serve's flags, checked.
-type serveSettings struct {
-	plugins, listen, id, clientID, share string
-	adminToken, metrics                  string
-	events, nestedNoAck                  bool
-	broker                               *url.URL
-	execTimeout, drain, idleTimeout      time.Duration
-	maxExpiry                            time.Duration
-	pool, maxDepth                       int
-	maxModuleSize                        int
-	reuseMaxBytes                        int64
-	logLevel                             slog.Level
-}
-
-func serveConfig(c *cli.Context) (serveSettings, error) {
-	s := serveSettings{
-		plugins: c.String("plugins"), listen: c.String("listen"), id: c.String("id"),
-		clientID: c.String("client-id"), share: c.String("share"), adminToken: c.String("admin-token"),
-		execTimeout: c.Duration("exec-timeout"), drain: c.Duration("drain"), pool: c.Int("pool"),
-		reuseMaxBytes: c.Int64("reuse-max-bytes"), idleTimeout: c.Duration("idle-timeout"),
-		metrics: c.String("metrics"), maxDepth: c.Int("max-depth"), maxExpiry: c.Duration("max-expiry"),
-		events: c.Bool("events"), nestedNoAck: c.Bool("nested-no-ack"),
-		maxModuleSize: c.Int("max-module-size"),
+// serveConfig reads and checks serve's flags: the one place they are
+// resolved into the server's settings.
+func serveConfig(c *cli.Context) (host.Config, error) {
+	cfg := host.Config{
+		PluginsDir: c.String("plugins"), Listen: c.String("listen"), ExecutorID: c.String("id"),
+		ClientID: c.String("client-id"), ShareGroup: c.String("share"), AdminToken: c.String("admin-token"),
+		ExecTimeout: c.Duration("exec-timeout"), Drain: c.Duration("drain"), Pool: c.Int("pool"),
+		ReuseMaxBytes: c.Int64("reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
+		MetricsAddr: c.String("metrics"), MaxDepth: c.Int("max-depth"), MaxExpiry: c.Duration("max-expiry"),
+		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: c.Int("max-module-size"),
 	}
-	if st, err := os.Stat(s.plugins); err != nil || !st.IsDir() {
-		return s, fmt.Errorf("--plugins %s: not a directory", s.plugins)
+	if st, err := os.Stat(cfg.PluginsDir); err != nil || !st.IsDir() {
+		return cfg, fmt.Errorf("--plugins %s: not a directory", cfg.PluginsDir)
 	}
-	if s.id == "" {
-		s.id = hostname()
+	if cfg.ExecutorID == "" {
+		cfg.ExecutorID = hostname()
 	}
 	if raw := c.String("broker"); raw != "" {
 		u, err := brokerURL(raw)
 		if err != nil {
-			return s, err
+			return cfg, err
 		}
-		s.broker = u
+		cfg.Broker = u
 	}
-	if s.execTimeout < 0 || s.drain < 0 || s.idleTimeout < 0 || s.pool <= 0 || s.reuseMaxBytes < 0 {
-		return s, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
+	if cfg.ExecTimeout < 0 || cfg.Drain < 0 || cfg.IdleTimeout < 0 || cfg.Pool <= 0 || cfg.ReuseMaxBytes < 0 {
+		return cfg, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
 	}
-	if s.maxDepth <= 0 {
-		return s, errors.New("--max-depth must be positive")
+	if cfg.MaxDepth <= 0 {
+		return cfg, errors.New("--max-depth must be positive")
 	}
-	if s.maxExpiry < time.Second {
-		return s, errors.New("--max-expiry must be at least 1s (message expiry counts whole seconds)")
+	if cfg.MaxExpiry < time.Second {
+		return cfg, errors.New("--max-expiry must be at least 1s (message expiry counts whole seconds)")
 	}
-	if s.maxModuleSize <= 0 {
-		return s, errors.New("--max-module-size must be positive")
+	if cfg.MaxModuleBytes <= 0 {
+		return cfg, errors.New("--max-module-size must be positive")
 	}
-	if s.reuseMaxBytes == 0 {
-		s.reuseMaxBytes = -1 // off, in the executor's terms
+	if cfg.ReuseMaxBytes == 0 {
+		cfg.ReuseMaxBytes = -1 // off, in the executor's terms
 	}
-	if err := s.logLevel.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return s, fmt.Errorf("--log-level: want debug, info, warn or error")
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return cfg, fmt.Errorf("--log-level: want debug, info, warn or error")
 	}
-	return s, nil
-}
-
-func serve(ctx context.Context, c *cli.Context, s serveSettings) error {
-	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: s.logLevel}))
-	if s.broker == nil {
-		b, err := broker.Start(broker.Config{Addr: s.listen, Logger: log})
-		if err != nil {
-			return err
-		}
-		defer b.Close()
-		s.broker = b.URL()
-		log.Info("embedded broker listening", "url", s.broker.String())
-	}
-	engine, err := newEngineLogged(c, log)
+	dir, err := cacheDir(c)
 	if err != nil {
-		return err
+		return cfg, err
 	}
-	defer engine.Close(context.Background())
-
-	mgr := pluginmgr.NewManager(pluginmgr.Config{Dir: s.plugins, Engine: engine, Logger: log,
-		Plugin: wasm.PluginConfig{PoolSize: s.pool, IdleTimeout: s.idleTimeout, MaxModuleBytes: s.maxModuleSize}})
-	for _, p := range mgr.LoadAll(ctx) {
-		log.Error("plugin not loaded", "err", p)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), s.drain)
-		defer cancel()
-		_ = mgr.Close(cctx)
-	}()
-	admin := &host.Admin{Manager: mgr, Token: s.adminToken, HostTimeout: s.execTimeout}
-	var timeouts host.CommandTimeouts // the served commands' timeouts, for nested calls
-	// The host's own commands come first: should a plugin's command ever
-	// have the same topic filter, the executor keeps the first one.
-	served := func() []rpc.Command {
-		cmds := host.Served(mgr, s.execTimeout, s.pool)
-		timeouts.Set(cmds)
-		return append(admin.Commands(), cmds...)
-	}
-	cmds := served()
-	met := metrics.New(metrics.Sources{Plugins: mgr.Status}) // --metrics
-	if s.metrics != "" {
-		ms, err := met.Listen(s.metrics)
-		if err != nil {
-			return fmt.Errorf("--metrics %s: %w", s.metrics, err)
-		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = ms.Close(ctx)
-			cancel()
-		}()
-		log.Info("metrics listening", "url", ms.URL())
-	}
-	// The one place the events sink is built: timeout events go to the
-	// log, the metrics and, with --events, to MQTT telemetry over the
-	// executor's connection.
-	var exec *rpc.Executor
-	sinks := []events.Sink{events.Log(log), met}
-	if s.events {
-		pub := events.NewPublisher(func(ctx context.Context, payload []byte) error {
-			return exec.PublishTelemetry(ctx, host.EventsTopic(s.id), payload, "application/json")
-		})
-		defer func() { // after the executor stopped (deferred later, run earlier)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = pub.Close(ctx)
-			cancel()
-		}()
-		sinks = append(sinks, pub)
-		log.Info("publishing timeout events", "topic", host.EventsTopic(s.id))
-	}
-	sink := host.EventsWithPlugins(mgr.Origin, events.Multi(sinks...))
-	exec, err = rpc.NewExecutor(rpc.Config{
-		ExecutorID: s.id, ClientID: s.clientID, Broker: s.broker, ShareGroup: s.share, Logger: log,
-		ReuseMaxBytes: s.reuseMaxBytes, Observer: met, Events: sink, MaxExpiry: s.maxExpiry,
-	}, nil)
-	if err != nil {
-		return err
-	}
-	// SetCommands, unlike NewExecutor, serves the rest when it cannot
-	// serve a command: one bad command never keeps the host from starting.
-	if err := exec.SetCommands(ctx, cmds); err != nil {
-		log.Error("commands not served", "err", err)
-	}
-	met.Attach(exec)
-	admin.Reuse = exec.ReuseStats
-	stopNested, err := startNested(ctx, s, engine, mgr, &timeouts, sink, log)
-	if err != nil {
-		return err
-	}
-	defer stopNested()
-	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	err = exec.Start(startCtx)
-	cancel()
-	if err != nil {
-		_ = exec.Stop(context.Background())
-		return err
-	}
-	log.Info("serving", "executor", s.id, "commands", len(cmds), "topics", exec.Filters())
-
-	// Hot reload: the manager watches the folder; every change of the
-	// served commands re-syncs the executor. Changes coalesce: a burst of
-	// them is one re-sync with the latest set.
-	changed := make(chan struct{}, 1)
-	mgr.OnChange(func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-changed:
-				if err := exec.SetCommands(ctx, served()); err != nil {
-					log.Error("updating the served commands", "err", err)
-				} else {
-					log.Info("serving", "commands", len(exec.Filters()), "topics", exec.Filters())
-				}
-			}
-		}
-	}()
-	go func() {
-		if err := mgr.Watch(ctx); err != nil && ctx.Err() == nil {
-			log.Error("watching the plugins folder stopped", "dir", s.plugins, "err", err)
-		}
-	}()
-	<-ctx.Done()
-	log.Info("stopping: finishing requests in flight", "drain", s.drain)
-	dctx, cancel := context.WithTimeout(context.Background(), s.drain)
-	defer cancel()
-	if s.share != "" {
-		// A replica leaving its group hands its share of new requests to
-		// the others at once, instead of letting them wait in its session.
-		if err := exec.Unsubscribe(dctx); err != nil {
-			log.Warn("unsubscribe", "err", err)
-		}
-	}
-	if err := exec.Stop(dctx); err != nil {
-		log.Warn("stop", "err", err)
-	}
-	log.Info("stopped")
-	return nil
+	cfg.CacheDir = dir
+	cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
+	return cfg, nil
 }
 
 func hostname() string {

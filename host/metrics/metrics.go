@@ -28,7 +28,6 @@ package metrics
 
 import (
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,9 +45,9 @@ var DurationBuckets = []float64{
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 }
 
-// Sources are what a Collector reads at scrape time. A nil source falls
-// back to the executor given to Attach (DedupLen, Reuse), or reads as
-// zero (Plugins: no plugin series).
+// Sources are what a Collector reads at scrape time: the executor's dedup
+// store and reuse cache, and the plugins. A nil source reads as zero
+// (Plugins: no plugin series).
 type Sources struct {
 	DedupLen func() int
 	Reuse    func() cache.ReuseStats
@@ -60,7 +59,6 @@ type Sources struct {
 type Collector struct {
 	reg      *prometheus.Registry
 	src      Sources
-	exec     atomic.Pointer[rpc.Executor]
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	timeouts *prometheus.CounterVec
@@ -73,8 +71,8 @@ var (
 	_ events.Sink  = (*Collector)(nil)
 )
 
-// New returns a collector reading src. It is the executor's Config.Observer;
-// Attach gives it the executor once that exists.
+// New returns a collector reading src. It is the executor's
+// Config.Observer.
 func New(src Sources) *Collector {
 	c := &Collector{
 		reg: prometheus.NewRegistry(),
@@ -130,10 +128,6 @@ func New(src Sources) *Collector {
 	return c
 }
 
-// Attach makes the collector read the dedup store and the reuse cache of
-// e (unless Sources name others). Safe to call while being scraped.
-func (c *Collector) Attach(e *rpc.Executor) { c.exec.Store(e) }
-
 // Registry returns the collector's registry, for further collectors.
 func (c *Collector) Registry() *prometheus.Registry { return c.reg }
 
@@ -166,18 +160,12 @@ func (c *Collector) dedupLen() int {
 	if c.src.DedupLen != nil {
 		return c.src.DedupLen()
 	}
-	if e := c.exec.Load(); e != nil {
-		return e.DedupLen()
-	}
 	return 0
 }
 
 func (c *Collector) reuse() cache.ReuseStats {
 	if c.src.Reuse != nil {
 		return c.src.Reuse()
-	}
-	if e := c.exec.Load(); e != nil {
-		return e.ReuseStats()
 	}
 	return cache.ReuseStats{}
 }

@@ -234,10 +234,12 @@ func TestExecutorEndToEnd(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	c := New(Sources{})
+	var exec *rpc.Executor // read at scrape time, set before the first scrape
+	c := New(Sources{DedupLen: func() int { return exec.DedupLen() }, Reuse: func() cache.ReuseStats { return exec.ReuseStats() }})
 	broker := rpctest.NewBroker()
 	u, _ := url.Parse("mqtt://fake:1883")
-	exec, err := rpc.NewExecutor(rpc.Config{
+	var err error
+	exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: "exec-1", Broker: u, Dial: broker.Dial, ReconnectDelay: 10 * time.Millisecond, Observer: c, Events: c,
 	}, []rpc.Command{
 		{Name: "echo", Topic: rpc.DefaultTopic, Idempotent: true, ResponseTTL: time.Minute,
@@ -250,7 +252,6 @@ func TestExecutorEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Attach(exec)
 	if err := exec.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

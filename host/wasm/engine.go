@@ -116,9 +116,12 @@ type PluginConfig struct {
 	Output OutputLimits
 }
 
+// DefaultPoolSize is PluginConfig.PoolSize when it is not set.
+const DefaultPoolSize = 4
+
 func (c PluginConfig) withDefaults() PluginConfig {
 	if c.PoolSize <= 0 {
-		c.PoolSize = 4
+		c.PoolSize = DefaultPoolSize
 	}
 	if c.MemoryPages == 0 {
 		c.MemoryPages = 1024

@@ -1,0 +1,306 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/broker"
+	"github.com/cmdhost/cmdhost/host/events"
+	"github.com/cmdhost/cmdhost/host/metrics"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/plugins"
+)
+
+// Config configures a Server: serve's settings, checked by the caller.
+// Zero fields take the defaults of the packages they go to.
+type Config struct {
+	// PluginsDir is the plugins folder. Required.
+	PluginsDir string
+	// Broker is the MQTT broker to serve on; nil starts the embedded
+	// broker on Listen.
+	Broker *url.URL
+	// Listen is the embedded broker's address (with Broker nil).
+	Listen string
+	// ExecutorID is the executor id; ClientID the MQTT client id (default
+	// the executor id); ShareGroup, if set, makes the requests'
+	// subscriptions shared so that replicas split them.
+	ExecutorID, ClientID, ShareGroup string
+	// CacheDir is the compilation cache's folder; "" compiles every start.
+	CacheDir string
+	// ExecTimeout and Pool are the commands' defaults (plugins.Defaults):
+	// the execution timeout of commands nothing else gives one (0: none),
+	// and the instances per plugin, which is also their concurrency.
+	ExecTimeout time.Duration
+	Pool        int
+	// IdleTimeout releases a plugin's instances after so long without
+	// calls; 0: never.
+	IdleTimeout time.Duration
+	// MaxModuleBytes refuses larger module files; 0: the engine's default.
+	MaxModuleBytes int
+	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0: its
+	// default, negative: reuse off.
+	ReuseMaxBytes int64
+	// MaxExpiry is the longest message expiry a request may ask for.
+	MaxExpiry time.Duration
+	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
+	MaxDepth int
+	// NestedNoAck sends nested calls to other executors as plain v1.0
+	// requests (NestedConfig.RemoteAck off).
+	NestedNoAck bool
+	// AdminToken allows the admin ops that change state; "" refuses them.
+	AdminToken string
+	// MetricsAddr serves Prometheus metrics at http://ADDR/metrics; "":
+	// off.
+	MetricsAddr string
+	// Events publishes timeout events as JSON telemetry on EventsTopic.
+	Events bool
+	// Drain bounds how long a stop waits for requests in flight.
+	Drain time.Duration
+	// Logger receives the host's log; nil discards it.
+	Logger *slog.Logger
+}
+
+// Server is one cmdhost: the plugins folder served over MQTT with hot
+// reload, the admin ops, nested calls, metrics and timeout events. New
+// builds it; Run serves until its context ends and then stops it.
+//
+// Three pairs of parts need each other, and the Server is where each loop
+// is closed, once, before anything runs: the executor reports to the
+// metrics and the events, which read its gauges (dedupLen, reuseStats) and
+// publish through it (publishEvent); the engine runs the nested calls of
+// its plugins through a dispatcher that runs local commands on the
+// manager that loads into that engine (set in Run before the executor
+// starts). Each loop goes through a method of the Server that reads a
+// field set once.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	embedded *broker.Embedded // nil with Config.Broker
+	broker   *url.URL
+	engine   *wasm.Engine
+	plugins  *plugins.Manager
+	metrics  *metrics.Collector
+	events   events.Sink
+	publish  *events.Publisher // nil without Config.Events
+	exec     *rpc.Executor
+	admin    *admin
+}
+
+// New builds a server and, with no Config.Broker, starts the embedded
+// broker. Run must follow: it releases everything New made.
+func New(cfg Config) (_ *Server, err error) {
+	s := &Server{cfg: cfg, log: cfg.Logger, broker: cfg.Broker}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.broker == nil {
+		if s.embedded, err = broker.Start(broker.Config{Addr: cfg.Listen, Logger: s.log}); err != nil {
+			return nil, err
+		}
+		s.broker = s.embedded.URL()
+		s.log.Info("embedded broker listening", "url", s.broker.String())
+	}
+	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log}); err != nil {
+		return nil, err
+	}
+	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,
+		Plugin:   wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes},
+		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
+	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats})
+	// Timeout events go to the log, the metrics and, with Events, to MQTT
+	// telemetry over the executor's connection.
+	sinks := []events.Sink{events.Log(s.log), s.metrics}
+	if cfg.Events {
+		s.publish = events.NewPublisher(s.publishEvent)
+		sinks = append(sinks, s.publish)
+	}
+	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
+	s.exec, err = rpc.NewExecutor(rpc.Config{
+		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
+		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.admin = &admin{Manager: s.plugins, Token: cfg.AdminToken, Reuse: s.exec.ReuseStats}
+	return s, nil
+}
+
+// Broker is the URL of the broker the server serves on: Config.Broker or
+// the embedded one.
+func (s *Server) Broker() *url.URL { return s.broker }
+
+// The methods that close the loops the Server comment names.
+func (s *Server) dedupLen() int                { return s.exec.DedupLen() }
+func (s *Server) reuseStats() cache.ReuseStats { return s.exec.ReuseStats() }
+func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
+	return s.exec.PublishTelemetry(ctx, EventsTopic(s.cfg.ExecutorID), payload, "application/json")
+}
+
+// commands returns what the server serves now: the admin ops first (the
+// executor keeps the first of two commands with one topic filter, and no
+// plugin may take a host topic anyway), then the plugins' commands.
+func (s *Server) commands() []rpc.Command {
+	return append(s.admin.Commands(), commands(s.plugins)...)
+}
+
+// Run loads the plugins, serves them until ctx ends, and then stops: it
+// lets the requests in flight finish (Config.Drain), disconnects and
+// releases everything in the reverse order of its making. It returns an
+// error when the server cannot start; a plugin that does not load is
+// logged and does not stop the others.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.close()
+	for _, err := range s.plugins.LoadAll(ctx) {
+		s.log.Error("plugin not loaded", "err", err)
+	}
+	if s.cfg.MetricsAddr != "" {
+		ms, err := s.metrics.Listen(s.cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("serving metrics: %w", err)
+		}
+		defer closeWithin(5*time.Second, ms.Close)
+		s.log.Info("metrics listening", "url", ms.URL())
+	}
+	if s.publish != nil {
+		s.log.Info("publishing timeout events", "topic", EventsTopic(s.cfg.ExecutorID))
+	}
+	// SetCommands, unlike NewExecutor, serves the rest when it cannot
+	// serve a command: one bad command never keeps the host from starting.
+	if err := s.exec.SetCommands(ctx, s.commands()); err != nil {
+		s.log.Error("commands not served", "err", err)
+	}
+	stopNested, err := s.startNested(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopNested()
+	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = s.exec.Start(startCtx)
+	cancel()
+	if err != nil {
+		_ = s.exec.Stop(context.Background())
+		return err
+	}
+	s.log.Info("serving", "executor", s.cfg.ExecutorID, "commands", len(s.exec.Filters()), "topics", s.exec.Filters())
+	go s.followReloads(ctx)
+	go func() {
+		if err := s.plugins.Watch(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("watching the plugins folder stopped", "dir", s.cfg.PluginsDir, "err", err)
+		}
+	}()
+	<-ctx.Done()
+	s.stopExecutor()
+	return nil
+}
+
+// followReloads re-syncs the executor with every change of the served
+// commands until ctx ends. Changes coalesce: a burst of them is one
+// re-sync with the latest set.
+func (s *Server) followReloads(ctx context.Context) {
+	changed := make(chan struct{}, 1)
+	s.plugins.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			if err := s.exec.SetCommands(ctx, s.commands()); err != nil {
+				s.log.Error("updating the served commands", "err", err)
+			} else {
+				s.log.Info("serving", "commands", len(s.exec.Filters()), "topics", s.exec.Filters())
+			}
+		}
+	}
+}
+
+// startNested gives the engine its nested-call dispatcher: local commands
+// through the plugins manager, with the execution timeouts it resolved;
+// remote ones through an invoker of its own on the same broker. The
+// returned function disconnects that invoker; call it after the executor
+// stopped.
+func (s *Server) startNested(ctx context.Context) (func(), error) {
+	ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Broker: s.broker, Logger: s.log})
+	if err != nil {
+		return nil, fmt.Errorf("nested invocation: %w", err)
+	}
+	nested, err := NewNested(NestedConfig{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
+		Remote: inv, RemoteAck: !s.cfg.NestedNoAck, MaxDepth: s.cfg.MaxDepth, Events: s.events})
+	if err != nil {
+		_ = inv.Close()
+		return nil, err
+	}
+	s.engine.SetNester(nested)
+	return func() {
+		s.engine.SetNester(nil)
+		_ = inv.Close()
+	}, nil
+}
+
+// commandTimeout is a local command's execution timeout, as a request of
+// it gets: a nested call of it is bounded alike.
+func (s *Server) commandTimeout(command string) time.Duration {
+	c, _ := s.plugins.Command(command)
+	return c.Timeout
+}
+
+// stopExecutor lets the requests in flight finish within Config.Drain and
+// disconnects the executor.
+func (s *Server) stopExecutor() {
+	s.log.Info("stopping: finishing requests in flight", "drain", s.cfg.Drain)
+	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.Drain)
+	defer cancel()
+	if s.cfg.ShareGroup != "" {
+		// A replica leaving its group hands its share of new requests to
+		// the others at once, instead of letting them wait in its session.
+		if err := s.exec.Unsubscribe(dctx); err != nil {
+			s.log.Warn("unsubscribe", "err", err)
+		}
+	}
+	if err := s.exec.Stop(dctx); err != nil {
+		s.log.Warn("stop", "err", err)
+	}
+	s.log.Info("stopped")
+}
+
+// close releases what New made, the last made first: the events
+// publisher (its queue gets 5 s to go out), the plugins (their calls get
+// Config.Drain to finish), the engine, the embedded broker.
+func (s *Server) close() {
+	if s.publish != nil {
+		closeWithin(5*time.Second, s.publish.Close)
+	}
+	if s.plugins != nil {
+		closeWithin(s.cfg.Drain, s.plugins.Close)
+	}
+	if s.engine != nil {
+		_ = s.engine.Close(context.Background())
+	}
+	if s.embedded != nil {
+		_ = s.embedded.Close()
+	}
+}
+
+// closeWithin calls close with a context that ends after d.
+func closeWithin(d time.Duration, close func(context.Context) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_ = close(ctx)
+}

@@ -1,0 +1,68 @@
+package plugins
+
+import (
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/topic"
+)
+
+// Defaults are the host's settings for what neither a plugin's operator
+// file nor its module sets (serve --exec-timeout and --pool).
+type Defaults struct {
+	// ExecTimeout is the execution timeout of a command nothing else gives
+	// one; 0: none, only the request's expiry bounds its calls.
+	ExecTimeout time.Duration
+	// Concurrency is the calls at once per command when the operator file
+	// sets neither "concurrency" nor "pool"; 0: Config.Plugin.PoolSize,
+	// the plugin's instance count.
+	Concurrency int
+}
+
+// Command is a command as it is served: as its module declares it, with
+// every setting resolved once, here, from the plugin's operator file, the
+// module and the host's Defaults. The executor, nested calls, the admin
+// ops and the CLI all read these values; none resolves them again.
+type Command struct {
+	// Plugin is the plugin serving the command.
+	Plugin string
+	// Declared is the command as the module declares it.
+	Declared abi.Command
+	// Topic is the request topic pattern: the declared one, else
+	// topic.Default.
+	Topic string
+	// Timeout is the execution timeout, first found: the operator file's
+	// "commands" entry's, the file's "timeout", the module's declared
+	// default, Defaults.ExecTimeout; 0: none. The request's expiry caps
+	// it at run time.
+	Timeout time.Duration
+	// TimeoutSource says where Timeout comes from.
+	TimeoutSource TimeoutSource
+	// OnTimeout is the on_timeout policy: the operator file's "commands"
+	// entry's, else the file's, else fail. A retry policy is only ever set
+	// on a command the module declares idempotent (a load that would do
+	// otherwise is refused).
+	OnTimeout OnTimeout
+	// Concurrency is the calls at once the command is allowed: the
+	// operator file's "concurrency", else its "pool", else
+	// Defaults.Concurrency.
+	Concurrency int
+}
+
+// Name is the command's name.
+func (c Command) Name() string { return c.Declared.Name }
+
+// Resolve returns the module's command c of plugin as served with the
+// operator file op (nil: none) by a host with the defaults d.
+func Resolve(plugin string, c abi.Command, op *Operator, d Defaults) Command {
+	out := Command{Plugin: plugin, Declared: c, Topic: c.Topic,
+		OnTimeout: op.onTimeoutOf(c.Name), Concurrency: op.concurrency()}
+	if out.Topic == "" {
+		out.Topic = topic.Default
+	}
+	out.Timeout, out.TimeoutSource = op.execTimeout(c, d.ExecTimeout)
+	if out.Concurrency == 0 {
+		out.Concurrency = d.Concurrency
+	}
+	return out
+}
