@@ -126,19 +126,10 @@ type entry struct {
 	name string
 	lock chan struct{}
 
-	cur      *wasm.Plugin   // the version serving; nil when none
-	topics   []commandTopic // cur's commands' request topics
-	digest   string         // of cur's file content
-	op       *Operator      // the operator file applied to cur, or that disabled the plugin; nil when none
-	opDigest string         // of op's file content; "" when none
-	off      bool           // the operator file says "enabled": false; cur is nil
-	since    time.Time      // when cur started serving
+	cur      *version       // the version serving and what it was made from; nil when none
+	refused  refusal        // the content not to load again unasked; zero when none
 	draining []*wasm.Plugin // replaced versions finishing their calls
 	loading  bool           // a first load is running
-
-	refused  string // key of content not to load again unasked (failed, clashed, removed, disabled)
-	clashed  bool   // refused because a command or topic was taken: retried when one is freed
-	disabled bool   // removed by Remove while the file stays
 
 	loads, reloads, loadFailures int
 	lastErr                      error
@@ -157,9 +148,45 @@ func (e *entry) acquire(ctx context.Context) error {
 
 func (e *entry) release() { <-e.lock }
 
-// key identifies the content of both files of cur (see load.key).
-// Manager.mu is held.
-func (e *entry) key() string { return contentKey(e.digest, e.opDigest) }
+// version is a plugin version serving and what it was made from. An
+// entry's version is set and cleared as a whole.
+type version struct {
+	p        *wasm.Plugin
+	topics   []commandTopic // p's commands' request topics
+	digest   string         // of the module file's content
+	op       *Operator      // the operator file applied; nil when none
+	opDigest string         // of op's file content; "" when none
+	since    time.Time      // when p started serving
+}
+
+// key identifies the content of both files of v (see load.key).
+func (v *version) key() string { return contentKey(v.digest, v.opDigest) }
+
+// refusal is content of a plugin's files the manager does not load again
+// until they change (or, for refusedClash, a command or topic is freed),
+// and why. An entry's refusal is set and cleared as a whole.
+type refusal struct {
+	key    string // load.key of the content; "" when nothing is refused
+	reason refusalReason
+	// op and opDigest are the operator file that disabled the plugin
+	// (refusedDisabled).
+	op       *Operator
+	opDigest string
+}
+
+// refusalReason says why content is refused.
+type refusalReason int
+
+const (
+	refusedNone     refusalReason = iota
+	refusedFailed                 // its load failed
+	refusedClash                  // a command or topic was taken: retried when one is freed
+	refusedRemoved                // removed by Remove while the file stays
+	refusedDisabled               // the operator file says "enabled": false
+)
+
+// is reports whether the refusal's reason is r.
+func (f refusal) is(r refusalReason) bool { return f.reason == r }
 
 // contentKey identifies the content of a plugin's module and operator file
 // together: a change of either is a change of the plugin.
@@ -360,10 +387,10 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 		e.release()
 		return fmt.Errorf("plugin %s is not being served", name)
 	}
-	res := outcome{e: e, old: e.cur}
-	e.refused, e.clashed, e.disabled = e.key(), false, true
-	e.draining = append(e.draining, e.cur)
-	e.cur, e.digest, e.op, e.opDigest = nil, "", nil, ""
+	res := outcome{e: e, old: e.cur.p}
+	e.refused = refusal{key: e.cur.key(), reason: refusedRemoved}
+	e.draining = append(e.draining, e.cur.p)
+	e.cur = nil
 	res.freed = m.publish()
 	m.mu.Unlock()
 	e.release()
@@ -394,10 +421,10 @@ func (m *Manager) Close(ctx context.Context) error {
 	var owners []*entry
 	for _, e := range m.entries {
 		if e.cur != nil {
-			current = append(current, e.cur)
+			current = append(current, e.cur.p)
 			owners = append(owners, e)
-			e.draining = append(e.draining, e.cur)
-			e.cur, e.digest = nil, ""
+			e.draining = append(e.draining, e.cur.p)
+			e.cur = nil
 		}
 	}
 	m.publish()
@@ -530,9 +557,9 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 	m.mu.Lock()
 	switch mode {
 	case syncChanged:
-		l.skip = (e.cur != nil && e.key() == l.key()) || (e.cur == nil && e.refused == l.key())
+		l.skip = (e.cur != nil && e.cur.key() == l.key()) || (e.cur == nil && e.refused.key == l.key())
 	case syncRetry:
-		l.skip = e.cur != nil || !e.clashed
+		l.skip = e.cur != nil || !e.refused.is(refusedClash)
 	}
 	if !l.skip && e.cur == nil && opErr == nil && !l.off {
 		e.loading = true
@@ -578,27 +605,26 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 
 	case l.gone:
 		if e.cur != nil {
-			res.old = e.cur
-			e.draining = append(e.draining, e.cur)
+			res.old = e.cur.p
+			e.draining = append(e.draining, e.cur.p)
 			m.log.Info("plugin file removed: plugin no longer served", "plugin", e.name, "file", l.path)
 		}
-		e.cur, e.digest, e.refused, e.clashed, e.disabled = nil, "", "", false, false
-		e.op, e.opDigest, e.off = nil, "", false
+		e.cur, e.refused = nil, refusal{}
 		e.lastErr, e.lastErrAt = nil, time.Time{}
 		res.freed = m.publish()
 		return res, nil
 
 	case l.off:
 		if e.cur != nil {
-			res.old = e.cur
-			e.draining = append(e.draining, e.cur)
+			res.old = e.cur.p
+			e.draining = append(e.draining, e.cur.p)
 		}
-		if e.cur != nil || !e.off {
+		if e.cur != nil || !e.refused.is(refusedDisabled) {
 			m.log.Info("plugin disabled by its operator file (\"enabled\": false): not served", "plugin", e.name,
 				"operator", l.opPath)
 		}
-		e.cur, e.digest, e.op, e.opDigest, e.off = nil, "", l.op, l.opDigest, true
-		e.refused, e.clashed, e.disabled = l.key(), false, false
+		e.cur = nil
+		e.refused = refusal{key: l.key(), reason: refusedDisabled, op: l.op, opDigest: l.opDigest}
 		e.lastErr, e.lastErrAt = nil, time.Time{}
 		res.freed = m.publish()
 		return res, nil
@@ -621,16 +647,15 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 		return res, clash
 	}
 
-	res.old = e.cur
 	if e.cur == nil {
 		e.loads++
 	} else {
 		e.reloads++
-		e.draining = append(e.draining, e.cur)
+		res.old = e.cur.p
+		e.draining = append(e.draining, e.cur.p)
 	}
-	e.cur, e.topics, e.digest, e.since = l.p, l.topics, l.digest, time.Now()
-	e.op, e.opDigest, e.off = l.op, l.opDigest, false
-	e.refused, e.clashed, e.disabled = "", false, false
+	e.cur = &version{p: l.p, topics: l.topics, digest: l.digest, op: l.op, opDigest: l.opDigest, since: time.Now()}
+	e.refused = refusal{}
 	e.lastErr, e.lastErrAt = nil, time.Time{}
 	res.freed = m.publish()
 	msg := "plugin loaded"
@@ -650,7 +675,10 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 	e.loadFailures++
 	e.lastErr, e.lastErrAt = err, time.Now()
-	e.refused, e.clashed = l.key(), clashed
+	e.refused = refusal{key: l.key(), reason: refusedFailed}
+	if clashed {
+		e.refused.reason = refusedClash
+	}
 	attrs := []any{"plugin", e.name, "file", l.path, "digest", short(l.digest)}
 	if l.opDigest != "" {
 		attrs = append(attrs, "operator", l.opPath, "operator_digest", short(l.opDigest))
@@ -660,7 +688,6 @@ func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 		m.log.Error("plugin reload failed: the old version keeps serving", attrs...)
 		return
 	}
-	e.op, e.opDigest, e.off = nil, "", false // not disabled any more: failed
 	m.log.Error("plugin load failed", attrs...)
 }
 
@@ -689,15 +716,16 @@ func (m *Manager) publish() (freed bool) {
 	old := m.served.Load()
 	t := &table{byCommand: map[string]*wasm.Plugin{}, digests: map[string]string{}}
 	for _, e := range m.entries {
-		if e.cur == nil {
+		v := e.cur
+		if v == nil {
 			continue
 		}
-		t.digests[e.name] = e.digest
-		for _, c := range e.cur.Description().Commands {
-			t.byCommand[c.Name] = e.cur
-			t.commands = append(t.commands, Resolve(e.name, c, e.op, m.cfg.Defaults))
+		t.digests[e.name] = v.digest
+		for _, c := range v.p.Description().Commands {
+			t.byCommand[c.Name] = v.p
+			t.commands = append(t.commands, Resolve(e.name, c, v.op, m.cfg.Defaults))
 		}
-		for _, ct := range e.topics {
+		for _, ct := range v.topics {
 			t.topics = append(t.topics, servedTopic{plugin: e.name, commandTopic: ct})
 		}
 	}
@@ -779,7 +807,7 @@ func (m *Manager) retryClashed() {
 	m.mu.Lock()
 	var names []string
 	for _, e := range m.entries {
-		if e.clashed && e.cur == nil {
+		if e.refused.is(refusedClash) && e.cur == nil {
 			names = append(names, e.name)
 		}
 	}
@@ -862,7 +890,7 @@ func (m *Manager) withKnown(names []string) []string {
 	}
 	m.mu.Lock()
 	for n, e := range m.entries {
-		if !seen[n] && (e.cur != nil || e.lastErr != nil || e.disabled || e.off) {
+		if !seen[n] && (e.cur != nil || e.lastErr != nil || e.refused.is(refusedRemoved) || e.refused.is(refusedDisabled)) {
 			names = append(names, n)
 		}
 	}

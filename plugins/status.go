@@ -81,7 +81,7 @@ func (m *Manager) Status() []PluginStatus {
 	var out []PluginStatus
 	for _, e := range m.entries {
 		st := PluginStatus{
-			Name: e.name, File: m.path(e.name), Digest: e.digest,
+			Name: e.name, File: m.path(e.name),
 			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
 			Calls: e.retired.Calls, Failures: e.retired.Failures, Replaced: e.retired.Replaced,
 			OutputDroppedLines: e.retired.OutputDroppedLines, OutputDroppedBytes: e.retired.OutputDroppedBytes,
@@ -94,26 +94,32 @@ func (m *Manager) Status() []PluginStatus {
 			st.State = StateLoading
 		case len(e.draining) > 0:
 			st.State = StateDraining
-		case e.off:
+		case e.refused.is(refusedDisabled):
 			st.State = StateDisabled
-		case e.disabled:
+		case e.refused.is(refusedRemoved):
 			st.State = StateRemoved
 		case e.lastErr != nil:
 			st.State = StateFailed
 		default:
 			continue // file gone, nothing left
 		}
-		if e.op != nil && (e.cur != nil || e.off) {
-			st.Operator, st.OperatorDigest = e.op.File, e.opDigest
+		switch {
+		case e.cur != nil:
+			st.Digest, st.Commands, st.Since = e.cur.digest, commandNames(e.cur.p), e.cur.since
+			if e.cur.op != nil {
+				st.Operator, st.OperatorDigest = e.cur.op.File, e.cur.opDigest
+			}
+		case e.refused.is(refusedDisabled) && e.refused.op != nil:
+			st.Operator, st.OperatorDigest = e.refused.op.File, e.refused.opDigest
 		}
+		var serving *wasm.Plugin
 		if e.cur != nil {
-			st.Commands = commandNames(e.cur)
-			st.Since = e.since
+			serving = e.cur.p
 		}
 		if e.lastErr != nil {
 			st.LastError, st.LastErrorAt = e.lastErr.Error(), e.lastErrAt
 		}
-		for _, p := range append([]*wasm.Plugin{e.cur}, e.draining...) {
+		for _, p := range append([]*wasm.Plugin{serving}, e.draining...) {
 			if p == nil {
 				continue
 			}
@@ -124,7 +130,7 @@ func (m *Manager) Status() []PluginStatus {
 			st.OutputDroppedLines += s.OutputDroppedLines
 			st.OutputDroppedBytes += s.OutputDroppedBytes
 			st.Instances += s.Instances
-			if p == e.cur {
+			if p == serving {
 				st.InUse = s.InUse
 			}
 		}
