@@ -39,3 +39,12 @@ func (f fixedResolver) Lookup(command string) (*wasm.Plugin, bool) {
 	p, ok := f[command]
 	return p, ok
 }
+
+// The nested-call dispatcher.
+type (
+	Nested       = nestedCalls
+	NestedConfig = nestedConfig
+)
+
+// NewNested is newNested.
+var NewNested = newNested

@@ -2,8 +2,8 @@
 // cmdhost: it builds the engine, the plugins manager, the executor, the
 // nested-call dispatcher, the metrics and the timeout events in one place,
 // serves the plugins' commands and the host's own admin ops over MQTT, and
-// owns hot reload and the order of shutdown. Nested (nested.go) runs the
-// calls handlers make to other commands; why it works the way it does is
+// owns hot reload and the order of shutdown. nestedCalls (nested.go) runs
+// the calls handlers make to other commands; why it works the way it does is
 // explained there.
 package host
 
@@ -15,10 +15,6 @@ import (
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/plugins"
 )
-
-// Resolver finds the plugin version serving a command now; hot reload
-// swaps it between calls.
-type Resolver = plugins.Lookuper
 
 // commands returns the RPC commands of what the plugins manager serves
 // now, each run by the plugin version serving it when a call starts, with
@@ -45,7 +41,7 @@ func rpcCommand(c plugins.Command, h rpc.Handler) rpc.Command {
 // (plugins.InvokeServing, which looks up again when a reload swapped the
 // version out), and answers 503 when none does or it keeps being
 // replaced.
-func resolvingHandler(r Resolver, name string) rpc.Handler {
+func resolvingHandler(r plugins.Lookuper, name string) rpc.Handler {
 	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
 		resp, err := plugins.InvokeServing(ctx, r, req)
 		switch {

@@ -11,10 +11,11 @@ import (
 	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/plugins"
 )
 
 // Nested invocation: a handler calls other commands through
-// abi.FnInvoke and the engine hands the call to a Nested, which runs the
+// abi.FnInvoke and the engine hands the call to a nestedCalls, which runs the
 // branches and waits for them by the invocation's sync rule.
 //
 // Why it is built this way:
@@ -43,34 +44,34 @@ import (
 //     for; with RemoteAck the remote executor is sent a cancel, otherwise
 //     it stops them at their message expiry.
 
-// DefaultMaxDepth bounds call chains when NestedConfig.MaxDepth is 0.
+// DefaultMaxDepth bounds call chains when nestedConfig.MaxDepth is 0.
 const DefaultMaxDepth = 8
 
 // maxSyncTimeout caps the computed default sync timeout, so a fan-out over
 // long commands ends within half an hour unless it sets its own timeout.
 const maxSyncTimeout = 30 * time.Minute
 
-// RemoteInvoker calls a command of another executor through the broker;
+// remoteInvoker calls a command of another executor through the broker;
 // *rpc.Invoker is one.
-type RemoteInvoker interface {
+type remoteInvoker interface {
 	Invoke(ctx context.Context, c rpc.Call) (*rpc.Result, error)
 }
 
-// NestedConfig configures a Nested. ExecutorID and Resolver are required.
-type NestedConfig struct {
+// nestedConfig configures a nestedCalls. ExecutorID and Resolver are required.
+type nestedConfig struct {
 	// ExecutorID is this host's executor id: a branch naming none, or
 	// this one, runs on a local plugin. It is also the chain's name for
 	// this host.
 	ExecutorID string
 	// Resolver finds the plugin version serving a local command
 	// (plugins.Manager).
-	Resolver Resolver
+	Resolver plugins.Lookuper
 	// Timeout returns a local command's own execution timeout (0: none),
 	// the one the executor applies to it (Server.commandTimeout).
 	Timeout func(command string) time.Duration
 	// Remote sends branches that name another executor; nil: they fail
 	// with abi.ReasonUnavailable.
-	Remote RemoteInvoker
+	Remote remoteInvoker
 	// RemoteAck makes remote calls asks (rpc.Call.Ack, the cmdhost-ack
 	// extension): a branch abandoned or cut here is cancelled on the
 	// remote executor too (cmdhost-cancel), rather than left to run until
@@ -95,17 +96,17 @@ type NestedConfig struct {
 	Clock wasm.Clock
 }
 
-// Nested runs nested invocations: it is the engine's wasm.Nester. Nest is
+// nestedCalls runs nested invocations: it is the engine's wasm.Nester. Nest is
 // safe for concurrent use.
-type Nested struct {
-	cfg NestedConfig
+type nestedCalls struct {
+	cfg nestedConfig
 }
 
-var _ wasm.Nester = (*Nested)(nil)
+var _ wasm.Nester = (*nestedCalls)(nil)
 
-// NewNested checks cfg and returns a Nested; hand it to
+// newNested checks cfg and returns a nestedCalls; hand it to
 // wasm.Engine.SetNester.
-func NewNested(cfg NestedConfig) (*Nested, error) {
+func newNested(cfg nestedConfig) (*nestedCalls, error) {
 	if cfg.ExecutorID == "" {
 		return nil, errors.New("nested: the executor id is required")
 	}
@@ -127,7 +128,7 @@ func NewNested(cfg NestedConfig) (*Nested, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
 	}
-	return &Nested{cfg: cfg}, nil
+	return &nestedCalls{cfg: cfg}, nil
 }
 
 // arrival is a branch that finished, with its result.
@@ -140,7 +141,7 @@ type arrival struct {
 // returns when the strategy is met, every branch has finished, the sync
 // timeout fires, or ctx is done; branches still running then are
 // cancelled.
-func (n *Nested) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Invocation) *abi.InvocationResult {
+func (n *nestedCalls) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Invocation) *abi.InvocationResult {
 	if err := inv.Validate(); err != nil { // the engine's are valid; other callers' may not be
 		return &abi.InvocationResult{Failure: abi.ReasonInvalid, Message: err.Error()}
 	}
@@ -188,7 +189,7 @@ func (n *Nested) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Invocati
 
 // waiter is the fan-in of one invocation.
 type waiter struct {
-	n        *Nested
+	n        *nestedCalls
 	c        *call
 	inv      *abi.Invocation
 	plans    []*plan // nil for a branch that failed before it started
@@ -298,7 +299,7 @@ func (w *waiter) syncTimedOut(first time.Time, timeout time.Duration, answered i
 }
 
 // emit hands a timeout event to the sink.
-func (n *Nested) emit(ev events.Event) {
+func (n *nestedCalls) emit(ev events.Event) {
 	if n.cfg.Events == nil {
 		return
 	}

@@ -22,7 +22,7 @@ type call struct {
 	chain           string   // path as the children's abi.ChainKey
 }
 
-func (n *Nested) newCall(caller wasm.Caller) *call {
+func (n *nestedCalls) newCall(caller wasm.Caller) *call {
 	c := &call{plugin: caller.Plugin}
 	if r := caller.Request; r != nil {
 		c.command = r.Command
@@ -63,7 +63,7 @@ type plan struct {
 // its deadline: min(the caller's, start + the requested timeout, start +
 // the local command's own timeout). A branch that cannot run gets its
 // result instead.
-func (n *Nested) plan(ctx context.Context, c *call, b *abi.Branch, start time.Time) (*plan, *abi.BranchResult) {
+func (n *nestedCalls) plan(ctx context.Context, c *call, b *abi.Branch, start time.Time) (*plan, *abi.BranchResult) {
 	p := &plan{branch: b, executor: b.ExecutorID, start: start}
 	if p.executor == "" {
 		p.executor = n.cfg.ExecutorID
@@ -121,7 +121,7 @@ func (p *plan) metadata() map[string]string {
 }
 
 // run runs one branch to its result.
-func (n *Nested) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
+func (n *nestedCalls) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
 	if !p.deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, p.deadline)
@@ -143,7 +143,7 @@ func (n *Nested) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
 }
 
 // runLocal calls the local plugin serving the command directly.
-func (n *Nested) runLocal(ctx context.Context, p *plan) (abi.BranchResult, string) {
+func (n *nestedCalls) runLocal(ctx context.Context, p *plan) (abi.BranchResult, string) {
 	b := p.branch
 	req := &abi.Request{Command: b.Command, Payload: b.Payload, ContentType: b.ContentType, Format: b.Format,
 		Metadata: p.metadata(), InvokerID: n.cfg.ExecutorID, CorrelationID: rpc.NewCorrelation(),
@@ -175,7 +175,7 @@ func (n *Nested) runLocal(ctx context.Context, p *plan) (abi.BranchResult, strin
 // with the branch's budget as its message expiry. MQTT counts expiry in
 // whole seconds, so the remote executor may give the child up to a second
 // more; this side stops waiting at the exact deadline.
-func (n *Nested) runRemote(ctx context.Context, p *plan) abi.BranchResult {
+func (n *nestedCalls) runRemote(ctx context.Context, p *plan) abi.BranchResult {
 	b := p.branch
 	topic, err := remoteTopic(n.cfg.RemoteTopic, p.executor, b.Command)
 	if err != nil {

@@ -50,7 +50,7 @@ type Config struct {
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
 	// NestedNoAck sends nested calls to other executors as plain v1.0
-	// requests (NestedConfig.RemoteAck off).
+	// requests (nestedConfig.RemoteAck off).
 	NestedNoAck bool
 	// AdminToken allows the admin ops that change state; "" refuses them.
 	AdminToken string
@@ -241,7 +241,7 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("nested invocation: %w", err)
 	}
-	nested, err := NewNested(NestedConfig{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
+	nested, err := newNested(nestedConfig{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
 		Remote: inv, RemoteAck: !s.cfg.NestedNoAck, MaxDepth: s.cfg.MaxDepth, Events: s.events})
 	if err != nil {
 		_ = inv.Close()
