@@ -189,7 +189,6 @@ func (s *Server) Run(ctx context.Context) error {
 	err = s.exec.Start(startCtx)
 	cancel()
 	if err != nil {
-		_ = s.exec.Stop(context.Background())
 		return err
 	}
 	s.log.Info("serving", "executor", s.cfg.ExecutorID, "commands", len(s.exec.Filters()), "topics", s.exec.Filters())
@@ -280,10 +279,14 @@ func (s *Server) stopExecutor() {
 	s.log.Info("stopped")
 }
 
-// close releases what New made, the last made first: the events
-// publisher (its queue gets 5 s to go out), the plugins (their calls get
-// Config.Drain to finish), the engine, the embedded broker.
+// close releases what New made, the last made first: the executor (a
+// no-op when Run stopped it; its reuse cache's goroutines otherwise), the
+// events publisher (its queue gets 5 s to go out), the plugins (their
+// calls get Config.Drain to finish), the engine, the embedded broker.
 func (s *Server) close() {
+	if s.exec != nil {
+		_ = s.exec.Stop(context.Background())
+	}
 	if s.publish != nil {
 		closeWithin(5*time.Second, s.publish.Close)
 	}
