@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"encoding/binary"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"math"
 	"net/url"
 	"strconv"
@@ -88,9 +89,9 @@ func TestHostileRequestsCannotLockDedupOrClock(t *testing.T) {
 		echoAnswersWithinASecond(t, e, "one invoker filling its share of the store")
 
 		now := time.Now()
-		poisons := []rpc.Timestamp{
-			{Millis: now.Add(50 * time.Second).UnixMilli(), Counter: rpc.MaxTimestampCounter - 1, NodeID: "hostile"},
-			{Millis: now.Add(55 * time.Second).UnixMilli(), Counter: rpc.MaxTimestampCounter, NodeID: "hostile"},
+		poisons := []hlc.Timestamp{
+			{Millis: now.Add(50 * time.Second).UnixMilli(), Counter: hlc.MaxCounter - 1, NodeID: "hostile"},
+			{Millis: now.Add(55 * time.Second).UnixMilli(), Counter: hlc.MaxCounter, NodeID: "hostile"},
 		}
 		// From an invoker of its own: the first one's share is full.
 		for i, ts := range append(poisons, poisons...) {
@@ -102,7 +103,7 @@ func TestHostileRequestsCannotLockDedupOrClock(t *testing.T) {
 		}
 		// Far beyond the drift limit: refused before it reaches the clock.
 		n++
-		far := rpc.Timestamp{Millis: now.Add(time.Hour).UnixMilli(), Counter: rpc.MaxTimestampCounter, NodeID: "hostile"}
+		far := hlc.Timestamp{Millis: now.Add(time.Hour).UnixMilli(), Counter: hlc.MaxCounter, NodeID: "hostile"}
 		if r := hostileRequest(t, c, "clock", n, 10, far.String()); statusOf(r) != "503" || userProp(r, "__propName") != "MaxClockDrift" {
 			t.Fatalf("__ts an hour ahead: %s %q (%s), want 503 MaxClockDrift", statusOf(r), userProp(r, "__stMsg"), userProp(r, "__propName"))
 		}

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/binary"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"math"
 	"net/url"
 	"strconv"
@@ -52,7 +53,7 @@ func withResponseTopic(topic string) func(*packets.Publish) {
 	return func(p *packets.Publish) { p.Properties.ResponseTopic = topic }
 }
 
-func withTimestamp(ts Timestamp) func(*packets.Publish) {
+func withTimestamp(ts hlc.Timestamp) func(*packets.Publish) {
 	return func(p *packets.Publish) {
 		p.Properties.User = append(p.Properties.User, packets.User{Key: "__ts", Value: ts.String()})
 	}
@@ -217,24 +218,24 @@ func TestClockPoisoningRefused(t *testing.T) {
 		ahead   time.Duration
 		counter uint32
 	}{
-		{"50 s ahead, counter 99998", 50 * time.Second, MaxTimestampCounter - 1},
-		{"at the drift limit, counter 99999", DefaultMaxClockDrift, MaxTimestampCounter},
+		{"50 s ahead, counter 99998", 50 * time.Second, hlc.MaxCounter - 1},
+		{"at the drift limit, counter 99999", hlc.DefaultMaxDrift, hlc.MaxCounter},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := start(t, Config{}, Command{Name: "echo", Handler: echoHandler})
 			s := &sender{harness: h}
 			now := h.clock.Now()
-			poison := Timestamp{Millis: now.Add(c.ahead).UnixMilli(), Counter: c.counter, NodeID: "hostile"}
-			var prev Timestamp
+			poison := hlc.Timestamp{Millis: now.Add(c.ahead).UnixMilli(), Counter: c.counter, NodeID: "hostile"}
+			var prev hlc.Timestamp
 			for i := range 30 {
-				ts := Timestamp{Millis: now.UnixMilli(), Counter: uint32(i), NodeID: "good"}
+				ts := hlc.Timestamp{Millis: now.UnixMilli(), Counter: uint32(i), NodeID: "good"}
 				if i%10 == 0 {
 					ts = poison
 				}
 				resp := s.send(req("rpc/exec-1/echo", byte(i), withTimestamp(ts)))
 				wantStatus(t, "request "+strconv.Itoa(i)+" with __ts "+ts.String(), resp, "200")
 				stamp, _ := user(resp, "__ts")
-				got, err := ParseTimestamp(stamp)
+				got, err := hlc.Parse(stamp)
 				if err != nil {
 					t.Fatalf("reply %d: %v", i, err)
 				}

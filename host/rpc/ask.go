@@ -56,8 +56,8 @@ var (
 	cancelledReply = statusReply(abi.StatusCancelled, "cancelled by the invoker", "", "")
 )
 
-// call is a request in progress: accepted for execution, not yet terminal.
-type call struct {
+// running is a request in progress: accepted for execution, not yet terminal.
+type running struct {
 	ctx    context.Context // cancelled with errCancelled by a cancel
 	cancel context.CancelCauseFunc
 	state  atomic.Int32
@@ -66,27 +66,27 @@ type call struct {
 	cancelledAt atomic.Pointer[time.Time]
 }
 
-// calls tracks the requests in progress by dedup key, for cancels.
-type calls struct {
+// runningSet tracks the requests in progress by dedup key, for cancels.
+type runningSet struct {
 	mu sync.Mutex
-	m  map[cache.Key]*call
+	m  map[cache.Key]*running
 }
 
 // begin registers a request accepted for execution.
-func (cs *calls) begin(key cache.Key) *call {
-	c := &call{}
+func (cs *runningSet) begin(key cache.Key) *running {
+	c := &running{}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.m == nil {
-		cs.m = make(map[cache.Key]*call)
+		cs.m = make(map[cache.Key]*running)
 	}
 	cs.m[key] = c
 	return c
 }
 
 // end forgets the request of key once it is terminal.
-func (cs *calls) end(key cache.Key, c *call) {
+func (cs *runningSet) end(key cache.Key, c *running) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.m[key] == c {
@@ -95,7 +95,7 @@ func (cs *calls) end(key cache.Key, c *call) {
 	c.cancel(nil) // release the context's resources
 }
 
-func (cs *calls) get(key cache.Key) *call {
+func (cs *runningSet) get(key cache.Key) *running {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	return cs.m[key]
@@ -103,7 +103,7 @@ func (cs *calls) get(key cache.Key) *call {
 
 // settle makes the call Replied with r, unless it was Cancelled first:
 // then the reply is 499 and r, a late result, is suppressed.
-func (c *call) settle(r *reply) (*reply, bool) {
+func (c *running) settle(r *reply) (*reply, bool) {
 	if c.state.CompareAndSwap(inProgress, replied) {
 		return r, true
 	}
@@ -136,7 +136,7 @@ func (e *Executor) cancelCall(in *incoming) {
 
 // logCancelled logs a call that a cancel ended, with how long it took from
 // the cancel's receipt.
-func (e *Executor) logCancelled(in *incoming, c *call) {
+func (e *Executor) logCancelled(in *incoming, c *running) {
 	var after time.Duration
 	if at := c.cancelledAt.Load(); at != nil {
 		after = time.Since(*at)

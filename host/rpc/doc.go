@@ -14,7 +14,7 @@
 // request and fail fast when nobody listens; a cancel that closes the
 // call's context and answers 499, the first terminal state winning), and
 // the executor applies each command's on_timeout policy and reports every
-// timeout as an event (execute.go).
+// timeout as an event (attempts.go).
 //
 // Every string the host publishes is one brokers accept, whatever a
 // request, a guest or an error holds, and every packet is checked before it

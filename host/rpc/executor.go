@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"io"
 	"log/slog"
 	"net"
@@ -110,7 +111,7 @@ type Config struct {
 	// Observer is told each request's outcome (metrics, observe.go); nil:
 	// none.
 	Observer Observer
-	// Events receives the timeout events and budget warnings (execute.go);
+	// Events receives the timeout events and budget warnings (attempts.go);
 	// nil: none (timeouts are still logged).
 	Events events.Sink
 }
@@ -167,73 +168,6 @@ type route struct {
 	private bool
 }
 
-// slots is a command's execution slots (Concurrency of them), granted to
-// requests first come, first served. A buffered channel as a semaphore
-// would let waiting requests race for a freed slot, so that a request
-// could overtake earlier ones still queued; requests take their place in
-// line in receive, which runs in receipt order (conformance case
-// DispatchConcurrencyBelowNeed_TimeoutErrors: with two slots for three
-// stalled requests, the first two run and time out, the third waits).
-type slots struct {
-	mu      sync.Mutex
-	free    int
-	waiting []*turn // in receipt order
-}
-
-// turn is one request's place in line for a slot.
-type turn struct {
-	granted chan struct{} // closed when the slot is granted
-	at      time.Time     // when it was granted (set before granted is closed)
-}
-
-func newSlots(n int) *slots { return &slots{free: n} }
-
-// enqueue takes a place in line without blocking.
-func (s *slots) enqueue() *turn {
-	t := &turn{granted: make(chan struct{})}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.free > 0 && len(s.waiting) == 0 {
-		s.free--
-		t.grant()
-		return t
-	}
-	s.waiting = append(s.waiting, t)
-	return t
-}
-
-func (t *turn) grant() {
-	t.at = time.Now()
-	close(t.granted)
-}
-
-// leave gives up the place of t; a slot granted to it meanwhile is
-// released.
-func (s *slots) leave(t *turn) {
-	s.mu.Lock()
-	for i, w := range s.waiting {
-		if w == t {
-			s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
-			s.mu.Unlock()
-			return
-		}
-	}
-	s.mu.Unlock()
-	s.release()
-}
-
-// release hands a slot to the first in line, or frees it.
-func (s *slots) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.waiting) > 0 {
-		s.waiting[0].grant()
-		s.waiting = s.waiting[1:]
-		return
-	}
-	s.free++
-}
-
 // Executor serves commands over MQTT v5 (PROTOCOL.md): it subscribes each
 // command's topic, checks every request's headers, deduplicates by
 // correlation data and response topic, runs the handler under a deadline
@@ -250,10 +184,10 @@ type Executor struct {
 	// routes is the table of served commands, replaced whole by
 	// SetCommands; readers load it once per use.
 	routes atomic.Pointer[[]*route]
-	hlc    *HLC
+	hlc    *hlc.Clock
 	dedup  *cache.DedupStore[*reply]
 	reuse  *cache.ReuseCache[*reply] // nil when reuse is off
-	calls  calls                     // requests in progress, for cancels (ask.go)
+	calls  runningSet                // requests in progress, for cancels (ask.go)
 
 	// cm is set by Start and by OnConnectionUp, before any request of the
 	// connection arrives; requests read it from other goroutines.
@@ -281,7 +215,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	}
 	e := &Executor{
 		cfg: cfg, log: cfg.Logger,
-		hlc:        NewHLC(HLCConfig{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
+		hlc:        hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
 		dedup:      cache.NewDedupStore[*reply](cfg.dedupConfig()),
 		subscribed: make(chan error, 1),
 		stopped:    make(chan struct{}),
@@ -568,7 +502,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 	if in.timestamp != nil {
 		if err := e.hlc.Update(*in.timestamp); err != nil {
 			r := statusReply(abi.StatusServiceUnavailable, err.Error(), "MaxClockDrift", "")
-			if errors.Is(err, ErrCounterOverflow) {
+			if errors.Is(err, hlc.ErrCounterOverflow) {
 				r = statusReply(abi.StatusInternalError, err.Error(), "Counter", "")
 			}
 			e.complete(in, entry, r)

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"net/url"
 	"strconv"
 	"sync"
@@ -153,7 +154,7 @@ func TestEchoRequest(t *testing.T) {
 	}
 	if ts, ok := user(resp, "__ts"); !ok {
 		t.Error("no __ts")
-	} else if _, err := ParseTimestamp(ts); err != nil {
+	} else if _, err := hlc.Parse(ts); err != nil {
 		t.Errorf("__ts %q: %v", ts, err)
 	}
 	if string(resp.Properties.CorrelationData) != string(req("", 1).Properties.CorrelationData) {
@@ -187,7 +188,7 @@ func TestHeaderRules(t *testing.T) {
 		}, "400", "__ts", "NotValid"},
 		{"format indicator 2", func(p *packets.Publish) { f := byte(2); p.Properties.PayloadFormat = &f }, "415", "Payload Format Indicator", "2"},
 		{"clock drift", func(p *packets.Publish) {
-			far := Timestamp{Millis: time.Unix(1_800_000_000, 0).Add(time.Hour).UnixMilli(), NodeID: "inv"}
+			far := hlc.Timestamp{Millis: time.Unix(1_800_000_000, 0).Add(time.Hour).UnixMilli(), NodeID: "inv"}
 			p.Properties.User = append(p.Properties.User, packets.User{Key: "__ts", Value: far.String()})
 		}, "503", "MaxClockDrift", ""},
 		{"no protocol version is 1.0", func(p *packets.Publish) { p.Properties.User = p.Properties.User[1:] }, "200", "", ""},

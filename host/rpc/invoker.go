@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"io"
 	"log/slog"
 	"math"
@@ -137,7 +138,7 @@ type Invoker struct {
 	cfg           InvokerConfig
 	cm            *autopaho.ConnectionManager
 	responseTopic string
-	hlc           *HLC
+	hlc           *hlc.Clock
 	packetLimit   packetLimit // the broker's Maximum Packet Size (sendable.go)
 
 	mu      sync.Mutex
@@ -168,7 +169,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	}
 	inv := &Invoker{
 		cfg: cfg, responseTopic: "clients/" + cfg.ClientID + "/rpc/response",
-		hlc:     NewHLC(HLCConfig{NodeID: nodeID(cfg.ClientID)}),
+		hlc:     hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID)}),
 		waiting: make(map[string]*waiter),
 	}
 	if inv.cfg.AckAttempts <= 0 {

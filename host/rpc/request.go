@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ type incoming struct {
 	responseTopic string
 	correlation   []byte
 	expiry        time.Time // zero when the request had none
-	timestamp     *Timestamp
+	timestamp     *hlc.Timestamp
 	req           *abi.Request
 
 	// The ask extensions (ask.go).
@@ -93,7 +94,7 @@ func (in *incoming) read(executorID string) *reply {
 		return statusReply(abi.StatusBadRequest, "the request has no message expiry", "Message Expiry", "")
 	}
 	if ts != "" {
-		t, err := ParseTimestamp(ts)
+		t, err := hlc.Parse(ts)
 		if err != nil {
 			return statusReply(abi.StatusBadRequest, err.Error(), propTimestamp, ts)
 		}

@@ -1,4 +1,4 @@
-package rpc
+package hlc
 
 import (
 	"errors"
@@ -19,8 +19,8 @@ func TestHLCRemoteNearCounterLimitDoesNotPoison(t *testing.T) {
 		ahead   time.Duration
 		counter uint32
 	}{
-		{"50 s ahead, counter 99998", 50 * time.Second, MaxTimestampCounter - 1},
-		{"at the drift limit, counter 99999", maxDrift, MaxTimestampCounter},
+		{"50 s ahead, counter 99998", 50 * time.Second, MaxCounter - 1},
+		{"at the drift limit, counter 99999", maxDrift, MaxCounter},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,11 +74,11 @@ func TestHLCAnySequenceWithinDriftNeverFails(t *testing.T) {
 	counter := func() uint32 {
 		switch rng.IntN(3) {
 		case 0:
-			return MaxTimestampCounter - uint32(rng.IntN(3))
+			return MaxCounter - uint32(rng.IntN(3))
 		case 1:
 			return 0
 		default:
-			return uint32(rng.IntN(MaxTimestampCounter + 1))
+			return uint32(rng.IntN(MaxCounter + 1))
 		}
 	}
 	for run := range 20 {
@@ -120,7 +120,7 @@ func TestHLCAnySequenceWithinDriftNeverFails(t *testing.T) {
 			if ts.Millis-pt > maxMs+1 {
 				t.Fatalf("run %d event %d: %v is %d ms ahead of physical %d, want at most %d", run, i, ts, ts.Millis-pt, pt, maxMs+1)
 			}
-			if ts.Counter > MaxTimestampCounter {
+			if ts.Counter > MaxCounter {
 				t.Fatalf("run %d event %d: %v has a counter the wire cannot carry", run, i, ts)
 			}
 			prev = ts
@@ -135,7 +135,7 @@ func TestHLCCarriedMillisecondsDoNotCountAsDrift(t *testing.T) {
 	const maxDrift = 10 * time.Second
 	maxMs := maxDrift.Milliseconds()
 	h, _ := newTestHLC(t, maxDrift)
-	atLimit := Timestamp{Millis: hlcT0 + maxMs, Counter: MaxTimestampCounter, NodeID: "peer"}
+	atLimit := Timestamp{Millis: hlcT0 + maxMs, Counter: MaxCounter, NodeID: "peer"}
 	if err := h.Update(atLimit); err != nil {
 		t.Fatalf("Update(%v) at the limit: %v", atLimit, err)
 	}

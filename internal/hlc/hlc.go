@@ -1,6 +1,5 @@
-package rpc
-
-// Hybrid logical clock (HLC) for the `__ts` user property.
+// Package hlc is the hybrid logical clock (HLC) of the `__ts` user
+// property, which the executor and the invoker share.
 //
 // Every publish the host sends carries `__ts`, and every `__ts` the host
 // receives is merged into its clock: there is one HLC per application,
@@ -32,7 +31,7 @@ package rpc
 //     libraries use uint16 (65535). We bound the counter by the wire format
 //     instead: `%05d` gives five digits, so the largest counter that can be
 //     sent, and that our strict parser accepts back, is 99999
-//     (MaxTimestampCounter). Bounding by uint16 would reject valid
+//     (MaxCounter). Bounding by uint16 would reject valid
 //     five-digit values from peers; bounding by uint64 would let us emit
 //     six-digit counters that strict peers (and we) reject as malformed.
 //   - Counter carry. When the counter would pass 99999 it carries into the
@@ -67,10 +66,11 @@ package rpc
 //     poison the clock for every other request.
 //   - Node id. The format is three ':'-separated fields and the AIO SDKs split
 //     on ':' and require exactly three parts, so a node id containing ':'
-//     cannot round-trip. ParseTimestamp rejects it, and NewHLC refuses such a
+//     cannot round-trip. Parse rejects it, and New refuses such a
 //     node id rather than emit timestamps nobody can parse.
 //   - A remote timestamp carrying our own node id is merged like any other
 //     (merging a value we produced is harmless: it can never be ahead of us).
+package hlc
 
 import (
 	"errors"
@@ -81,13 +81,13 @@ import (
 )
 
 const (
-	// MaxTimestampCounter is the largest counter a Timestamp can carry: the
+	// MaxCounter is the largest counter a Timestamp can carry: the
 	// counter field is five decimal digits on the wire ("%05d").
-	MaxTimestampCounter = 99999
+	MaxCounter = 99999
 
-	// DefaultMaxClockDrift is how far the HLC may run ahead of the physical
-	// clock when HLCConfig.MaxDrift is not set; it is the AIO SDKs' default.
-	DefaultMaxClockDrift = time.Minute
+	// DefaultMaxDrift is how far the HLC may run ahead of the physical
+	// clock when Config.MaxDrift is not set; it is the AIO SDKs' default.
+	DefaultMaxDrift = time.Minute
 
 	hlcMillisDigits  = 15
 	hlcCounterDigits = 5
@@ -98,26 +98,26 @@ var (
 	// physical clock than the configured maximum drift, or the HLC's own
 	// base that far ahead (the physical clock stepped back). The executor
 	// answers 503 with __propName "MaxClockDrift".
-	ErrClockDrift = errors.New("rpc: HLC clock drift exceeds the maximum")
+	ErrClockDrift = errors.New("hlc: clock drift exceeds the maximum")
 
 	// ErrCounterOverflow reports a remote timestamp whose counter exceeds
-	// MaxTimestampCounter, which no parsed `__ts` carries. The clock's own
+	// MaxCounter, which no parsed `__ts` carries. The clock's own
 	// counter never overflows: it carries into the milliseconds. The
 	// executor answers 500 with __propName "Counter".
-	ErrCounterOverflow = errors.New("rpc: HLC counter overflow")
+	ErrCounterOverflow = errors.New("hlc: counter overflow")
 
-	// ErrMalformedTimestamp is wrapped by every ParseTimestamp error, so the
+	// ErrMalformed is wrapped by every Parse error, so the
 	// executor can tell a bad `__ts` (400, __propName "__ts") from other
 	// failures with errors.Is.
-	ErrMalformedTimestamp = errors.New("rpc: malformed HLC timestamp")
+	ErrMalformed = errors.New("hlc: malformed timestamp")
 )
 
 // Timestamp is a hybrid logical clock value: wall time in milliseconds, a counter and a node id.
 //
 // On the wire it is "%015d:%05d:<nodeId>" (unix milliseconds, counter, node
 // id). Only values with 0 <= Millis <= 999999999999999, Counter <=
-// MaxTimestampCounter and a non-empty NodeID without ':' survive a round trip
-// through String and ParseTimestamp; an HLC only ever produces such values
+// MaxCounter and a non-empty NodeID without ':' survive a round trip
+// through String and Parse; an HLC only ever produces such values
 // (for any physical time after 1970).
 type Timestamp struct {
 	Millis  int64
@@ -125,14 +125,14 @@ type Timestamp struct {
 	NodeID  string
 }
 
-// ParseTimestamp parses the wire form "%015d:%05d:<nodeId>".
+// Parse parses the wire form "%015d:%05d:<nodeId>".
 //
 // It is strict, because a `__ts` we cannot read exactly must be answered with
 // 400 rather than merged approximately: exactly three ':'-separated fields,
 // exactly 15 ASCII digits of milliseconds, exactly 5 ASCII digits of counter
 // (no signs, spaces or other widths) and a non-empty node id. The error says
-// which rule was broken and wraps ErrMalformedTimestamp.
-func ParseTimestamp(s string) (Timestamp, error) {
+// which rule was broken and wraps ErrMalformed.
+func Parse(s string) (Timestamp, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
 		return Timestamp{}, hlcParseError(s, "want three fields <millis>:<counter>:<nodeId> separated by ':', got %d (a node id may not contain ':')", len(parts))
@@ -170,7 +170,7 @@ func hlcDigits(field string, width int) (int64, error) {
 }
 
 func hlcParseError(s, format string, args ...any) error {
-	return fmt.Errorf("%w %q: %s", ErrMalformedTimestamp, s, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w %q: %s", ErrMalformed, s, fmt.Sprintf(format, args...))
 }
 
 // String formats t as "%015d:%05d:<nodeId>", the `__ts` wire form.
@@ -197,23 +197,23 @@ func (t Timestamp) Compare(u Timestamp) int {
 	}
 }
 
-// HLCConfig configures an HLC.
-type HLCConfig struct {
+// Config configures a Clock.
+type Config struct {
 	// NodeID identifies this clock in every timestamp it issues (the host
 	// uses its MQTT client id). Required; must not contain ':'.
 	NodeID string
 	// Now is the physical clock; nil means time.Now. Tests inject a fake.
 	Now func() time.Time
 	// MaxDrift is how far the HLC may run ahead of the physical clock; zero
-	// or negative means DefaultMaxClockDrift (1 minute).
+	// or negative means DefaultMaxDrift (1 minute).
 	MaxDrift time.Duration
 }
 
-// HLC is a hybrid logical clock, safe for concurrent use. There should be one
+// Clock is a hybrid logical clock, safe for concurrent use. There should be one
 // per application, shared by everything that publishes or receives, so that
 // every message the application sends is ordered after every message it has
 // seen.
-type HLC struct {
+type Clock struct {
 	now        func() time.Time
 	maxDriftMs int64 // drift in whole ms: drift (an integer number of ms) > MaxDrift  <=>  drift > floor(MaxDrift/ms)
 	mu         sync.Mutex
@@ -224,43 +224,43 @@ type HLC struct {
 	base int64
 }
 
-// NewHLC returns a clock starting at the physical time, counter 0.
+// New returns a clock starting at the physical time, counter 0.
 //
 // It panics if cfg.NodeID is empty or contains ':': such a clock would stamp
-// every message with a `__ts` that peers (and ParseTimestamp) reject, which is
+// every message with a `__ts` that peers (and Parse) reject, which is
 // a configuration bug better caught at start-up than on the wire.
-func NewHLC(cfg HLCConfig) *HLC {
+func New(cfg Config) *Clock {
 	if cfg.NodeID == "" {
-		panic("rpc: NewHLC: empty NodeID")
+		panic("hlc.New: empty NodeID")
 	}
 	if strings.Contains(cfg.NodeID, ":") {
-		panic(fmt.Sprintf("rpc: NewHLC: NodeID %q contains ':', which the __ts format cannot carry", cfg.NodeID))
+		panic(fmt.Sprintf("hlc.New: NodeID %q contains ':', which the __ts format cannot carry", cfg.NodeID))
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.MaxDrift <= 0 {
-		cfg.MaxDrift = DefaultMaxClockDrift
+		cfg.MaxDrift = DefaultMaxDrift
 	}
-	h := &HLC{now: cfg.Now, maxDriftMs: cfg.MaxDrift.Milliseconds()}
+	h := &Clock{now: cfg.Now, maxDriftMs: cfg.MaxDrift.Milliseconds()}
 	h.base = h.physicalMillis()
 	h.ts = Timestamp{Millis: h.base, NodeID: cfg.NodeID}
 	return h
 }
 
-func (h *HLC) physicalMillis() int64 { return h.now().UnixMilli() }
+func (h *Clock) physicalMillis() int64 { return h.now().UnixMilli() }
 
 // Now performs the HLC send/local event and returns the new value (zero on error), to be put
 // on an outbound publish as `__ts`.
 //
 // Wall time moves to max(own, physical now); when it did not advance (the
 // physical clock stood still or went backwards) the counter is incremented
-// (carrying into the milliseconds past MaxTimestampCounter) so every value
+// (carrying into the milliseconds past MaxCounter) so every value
 // is strictly greater than the previous one, otherwise it resets to 0. The
 // only error is ErrClockDrift, when the clock's base is ahead of physical
 // time by more than MaxDrift (the physical clock stepped back); it leaves
 // the clock unchanged.
-func (h *HLC) Now() (Timestamp, error) {
+func (h *Clock) Now() (Timestamp, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	pt := h.physicalMillis()
@@ -284,12 +284,12 @@ func (h *HLC) Now() (Timestamp, error) {
 // Wall time moves to max(own, remote, physical now); the counter continues
 // from whichever of own and remote supplied that wall time (the larger of
 // both, plus one, on a tie), carrying into the milliseconds past
-// MaxTimestampCounter, and resets to 0 when physical time is strictly
+// MaxCounter, and resets to 0 when physical time is strictly
 // ahead of both. Errors leave the clock unchanged: ErrClockDrift when
 // remote is ahead of physical time by more than MaxDrift, or the clock's
 // own base is (the physical clock stepped back); ErrCounterOverflow when
-// remote.Counter exceeds MaxTimestampCounter. remote.NodeID is not used.
-func (h *HLC) Update(remote Timestamp) error {
+// remote.Counter exceeds MaxCounter. remote.NodeID is not used.
+func (h *Clock) Update(remote Timestamp) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	pt := h.physicalMillis()
@@ -301,7 +301,7 @@ func (h *HLC) Update(remote Timestamp) error {
 	if err := h.checkBase(pt); err != nil {
 		return err
 	}
-	if remote.Counter > MaxTimestampCounter {
+	if remote.Counter > MaxCounter {
 		return ErrCounterOverflow
 	}
 	own := h.ts
@@ -324,7 +324,7 @@ func (h *HLC) Update(remote Timestamp) error {
 
 // checkBase refuses to advance a clock whose base is more than MaxDrift
 // ahead of physical time pt. Called with h.mu held.
-func (h *HLC) checkBase(pt int64) error {
+func (h *Clock) checkBase(pt int64) error {
 	if h.base-pt > h.maxDriftMs {
 		return ErrClockDrift
 	}
@@ -332,10 +332,10 @@ func (h *HLC) checkBase(pt int64) error {
 }
 
 // set makes next, with counter c (widened so that an increment never
-// wraps), the clock's value: a counter past MaxTimestampCounter carries
+// wraps), the clock's value: a counter past MaxCounter carries
 // into the milliseconds. Called with h.mu held.
-func (h *HLC) set(next Timestamp, c uint64, pt int64) {
-	if c > MaxTimestampCounter {
+func (h *Clock) set(next Timestamp, c uint64, pt int64) {
+	if c > MaxCounter {
 		next.Millis++
 		c = 0
 	}
@@ -346,7 +346,7 @@ func (h *HLC) set(next Timestamp, c uint64, pt int64) {
 
 // Current returns the clock's value without advancing it (for reading, e.g.
 // ordering or fencing; use Now to stamp a message).
-func (h *HLC) Current() Timestamp {
+func (h *Clock) Current() Timestamp {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.ts

@@ -1,4 +1,4 @@
-package rpc
+package hlc
 
 import (
 	"errors"
@@ -35,14 +35,14 @@ func (c *hlcFakeClock) Add(d time.Duration) {
 // hlcT0 is an arbitrary realistic physical time in ms (2025-01-01T00:00:00Z).
 const hlcT0 int64 = 1735689600000
 
-func newTestHLC(t *testing.T, maxDrift time.Duration) (*HLC, *hlcFakeClock) {
+func newTestHLC(t *testing.T, maxDrift time.Duration) (*Clock, *hlcFakeClock) {
 	t.Helper()
 	clk := &hlcFakeClock{}
 	clk.Set(hlcT0)
-	return NewHLC(HLCConfig{NodeID: "me", Now: clk.Now, MaxDrift: maxDrift}), clk
+	return New(Config{NodeID: "me", Now: clk.Now, MaxDrift: maxDrift}), clk
 }
 
-func mustNow(t *testing.T, h *HLC) Timestamp {
+func mustNow(t *testing.T, h *Clock) Timestamp {
 	t.Helper()
 	ts, err := h.Now()
 	if err != nil {
@@ -65,20 +65,20 @@ func TestTimestampFormatParseRoundTrip(t *testing.T) {
 	}{
 		{Timestamp{0, 0, "n"}, "000000000000000:00000:n"},
 		{Timestamp{hlcT0, 7, "host-1"}, "001735689600000:00007:host-1"},
-		{Timestamp{999999999999999, MaxTimestampCounter, "0191a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b"}, "999999999999999:99999:0191a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b"},
+		{Timestamp{999999999999999, MaxCounter, "0191a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b"}, "999999999999999:99999:0191a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b"},
 		{Timestamp{1, 1, "ünïcode node/with spaces"}, "000000000000001:00001:ünïcode node/with spaces"},
 	}
 	for _, c := range cases {
 		if got := c.ts.String(); got != c.wire {
 			t.Errorf("String(%#v) = %q, want %q", c.ts, got, c.wire)
 		}
-		got, err := ParseTimestamp(c.wire)
+		got, err := Parse(c.wire)
 		if err != nil {
-			t.Errorf("ParseTimestamp(%q): %v", c.wire, err)
+			t.Errorf("Parse(%q): %v", c.wire, err)
 			continue
 		}
 		if got != c.ts {
-			t.Errorf("ParseTimestamp(%q) = %#v, want %#v", c.wire, got, c.ts)
+			t.Errorf("Parse(%q) = %#v, want %#v", c.wire, got, c.ts)
 		}
 	}
 }
@@ -114,39 +114,39 @@ func TestParseTimestampMalformed(t *testing.T) {
 		{"001735689600000:00000:", "node id is empty"},
 	}
 	for _, c := range cases {
-		ts, err := ParseTimestamp(c.in)
+		ts, err := Parse(c.in)
 		if err == nil {
-			t.Errorf("ParseTimestamp(%q) = %v, want error", c.in, ts)
+			t.Errorf("Parse(%q) = %v, want error", c.in, ts)
 			continue
 		}
-		if !errors.Is(err, ErrMalformedTimestamp) {
-			t.Errorf("ParseTimestamp(%q) error %v does not wrap ErrMalformedTimestamp", c.in, err)
+		if !errors.Is(err, ErrMalformed) {
+			t.Errorf("Parse(%q) error %v does not wrap ErrMalformed", c.in, err)
 		}
 		if !strings.Contains(err.Error(), c.wantErr) {
-			t.Errorf("ParseTimestamp(%q) error %q, want it to mention %q", c.in, err, c.wantErr)
+			t.Errorf("Parse(%q) error %q, want it to mention %q", c.in, err, c.wantErr)
 		}
 		if ts != (Timestamp{}) {
-			t.Errorf("ParseTimestamp(%q) returned non-zero %#v with error", c.in, ts)
+			t.Errorf("Parse(%q) returned non-zero %#v with error", c.in, ts)
 		}
 	}
 }
 
-// FuzzParseTimestamp checks that whatever ParseTimestamp accepts is exactly
+// FuzzParseTimestamp checks that whatever Parse accepts is exactly
 // the canonical form, i.e. String reproduces the input byte for byte.
 func FuzzParseTimestamp(f *testing.F) {
 	for _, s := range []string{"001735689600000:00007:host-1", "NotValid", "000000000000000:00000:", "1:2:3", "001735689600000:00000:a:b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ts, err := ParseTimestamp(s)
+		ts, err := Parse(s)
 		if err != nil {
 			return
 		}
 		if got := ts.String(); got != s {
-			t.Fatalf("ParseTimestamp(%q).String() = %q", s, got)
+			t.Fatalf("Parse(%q).String() = %q", s, got)
 		}
-		if ts.Counter > MaxTimestampCounter || ts.Millis < 0 || ts.NodeID == "" || strings.Contains(ts.NodeID, ":") {
-			t.Fatalf("ParseTimestamp(%q) accepted out-of-range %#v", s, ts)
+		if ts.Counter > MaxCounter || ts.Millis < 0 || ts.NodeID == "" || strings.Contains(ts.NodeID, ":") {
+			t.Fatalf("Parse(%q) accepted out-of-range %#v", s, ts)
 		}
 	})
 }
@@ -179,21 +179,21 @@ func TestTimestampCompare(t *testing.T) {
 func TestNewHLC(t *testing.T) {
 	h, _ := newTestHLC(t, 0)
 	wantTS(t, h.Current(), hlcT0, 0)
-	if h.maxDriftMs != DefaultMaxClockDrift.Milliseconds() {
-		t.Errorf("default max drift = %d ms, want %d", h.maxDriftMs, DefaultMaxClockDrift.Milliseconds())
+	if h.maxDriftMs != DefaultMaxDrift.Milliseconds() {
+		t.Errorf("default max drift = %d ms, want %d", h.maxDriftMs, DefaultMaxDrift.Milliseconds())
 	}
 	for _, id := range []string{"", "a:b"} {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("NewHLC(NodeID %q) did not panic", id)
+					t.Errorf("New(NodeID %q) did not panic", id)
 				}
 			}()
-			NewHLC(HLCConfig{NodeID: id})
+			New(Config{NodeID: id})
 		}()
 	}
 	// Default physical clock is time.Now.
-	real := NewHLC(HLCConfig{NodeID: "real"})
+	real := New(Config{NodeID: "real"})
 	if d := time.Since(time.UnixMilli(real.Current().Millis)); d < 0 || d > time.Minute {
 		t.Errorf("default clock started %v away from time.Now", d)
 	}
@@ -311,7 +311,7 @@ func TestHLCDrift(t *testing.T) {
 			t.Fatalf("clock changed on refused Update: %v -> %v", before, h.Current())
 		}
 		// Far-future values from the wire too (15 digits of 9s).
-		far, _ := ParseTimestamp("999999999999999:00000:x")
+		far, _ := Parse("999999999999999:00000:x")
 		if err := h.Update(far); !errors.Is(err, ErrClockDrift) {
 			t.Fatalf("Update(far future) err = %v, want ErrClockDrift", err)
 		}
@@ -365,21 +365,21 @@ func TestHLCDrift(t *testing.T) {
 	})
 }
 
-// The counter never overflows: past MaxTimestampCounter it carries into the
+// The counter never overflows: past MaxCounter it carries into the
 // milliseconds, so every value is still strictly greater than the last and
 // still fits the wire format.
 func TestHLCCounterCarries(t *testing.T) {
 	t.Run("Now", func(t *testing.T) {
 		h, clk := newTestHLC(t, 0)
 		// Time stands still: counters 1..99999 are issued, the next carries.
-		for i := uint32(1); i <= MaxTimestampCounter; i++ {
+		for i := uint32(1); i <= MaxCounter; i++ {
 			ts := mustNow(t, h)
 			if ts.Counter != i {
 				t.Fatalf("counter = %d, want %d", ts.Counter, i)
 			}
 		}
 		last := h.Current()
-		wantTS(t, last, hlcT0, MaxTimestampCounter)
+		wantTS(t, last, hlcT0, MaxCounter)
 		if got := last.String(); got != "001735689600000:99999:me" {
 			t.Fatalf("largest counter formats as %q", got)
 		}
@@ -397,7 +397,7 @@ func TestHLCCounterCarries(t *testing.T) {
 		h, _ := newTestHLC(t, 0)
 		// A remote at the limit with the winning wall time merges into the
 		// next millisecond: after the remote, as causality requires.
-		remote := Timestamp{Millis: hlcT0 + 1, Counter: MaxTimestampCounter, NodeID: "peer"}
+		remote := Timestamp{Millis: hlcT0 + 1, Counter: MaxCounter, NodeID: "peer"}
 		if err := h.Update(remote); err != nil {
 			t.Fatalf("Update(%v): %v", remote, err)
 		}
@@ -405,7 +405,7 @@ func TestHLCCounterCarries(t *testing.T) {
 		// A counter beyond the wire format, or near MaxUint32, is refused
 		// (no parsed __ts carries one) and must not wrap.
 		before := h.Current()
-		for _, c := range []uint32{MaxTimestampCounter + 1, 1<<32 - 1} {
+		for _, c := range []uint32{MaxCounter + 1, 1<<32 - 1} {
 			if err := h.Update(Timestamp{Millis: hlcT0, Counter: c, NodeID: "peer"}); !errors.Is(err, ErrCounterOverflow) {
 				t.Fatalf("Update(counter %d) err = %v, want ErrCounterOverflow", c, err)
 			}
@@ -414,17 +414,17 @@ func TestHLCCounterCarries(t *testing.T) {
 			}
 		}
 		// One below the limit merges to the limit; then Now carries.
-		if err := h.Update(Timestamp{Millis: hlcT0 + 2, Counter: MaxTimestampCounter - 1, NodeID: "peer"}); err != nil {
+		if err := h.Update(Timestamp{Millis: hlcT0 + 2, Counter: MaxCounter - 1, NodeID: "peer"}); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
-		wantTS(t, h.Current(), hlcT0+2, MaxTimestampCounter)
+		wantTS(t, h.Current(), hlcT0+2, MaxCounter)
 		wantTS(t, mustNow(t, h), hlcT0+3, 0)
 	})
 
 	t.Run("drift is reported before overflow", func(t *testing.T) {
 		h, _ := newTestHLC(t, time.Second)
 		before := h.Current()
-		err := h.Update(Timestamp{Millis: hlcT0 + 5000, Counter: MaxTimestampCounter, NodeID: "peer"})
+		err := h.Update(Timestamp{Millis: hlcT0 + 5000, Counter: MaxCounter, NodeID: "peer"})
 		if !errors.Is(err, ErrClockDrift) {
 			t.Fatalf("err = %v, want ErrClockDrift", err)
 		}
@@ -452,7 +452,7 @@ func TestHLCConcurrent(t *testing.T) {
 		reads++
 		return time.UnixMilli(hlcT0 + reads/97)
 	}
-	h := NewHLC(HLCConfig{NodeID: "me", Now: now})
+	h := New(Config{NodeID: "me", Now: now})
 
 	results := make([][]Timestamp, goroutines)
 	var wg sync.WaitGroup

@@ -26,7 +26,7 @@ import (
 // execute runs the request until a reply is known: attempts, each
 // waiting for its turn; a request that expires while queued is not
 // executed; a cancel of c, queued or running, ends it with 499.
-func (e *Executor) execute(in *incoming, turn *turn, c *call) *reply {
+func (e *Executor) execute(in *incoming, turn *turn, c *running) *reply {
 	for attempt := 1; ; attempt++ {
 		r, again := e.attempt(in, turn, c, attempt)
 		if !again {
@@ -38,7 +38,7 @@ func (e *Executor) execute(in *incoming, turn *turn, c *call) *reply {
 
 // attempt waits for turn, then runs the handler once. again asks for
 // another attempt (the retry policy).
-func (e *Executor) attempt(in *incoming, turn *turn, c *call, attempt int) (_ *reply, again bool) {
+func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_ *reply, again bool) {
 	r := in.route
 	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
 	defer wait.Stop()
