@@ -3,14 +3,13 @@ package host_test
 import (
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 )
 
 // A guest that floods its output (100 times its line budget on stdout,
 // 10 MiB of stderr, a flood of log calls) gets its answer, and the host
-// answers echo within a second afterwards: the flood went to the output
+// answers echo afterwards: the flood went to the output
 // limit, not to the log. (The floods are sized to finish well within the
 // test host's 2 s execution timeout under -race; the engine's
 // TestGuestOutputLimited floods 100 MiB and a million lines.)
@@ -22,12 +21,8 @@ func TestHostileOutputThroughBroker(t *testing.T) {
 				t.Fatalf("chatty %q: %+v", payload, r)
 			}
 		}
-		start := time.Now()
 		if r := e.mustCall("echo", "still here"); r.Status != abi.StatusOK || string(r.Payload) != "still here" {
 			t.Fatalf("echo after the floods: %+v", r)
-		}
-		if took := time.Since(start); took > time.Second {
-			t.Errorf("echo answered after %v; want within a second", took)
 		}
 	})
 }

@@ -23,7 +23,7 @@ import (
 // reconnect, so that the host is off the broker for good. Now each reply
 // owed arrives, every string in it is one mosquitto accepts and the status
 // message is one bounded line; the host never reconnects, and answers echo
-// within a second after each case.
+// after each case.
 func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 	threeByte := strings.Repeat("€", 65535/3) // 65,535 bytes of 3-byte characters
 	cases := []struct {
@@ -122,7 +122,7 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 					t.Fatalf("__stat %s, want %s (__stMsg %.200q)", s, tc.status, userProp(p, "__stMsg"))
 				}
 				tc.check(t, p)
-				if _, err := e.call("echo", "still there", time.Second, nil); err != nil {
+				if _, err := e.call("echo", "still there", 30*time.Second, nil); err != nil { // a hang guard
 					t.Fatalf("echo after the case: %v", err)
 				}
 			})

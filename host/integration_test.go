@@ -133,7 +133,7 @@ func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Comma
 }
 
 func ctxT(t testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return c
 }
@@ -291,7 +291,7 @@ func TestRedeliveryAfterExecutorDrops(t *testing.T) {
 			if r == nil || string(r.Payload) != "1500" {
 				t.Fatalf("reply after the drop: %+v", r)
 			}
-		case <-time.After(15 * time.Second):
+		case <-time.After(60 * time.Second):
 			t.Fatal("no reply after the executor's connection dropped")
 		}
 		if c := e.plugins["sleep"].Stats().Calls; c != 1 {

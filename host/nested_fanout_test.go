@@ -57,8 +57,8 @@ func TestNestedFanOutStrategies(t *testing.T) {
 			if (c.wantErr == "") != (v.Error == "") || !strings.Contains(v.Error, c.wantErr) {
 				t.Fatalf("error %q, want %q", v.Error, c.wantErr)
 			}
-			if took > 5*time.Second {
-				t.Fatalf("the fan-out took %v: the slow branch was waited for", took)
+			if took >= 20*time.Second {
+				t.Fatalf("the fan-out took %v: the slow branch (20 s) was waited for", took)
 			}
 			if len(v.Results) != 3 {
 				t.Fatalf("results %+v", v.Results)
@@ -114,7 +114,7 @@ func TestNestedSyncTimeoutFromFirstArrival(t *testing.T) {
 	if v.Error != "" || v.Results["a"].Outcome != "done" || v.Results["b"].Outcome != "done" || v.Results["c"].Outcome != "not_arrived" {
 		t.Fatalf("%+v", v)
 	}
-	if took < 900*time.Millisecond || took > 5*time.Second {
+	if took < 900*time.Millisecond || took >= 20*time.Second { // c's 20 s is not waited for
 		t.Fatalf("the fan-out took %v; the sync timeout should fire 600 ms after the first arrival (~300 ms)", took)
 	}
 	evs := h.events.take(events.TypeSync)
@@ -174,7 +174,7 @@ func (c *manualClock) next(t *testing.T) *manualTimer {
 	select {
 	case tm := <-c.armed:
 		return tm
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("no sync timer was armed")
 		return nil
 	}

@@ -84,7 +84,8 @@ func TestNestedDeadlinePropagation(t *testing.T) {
 func TestNestedCycleGuard(t *testing.T) {
 	h := newNestHost(t, "h1", "nest")
 	start := time.Now()
-	resp, err := h.invoke(ctxFor(t, 20*time.Second), "cycle-a", nil, nil)
+	const deadline = 60 * time.Second
+	resp, err := h.invoke(ctxFor(t, deadline), "cycle-a", nil, nil)
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +94,8 @@ func TestNestedCycleGuard(t *testing.T) {
 	if resp.Code() != abi.StatusInternalError || !resp.AppError || !strings.Contains(resp.Message, chain) {
 		t.Fatalf("%v: %q", resp, resp.Message)
 	}
-	if took > 2*time.Second {
-		t.Fatalf("the cycle took %v to fail", took)
+	if took >= deadline/2 {
+		t.Fatalf("the cycle took %v to fail: it waited for the %v deadline", took, deadline)
 	}
 	t.Logf("cycle failed in %v: %s", took, resp.Message)
 }
@@ -200,19 +201,24 @@ func TestNestedCallerCut(t *testing.T) {
 	}()
 	spin := h.plugins["spin"]
 	for spin.Stats().InUse == 0 { // the child is running
-		if time.Since(start) > 10*time.Second {
+		if time.Since(start) > 60*time.Second { // hang guard
 			t.Fatal("the child never started")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	cancelled := time.Now()
+	// The child spins forever: only the cancel can end the call.
 	cancel()
-	err := <-done
-	if took := time.Since(cancelled); !errors.Is(err, wasm.KindCanceled) || took > 500*time.Millisecond {
-		t.Fatalf("%v, %v after the cancel", err, took)
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatal("the call did not end after the cancel")
 	}
-	for spin.Stats().InUse != 0 {
-		if time.Since(cancelled) > 5*time.Second {
+	if !errors.Is(err, wasm.KindCanceled) {
+		t.Fatalf("%v after the cancel, want canceled", err)
+	}
+	for cancelled := time.Now(); spin.Stats().InUse != 0; {
+		if time.Since(cancelled) > 60*time.Second { // hang guard: the child spins forever
 			t.Fatal("the child still runs")
 		}
 		time.Sleep(time.Millisecond)

@@ -160,13 +160,13 @@ func TestCommandClash(t *testing.T) {
 	if err := m.Remove(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "b to take wat-echo over", func() bool {
+	waitFor(t, 60*time.Second, "b to take wat-echo over", func() bool {
 		p, ok := m.Lookup("wat-echo")
 		return ok && p.Name() == "b"
 	})
 	mustEcho(t, m, "wat-echo")
 	// c is retried too, after b (file name order), and refused again.
-	waitFor(t, 20*time.Second, "c's retry", func() bool {
+	waitFor(t, 60*time.Second, "c's retry", func() bool {
 		s, _ := status(m, "c")
 		return s.LoadFailures == 2
 	})
@@ -203,11 +203,11 @@ func TestReloadAndRemove(t *testing.T) {
 		t.Fatal("Reload did not swap the version")
 	}
 	mustEcho(t, m, "wat-echo")
-	waitFor(t, 5*time.Second, "the old version to close", func() bool {
+	waitFor(t, 60*time.Second, "the old version to close", func() bool {
 		_, err := old.Invoke(ctx, &abi.Request{Command: "wat-echo"})
 		return errors.Is(err, wasm.KindClosed)
 	})
-	waitFor(t, 5*time.Second, "the old version to leave Status", func() bool {
+	waitFor(t, 60*time.Second, "the old version to leave Status", func() bool {
 		s, _ := status(m, "wat-echo")
 		return s.Draining == 0
 	})
@@ -231,7 +231,7 @@ func TestReloadAndRemove(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "wat-echo.wasm")); err != nil {
 		t.Errorf("Remove touched the file: %v", err)
 	}
-	waitFor(t, 5*time.Second, "state removed", func() bool {
+	waitFor(t, 60*time.Second, "state removed", func() bool {
 		s, _ := status(m, "wat-echo")
 		return s.State == StateRemoved
 	})
@@ -300,7 +300,7 @@ func TestReloadDuringCall(t *testing.T) {
 		}
 		res <- err
 	}()
-	waitFor(t, 10*time.Second, "the call to start", func() bool { return old.Stats().InUse == 1 })
+	waitFor(t, 60*time.Second, "the call to start", func() bool { return old.Stats().InUse == 1 })
 
 	if err := m.Reload(ctx, "sleep"); err != nil {
 		t.Fatal(err)
@@ -323,7 +323,7 @@ func TestReloadDuringCall(t *testing.T) {
 	if err := <-res; err != nil {
 		t.Fatalf("the call in flight failed: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the old version to close", func() bool {
+	waitFor(t, 60*time.Second, "the old version to close", func() bool {
 		s, _ := status(m, "sleep")
 		return s.Draining == 0
 	})
@@ -346,7 +346,7 @@ func TestCloseDrains(t *testing.T) {
 		_, err := p.Invoke(ctx, &abi.Request{Command: "sleep", Payload: []byte("500")})
 		res <- err
 	}()
-	waitFor(t, 10*time.Second, "the call to start", func() bool { return p.Stats().InUse == 1 })
+	waitFor(t, 60*time.Second, "the call to start", func() bool { return p.Stats().InUse == 1 })
 	closeCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	start := time.Now()

@@ -217,7 +217,7 @@ func TestOperatorEnabled(t *testing.T) {
 	watch(t, m)
 
 	opPath := filepath.Join(dir, "echo.json")
-	waitFor(t, 10*time.Second, "echo to be disabled", func() bool {
+	waitFor(t, 60*time.Second, "echo to be disabled", func() bool {
 		s, ok := status(m, "echo")
 		return ok && s.State == StateDisabled
 	})
@@ -235,7 +235,7 @@ func TestOperatorEnabled(t *testing.T) {
 	}
 
 	writeOperator(t, dir, "echo", `{"enabled": true, "timeout": "1s"}`)
-	waitFor(t, 10*time.Second, "echo to be served", func() bool {
+	waitFor(t, 60*time.Second, "echo to be served", func() bool {
 		_, ok := m.Lookup("echo")
 		return ok
 	})
@@ -243,16 +243,16 @@ func TestOperatorEnabled(t *testing.T) {
 	if sv, _ := servedAs(m, "echo"); sv.Timeout != time.Second {
 		t.Errorf("Served = %+v, want timeout 1s", sv)
 	}
-	waitFor(t, 5*time.Second, "OnChange", func() bool { return changes.get() == 1 })
+	waitFor(t, 60*time.Second, "OnChange", func() bool { return changes.get() == 1 })
 
 	// Disabled while serving: the version drains and closes.
 	writeOperator(t, dir, "echo", `{"enabled": false}`)
-	waitFor(t, 10*time.Second, "echo to be disabled again", func() bool {
+	waitFor(t, 60*time.Second, "echo to be disabled again", func() bool {
 		s, _ := status(m, "echo")
 		_, served := m.Lookup("echo")
 		return !served && s.State == StateDisabled && s.Draining == 0 && s.Instances == 0
 	})
-	waitFor(t, 5*time.Second, "OnChange", func() bool { return changes.get() == 2 })
+	waitFor(t, 60*time.Second, "OnChange", func() bool { return changes.get() == 2 })
 	if !logs.Contains("plugin disabled by its operator file") {
 		t.Error("the log does not say the plugin was disabled")
 	}
@@ -261,7 +261,7 @@ func TestOperatorEnabled(t *testing.T) {
 	if err := os.Remove(opPath); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "echo to be served with the host's settings", func() bool {
+	waitFor(t, 60*time.Second, "echo to be served with the host's settings", func() bool {
 		sv, ok := servedAs(m, "echo")
 		return ok && sv.Timeout == 0 && sv.TimeoutSource == TimeoutFromHost && sv.Concurrency == hostConcurrency
 	})
@@ -282,7 +282,7 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 	writeOperator(t, dir, "echo", good)
 	m, logs := newManager(t, dir, 50*time.Millisecond)
 	watch(t, m)
-	waitFor(t, 10*time.Second, "echo to be served", func() bool {
+	waitFor(t, 60*time.Second, "echo to be served", func() bool {
 		_, ok := m.Lookup("echo")
 		return ok
 	})
@@ -295,7 +295,7 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 		{`{"commands": {"nosuch": {"timeout": "1s"}}}`, `plugin echo: echo.json: "commands.nosuch": the module declares no command "nosuch" (it declares echo)`},
 	} {
 		writeOperator(t, dir, "echo", c.content)
-		waitFor(t, 10*time.Second, "the error in Status", func() bool {
+		waitFor(t, 60*time.Second, "the error in Status", func() bool {
 			s, _ := status(m, "echo")
 			return s.LoadFailures == i+1
 		})
@@ -319,7 +319,7 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 	}
 
 	writeOperator(t, dir, "echo", `{"timeout": "3s"}`)
-	waitFor(t, 10*time.Second, "the new settings", func() bool {
+	waitFor(t, 60*time.Second, "the new settings", func() bool {
 		sv, _ := servedAs(m, "echo")
 		return sv.Timeout == 3*time.Second && sv.Concurrency == hostConcurrency
 	})

@@ -163,7 +163,7 @@ func TestTopicClash(t *testing.T) {
 	if err := m.Reload(context.Background(), "owner"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "wants to be retried once owner moved", func() bool {
+	waitFor(t, 60*time.Second, "wants to be retried once owner moved", func() bool {
 		s, _ := status(m, "wants")
 		return s.State == StateServing
 	})
@@ -174,7 +174,7 @@ func TestTopicClash(t *testing.T) {
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
 		t.Fatalf("LoadAll: %v", errs)
 	}
-	waitFor(t, 20*time.Second, "clash to be retried once echo went", func() bool {
+	waitFor(t, 60*time.Second, "clash to be retried once echo went", func() bool {
 		s, _ := status(m, "clash")
 		return s.State == StateServing
 	})

@@ -53,7 +53,7 @@ func TestServePublishesTimeoutEvents(t *testing.T) {
 				t.Fatalf("%v: %s", err, msg.Payload)
 			}
 			return ev, msg
-		case <-time.After(10 * time.Second):
+		case <-time.After(60 * time.Second):
 			t.Fatal("no event published")
 		}
 		return event{}, nil
@@ -107,7 +107,7 @@ func TestServeRetryPolicyFromOperatorFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			kinds = append(kinds, ev.Kind+"/"+ev.Policy)
-		case <-time.After(10 * time.Second):
+		case <-time.After(60 * time.Second):
 			t.Fatalf("events %v, want a warning and a retry", kinds)
 		}
 	}

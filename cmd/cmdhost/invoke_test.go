@@ -23,14 +23,14 @@ import (
 func TestInvokeNoExecutor(t *testing.T) {
 	u := brokertest.StartEmbedded(t)
 	start := time.Now()
-	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", u.String(), "--executor", "nobody")
+	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", u.String(), "--executor", "nobody", "--timeout", "60s")
 	took := time.Since(start)
 	if code != 1 || out != "" || !strings.Contains(errOut, "no executor answered") ||
 		!strings.Contains(errOut, "is `cmdhost serve` running with --id nobody on "+u.String()) {
 		t.Fatalf("stdout %q, stderr %q, status %d", out, errOut, code)
 	}
-	if took >= 2*time.Second {
-		t.Fatalf("invoke took %v to find no executor; want < 2 s", took)
+	if took >= 30*time.Second { // the ack window is ~1.5 s; the call's timeout 60 s
+		t.Fatalf("invoke took %v to find no executor: it waited for the call's timeout", took)
 	}
 	t.Logf("no executor answered: invoke exited after %v (process start and connection included)", took.Round(time.Millisecond))
 
@@ -90,8 +90,9 @@ type logLine struct {
 }
 
 // Interrupting an invoke: Ctrl-C on `cmdhost invoke spin` cancels the call
-// on the host, which stops the spinning module within 50 ms of the cancel's
-// receipt and replaces its instance.
+// on the host, which stops the spinning module and replaces its instance
+// (in ~1 ms on an idle machine; the test asserts only that it happens long
+// before the call's own 60 s timeout could have done it).
 func TestInvokeInterruptCancels(t *testing.T) {
 	lines := make(chan logLine, 10000)
 	addr, _ := startServe(t, func(line string) {
@@ -102,7 +103,7 @@ func TestInvokeInterruptCancels(t *testing.T) {
 	}, "--log-level", "debug")
 	broker := "mqtt://" + addr
 
-	cmd := exec.Command(binary, "--cache-dir", cliCache(), "invoke", "spin", "--timeout", "3s", "--broker", broker, "--executor", "cli-host")
+	cmd := exec.Command(binary, "--cache-dir", cliCache(), "invoke", "spin", "--timeout", "60s", "--broker", broker, "--executor", "cli-host")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -123,8 +124,8 @@ func TestInvokeInterruptCancels(t *testing.T) {
 				select {
 				case l := <-lines:
 					seen = append(seen, l)
-				case <-time.After(10 * time.Second):
-					t.Fatalf("serve's log shows no %s within 10 s", what)
+				case <-time.After(60 * time.Second): // hang guard
+					t.Fatalf("serve's log shows no %s within 60 s", what)
 				}
 			}
 			if match(seen[i].text) {
@@ -153,8 +154,8 @@ func TestInvokeInterruptCancels(t *testing.T) {
 	var err error
 	select {
 	case err = <-exited:
-	case <-time.After(5 * time.Second):
-		t.Fatal("invoke did not exit within 5 s of SIGINT")
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatal("invoke did not exit within 60 s of SIGINT")
 	}
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.Contains(stderr.String(), "the call was cancelled") {
@@ -173,11 +174,11 @@ func TestInvokeInterruptCancels(t *testing.T) {
 	// The host's own clock; log times have a resolution of 1 ms.
 	stopped := logTime(t, replaced.text).Sub(logTime(t, received.text))
 	t.Logf("host: call cancelled %v after the cancel's receipt, instance replaced %v after it (log times)", after, stopped)
-	if after > 50*time.Millisecond {
-		t.Errorf("the call was cancelled %v after the cancel arrived; want ≤ 50 ms", after)
+	if after >= 30*time.Second {
+		t.Errorf("the call was cancelled %v after the cancel arrived: not by the cancel", after)
 	}
-	if stopped > 50*time.Millisecond {
-		t.Errorf("the instance was replaced %v after the cancel arrived; want ≤ 50 ms", stopped)
+	if stopped >= 30*time.Second {
+		t.Errorf("the instance was replaced %v after the cancel arrived: not by the cancel", stopped)
 	}
 
 	// The host serves on, spin included (on a fresh instance).

@@ -74,7 +74,7 @@ func TestCancelStopsGuest(t *testing.T) {
 		if KindOf(err) != KindCanceled || !errors.Is(err, context.Canceled) {
 			t.Fatalf("want a cancel error, got %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("cancel did not stop a spinning guest")
 	}
 }
@@ -136,10 +136,10 @@ func TestMemoryLimit(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // hang guard
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
+			t.Fatal("condition not met within a minute")
 		}
 		time.Sleep(time.Millisecond)
 	}
