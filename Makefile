@@ -3,6 +3,7 @@
 #   make test       builds the test plugins and runs every test (the CI command)
 #   make plugins    builds testdata/*/ into testdata/plugins/*.wasm
 #   make fuzz       runs every fuzz target for a while (~30 s each; ~10 s in make test)
+#   make docs-check runs every command README.md and docs/ show, checks their flags
 #   make bench      runs the engine benchmarks
 #   make soak       the long fault-cycling run of the engine
 
@@ -27,7 +28,7 @@ PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 
-.PHONY: all build run plugins deps test vet fuzz bench soak clean
+.PHONY: all build run plugins deps test vet fuzz bench soak clean docs-check
 
 all: build plugins
 
@@ -81,6 +82,12 @@ test: deps plugins vet conformance
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad)$$' ./host/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory fuzz FUZZMULT=1
+
+# Every command README.md and docs/*.md show, run against a real host (make
+# targets dry-run), and every flag docs/cli.md shows (cmd/cmdhost/docs_test.go;
+# make test runs it too).
+docs-check: deps plugins
+	$(GO) test -count=1 -run '^TestDocs' ./cmd/cmdhost
 
 # The METL CommandExecutor cases of ../shared/conformance, run against the
 # executor (host/rpc/conformance_test.go): prints the summary line
