@@ -148,7 +148,7 @@ func TestDocsCommands(t *testing.T) {
 // what it would run.
 func makeDryRun(t *testing.T, target string) string {
 	t.Helper()
-	cmd := exec.Command("make", "-n", target)
+	cmd := exec.Command("make", "--no-print-directory", "-n", target)
 	cmd.Dir = repoRoot(t)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
