@@ -19,12 +19,12 @@ BAD_WAT  := $(wildcard testdata/bad/*.wat)
 HOSTILE_DIR := testdata/plugins-hostile
 HOSTILE_WAT := $(wildcard testdata/hostile/*.wat)
 # Second versions of plugins for hot-reload tests, plugins tests copy under
-# other names (topics), and the output-limit test plugin (chatty), outside
-# the plugins folder.
+# other names (topics), the output-limit test plugin (chatty) and the
+# exactly-once tests' ledger, outside the plugins folder.
 ALT_DIR  := testdata/plugins-alt
 PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
             $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm \
-            $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm \
+            $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm $(ALT_DIR)/ledger.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 

@@ -244,6 +244,15 @@ func (s *DedupStore[V]) BeginFrom(invoker string, key Key, expiry time.Time) (e 
 	return e, true, nil
 }
 
+// Lookup returns the entry of key, nil when the store holds none. It
+// changes nothing: a host that is stopping answers a duplicate from it
+// without admitting anything new.
+func (s *DedupStore[V]) Lookup(key Key) *Entry[V] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries[key]
+}
+
 // Complete stores v as the outcome of the first receipt e and wakes everyone
 // waiting on e.Done(). Every outcome is stored, errors included: a duplicate
 // must get the same response as the original.

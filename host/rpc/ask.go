@@ -95,6 +95,17 @@ func (cs *runningSet) end(key cache.Key, c *running) {
 	c.cancel(nil) // release the context's resources
 }
 
+// stopAll cuts every request in progress (Stop, when its drain time
+// ended) and returns how many there were.
+func (cs *runningSet) stopAll() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, c := range cs.m {
+		c.cancel(errStopped)
+	}
+	return len(cs.m)
+}
+
 func (cs *runningSet) get(key cache.Key) *running {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()

@@ -46,6 +46,9 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_
 	case <-turn.granted:
 	case <-c.ctx.Done():
 		r.slots.leave(turn)
+		if stoppedBy(c.ctx) {
+			return notRunReply, false
+		}
 		return cancelledReply, false
 	case <-wait.C:
 		r.slots.leave(turn)
@@ -100,6 +103,8 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_
 	switch {
 	case cut && cancelledBy(ctx):
 		return cancelledReply, false
+	case cut && stoppedBy(ctx):
+		return stoppedReply, false
 	case cut && byTimeout:
 		ran := time.Since(turn.at)
 		if attempt <= r.cmd.TimeoutRetries && in.expiry.After(e.cfg.Now()) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session/state"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
@@ -196,12 +197,18 @@ type Executor struct {
 	subscribed  chan error  // the first subscription's outcome
 	pending     atomic.Int64
 	inflight    sync.WaitGroup
-	// admit guards stopping against inflight.Add: once Stop has set
-	// stopping and begun waiting, no request is admitted.
+	// acks counts the acks made and sent, so that Stop can flush them
+	// (ackledger.go).
+	acks *ackLedger
+	// admit guards stopping and closing against inflight.Add and
+	// lateDups.Add: once Stop has set stopping, no new request is
+	// admitted; once it has set closing, no duplicate either (stop.go).
 	admit    sync.Mutex
 	stopping bool
-	unsubbed atomic.Bool   // set by Unsubscribe: reconnections do not subscribe again
-	stopped  chan struct{} // closed by Stop: waiting duplicates give up
+	closing  bool
+	lateDups sync.WaitGroup // duplicates answered while stopping
+	unsubbed atomic.Bool    // set by Unsubscribe: reconnections do not subscribe again
+	stopped  chan struct{}  // closed by Stop: waiting duplicates give up
 	stopOnce sync.Once
 }
 
@@ -219,6 +226,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		dedup:      cache.NewDedupStore[*reply](cfg.dedupConfig()),
 		subscribed: make(chan error, 1),
 		stopped:    make(chan struct{}),
+		acks:       newAckLedger(state.NewInMemory()),
 	}
 	if cfg.ReuseMaxBytes >= 0 {
 		maxBytes := cfg.ReuseMaxBytes
@@ -290,6 +298,14 @@ func (e *Executor) Filters() []string {
 	return out
 }
 
+// dial is Config.Dial, else dialBroker.
+func (e *Executor) dial() func(context.Context, autopaho.ClientConfig, *url.URL) (net.Conn, error) {
+	if e.cfg.Dial != nil {
+		return e.cfg.Dial
+	}
+	return dialBroker
+}
+
 // Start connects to the broker and subscribes every command's topic; it
 // returns once subscribed, or with the error that prevented it.
 func (e *Executor) Start(ctx context.Context) error {
@@ -300,7 +316,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		SessionExpiryInterval:         uint32(e.cfg.SessionExpiry.Seconds()),
 		ReconnectBackoff:              autopaho.NewConstantBackoff(e.cfg.ReconnectDelay),
 		ConnectTimeout:                10 * time.Second,
-		AttemptConnection:             e.cfg.Dial,
+		AttemptConnection:             e.dial(),
 		ConnectPacketBuilder:          requestProblemInfo,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
 			e.packetLimit.set(ca)
@@ -310,6 +326,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		OnConnectError: func(err error) { e.log.Warn("connecting to the broker", "broker", e.cfg.Broker, "err", err) },
 		ClientConfig: paho.ClientConfig{
 			ClientID:                   e.cfg.ClientID,
+			Session:                    e.acks,
 			EnableManualAcknowledgment: true,
 			SendAcksInterval:           5 * time.Millisecond,
 			OnPublishReceived:          []func(paho.PublishReceived) (bool, error){e.receive},
@@ -385,35 +402,6 @@ func (e *Executor) Unsubscribe(ctx context.Context) error {
 	return e.unsubscribe(ctx, cm, e.table())
 }
 
-// Stop stops taking requests (later ones are not acked, so the broker
-// redelivers them), waits until ctx is done for the requests in flight to
-// be answered, then disconnects.
-func (e *Executor) Stop(ctx context.Context) error {
-	var err error
-	e.stopOnce.Do(func() {
-		e.admit.Lock()
-		e.stopping = true
-		e.admit.Unlock()
-		done := make(chan struct{})
-		go func() { e.inflight.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			err = fmt.Errorf("requests still in flight at stop: %w", ctx.Err())
-		}
-		close(e.stopped)
-		if cm := e.cm.Load(); cm != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			err = errors.Join(err, cm.Disconnect(dctx))
-		}
-		if e.reuse != nil {
-			e.reuse.Close() // its goroutines; later lookups miss
-		}
-	})
-	return err
-}
-
 // match returns the route of a request topic, or nil.
 func (e *Executor) match(topic string) *route {
 	for _, r := range e.table() {
@@ -440,7 +428,8 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 	}
 	e.admit.Unlock()
 	if stopping {
-		return true, nil // not acked: redelivered to us or a replica later
+		e.receiveWhileStopping(in)
+		return true, nil
 	}
 	if e.log.Enabled(context.Background(), slog.LevelDebug) {
 		e.log.Debug("request received", "command", in.route.cmd.Name, "topic", in.pub.Topic, "dup", in.pub.Duplicate())
@@ -558,6 +547,12 @@ func (e *Executor) complete(in *incoming, entry *cache.Entry[*reply], r *reply) 
 // the request.
 func (e *Executor) finish(in *incoming, r *reply) {
 	defer e.inflight.Done()
+	e.answer(in, r)
+}
+
+// answer publishes the reply (when one is owed and time is left) and acks
+// the request.
+func (e *Executor) answer(in *incoming, r *reply) {
 	if in.accepted != nil {
 		<-in.accepted // the 202 goes first
 	}
@@ -604,7 +599,7 @@ func (e *Executor) ack(in *incoming) {
 	if in.pub.QoS == 0 {
 		return
 	}
-	if err := in.client.Ack(in.pub); err != nil {
+	if err := e.acks.ack(in.client, in.pub); err != nil {
 		e.log.Debug("ack not sent", "topic", in.pub.Topic, "err", err)
 	}
 }
