@@ -6,6 +6,7 @@
 #   make docs-check runs every command README.md and docs/ show, checks their flags
 #   make bench      runs the engine benchmarks
 #   make soak       the long fault-cycling run of the engine
+#   make replicas   measures a replica killed in its share group
 
 GO       ?= go
 WASM_DIR := testdata/plugins
@@ -28,7 +29,7 @@ PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 
-.PHONY: all build run plugins deps test vet fuzz bench soak clean docs-check
+.PHONY: all build run plugins deps test vet fuzz bench soak clean docs-check replicas
 
 all: build plugins
 
@@ -125,6 +126,11 @@ bench: plugins
 
 soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m
+
+# What a replica killed with kill -9 does to its share group, for several
+# session expiries (figures in docs/operations.md, Replicas).
+replicas: plugins
+	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost -run TestReplicaKilledMeasure -v -count=1 -timeout 20m
 
 clean:
 	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR) $(HOSTILE_DIR)

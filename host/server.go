@@ -61,6 +61,10 @@ type Config struct {
 	Events bool
 	// Drain bounds how long a stop waits for requests in flight.
 	Drain time.Duration
+	// SessionExpiry is how long the broker keeps the executor's session
+	// after a disconnect (rpc.Config.SessionExpiry: 0 the default,
+	// negative none).
+	SessionExpiry time.Duration
 	// Logger receives the host's log; nil discards it.
 	Logger *slog.Logger
 }
@@ -128,6 +132,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
+		SessionExpiry: cfg.SessionExpiry,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -191,7 +196,8 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.log.Info("serving", "executor", s.cfg.ExecutorID, "commands", len(s.exec.Filters()), "topics", s.exec.Filters())
+	s.log.Info("serving", "executor", s.cfg.ExecutorID, "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
+		"session_expiry", s.exec.SessionExpiry())
 	go s.followReloads(ctx)
 	go func() {
 		if err := s.plugins.Watch(ctx); err != nil && ctx.Err() == nil {

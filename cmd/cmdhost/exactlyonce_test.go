@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -77,9 +78,11 @@ func (l *ledger) runs(t *testing.T) map[string][]string {
 // request after resend without its reply until it has one. answered
 // counts the requests answered; the returned function waits until all are.
 type ledgerLoad struct {
-	answered, resent atomic.Int64
-	errs             chan error
-	wg               sync.WaitGroup
+	// firstLost counts the requests whose first send got no reply: an
+	// invoker that never re-sends would have lost them.
+	answered, resent, firstLost atomic.Int64
+	errs                        chan error
+	wg                          sync.WaitGroup
 }
 
 func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFlight int, resend time.Duration) *ledgerLoad {
@@ -107,6 +110,9 @@ func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFl
 					if attempt == 1000 { // hang guard: 1000 re-sends
 						l.errs <- fmt.Errorf("%s: no reply after %d sends", payload, attempt)
 						return
+					}
+					if attempt == 1 {
+						l.firstLost.Add(1)
 					}
 					if attempt > 0 {
 						l.resent.Add(1)
@@ -206,4 +212,83 @@ func gracefulRestarts(t *testing.T, broker *url.URL) {
 	load.wg.Wait()
 	t.Logf("%d answered, %d re-sends", load.answered.Load(), load.resent.Load())
 	checkOnce(t, l.runs(t), total)
+}
+
+// Three replicas in a share group (serve's default session expiry with
+// --share), one killed with kill -9 mid-load: every request is answered
+// (the invokers re-send), none runs twice.
+func TestReplicaKilledRunsNothingTwice(t *testing.T) {
+	const total = 3000
+	load, runs := killOneReplica(t, total, nil)
+	t.Logf("%d answered, %d first sends unanswered, %d re-sends", load.answered.Load(), load.firstLost.Load(), load.resent.Load())
+	checkOnce(t, runs, total)
+}
+
+// killOneReplica starts three replicas sharing the ledger's requests
+// (serve --share, with extra flags), sends total requests, 32 in flight,
+// kills one replica with kill -9 once a third is answered, and returns
+// once all are answered.
+func killOneReplica(t *testing.T, total int, extra []string) (*ledgerLoad, map[string][]string) {
+	t.Helper()
+	mosq := brokertest.StartMosquitto(t)
+	l := newLedger(t)
+	var replicas []*exec.Cmd
+	expiries := make(chan string, 3)
+	for i := 1; i <= 3; i++ {
+		args := append([]string{"--broker", mosq.String(), "--client-id", fmt.Sprintf("replica-%d", i), "--share", "g"}, extra...)
+		_, cmd, _ := launchServe(t, l.plugins, func(line string) {
+			if strings.Contains(line, "msg=serving") && strings.Contains(line, "session_expiry=") {
+				select { // the first serving line; never block serve's log
+				case expiries <- attr(line, "session_expiry"):
+				default:
+				}
+			}
+		}, args...)
+		replicas = append(replicas, cmd)
+	}
+	want := "5s" // with --share
+	if len(extra) == 2 && extra[0] == "--session-expiry" {
+		want = (mustDuration(t, extra[1])).String()
+	}
+	for range replicas {
+		if got := <-expiries; got != want {
+			t.Errorf("a replica serves with session expiry %s, want %s", got, want)
+		}
+	}
+	load := startLedgerLoad(t, mosq, "cli-host", total, 32, 2*time.Second)
+	load.waitAnswered(t, int64(total/3))
+	if err := replicas[0].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	load.waitAnswered(t, int64(total))
+	load.wg.Wait()
+	return load, l.runs(t)
+}
+
+func mustDuration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// What a replica killed with kill -9 does to its share group, for several
+// session expiries (serve --session-expiry). A measurement, printed:
+// `make replicas`.
+func TestReplicaKilledMeasure(t *testing.T) {
+	if os.Getenv("CMDHOST_MEASURE") == "" {
+		t.Skip("a measurement: make replicas")
+	}
+	const total = 6000
+	for _, expiry := range []string{"0s", "5s", "30s", "2m"} {
+		t.Run(expiry, func(t *testing.T) {
+			start := time.Now()
+			load, runs := killOneReplica(t, total, []string{"--session-expiry", expiry})
+			t.Logf("session expiry %s: %d requests in %v; %d first sends unanswered (lost to an invoker that never re-sends), %d re-sends",
+				expiry, total, time.Since(start).Round(10*time.Millisecond), load.firstLost.Load(), load.resent.Load())
+			checkOnce(t, runs, total)
+		})
+	}
 }

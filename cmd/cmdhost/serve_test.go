@@ -37,9 +37,17 @@ func startServe(t *testing.T, onLine func(string), extra ...string) (addr string
 // startServeIn is startServe on another plugins folder.
 func startServeIn(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, stop func() (error, string)) {
 	t.Helper()
+	addr, _, stop = launchServe(t, dir, onLine, extra...)
+	return addr, stop
+}
+
+// launchServe is startServeIn that also returns the process, for tests
+// that kill it.
+func launchServe(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, cmd *exec.Cmd, stop func() (error, string)) {
+	t.Helper()
 	addr = freeAddr(t)
 	args := append([]string{"--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host"}, extra...)
-	cmd := exec.Command(binary, args...)
+	cmd = exec.Command(binary, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +91,7 @@ func startServeIn(t *testing.T, dir string, onLine func(string), extra ...string
 		return cmd.Wait(), log.String()
 	}
 	t.Cleanup(func() { stop() })
-	return addr, stop
+	return addr, cmd, stop
 }
 
 func TestServeAndInvoke(t *testing.T) {
@@ -164,6 +172,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--plugins", plugins, "--broker", "localhost:1883"}, "want a URL such as mqtt://127.0.0.1:1883"},
 		{[]string{"serve", "--plugins", plugins, "--pool", "0"}, "--pool must be positive"},
 		{[]string{"serve", "--plugins", plugins, "--max-expiry", "500ms"}, "--max-expiry must be at least 1s"},
+		{[]string{"serve", "--plugins", plugins, "--session-expiry", "-1s"}, "--session-expiry must be between 0 and 136 years"},
 		{[]string{"serve", "--plugins", plugins, "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve"}, `Required flag "plugins" not set`},
 		{[]string{"invoke"}, "invoke needs one command name"},

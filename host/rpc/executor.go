@@ -61,6 +61,9 @@ type Command struct {
 	Handler     Handler
 }
 
+// DefaultSessionExpiry is Config.SessionExpiry when it is not set.
+const DefaultSessionExpiry = 10 * time.Minute
+
 // Config configures an Executor. ExecutorID and Broker are required.
 type Config struct {
 	// ExecutorID resolves {executorId} in topic patterns; it is also the
@@ -85,8 +88,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger; nil discards.
 	Logger *slog.Logger
-	// SessionExpiry keeps the MQTT session (subscriptions and unacked
-	// requests) across reconnects and restarts; default 10 min.
+	// SessionExpiry is how long the broker keeps the MQTT session
+	// (subscriptions and unacked requests) after a disconnect, so that
+	// they survive reconnects and restarts; 0: DefaultSessionExpiry;
+	// negative: none, the session ends with the connection.
 	SessionExpiry time.Duration
 	// MaxClockDrift bounds how far ahead a request's __ts may be; default 1 min.
 	MaxClockDrift time.Duration
@@ -133,8 +138,11 @@ func (c *Config) defaults() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if c.SessionExpiry <= 0 {
-		c.SessionExpiry = 10 * time.Minute
+	switch {
+	case c.SessionExpiry == 0:
+		c.SessionExpiry = DefaultSessionExpiry
+	case c.SessionExpiry < 0:
+		c.SessionExpiry = 0
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 1024
@@ -297,6 +305,10 @@ func (e *Executor) Filters() []string {
 	}
 	return out
 }
+
+// SessionExpiry is the session expiry the executor asks the broker for
+// (Config.SessionExpiry, resolved).
+func (e *Executor) SessionExpiry() time.Duration { return e.cfg.SessionExpiry }
 
 // dial is Config.Dial, else dialBroker.
 func (e *Executor) dial() func(context.Context, autopaho.ClientConfig, *url.URL) (net.Conn, error) {

@@ -82,3 +82,22 @@ func TestStopAnswersWhatTheDrainLeaves(t *testing.T) {
 		t.Errorf("unacked %v, want only the new request's %d", unacked, newID)
 	}
 }
+
+// The session expiry the executor asks the broker for: the default, a
+// value, or none.
+func TestSessionExpiryConnect(t *testing.T) {
+	for _, c := range []struct {
+		set  time.Duration
+		want uint32
+	}{{0, 600}, {5 * time.Second, 5}, {-1, 0}} {
+		h := start(t, Config{SessionExpiry: c.set}, Command{Name: "echo", Handler: echoHandler})
+		cps := h.broker.ConnectPackets()
+		var got uint32 // absent: 0, the session ends with the connection
+		if len(cps) == 1 && cps[0].Properties != nil && cps[0].Properties.SessionExpiryInterval != nil {
+			got = *cps[0].Properties.SessionExpiryInterval
+		}
+		if len(cps) != 1 || got != c.want || cps[0].CleanStart {
+			t.Errorf("SessionExpiry %v: CONNECT %+v, want session expiry %d s and no clean start", c.set, cps, c.want)
+		}
+	}
+}
