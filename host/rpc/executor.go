@@ -433,13 +433,7 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		e.ack(in)
 		return true, nil
 	}
-	e.admit.Lock()
-	stopping := e.stopping
-	if !stopping {
-		e.inflight.Add(1)
-	}
-	e.admit.Unlock()
-	if stopping {
+	if !e.enter(&e.stopping, &e.inflight) {
 		e.receiveWhileStopping(in)
 		return true, nil
 	}

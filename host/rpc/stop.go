@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -103,6 +104,19 @@ func (e *Executor) drain(ctx context.Context) error {
 	return fmt.Errorf("%d calls queued or running cut at stop: %w", n, ctx.Err())
 }
 
+// enter adds one to wg unless Stop has set shut (stopping or closing),
+// and reports whether it did. Stop sets shut under the same lock before
+// it waits for wg: no Add can race with that Wait.
+func (e *Executor) enter(shut *bool, wg *sync.WaitGroup) bool {
+	e.admit.Lock()
+	defer e.admit.Unlock()
+	if *shut {
+		return false
+	}
+	wg.Add(1)
+	return true
+}
+
 // wait waits for wg until ctx ends.
 func wait(ctx context.Context, wg interface{ Wait() }) error {
 	done := make(chan struct{})
@@ -133,13 +147,7 @@ func (e *Executor) receiveWhileStopping(in *incoming) {
 	if entry == nil {
 		return
 	}
-	e.admit.Lock()
-	closing := e.closing
-	if !closing {
-		e.lateDups.Add(1)
-	}
-	e.admit.Unlock()
-	if closing {
+	if !e.enter(&e.closing, &e.lateDups) {
 		return
 	}
 	go func() {
