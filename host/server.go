@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/cmdhost/cmdhost/cache"
@@ -190,6 +191,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopNested()
+	changed := s.changes() // before anything can change them: no change is missed
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = s.exec.Start(startCtx)
 	cancel()
@@ -198,21 +200,30 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Info("serving", "executor", s.cfg.ExecutorID, "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
 		"session_expiry", s.exec.SessionExpiry())
-	go s.followReloads(ctx)
+	// Two goroutines live as long as ctx: the folder's watcher and the
+	// re-sync of the executor with what the plugins serve. Run waits for
+	// both before it stops the executor, so that no re-sync races the stop.
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
+		defer wg.Done()
+		s.followReloads(ctx, changed)
+	}()
+	go func() {
+		defer wg.Done()
 		if err := s.plugins.Watch(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("watching the plugins folder stopped", "dir", s.cfg.PluginsDir, "err", err)
 		}
 	}()
 	<-ctx.Done()
+	wg.Wait()
 	s.stopExecutor()
 	return nil
 }
 
-// followReloads re-syncs the executor with every change of the served
-// commands until ctx ends. Changes coalesce: a burst of them is one
-// re-sync with the latest set.
-func (s *Server) followReloads(ctx context.Context) {
+// changes returns a channel that receives after every change of the
+// served commands. Changes coalesce: a burst of them is one receive.
+func (s *Server) changes() <-chan struct{} {
 	changed := make(chan struct{}, 1)
 	s.plugins.OnChange(func() {
 		select {
@@ -220,6 +231,12 @@ func (s *Server) followReloads(ctx context.Context) {
 		default:
 		}
 	})
+	return changed
+}
+
+// followReloads re-syncs the executor with the served commands at every
+// change until ctx ends.
+func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
