@@ -62,6 +62,9 @@ type Config struct {
 	Events bool
 	// Drain bounds how long a stop waits for requests in flight.
 	Drain time.Duration
+	// Store is a dedup store shared by replicas and restarts,
+	// redis://HOST:PORT/DB; "": in memory (rpc.Config.Store).
+	Store string
 	// SessionExpiry is how long the broker keeps the executor's session
 	// after a disconnect (rpc.Config.SessionExpiry: 0 the default,
 	// negative none).
@@ -133,7 +136,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		SessionExpiry: cfg.SessionExpiry,
+		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store,
 	}, nil)
 	if err != nil {
 		return nil, err

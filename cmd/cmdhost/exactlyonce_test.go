@@ -17,6 +17,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host/broker/brokertest"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The exactly-once tests: real `cmdhost serve` processes, mosquitto, a
@@ -75,19 +76,26 @@ func (l *ledger) runs(t *testing.T) map[string][]string {
 
 // ledgerLoad sends total ledger requests to executor on broker u, inFlight
 // at a time, each with its own payload and correlation data, re-sending a
-// request after resend without its reply until it has one. answered
+// request after resend without its reply until it has one. A request's
+// message expiry is a minute: every re-send comes before it, as the
+// protocol wants (a duplicate after its original's expiry is dropped). answered
 // counts the requests answered; the returned function waits until all are.
 type ledgerLoad struct {
 	// firstLost counts the requests whose first send got no reply: an
 	// invoker that never re-sends would have lost them.
 	answered, resent, firstLost atomic.Int64
 	errs                        chan error
-	wg                          sync.WaitGroup
+	// unknown holds the payloads answered "outcome unknown" (a shared
+	// store's answer when the host running them was killed): each ran
+	// once or not at all.
+	unknownMu sync.Mutex
+	unknown   map[string]bool
+	wg        sync.WaitGroup
 }
 
 func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFlight int, resend time.Duration) *ledgerLoad {
 	t.Helper()
-	l := &ledgerLoad{errs: make(chan error, inFlight)}
+	l := &ledgerLoad{errs: make(chan error, inFlight), unknown: map[string]bool{}}
 	var next atomic.Int64
 	for w := 0; w < inFlight; w++ {
 		inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Broker: broker, ClientID: fmt.Sprintf("eo-inv-%d", w)})
@@ -105,7 +113,7 @@ func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFl
 				}
 				payload := fmt.Sprintf("req-%06d", i)
 				call := rpc.Call{Topic: "rpc/" + executor + "/ledger", Payload: []byte(payload), ContentType: "text/plain",
-					Timeout: resend, Correlation: rpc.NewCorrelation()}
+					Timeout: time.Minute, Correlation: rpc.NewCorrelation()}
 				for attempt := 0; ; attempt++ {
 					if attempt == 1000 { // hang guard: 1000 re-sends
 						l.errs <- fmt.Errorf("%s: no reply after %d sends", payload, attempt)
@@ -117,11 +125,17 @@ func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFl
 					if attempt > 0 {
 						l.resent.Add(1)
 					}
-					res, err := inv.Invoke(context.Background(), call)
-					if errors.Is(err, rpc.ErrNoResponse) {
+					ctx, cancel := context.WithTimeout(context.Background(), resend)
+					res, err := inv.Invoke(ctx, call)
+					cancel()
+					if errors.Is(err, rpc.ErrNoResponse) || errors.Is(err, context.DeadlineExceeded) {
 						continue // the same request again
 					}
-					if err != nil || res.Status != 200 || string(res.Payload) != payload {
+					if err == nil && res.Status == 500 && strings.HasPrefix(res.Message, "outcome unknown") {
+						l.unknownMu.Lock()
+						l.unknown[payload] = true
+						l.unknownMu.Unlock()
+					} else if err != nil || res.Status != 200 || string(res.Payload) != payload {
 						l.errs <- fmt.Errorf("%s: %+v, %v", payload, res, err)
 						return
 					}
@@ -151,8 +165,9 @@ func (l *ledgerLoad) waitAnswered(t *testing.T, n int64) {
 }
 
 // checkOnce fails for every payload of the ledger that ran more than once
-// and for every one of the total that never ran.
-func checkOnce(t *testing.T, runs map[string][]string, total int) {
+// and for every one of the total that never ran, but those load answered
+// "outcome unknown".
+func checkOnce(t *testing.T, runs map[string][]string, total int, load *ledgerLoad) {
 	t.Helper()
 	twice := 0
 	for p, by := range runs {
@@ -164,8 +179,8 @@ func checkOnce(t *testing.T, runs map[string][]string, total int) {
 		}
 	}
 	for i := 1; i <= total; i++ {
-		if len(runs[fmt.Sprintf("req-%06d", i)]) == 0 {
-			t.Errorf("req-%06d answered, but never ran", i)
+		if p := fmt.Sprintf("req-%06d", i); len(runs[p]) == 0 && !load.unknown[p] {
+			t.Errorf("%s answered, but never ran", p)
 		}
 	}
 	if twice > 0 {
@@ -211,31 +226,38 @@ func gracefulRestarts(t *testing.T, broker *url.URL) {
 	load.waitAnswered(t, total)
 	load.wg.Wait()
 	t.Logf("%d answered, %d re-sends", load.answered.Load(), load.resent.Load())
-	checkOnce(t, l.runs(t), total)
+	checkOnce(t, l.runs(t), total, load)
 }
 
 // Three replicas in a share group (serve's default session expiry with
-// --share), one killed with kill -9 mid-load: every request is answered
-// (the invokers re-send), none runs twice.
+// --share) and the shared dedup store, one killed with kill -9 mid-load
+// and started again: every request is answered (the invokers re-send),
+// none runs twice. (Without the store, a request the killed replica ran
+// but had not answered runs again on another replica when re-sent.)
 func TestReplicaKilledRunsNothingTwice(t *testing.T) {
 	const total = 3000
-	load, runs := killOneReplica(t, total, nil)
-	t.Logf("%d answered, %d first sends unanswered, %d re-sends", load.answered.Load(), load.firstLost.Load(), load.resent.Load())
-	checkOnce(t, runs, total)
+	load, runs := killOneReplica(t, total, testkit.StartRedis(t).URL, true, nil)
+	t.Logf("%d answered (%d outcome unknown), %d first sends unanswered, %d re-sends",
+		load.answered.Load(), len(load.unknown), load.firstLost.Load(), load.resent.Load())
+	checkOnce(t, runs, total, load)
 }
 
 // killOneReplica starts three replicas sharing the ledger's requests
-// (serve --share, with extra flags), sends total requests, 32 in flight,
-// kills one replica with kill -9 once a third is answered, and returns
-// once all are answered.
-func killOneReplica(t *testing.T, total int, extra []string) (*ledgerLoad, map[string][]string) {
+// (serve --share, --store store unless "", and extra flags), sends total
+// requests, 32 in flight, kills one replica with kill -9 once a third is
+// answered (and starts it again when restart says so), and returns once
+// all are answered.
+func killOneReplica(t *testing.T, total int, store string, restart bool, extra []string) (*ledgerLoad, map[string][]string) {
 	t.Helper()
 	mosq := brokertest.StartMosquitto(t)
 	l := newLedger(t)
 	var replicas []*exec.Cmd
 	expiries := make(chan string, 3)
-	for i := 1; i <= 3; i++ {
+	replica := func(i int) *exec.Cmd {
 		args := append([]string{"--broker", mosq.String(), "--client-id", fmt.Sprintf("replica-%d", i), "--share", "g"}, extra...)
+		if store != "" {
+			args = append(args, "--store", store)
+		}
 		_, cmd, _ := launchServe(t, l.plugins, func(line string) {
 			if strings.Contains(line, "msg=serving") && strings.Contains(line, "session_expiry=") {
 				select { // the first serving line; never block serve's log
@@ -244,7 +266,10 @@ func killOneReplica(t *testing.T, total int, extra []string) (*ledgerLoad, map[s
 				}
 			}
 		}, args...)
-		replicas = append(replicas, cmd)
+		return cmd
+	}
+	for i := 1; i <= 3; i++ {
+		replicas = append(replicas, replica(i))
 	}
 	want := "5s" // with --share
 	if len(extra) == 2 && extra[0] == "--session-expiry" {
@@ -259,6 +284,11 @@ func killOneReplica(t *testing.T, total int, extra []string) (*ledgerLoad, map[s
 	load.waitAnswered(t, int64(total/3))
 	if err := replicas[0].Process.Kill(); err != nil {
 		t.Fatal(err)
+	}
+	if restart {
+		load.waitAnswered(t, int64(total/2))
+		l.setRun(t, "run-2")
+		replica(1)
 	}
 	load.waitAnswered(t, int64(total))
 	load.wg.Wait()
@@ -275,8 +305,8 @@ func mustDuration(t *testing.T, s string) time.Duration {
 }
 
 // What a replica killed with kill -9 does to its share group, for several
-// session expiries (serve --session-expiry). A measurement, printed:
-// `make replicas`.
+// session expiries (serve --session-expiry), with the shared dedup store.
+// A measurement, printed: `make replicas`.
 func TestReplicaKilledMeasure(t *testing.T) {
 	if os.Getenv("CMDHOST_MEASURE") == "" {
 		t.Skip("a measurement: make replicas")
@@ -285,10 +315,40 @@ func TestReplicaKilledMeasure(t *testing.T) {
 	for _, expiry := range []string{"0s", "5s", "30s", "2m"} {
 		t.Run(expiry, func(t *testing.T) {
 			start := time.Now()
-			load, runs := killOneReplica(t, total, []string{"--session-expiry", expiry})
+			load, runs := killOneReplica(t, total, testkit.StartRedis(t).URL, false, []string{"--session-expiry", expiry})
 			t.Logf("session expiry %s: %d requests in %v; %d first sends unanswered (lost to an invoker that never re-sends), %d re-sends",
 				expiry, total, time.Since(start).Round(10*time.Millisecond), load.firstLost.Load(), load.resent.Load())
-			checkOnce(t, runs, total)
+			checkOnce(t, runs, total, load)
 		})
 	}
+}
+
+// kill -9 and start again, twice, under load, with the shared dedup store
+// (serve --store, a real redis-server): nothing runs twice. What the
+// killed host had answered but not acked is redelivered to the restarted
+// one and answered from the store; what it was running is answered
+// "outcome unknown" and never runs again.
+func TestKilledHostWithStoreRunsNothingTwice(t *testing.T) {
+	const total, inFlight = 3000, 32
+	redis := testkit.StartRedis(t)
+	broker := brokertest.StartMosquitto(t)
+	l := newLedger(t)
+	serve := func() *exec.Cmd {
+		_, cmd, _ := launchServe(t, l.plugins, nil, "--broker", broker.String(), "--client-id", "eo-host", "--store", redis.URL)
+		return cmd
+	}
+	host := serve()
+	load := startLedgerLoad(t, broker, "cli-host", total, inFlight, 2*time.Second)
+	for i, at := range []int64{total / 3, 2 * total / 3} {
+		load.waitAnswered(t, at)
+		l.setRun(t, fmt.Sprintf("run-%d", i+2))
+		if err := host.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		host = serve()
+	}
+	load.waitAnswered(t, total)
+	load.wg.Wait()
+	t.Logf("%d answered (%d outcome unknown), %d re-sends", load.answered.Load(), len(load.unknown), load.resent.Load())
+	checkOnce(t, l.runs(t), total, load)
 }

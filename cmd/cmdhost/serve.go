@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,6 +47,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "client-id", Usage: "MQTT client id (default: the executor id)", EnvVars: []string{"CMDHOST_CLIENT_ID"}},
 			&cli.StringFlag{Name: "share", Usage: "shared subscription `GROUP`: replicas split requests", EnvVars: []string{"CMDHOST_SHARE"}},
 			&cli.DurationFlag{Name: "exec-timeout", Value: 10 * time.Second, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
+			&cli.StringFlag{Name: "store", Usage: "a dedup store shared by replicas and restarts, `redis://HOST:PORT/DB`: a request is answered once across them, even after a kill -9 (see docs/operations.md); none: in memory", EnvVars: []string{"CMDHOST_STORE"}},
 			&cli.DurationFlag{Name: "session-expiry", Usage: "how long the broker keeps the host's session (its subscriptions and unacked requests) after a disconnect, in whole seconds; 0: none (default: 10m alone, 5s with --share; see docs/operations.md, Replicas)", EnvVars: []string{"CMDHOST_SESSION_EXPIRY"}},
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
@@ -88,7 +90,10 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		ReuseMaxBytes: c.Int64("reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
 		MetricsAddr: c.String("metrics"), MaxDepth: c.Int("max-depth"), MaxExpiry: c.Duration("max-expiry"),
 		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: c.Int("max-module-size"),
-		SessionExpiry: c.Duration("session-expiry"),
+		SessionExpiry: c.Duration("session-expiry"), Store: c.String("store"),
+	}
+	if cfg.Store != "" && !strings.HasPrefix(cfg.Store, "redis://") {
+		return cfg, fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0", cfg.Store)
 	}
 	if st, err := os.Stat(cfg.PluginsDir); err != nil || !st.IsDir() {
 		return cfg, fmt.Errorf("--plugins %s: not a directory", cfg.PluginsDir)

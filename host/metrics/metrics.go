@@ -13,6 +13,7 @@
 //	cmdhost_timeouts_total{command,type,policy}  counter; type execution, expiry, queue, nested or sync
 //	cmdhost_budget_warnings_total{command,type}  counter; calls past 80 % of their budget
 //	cmdhost_replies_dropped_total{command,reason} counter; replies the broker would refuse, not sent
+//	cmdhost_dedup_store_unavailable_total{command} counter; requests the shared dedup store could not record
 //	cmdhost_dedup_entries                        gauge
 //	cmdhost_reuse_hits_total                     counter
 //	cmdhost_reuse_misses_total                   counter
@@ -57,13 +58,14 @@ type Sources struct {
 // Collector holds the host's metrics on a registry of its own (never the
 // global one). It implements rpc.Observer.
 type Collector struct {
-	reg      *prometheus.Registry
-	src      Sources
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	timeouts *prometheus.CounterVec
-	warnings *prometheus.CounterVec
-	dropped  *prometheus.CounterVec
+	reg       *prometheus.Registry
+	src       Sources
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	timeouts  *prometheus.CounterVec
+	warnings  *prometheus.CounterVec
+	dropped   *prometheus.CounterVec
+	storeDown *prometheus.CounterVec
 }
 
 var (
@@ -98,9 +100,13 @@ func New(src Sources) *Collector {
 			Name: "cmdhost_replies_dropped_total",
 			Help: "Replies not sent as made because the broker would refuse them, by command and reason (too_large: over the broker's maximum packet size; invalid: a string it refuses or a payload marked UTF-8 that is not); a short 500 went instead when it could.",
 		}, []string{"command", "reason"}),
+		storeDown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdhost_dedup_store_unavailable_total",
+			Help: "Requests the shared dedup store (serve --store) could not record, by command: a non-idempotent command's were answered 503 and not run, an idempotent command's ran unrecorded.",
+		}, []string{"command"}),
 	}
 	c.reg.MustRegister(
-		c.requests, c.duration, c.timeouts, c.warnings, c.dropped,
+		c.requests, c.duration, c.timeouts, c.warnings, c.dropped, c.storeDown,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cmdhost_dedup_entries",
 			Help: "Entries in the dedup store, expired ones not yet swept included.",
@@ -144,6 +150,11 @@ func (c *Collector) Request(command string, status int, answered bool, d time.Du
 // ReplyDropped implements rpc.Observer.
 func (c *Collector) ReplyDropped(command, reason string) {
 	c.dropped.WithLabelValues(command, reason).Inc()
+}
+
+// StoreUnavailable implements rpc.Observer.
+func (c *Collector) StoreUnavailable(command string) {
+	c.storeDown.WithLabelValues(command).Inc()
 }
 
 // Emit implements events.Sink: it counts timeouts and budget warnings.

@@ -88,6 +88,9 @@ type Config struct {
 	Now func() time.Time
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Store is a shared dedup store, redis://HOST:PORT/DB; "": in memory
+	// (store.go).
+	Store string
 	// SessionExpiry is how long the broker keeps the MQTT session
 	// (subscriptions and unacked requests) after a disconnect, so that
 	// they survive reconnects and restarts; 0: DefaultSessionExpiry;
@@ -194,7 +197,7 @@ type Executor struct {
 	// SetCommands; readers load it once per use.
 	routes atomic.Pointer[[]*route]
 	hlc    *hlc.Clock
-	dedup  *cache.DedupStore[*reply]
+	dedup  cache.Dedup[*reply]
 	reuse  *cache.ReuseCache[*reply] // nil when reuse is off
 	calls  runningSet                // requests in progress, for cancels (ask.go)
 
@@ -231,11 +234,15 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	e := &Executor{
 		cfg: cfg, log: cfg.Logger,
 		hlc:        hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
-		dedup:      cache.NewDedupStore[*reply](cfg.dedupConfig()),
 		subscribed: make(chan error, 1),
 		stopped:    make(chan struct{}),
 		acks:       newAckLedger(state.NewInMemory()),
 	}
+	dedup, err := newDedup(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.dedup = dedup
 	if cfg.ReuseMaxBytes >= 0 {
 		maxBytes := cfg.ReuseMaxBytes
 		if maxBytes == 0 {
@@ -455,8 +462,16 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		return true, nil
 	}
 	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
-	entry, first, err := e.dedup.BeginFrom(invokerOf(in), key, in.expiry)
+	entry, first, err := e.dedup.Claim(invokerOf(in), key, in.expiry, in.route.cmd.Idempotent)
 	switch {
+	case errors.Is(err, cache.ErrStoreUnavailable) && in.route.cmd.Idempotent:
+		e.log.Warn("the dedup store is unreachable: an idempotent request runs unrecorded", "command", in.route.cmd.Name, "err", err)
+		e.storeDown(in)
+		e.start(in, key, nil)
+	case errors.Is(err, cache.ErrStoreUnavailable):
+		e.log.Error("the dedup store is unreachable: a request to a non-idempotent command is not run (503)", "command", in.route.cmd.Name, "err", err)
+		e.storeDown(in)
+		go e.finishFirst(in, storeDownReply)
 	case err != nil:
 		go e.finishFirst(in, dedupRefusal(err))
 	case !first && !entry.Expiry().After(in.received):

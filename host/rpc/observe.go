@@ -22,6 +22,17 @@ type Observer interface {
 	// DropInvalid): a short 500 goes instead, or nothing when not even
 	// that can be sent. The request is acked all the same.
 	ReplyDropped(command, reason string)
+	// StoreUnavailable is called when the shared dedup store could not
+	// record a request of command: a non-idempotent one was answered 503,
+	// an idempotent one ran unrecorded.
+	StoreUnavailable(command string)
+}
+
+// storeDown reports a request the shared dedup store could not record.
+func (e *Executor) storeDown(in *incoming) {
+	if o := e.cfg.Observer; o != nil {
+		o.StoreUnavailable(in.route.cmd.Name)
+	}
 }
 
 // finishFirst is finish for a request that is not a duplicate: it is

@@ -83,6 +83,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 		if e.reuse != nil {
 			e.reuse.Close() // its goroutines; later lookups miss
 		}
+		e.dedup.Close()
 	})
 	return err
 }

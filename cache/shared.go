@@ -1,0 +1,49 @@
+package cache
+
+import (
+	"errors"
+	"time"
+)
+
+// Dedup is the executor's deduplication store: DedupStore, in memory (the
+// default), or RedisDedup, shared by the replicas of a host and by its
+// restarts. Both keep the same rule: a request's entry is never forgotten
+// before its expiry, and a duplicate gets its first receipt's outcome.
+type Dedup[V any] interface {
+	// Claim records the first receipt of key (first is true: run it and
+	// Complete the entry), or returns the entry of an earlier receipt,
+	// whose Done is closed once its outcome is known. idempotent says
+	// whether the request's command may run again: a shared store runs
+	// it again when the executor that claimed it stopped without an
+	// outcome, and answers a non-idempotent one with an outcome of its
+	// own (RedisConfig.OwnerGone). invoker names who sent it (see
+	// BeginFrom).
+	Claim(invoker string, key Key, expiry time.Time, idempotent bool) (e *Entry[V], first bool, err error)
+	// Complete stores v as the outcome of the first receipt e (see
+	// DedupStore.Complete).
+	Complete(e *Entry[V], v V, keepUntil time.Time)
+	// Lookup returns the entry of key, nil when there is none; it
+	// records nothing.
+	Lookup(key Key) *Entry[V]
+	// Len is the number of entries this process holds.
+	Len() int
+	// Close stops the store's background work.
+	Close()
+}
+
+// ErrStoreUnavailable is wrapped by a shared store's Claim when the store
+// cannot be reached: nothing is recorded, so a non-idempotent command must
+// not run (the executor answers 503), while an idempotent one may run
+// without dedup.
+var ErrStoreUnavailable = errors.New("cache: the shared dedup store is unreachable")
+
+var _ Dedup[int] = (*DedupStore[int])(nil)
+
+// Claim is BeginFrom: in one process, a request's first receipt never
+// stops without an outcome, so idempotent changes nothing.
+func (s *DedupStore[V]) Claim(invoker string, key Key, expiry time.Time, _ bool) (*Entry[V], bool, error) {
+	return s.BeginFrom(invoker, key, expiry)
+}
+
+// Close does nothing: the store has no background work.
+func (s *DedupStore[V]) Close() {}

@@ -1,0 +1,88 @@
+package testkit
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// Redis is a redis-server of a test's own on a free loopback port,
+// without persistence, killed when the test ends. .ci/deps installs
+// redis-server.
+type Redis struct {
+	// URL is redis://ADDR/0.
+	URL  string
+	Addr string
+	cmd  *exec.Cmd
+}
+
+// StartRedis starts a Redis.
+func StartRedis(tb testing.TB) *Redis {
+	tb.Helper()
+	addr, cmd := startRedis(tb)
+	r := &Redis{URL: "redis://" + addr + "/0", Addr: addr, cmd: cmd}
+	tb.Cleanup(r.Kill)
+	return r
+}
+
+// Kill kills the server (kill -9): what it held is lost.
+func (r *Redis) Kill() {
+	if r.cmd != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+// Restart starts an empty server again on the same address.
+func (r *Redis) Restart(tb testing.TB) {
+	tb.Helper()
+	r.Kill()
+	r.cmd = runRedis(tb, r.Addr)
+}
+
+func startRedis(tb testing.TB) (string, *exec.Cmd) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr, runRedis(tb, addr)
+}
+
+// runRedis starts redis-server on addr and waits until it answers PING.
+func runRedis(tb testing.TB, addr string) *exec.Cmd {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		tb.Fatal("redis-server is not installed: run .ci/deps")
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--bind", host, "--port", port, "--save", "", "--appendonly", "no")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; { // hang guard
+		if c, err := net.Dial("tcp", addr); err == nil {
+			_, _ = c.Write([]byte("PING\r\n"))
+			buf := make([]byte, 7)
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			n, _ := c.Read(buf)
+			c.Close()
+			if string(buf[:n]) == "+PONG\r\n" {
+				return cmd
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			tb.Fatal(fmt.Sprintf("redis-server on %s did not start: %s", addr, out.String()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
