@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,6 +56,10 @@ type RedisDedup[V any] struct {
 	// local holds the entries of this process: first receipts not yet
 	// completed and duplicates waiting on another process, by Redis key.
 	local map[string]*redisEntry[V]
+	// unsettled holds the outcomes of this process's first receipts that
+	// Redis could not take (it was down): the duplicates' loop stores
+	// them when it is back, and a duplicate here gets them meanwhile.
+	unsettled map[string]unsettledOutcome[V]
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -129,6 +134,13 @@ func formatRedisValue(mark byte, expiry time.Time, rest string) string {
 // one request window (from now) past it.
 func keepUntil(expiry time.Time) time.Time { return expiry.Add(expiry.Sub(time.Now())) }
 
+// unsettledOutcome is an outcome still to store in place of claim.
+type unsettledOutcome[V any] struct {
+	claim          string
+	v              V
+	expiry, keepTo time.Time
+}
+
 // redisEntry is an entry of this process with what the store needs to
 // finish it.
 type redisEntry[V any] struct {
@@ -151,7 +163,8 @@ func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 		return nil, err
 	}
 	s := &RedisDedup[V]{cfg: cfg, rdb: redis.NewClient(opt), instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]),
-		log: cfg.Logger, local: map[string]*redisEntry[V]{}, stop: make(chan struct{})}
+		log: cfg.Logger, local: map[string]*redisEntry[V]{}, unsettled: map[string]unsettledOutcome[V]{},
+		stop: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -244,6 +257,12 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 		s.mu.Unlock()
 		return le.entry, false, nil
 	}
+	if u, ok := s.unsettled[k]; ok { // its outcome waits here for Redis
+		s.mu.Unlock()
+		e := &Entry[V]{key: key, expiry: u.expiry, done: make(chan struct{}), value: u.v}
+		close(e.done)
+		return e, false, nil
+	}
 	s.mu.Unlock()
 
 	claim := formatRedisValue(claimMark, expiry, s.instance)
@@ -274,6 +293,13 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 			e.value = v
 			close(e.done)
 			return e, false, nil
+		}
+		if hv.rest == s.instance {
+			// This process's claim with no receipt here: a Claim whose
+			// answer Redis did not send (it went down after writing), so
+			// the request was refused, not run. It is this receipt's.
+			gone = held
+			continue
 		}
 		alive, err := s.ownerAlive(ctx, hv)
 		if err != nil {
@@ -368,7 +394,10 @@ func (s *RedisDedup[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	if stored, err := s.settle(ctx, k, le.claim, v, e.expiry, keepUntil); err != nil {
-		s.log.Error("dedup store: the outcome is not stored: a duplicate elsewhere may wait for it until the request expires", "err", err)
+		s.log.Error("dedup store: the outcome is not stored yet: it is stored when Redis is back", "err", err)
+		s.mu.Lock()
+		s.unsettled[k] = unsettledOutcome[V]{claim: le.claim, v: v, expiry: e.expiry, keepTo: keepUntil}
+		s.mu.Unlock()
 	} else {
 		v = stored
 	}
@@ -407,7 +436,29 @@ func (s *RedisDedup[V]) Lookup(key Key) *Entry[V] {
 func (s *RedisDedup[V]) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.local)
+	return len(s.local) + len(s.unsettled)
+}
+
+// settleLater stores the outcomes Complete could not, while their keys
+// are kept.
+func (s *RedisDedup[V]) settleLater() {
+	s.mu.Lock()
+	pending := make(map[string]unsettledOutcome[V], len(s.unsettled))
+	for k, u := range s.unsettled {
+		pending[k] = u
+	}
+	s.mu.Unlock()
+	for k, u := range pending {
+		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+		_, err := s.settle(ctx, k, u.claim, u.v, u.expiry, u.keepTo)
+		cancel()
+		if errors.Is(err, ErrStoreUnavailable) && time.Now().Before(u.keepTo) {
+			return // still down: next tick
+		}
+		s.mu.Lock()
+		delete(s.unsettled, k)
+		s.mu.Unlock()
+	}
 }
 
 // pollWaiters finishes the duplicates waiting on other processes: every
@@ -428,6 +479,7 @@ func (s *RedisDedup[V]) pollWaiters() {
 }
 
 func (s *RedisDedup[V]) pollOnce() {
+	s.settleLater()
 	s.mu.Lock()
 	var keys []string
 	for k, le := range s.local {

@@ -145,3 +145,47 @@ func TestRedisDedupUnavailable(t *testing.T) {
 		t.Fatalf("Claim with Redis back: first=%v %v", ok, err)
 	}
 }
+
+// Redis down between a claim and its outcome: the outcome is delivered
+// here, a duplicate here gets it, and it is stored once Redis is back
+// (persistent), where another process finds it. A claim of this process
+// that it holds no receipt for (its Claim's answer was lost with Redis)
+// is the next receipt's: it runs, rather than wait for itself.
+func TestRedisDedupOutcomeWhileDown(t *testing.T) {
+	r := testkit.StartPersistentRedis(t)
+	a := newRedisDedup(t, r.URL, "a")
+	defer a.Close()
+	key, expiry := Key{"corr-down", "resp"}, time.Now().Add(time.Minute)
+	e, ok, err := a.Claim("inv", key, expiry, false)
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	r.Kill()
+	a.Complete(e, "done while down", time.Time{})
+	if waitDone(t, e) != "done while down" {
+		t.Fatal("the outcome is not delivered")
+	}
+	if dup, ok, err := a.Claim("inv", key, expiry, false); ok || err != nil || waitDone(t, dup) != "done while down" {
+		t.Errorf("a duplicate here while Redis is down: first=%v %v", ok, err)
+	}
+	r.Restart(t)
+	b := newRedisDedup(t, r.URL, "b")
+	defer b.Close()
+	for deadline := time.Now().Add(time.Minute); ; { // hang guard
+		if e := b.Lookup(key); e != nil && waitDone(t, e) == "done while down" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the outcome was not stored when Redis came back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	orphan := Key{"corr-orphan", "resp"}
+	if err := a.rdb.Set(t.Context(), redisKey(orphan), formatRedisValue(claimMark, expiry, a.instance), time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.Claim("inv", orphan, expiry, false); !ok || err != nil {
+		t.Errorf("an orphan claim of this process: first=%v %v, want this receipt to run", ok, err)
+	}
+}

@@ -84,7 +84,10 @@ type ledgerLoad struct {
 	// firstLost counts the requests whose first send got no reply: an
 	// invoker that never re-sends would have lost them.
 	answered, resent, firstLost atomic.Int64
-	errs                        chan error
+	// sendAgain counts the 503s that said the request was not run and
+	// should be sent again (it is).
+	sendAgain atomic.Int64
+	errs      chan error
 	// unknown holds the payloads answered "outcome unknown" (a shared
 	// store's answer when the host running them was killed): each ran
 	// once or not at all.
@@ -130,6 +133,11 @@ func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFl
 					cancel()
 					if errors.Is(err, rpc.ErrNoResponse) || errors.Is(err, context.DeadlineExceeded) {
 						continue // the same request again
+					}
+					if err == nil && res.Status == 503 && strings.Contains(res.Message, "send it again") {
+						l.sendAgain.Add(1)
+						time.Sleep(10 * time.Millisecond) // the invoker's back-off, not a synchronisation
+						continue
 					}
 					if err == nil && res.Status == 500 && strings.HasPrefix(res.Message, "outcome unknown") {
 						l.unknownMu.Lock()
@@ -350,5 +358,31 @@ func TestKilledHostWithStoreRunsNothingTwice(t *testing.T) {
 	load.waitAnswered(t, total)
 	load.wg.Wait()
 	t.Logf("%d answered (%d outcome unknown), %d re-sends", load.answered.Load(), len(load.unknown), load.resent.Load())
+	checkOnce(t, l.runs(t), total, load)
+}
+
+// Redis killed mid-load and started again (persistent, appendfsync
+// always): while it is down, requests to the non-idempotent command are
+// answered 503 and not run; re-sent, they run once; nothing runs twice.
+func TestRedisRestartedRunsNothingTwice(t *testing.T) {
+	const total, inFlight = 3000, 32
+	redis := testkit.StartPersistentRedis(t)
+	broker := brokertest.StartMosquitto(t)
+	l := newLedger(t)
+	startServeIn(t, l.plugins, nil, "--broker", broker.String(), "--client-id", "eo-host", "--store", redis.URL)
+	load := startLedgerLoad(t, broker, "cli-host", total, inFlight, 2*time.Second)
+	load.waitAnswered(t, total/3)
+	redis.Kill()
+	for deadline := time.Now().Add(time.Minute); load.sendAgain.Load() == 0; { // hang guard
+		if time.Now().After(deadline) {
+			t.Fatal("no request was refused while Redis was down")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	redis.Restart(t)
+	load.waitAnswered(t, total)
+	load.wg.Wait()
+	t.Logf("%d answered (%d outcome unknown), %d refused while Redis was down and sent again, %d re-sends",
+		load.answered.Load(), len(load.unknown), load.sendAgain.Load(), load.resent.Load())
 	checkOnce(t, l.runs(t), total, load)
 }

@@ -23,7 +23,7 @@ import (
 // replica killed without a goodbye keeps receiving its share of new
 // requests in its session until that expires, and they wait there: 5 s
 // bounds that (measured: 5 s of a third of the traffic held, where 2 min
-// held 1,539 of 6,000 requests for 2 min), while a replica that reconnects
+// held 1,563 of 6,000 requests for 2 min), while a replica that reconnects
 // within it (a network blip) keeps what was queued for it. A lone host
 // keeps rpc.DefaultSessionExpiry: its requests have nowhere else to go
 // while it restarts.

@@ -10,22 +10,27 @@ import (
 )
 
 // Redis is a redis-server of a test's own on a free loopback port,
-// without persistence, killed when the test ends. .ci/deps installs
-// redis-server.
+// killed when the test ends. .ci/deps installs redis-server.
 type Redis struct {
 	// URL is redis://ADDR/0.
 	URL  string
 	Addr string
+	dir  string // its append-only file's folder; "": no persistence
 	cmd  *exec.Cmd
 }
 
-// StartRedis starts a Redis.
+// StartRedis starts a Redis without persistence.
 func StartRedis(tb testing.TB) *Redis {
 	tb.Helper()
-	addr, cmd := startRedis(tb)
-	r := &Redis{URL: "redis://" + addr + "/0", Addr: addr, cmd: cmd}
-	tb.Cleanup(r.Kill)
-	return r
+	return startRedis(tb, "")
+}
+
+// StartPersistentRedis starts a Redis that writes every change to its
+// append-only file before answering (appendfsync always): a Restart after
+// a Kill keeps everything.
+func StartPersistentRedis(tb testing.TB) *Redis {
+	tb.Helper()
+	return startRedis(tb, tb.TempDir())
 }
 
 // Kill kills the server (kill -9): what it held is lost.
@@ -37,25 +42,29 @@ func (r *Redis) Kill() {
 	}
 }
 
-// Restart starts an empty server again on the same address.
+// Restart starts the server again on the same address: empty, or with
+// what it had written when it is persistent.
 func (r *Redis) Restart(tb testing.TB) {
 	tb.Helper()
 	r.Kill()
-	r.cmd = runRedis(tb, r.Addr)
+	r.cmd = runRedis(tb, r.Addr, r.dir)
 }
 
-func startRedis(tb testing.TB) (string, *exec.Cmd) {
+func startRedis(tb testing.TB, dir string) *Redis {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	return addr, runRedis(tb, addr)
+	r := &Redis{URL: "redis://" + addr + "/0", Addr: addr, dir: dir, cmd: runRedis(tb, addr, dir)}
+	tb.Cleanup(r.Kill)
+	return r
 }
 
-// runRedis starts redis-server on addr and waits until it answers PING.
-func runRedis(tb testing.TB, addr string) *exec.Cmd {
+// runRedis starts redis-server on addr, persistent in dir unless it is
+// "", and waits until it answers PING.
+func runRedis(tb testing.TB, addr, dir string) *exec.Cmd {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -63,7 +72,11 @@ func runRedis(tb testing.TB, addr string) *exec.Cmd {
 	}
 	host, port, _ := net.SplitHostPort(addr)
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "--bind", host, "--port", port, "--save", "", "--appendonly", "no")
+	args := []string{"--bind", host, "--port", port, "--save", "", "--appendonly", "no"}
+	if dir != "" {
+		args = []string{"--bind", host, "--port", port, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir}
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
