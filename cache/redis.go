@@ -207,19 +207,26 @@ func (s *RedisDedup[V]) beat(ctx context.Context) error {
 }
 
 func (s *RedisDedup[V]) heartbeat() {
+	s.every(redisHeartbeat, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+		defer cancel()
+		if err := s.beat(ctx); err != nil {
+			s.log.Warn("dedup store: heartbeat", "err", err)
+		}
+	})
+}
+
+// every calls f every d until Close.
+func (s *RedisDedup[V]) every(d time.Duration, f func()) {
 	defer s.done.Done()
-	t := time.NewTicker(redisHeartbeat)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
-			if err := s.beat(ctx); err != nil {
-				s.log.Warn("dedup store: heartbeat", "err", err)
-			}
-			cancel()
+			f()
 		}
 	}
 }
@@ -464,19 +471,7 @@ func (s *RedisDedup[V]) settleLater() {
 // pollWaiters finishes the duplicates waiting on other processes: every
 // redisPollInterval, one MGET of their keys; an outcome releases them, a
 // claim whose process is gone is settled (see Claim).
-func (s *RedisDedup[V]) pollWaiters() {
-	defer s.done.Done()
-	t := time.NewTicker(redisPollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.pollOnce()
-		}
-	}
-}
+func (s *RedisDedup[V]) pollWaiters() { s.every(redisPollInterval, s.pollOnce) }
 
 func (s *RedisDedup[V]) pollOnce() {
 	s.settleLater()
