@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -60,6 +61,12 @@ type RedisDedup[V any] struct {
 	// Redis could not take (it was down): the duplicates' loop stores
 	// them when it is back, and a duplicate here gets them meanwhile.
 	unsettled map[string]unsettledOutcome[V]
+
+	// down is set when Redis failed to answer, and cleared by the next
+	// heartbeat that gets through: while it is set, Claim fails at once
+	// instead of making every request wait for a timeout on the
+	// executor's receive path.
+	down atomic.Bool
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -158,6 +165,7 @@ func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 		return nil, fmt.Errorf("dedup store %s: %w (want redis://HOST:PORT/DB)", cfg.URL, err)
 	}
 	opt.ReadTimeout, opt.WriteTimeout, opt.DialTimeout = redisOpTimeout, redisOpTimeout, redisOpTimeout
+	opt.MaxRetries = -1 // a failure is reported at once; the heartbeat finds Redis back
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return nil, err
@@ -210,9 +218,11 @@ func (s *RedisDedup[V]) heartbeat() {
 	s.every(redisHeartbeat, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 		defer cancel()
-		if err := s.beat(ctx); err != nil {
+		err := s.beat(ctx)
+		if err != nil {
 			s.log.Warn("dedup store: heartbeat", "err", err)
 		}
+		s.down.Store(err != nil)
 	})
 }
 
@@ -271,6 +281,9 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 		return e, false, nil
 	}
 	s.mu.Unlock()
+	if s.down.Load() {
+		return nil, false, fmt.Errorf("%w: it did not answer; the next heartbeat tries again", ErrStoreUnavailable)
+	}
 
 	claim := formatRedisValue(claimMark, expiry, s.instance)
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
@@ -279,6 +292,7 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 	for range 3 {
 		held, err := claimScript.Run(ctx, s.rdb, []string{k}, claim, gone, keepUntil(expiry).UnixMilli()).Text()
 		if err != nil {
+			s.down.Store(true)
 			return nil, false, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 		}
 		if held == "" {
