@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/rpc"
 )
 
 // hostileDir holds the modules that try to exhaust the host, relative to
@@ -16,10 +18,19 @@ const hostileDir = "../plugins-hostile/"
 // a dead process, and the host answers echo afterwards.
 func TestHostileTablesThroughBroker(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, u *url.URL) {
-		e := newEnv(t, u, hostileDir+"hostile-table-grow", hostileDir+"hostile-table-fill", hostileDir+"hostile-deep", "echo")
+		// The deep recursion takes ~1 s on an idle machine: a minute of
+		// execution timeout and expiry, so that load cannot make it a 408.
+		e := newEnvConfig(t, u, func(_ *rpc.Config, cmds []rpc.Command) {
+			for i := range cmds {
+				cmds[i].Timeout = time.Minute
+			}
+		}, hostileDir+"hostile-table-grow", hostileDir+"hostile-table-fill", hostileDir+"hostile-deep", "echo")
 		i32 := func(command string) int32 {
 			t.Helper()
-			r := e.mustCall(command, "")
+			r, err := e.call(command, "", time.Minute, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", command, err)
+			}
 			if r.Status != abi.StatusOK || len(r.Payload) != 4 {
 				t.Fatalf("%s: %+v; want 200 with a 4-byte payload", command, r)
 			}

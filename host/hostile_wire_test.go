@@ -91,7 +91,10 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 	}
 	forEachBroker(t, func(t *testing.T, u *url.URL) {
 		var dials atomic.Int32
-		e := newEnvConfig(t, u, func(c *rpc.Config, _ []rpc.Command) {
+		e := newEnvConfig(t, u, func(c *rpc.Config, cmds []rpc.Command) {
+			for i := range cmds {
+				cmds[i].Timeout = time.Minute // large payloads: load must not make a case a 408
+			}
 			dial := c.Dial
 			c.Dial = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 				dials.Add(1)

@@ -196,17 +196,15 @@ func TestEchoThroughBroker(t *testing.T) {
 func TestExecutionTimeoutThroughBroker(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, u *url.URL) {
 		e := newEnv(t, u, "sleep", "spin")
+		// Without the execution timeout, sleep would answer 200 after 6 s
+		// and spin would run until the request's expiry (no reply).
 		for _, c := range []struct{ cmd, payload string }{{"sleep", "6000"}, {"spin", ""}} {
-			start := time.Now()
-			r, err := e.call(c.cmd, c.payload, 10*time.Second, nil)
+			r, err := e.call(c.cmd, c.payload, time.Minute, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.Status != abi.StatusRequestTimeout || r.PropName != "ExecutionTimeout" || r.PropValue != "PT2S" {
 				t.Fatalf("%s: %+v", c.cmd, r)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("%s: the 408 took %v", c.cmd, d)
 			}
 		}
 		if r := e.mustCall("sleep", "1"); string(r.Payload) != "1" {

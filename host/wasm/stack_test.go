@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // stackSlack bounds what a deep call may leave on the heap: far below the
@@ -19,7 +20,7 @@ func TestDeepCallStackNotKept(t *testing.T) {
 	if depth := callI32(t, p, "deep"); depth != 2_000_000 {
 		t.Fatalf("recursed %d deep; want 2000000", depth)
 	}
-	kept := heapAlloc() - before
+	kept := heapSettles(before)
 	if st := p.Stats(); st.Instances != 1 || st.Replaced != 0 {
 		t.Fatalf("the deep call must succeed and keep its instance: %+v", st)
 	}
@@ -42,14 +43,27 @@ func TestStackOverflowReleasesInstance(t *testing.T) {
 	if KindOf(err) != KindTrap || !strings.Contains(err.Error(), "stack overflow") {
 		t.Fatalf("want a stack overflow trap, got %v", err)
 	}
-	kept := heapAlloc() - before
 	if st := p.Stats(); st.Instances != 0 || st.Replaced != 1 {
 		t.Fatalf("the instance must be discarded: %+v", st)
 	}
+	kept := heapSettles(before)
 	if kept > stackSlack {
 		t.Fatalf("%d MiB stay on the heap after the instance was discarded; want under %d MiB", kept>>20, stackSlack>>20)
 	}
 	t.Logf("heap after the overflow: +%d KiB", kept>>10)
 	other := load(t, "wat-echo", PluginConfig{})
 	mustCall(t, other, "wat-echo", "still here")
+}
+
+// heapSettles returns how much the heap grew since before once it is under
+// stackSlack, or after a minute (a hang guard): goroutines that let go of
+// a call's stack (wazero's watcher of the call's context) may end a little
+// after the call returns on a loaded machine.
+func heapSettles(before int64) int64 {
+	kept := heapAlloc() - before
+	for deadline := time.Now().Add(time.Minute); kept > stackSlack && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		kept = heapAlloc() - before
+	}
+	return kept
 }
