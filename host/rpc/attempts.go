@@ -55,6 +55,15 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_
 		e.expired(in, events.TypeQueue, attempt)
 		return noReply, false
 	}
+	if c.ctx.Err() != nil {
+		// Cut or cancelled while its slot was being granted: a call
+		// never starts once that happened.
+		r.slots.release()
+		if stoppedBy(c.ctx) {
+			return notRunReply, false
+		}
+		return cancelledReply, false
+	}
 	left := in.expiry.Sub(e.cfg.Now())
 	if left <= 0 {
 		r.slots.release()
