@@ -23,6 +23,12 @@
 // size pressure: reuse only saves work, so a dropped reply costs one more
 // execution and nothing else.
 //
+// Both have a shared form in Redis (serve --store), behind the Dedup and
+// Reuse interfaces: RedisDedup, which replicas and restarts share so that
+// a request runs once across them, and RedisReuse, a ReuseCache in front
+// of Redis so that a reply computed on one replica is reused by the
+// others.
+//
 // Keeping the two apart, with separate types and separate memory bounds,
 // means the reuse cache's size pressure can never evict a deduplication entry,
 // and the dedup store's refusals never depend on how many replies are cached

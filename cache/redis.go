@@ -160,17 +160,15 @@ type redisEntry[V any] struct {
 // NewRedisDedup connects to cfg.URL, checks that Redis answers, and
 // starts the heartbeat and the duplicates' loop.
 func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
-	opt, err := redis.ParseURL(cfg.URL)
+	rdb, err := newRedisClient(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("dedup store %s: %w (want redis://HOST:PORT/DB)", cfg.URL, err)
+		return nil, fmt.Errorf("dedup store %s: %w", cfg.URL, err)
 	}
-	opt.ReadTimeout, opt.WriteTimeout, opt.DialTimeout = redisOpTimeout, redisOpTimeout, redisOpTimeout
-	opt.MaxRetries = -1 // a failure is reported at once; the heartbeat finds Redis back
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return nil, err
 	}
-	s := &RedisDedup[V]{cfg: cfg, rdb: redis.NewClient(opt), instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]),
+	s := &RedisDedup[V]{cfg: cfg, rdb: rdb, instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]),
 		log: cfg.Logger, local: map[string]*redisEntry[V]{}, unsettled: map[string]unsettledOutcome[V]{},
 		stop: make(chan struct{})}
 	if s.log == nil {
@@ -186,6 +184,19 @@ func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 	go s.heartbeat()
 	go s.pollWaiters()
 	return s, nil
+}
+
+// newRedisClient returns a client of the Redis at url whose calls fail
+// after redisOpTimeout, without retries: a failure is reported at once,
+// and the stores find Redis back by themselves.
+func newRedisClient(url string) (*redis.Client, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w (want redis://HOST:PORT/DB)", err)
+	}
+	opt.ReadTimeout, opt.WriteTimeout, opt.DialTimeout = redisOpTimeout, redisOpTimeout, redisOpTimeout
+	opt.MaxRetries = -1
+	return redis.NewClient(opt), nil
 }
 
 // Close stops the heartbeat (other processes take this one for gone

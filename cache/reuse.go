@@ -76,6 +76,10 @@ type ReuseStats struct {
 	// Entries counts the entries held, including expired ones that
 	// ristretto's TTL sweep has not removed yet.
 	Entries int64
+	// SharedHits counts the hits (in Hits too) found in a shared tier
+	// (RedisReuse) rather than in memory; SharedErrors, the calls to that
+	// tier that failed. Both are zero without one.
+	SharedHits, SharedErrors int64
 }
 
 // reuseEntry is what the ReuseCache stores in ristretto for one key.

@@ -39,6 +39,26 @@ var ErrStoreUnavailable = errors.New("cache: the shared dedup store is unreachab
 
 var _ Dedup[int] = (*DedupStore[int])(nil)
 
+// Reuse is the executor's reuse cache of idempotent replies: ReuseCache,
+// in memory (the default), or RedisReuse, which keeps a ReuseCache in
+// front of Redis so that replicas reuse each other's replies. Either may
+// forget any reply at any time.
+type Reuse[V any] interface {
+	// Get returns the reply under key while its TTL lives.
+	Get(key string) (V, bool)
+	// Set offers v, weighing cost bytes, under key for ttl; true means
+	// the local tier took it (see ReuseCache.Set).
+	Set(key string, v V, cost int64, ttl time.Duration) bool
+	// Wait returns once the Sets before it are visible to Get.
+	Wait()
+	// Stats returns the counters.
+	Stats() ReuseStats
+	// Close stops the cache's background work; later Gets miss.
+	Close()
+}
+
+var _ Reuse[int] = (*ReuseCache[int])(nil)
+
 // Claim is BeginFrom: in one process, a request's first receipt never
 // stops without an outcome, so idempotent changes nothing.
 func (s *DedupStore[V]) Claim(invoker string, key Key, expiry time.Time, _ bool) (*Entry[V], bool, error) {

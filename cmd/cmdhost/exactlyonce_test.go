@@ -240,7 +240,8 @@ func gracefulRestarts(t *testing.T, broker *url.URL) {
 // Three replicas in a share group (serve's default session expiry with
 // --share) and the shared dedup store, one killed with kill -9 mid-load
 // and started again: every request is answered (the invokers re-send),
-// none runs twice. (Without the store, a request the killed replica ran
+// none runs twice, and a reply of an idempotent command computed on one
+// replica is reused by the others. (Without the store, a request the killed replica ran
 // but had not answered runs again on another replica when re-sent.)
 func TestReplicaKilledRunsNothingTwice(t *testing.T) {
 	const total = 3000
@@ -300,7 +301,35 @@ func killOneReplica(t *testing.T, total int, store string, restart bool, extra [
 	}
 	load.waitAnswered(t, int64(total))
 	load.wg.Wait()
+	if store != "" {
+		reusedAcrossReplicas(t, mosq, l)
+	}
 	return load, l.runs(t)
+}
+
+// reusedAcrossReplicas sends the idempotent lookup (a reply reusable for
+// an hour) nine times, one after another, to the share group: the broker
+// hands them to every replica, and with the shared store one run answers
+// them all: the replicas that did not run it find its reply in Redis.
+func reusedAcrossReplicas(t *testing.T, broker *url.URL, l *ledger) {
+	t.Helper()
+	inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Broker: broker, ClientID: "eo-lookup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inv.Close()
+	for i := range 9 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+		res, err := inv.Invoke(ctx, rpc.Call{Topic: "rpc/cli-host/lookup", Payload: []byte("shared"),
+			ContentType: "text/plain", Timeout: time.Minute, Correlation: rpc.NewCorrelation()})
+		cancel()
+		if err != nil || res.Status != 200 || string(res.Payload) != "shared" {
+			t.Fatalf("lookup %d: %+v, %v", i, res, err)
+		}
+	}
+	if by := l.runs(t)["lookup:shared"]; len(by) != 1 {
+		t.Errorf("nine equivalent lookups to three replicas ran %d times (by %v), want once: the others reuse its reply from Redis", len(by), by)
+	}
 }
 
 func mustDuration(t *testing.T, s string) time.Duration {

@@ -19,6 +19,8 @@
 //	cmdhost_reuse_misses_total                   counter
 //	cmdhost_reuse_evictions_total                counter
 //	cmdhost_reuse_cost_bytes                     gauge
+//	cmdhost_reuse_shared_hits_total              counter; hits found in Redis (serve --store), in hits_total too
+//	cmdhost_reuse_shared_errors_total            counter; calls to the reuse cache's Redis that failed
 //	cmdhost_plugin_instances{plugin}             gauge
 //	cmdhost_plugin_reloads_total{plugin}         counter
 //	cmdhost_plugin_load_failures_total{plugin}   counter
@@ -127,6 +129,14 @@ func New(src Sources) *Collector {
 			Name: "cmdhost_reuse_cost_bytes",
 			Help: "Bytes held by the reuse cache, as its cost accounting counts them.",
 		}, func() float64 { return float64(c.reuse().CostUsed) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cmdhost_reuse_shared_hits_total",
+			Help: "Reuse cache hits found in the shared Redis tier (serve --store), a reply computed by another replica or before a restart; counted in cmdhost_reuse_hits_total too.",
+		}, func() float64 { return float64(c.reuse().SharedHits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cmdhost_reuse_shared_errors_total",
+			Help: "Calls to the reuse cache's shared Redis tier that failed; the host then reuses from memory alone for a second.",
+		}, func() float64 { return float64(c.reuse().SharedErrors) }),
 		&pluginCollector{status: src.Plugins},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -86,7 +86,7 @@ func TestObserverAndSources(t *testing.T) {
 	c := New(Sources{
 		DedupLen: func() int { return 3 },
 		Reuse: func() cache.ReuseStats {
-			return cache.ReuseStats{Hits: 5, Misses: 7, Evictions: 2, Rejections: 1, CostUsed: 1234, Entries: 4}
+			return cache.ReuseStats{Hits: 5, Misses: 7, Evictions: 2, Rejections: 1, CostUsed: 1234, Entries: 4, SharedHits: 4, SharedErrors: 6}
 		},
 		Plugins: func() []plugins.PluginStatus {
 			return []plugins.PluginStatus{
@@ -135,6 +135,8 @@ func TestObserverAndSources(t *testing.T) {
 		"cmdhost_reuse_evictions_total 2",
 		"# TYPE cmdhost_reuse_cost_bytes gauge",
 		"cmdhost_reuse_cost_bytes 1234",
+		"cmdhost_reuse_shared_hits_total 4",
+		"cmdhost_reuse_shared_errors_total 6",
 		"# TYPE cmdhost_plugin_instances gauge",
 		`cmdhost_plugin_instances{plugin="echo"} 2`,
 		`cmdhost_plugin_instances{plugin="broken"} 0`,
@@ -164,6 +166,7 @@ func TestNoSources(t *testing.T) {
 		"cmdhost_reuse_misses_total 0",
 		"cmdhost_reuse_evictions_total 0",
 		"cmdhost_reuse_cost_bytes 0",
+		"cmdhost_reuse_shared_hits_total 0",
 	)
 	absent(t, lines, "cmdhost_plugin_")
 	absent(t, lines, "cmdhost_requests_total{")

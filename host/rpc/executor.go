@@ -88,8 +88,8 @@ type Config struct {
 	Now func() time.Time
 	// Logger; nil discards.
 	Logger *slog.Logger
-	// Store is a shared dedup store, redis://HOST:PORT/DB; "": in memory
-	// (store.go).
+	// Store is a Redis, redis://HOST:PORT/DB, that holds the dedup store
+	// and the reuse cache's shared tier; "": both in memory (store.go).
 	Store string
 	// SessionExpiry is how long the broker keeps the MQTT session
 	// (subscriptions and unacked requests) after a disconnect, so that
@@ -198,8 +198,8 @@ type Executor struct {
 	routes atomic.Pointer[[]*route]
 	hlc    *hlc.Clock
 	dedup  cache.Dedup[*reply]
-	reuse  *cache.ReuseCache[*reply] // nil when reuse is off
-	calls  runningSet                // requests in progress, for cancels (ask.go)
+	reuse  cache.Reuse[*reply] // nil when reuse is off
+	calls  runningSet          // requests in progress, for cancels (ask.go)
 
 	// cm is set by Start and by OnConnectionUp, before any request of the
 	// connection arrives; requests read it from other goroutines.
@@ -244,15 +244,10 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	}
 	e.dedup = dedup
 	if cfg.ReuseMaxBytes >= 0 {
-		maxBytes := cfg.ReuseMaxBytes
-		if maxBytes == 0 {
-			maxBytes = DefaultReuseMaxBytes
+		if e.reuse, err = newReuse(&cfg); err != nil {
+			dedup.Close()
+			return nil, err
 		}
-		reuse, err := cache.NewReuseCache[*reply](cache.ReuseConfig{MaxBytes: maxBytes, Now: cfg.Now})
-		if err != nil {
-			return nil, fmt.Errorf("reuse cache: %w", err)
-		}
-		e.reuse = reuse
 	}
 	routes, err := e.buildRoutes(commands, nil)
 	if err != nil {

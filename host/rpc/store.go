@@ -10,8 +10,9 @@ import (
 	"github.com/cmdhost/cmdhost/cache"
 )
 
-// The dedup store: in memory by default; with Config.Store, in Redis,
-// shared by the replicas and restarts that name it (cache.RedisDedup).
+// The dedup store and the reuse cache: in memory by default; with
+// Config.Store, in Redis, shared by the replicas and restarts that name it
+// (cache.RedisDedup; cache.RedisReuse, behind a tier in memory).
 // There a request whose executor stopped without storing its outcome
 // gets ownerGoneReply when its command is not idempotent, never a second
 // run; an idempotent one runs again when sent again.
@@ -43,6 +44,28 @@ func newDedup(cfg *Config) (cache.Dedup[*reply], error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// newReuse makes the executor's reuse cache: in memory, or with
+// Config.Store, in memory in front of Redis (cache.RedisReuse).
+func newReuse(cfg *Config) (cache.Reuse[*reply], error) {
+	local := cache.ReuseConfig{MaxBytes: cfg.ReuseMaxBytes, Now: cfg.Now}
+	if local.MaxBytes == 0 {
+		local.MaxBytes = DefaultReuseMaxBytes
+	}
+	if cfg.Store == "" {
+		c, err := cache.NewReuseCache[*reply](local)
+		if err != nil {
+			return nil, fmt.Errorf("reuse cache: %w", err)
+		}
+		return c, nil
+	}
+	c, err := cache.NewRedisReuse(cache.RedisReuseConfig[*reply]{
+		URL: cfg.Store, Local: local, Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // storedReply is a reply as the shared store keeps it.

@@ -1,0 +1,198 @@
+package cache
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisReuse is a reuse cache in two tiers: a ReuseCache in memory in
+// front, Redis behind it, shared by every executor that names the same
+// Redis. A reply computed by one replica is reused by the others, and by
+// the host after a restart, for as long as its TTL lives.
+//
+// Get asks the local tier first and Redis on a miss; a reply found in
+// Redis is kept locally for the rest of its TTL. Set stores the reply in
+// both, Redis first and before Set returns, so that an equivalent request
+// that follows the reply, on any replica, finds it.
+//
+// Reuse only saves work, so Redis failing costs executions, nothing else:
+// a Redis call that fails is counted (ReuseStats.SharedErrors), and Redis
+// is left alone for redisReuseBackoff, during which the cache is the
+// local tier alone. The calls have a short timeout of their own, so a
+// slow Redis delays a request by at most that.
+//
+// Keys are the ReuseKey in hex under "cmdhost:reuse:", so the privacy of
+// a reply (ReuseKey includes the invoker of a private request) is the
+// same as in memory. Values are "<expiry unix ms>:<encoded reply>": the
+// expiry is checked by the configured clock, as the local tier does, and
+// Redis's own TTL reclaims the key.
+type RedisReuse[V any] struct {
+	local          *ReuseCache[V]
+	rdb            *redis.Client
+	encode         func(V) ([]byte, error)
+	decode         func([]byte) (V, error)
+	now            func() time.Time
+	log            *slog.Logger
+	maxBytes       int64
+	downUntil      atomic.Int64 // unix ns: Redis is skipped until then
+	hits, failures atomic.Int64
+}
+
+// RedisReuseConfig configures a RedisReuse.
+type RedisReuseConfig[V any] struct {
+	// URL is the Redis server: redis://HOST:PORT/DB.
+	URL string
+	// Local configures the tier in memory; its MaxBytes also bounds the
+	// size of one reply stored in Redis.
+	Local ReuseConfig
+	// Encode and Decode turn replies into bytes and back.
+	Encode func(V) ([]byte, error)
+	Decode func([]byte) (V, error)
+	// Logger receives the cache's troubles; nil discards them.
+	Logger *slog.Logger
+}
+
+const (
+	redisReusePrefix = "cmdhost:reuse:"
+	// redisReuseTimeout bounds one Redis call of the reuse cache: a reply
+	// that takes longer to fetch than this is cheaper to compute again.
+	redisReuseTimeout = 250 * time.Millisecond
+	// redisReuseBackoff is how long Redis is left alone after a failure.
+	redisReuseBackoff = time.Second
+)
+
+// NewRedisReuse returns an empty local tier in front of the Redis at
+// cfg.URL, once Redis answers.
+func NewRedisReuse[V any](cfg RedisReuseConfig[V]) (*RedisReuse[V], error) {
+	rdb, err := newRedisClient(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("reuse cache %s: %w", cfg.URL, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("reuse cache %s: %w", cfg.URL, err)
+	}
+	local, err := NewReuseCache[V](cfg.Local)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	c := &RedisReuse[V]{local: local, rdb: rdb, encode: cfg.Encode, decode: cfg.Decode,
+		now: local.now, log: cfg.Logger, maxBytes: local.maxBytes}
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c, nil
+}
+
+func redisReuseKey(key string) string { return redisReusePrefix + hex.EncodeToString([]byte(key)) }
+
+// Get returns the reply under key from the local tier, or else from
+// Redis (see RedisReuse).
+func (c *RedisReuse[V]) Get(key string) (V, bool) {
+	if v, ok := c.local.Get(key); ok || !c.up() {
+		return v, ok
+	}
+	var zero V
+	ctx, cancel := context.WithTimeout(context.Background(), redisReuseTimeout)
+	defer cancel()
+	held, err := c.rdb.Get(ctx, redisReuseKey(key)).Result()
+	if err == redis.Nil {
+		return zero, false
+	}
+	if err != nil {
+		c.failed("reading a reply", err)
+		return zero, false
+	}
+	ms, enc, ok := strings.Cut(held, ":")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil {
+		c.log.Error("reuse cache: a stored reply without its expiry", "key", redisReuseKey(key))
+		return zero, false
+	}
+	left := time.UnixMilli(n).Sub(c.now())
+	if left <= 0 {
+		return zero, false
+	}
+	v, err := c.decode([]byte(enc))
+	if err != nil {
+		c.log.Error("reuse cache: a stored reply", "err", err)
+		return zero, false
+	}
+	c.hits.Add(1)
+	c.local.Set(key, v, int64(len(enc)), left)
+	return v, true
+}
+
+// Set stores v under key for ttl in Redis, then in the local tier, and
+// returns what the local tier's Set returns (see ReuseCache.Set).
+func (c *RedisReuse[V]) Set(key string, v V, cost int64, ttl time.Duration) bool {
+	if ttl <= 0 {
+		return false
+	}
+	if cost <= c.maxBytes && c.up() {
+		if enc, err := c.encode(v); err != nil {
+			c.log.Error("reuse cache: encoding a reply", "err", err)
+		} else {
+			val := strconv.FormatInt(c.now().Add(ttl).UnixMilli(), 10) + ":" + string(enc)
+			ctx, cancel := context.WithTimeout(context.Background(), redisReuseTimeout)
+			err := c.rdb.Set(ctx, redisReuseKey(key), val, ttl).Err()
+			cancel()
+			if err != nil {
+				c.failed("storing a reply", err)
+			}
+		}
+	}
+	return c.local.Set(key, v, cost, ttl)
+}
+
+// up reports whether Redis is to be asked: not within redisReuseBackoff
+// of a failure.
+func (c *RedisReuse[V]) up() bool { return time.Now().UnixNano() >= c.downUntil.Load() }
+
+// failed counts a failed Redis call and leaves Redis alone for a while.
+// It logs the failures of calls made while Redis was taken for up: at
+// most one per redisReuseBackoff.
+func (c *RedisReuse[V]) failed(what string, err error) {
+	c.failures.Add(1)
+	now := time.Now()
+	if c.downUntil.Swap(now.Add(redisReuseBackoff).UnixNano()) <= now.UnixNano() {
+		c.log.Warn("reuse cache: Redis failed; the local tier serves alone for a while", "op", what, "err", err)
+	}
+}
+
+// Wait waits for the local tier's Sets (see ReuseCache.Wait); Redis's
+// are done when Set returns.
+func (c *RedisReuse[V]) Wait() { c.local.Wait() }
+
+// Stats returns the local tier's counters, with the replies found in
+// Redis counted as hits (and in SharedHits) and the failed Redis calls in
+// SharedErrors.
+func (c *RedisReuse[V]) Stats() ReuseStats {
+	s := c.local.Stats()
+	shared := c.hits.Load()
+	s.Hits += shared
+	s.Misses -= shared
+	s.SharedHits, s.SharedErrors = shared, c.failures.Load()
+	return s
+}
+
+// Close closes the local tier and the Redis client; Redis keeps the
+// replies for the other executors.
+func (c *RedisReuse[V]) Close() {
+	c.local.Close()
+	_ = c.rdb.Close()
+}
+
+var _ Reuse[int] = (*RedisReuse[int])(nil)

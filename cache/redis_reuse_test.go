@@ -1,0 +1,105 @@
+package cache
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
+)
+
+// newRedisReuse is a reuse cache of strings on url with its clock,
+// closed with the test.
+func newRedisReuse(t *testing.T, url string, clock *clock) *RedisReuse[string] {
+	t.Helper()
+	c, err := NewRedisReuse(RedisReuseConfig[string]{URL: url, Local: ReuseConfig{MaxBytes: 1 << 20, Now: clock.Now},
+		Encode: func(v string) ([]byte, error) { return []byte(v), nil },
+		Decode: func(b []byte) (string, error) { return string(b), nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// A reply set on one replica is reused by another, from Redis once and
+// from its own memory after that, until its TTL passes by the replica's
+// clock; another key misses.
+func TestRedisReuseShared(t *testing.T) {
+	url := testkit.StartRedis(t).URL
+	clock := newClock()
+	a, b := newRedisReuse(t, url, clock), newRedisReuse(t, url, clock)
+	key := ReuseKey([]byte("lookup"), []byte("payload"))
+
+	if _, ok := b.Get(key); ok {
+		t.Fatal("a hit before any Set")
+	}
+	a.Set(key, "reply", 5, time.Minute)
+	a.Wait()
+	for i := range 2 {
+		if v, ok := b.Get(key); !ok || v != "reply" {
+			t.Fatalf("Get %d on the other replica: %q %v", i, v, ok)
+		}
+		b.Wait() // the reply found in Redis is kept in memory
+	}
+	if s := b.Stats(); s.Hits != 2 || s.SharedHits != 1 || s.Misses != 1 || s.SharedErrors != 0 {
+		t.Errorf("the other replica's stats: %+v, want 2 hits (1 shared), 1 miss", s)
+	}
+	if _, ok := b.Get(ReuseKey([]byte("lookup"), []byte("other"))); ok {
+		t.Error("another key hits")
+	}
+
+	clock.Advance(time.Minute)
+	for name, c := range map[string]*RedisReuse[string]{"a": a, "b": b} {
+		if v, ok := c.Get(key); ok {
+			t.Errorf("%s reuses %q past its TTL", name, v)
+		}
+	}
+	c := newRedisReuse(t, url, clock) // a replica started later: Redis holds it, expired
+	if v, ok := c.Get(key); ok {
+		t.Errorf("a new replica reuses %q past its TTL", v)
+	}
+}
+
+// With Redis gone, the cache is its memory tier: Sets and Gets work
+// there, each failed Redis call is counted, and once Redis is back (and
+// the back-off over) replies are shared again.
+func TestRedisReuseUnavailable(t *testing.T) {
+	r := testkit.StartRedis(t)
+	clock := newClock()
+	a, b := newRedisReuse(t, r.URL, clock), newRedisReuse(t, r.URL, clock)
+	r.Kill()
+
+	key := ReuseKey([]byte("down"))
+	if !a.Set(key, "local", 5, time.Minute) {
+		t.Fatal("the memory tier refused the Set")
+	}
+	a.Wait()
+	if v, ok := a.Get(key); !ok || v != "local" {
+		t.Errorf("the memory tier lost the reply: %q %v", v, ok)
+	}
+	if _, ok := b.Get(key); ok {
+		t.Error("the other replica found a reply Redis never got")
+	}
+	if a.Stats().SharedErrors != 1 || b.Stats().SharedErrors != 1 {
+		t.Errorf("failed calls: a %d, b %d, want 1 each", a.Stats().SharedErrors, b.Stats().SharedErrors)
+	}
+	b.Get(key) // within b's back-off: Redis is not asked
+	if n := b.Stats().SharedErrors; n != 1 {
+		t.Errorf("b asked Redis during its back-off: %d failures", n)
+	}
+
+	r.Restart(t)
+	key2 := ReuseKey([]byte("back"))
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for {
+		a.Set(key2, "shared", 6, time.Minute)
+		if v, ok := b.Get(key2); ok && v == "shared" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replies are not shared a minute after Redis came back")
+		}
+		time.Sleep(50 * time.Millisecond) // the back-off runs on the wall clock
+	}
+}
