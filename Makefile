@@ -5,6 +5,7 @@
 #   make fuzz       runs every fuzz target for a while (~30 s each; ~10 s in make test)
 #   make docs-check runs every command README.md and docs/ show, checks their flags
 #   make bench      runs the engine benchmarks
+#   make bench-e2e  measures cmdhost against a bare paho echo executor, end to end
 #   make soak       the long fault-cycling run of the engine
 #   make replicas   measures a replica killed in its share group
 
@@ -29,7 +30,7 @@ PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 
-.PHONY: all build run plugins deps test vet fuzz bench soak clean docs-check replicas
+.PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas
 
 all: build plugins
 
@@ -123,6 +124,12 @@ bench: plugins
 	$(GO) test ./host -run '^$$' -bench 'Cancel|AskVsPlain' -benchtime 300x -count 1
 	$(GO) test ./host -run '^$$' -bench NestedLocal -benchmem -benchtime 2s -count 1
 	$(GO) test ./cache -run '^$$' -bench . -benchmem -count 1
+	$(GO) test ./host/rpc -run '^$$' -bench DedupStore -benchtime 20000x -count 1
+
+# cmdhost against a bare paho echo executor, on mosquitto and on the
+# embedded broker; rewrites its table in BENCHMARKS.md (a few minutes).
+bench-e2e: deps plugins
+	CMDHOST_BENCH_E2E=1 $(GO) test ./cmd/cmdhost -run '^TestBenchE2E$$' -v -count=1 -timeout 20m
 
 soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/host/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/bench/loadgen"
+)
+
+// make bench-e2e: cmdhost against the barest executor paho.golang allows
+// (internal/bench/rawecho), one run, same load generator
+// (internal/bench/loadgen), on mosquitto and on the embedded broker
+// (where the baseline runs on a bare embedded broker of the same
+// library). It prints a table, the ratios to the baseline, a last line
+// with the headline ratios, and rewrites its section of BENCHMARKS.md.
+
+// benchRow is one executor measured at each number in flight.
+type benchRow struct {
+	broker, executor string
+	topic, payload   string
+	results          map[int]loadgen.Result
+}
+
+// benchInFlight are the numbers of requests in flight measured, and the
+// requests timed at each (after a tenth of that untimed).
+var benchInFlight = []struct{ w, n int }{{1, 2000}, {16, 20000}, {128, 40000}}
+
+func TestBenchE2E(t *testing.T) {
+	if os.Getenv("CMDHOST_BENCH_E2E") == "" {
+		t.Skip("a measurement: make bench-e2e")
+	}
+	raw := filepath.Join(t.TempDir(), "rawecho")
+	if out, err := exec.Command("go", "build", "-o", raw, "../../internal/bench/rawecho").CombinedOutput(); err != nil {
+		t.Fatalf("building rawecho: %v\n%s", err, out)
+	}
+	plugins := t.TempDir()
+	for _, p := range []string{"echo", "wat-echo", "counter-idem"} {
+		bin, err := os.ReadFile("../../testdata/plugins/" + p + ".wasm")
+		if err != nil {
+			t.Fatalf("%v (run `make plugins`)", err)
+		}
+		if err := os.WriteFile(filepath.Join(plugins, p+".wasm"), bin, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []*benchRow
+	for _, broker := range []string{"mosquitto", "embedded"} {
+		var baseURL, hostURL *url.URL
+		if broker == "mosquitto" {
+			baseURL = brokertest.StartMosquitto(t)
+			hostURL = baseURL
+			launchServe(t, plugins, nil, "--broker", baseURL.String())
+			startRawEcho(t, raw, "--broker", baseURL.String())
+		} else {
+			addr, _, _ := launchServe(t, plugins, nil)
+			hostURL = &url.URL{Scheme: "mqtt", Host: addr}
+			baseAddr := freeAddr(t)
+			baseURL = &url.URL{Scheme: "mqtt", Host: baseAddr}
+			startRawEcho(t, raw, "--embedded", baseAddr)
+		}
+		group := []*benchRow{
+			{broker: broker, executor: "baseline (bare paho echo)", topic: "rpc/raw/echo", payload: "x"},
+			{broker: broker, executor: "cmdhost, Go echo", topic: "rpc/cli-host/echo", payload: "x"},
+			{broker: broker, executor: "cmdhost, WAT echo", topic: "rpc/cli-host/wat-echo", payload: "x"},
+			{broker: broker, executor: "cmdhost, reuse hit", topic: "rpc/cli-host/counter-idem", payload: "x"},
+		}
+		for _, r := range group {
+			r.results = map[int]loadgen.Result{}
+		}
+		// Each number in flight measures every row in turn, so that the
+		// machine's drift over the run touches them alike.
+		for _, f := range benchInFlight {
+			for i, r := range group {
+				u := hostURL
+				if i == 0 {
+					u = baseURL
+				}
+				res, err := loadgen.Run(context.Background(), loadgen.Config{Broker: u, Topic: r.topic,
+					Payload: []byte(strings.Repeat(r.payload, 64)), Requests: f.n, Warmup: f.n / 10, InFlight: f.w})
+				if err != nil {
+					t.Fatalf("%s, %s, W=%d: %v", broker, r.executor, f.w, err)
+				}
+				r.results[f.w] = res
+			}
+		}
+		rows = append(rows, group...)
+	}
+	table := benchTable(rows)
+	fmt.Print(table)
+	if err := rewriteBenchSection("../../BENCHMARKS.md", table); err != nil {
+		t.Error(err)
+	}
+}
+
+// startRawEcho starts the baseline executor with args and waits until it
+// serves; it is stopped when the test ends.
+func startRawEcho(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "msg=serving") {
+			go func() { // keep reading: never block its log
+				for sc.Scan() {
+				}
+			}()
+			return
+		}
+	}
+	t.Fatalf("rawecho %v exited before serving", args)
+}
+
+// benchTable formats the rows: one line per executor and number in
+// flight, with the ratio of its rate (and p50 at W=1) to its broker's
+// baseline, then the headline.
+func benchTable(rows []*benchRow) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Commit %s, %s, %d cores, %s, %s.\n\n", benchCommit(), cpuModel(), runtime.NumCPU(), runtime.Version(),
+		time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("| broker | executor | W | req/s | p50 ms | p99 ms | rate / baseline | p50 / baseline |\n|---|---|---|---|---|---|---|---|\n")
+	baseline := map[string]*benchRow{}
+	for _, r := range rows {
+		if strings.HasPrefix(r.executor, "baseline") {
+			baseline[r.broker] = r
+		}
+		for _, f := range benchInFlight {
+			res, base := r.results[f.w], baseline[r.broker].results[f.w]
+			fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %.2f | %.2f | %.2f | %.2f |\n", r.broker, r.executor, f.w, res.Rate(),
+				ms(res.P50), ms(res.P99), res.Rate()/base.Rate(), ms(res.P50)/ms(base.P50))
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range slices.Backward(rows) { // mosquitto's last
+		if r.executor == "cmdhost, Go echo" {
+			base := baseline[r.broker].results
+			fmt.Fprintf(&b, "bench-e2e: cmdhost/baseline = %.2f at W=16, %.2f at W=128 (%s)\n", r.results[16].Rate()/base[16].Rate(),
+				r.results[128].Rate()/base[128].Rate(), r.broker)
+		}
+	}
+	return b.String()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func benchCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); len(st) > 0 {
+		c += " (with uncommitted changes)"
+	}
+	return c
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	if m := regexp.MustCompile(`model name\s*:\s*(.+)`).FindSubmatch(b); m != nil {
+		return strings.TrimSpace(string(m[1]))
+	}
+	return runtime.GOARCH
+}
+
+// Markers of the section make bench-e2e rewrites in BENCHMARKS.md.
+const (
+	benchStart = "<!-- bench-e2e: start (make bench-e2e rewrites what follows) -->"
+	benchEnd   = "<!-- bench-e2e: end -->"
+)
+
+// rewriteBenchSection replaces the text between the markers in path
+// with table.
+func rewriteBenchSection(path, table string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, benchStart), strings.Index(s, benchEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: no section between %q and %q to rewrite", path, benchStart, benchEnd)
+	}
+	s = s[:i+len(benchStart)] + "\n" + table + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}
