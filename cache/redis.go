@@ -67,6 +67,8 @@ type RedisDedup[V any] struct {
 	// instead of making every request wait for a timeout on the
 	// executor's receive path.
 	down atomic.Bool
+	// settles batches the outcomes stored concurrently.
+	settles groupCommit
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -344,7 +346,7 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 			gone = held // its process is gone: claim it again and run
 			continue
 		}
-		v, err := s.settle(ctx, k, held, s.cfg.OwnerGone(false), hv.expiry, keepUntil(hv.expiry))
+		v, err := s.settle(k, held, s.cfg.OwnerGone(false), hv.expiry, keepUntil(hv.expiry))
 		if err != nil {
 			return nil, false, err
 		}
@@ -364,8 +366,9 @@ func (s *RedisDedup[V]) ownerAlive(ctx context.Context, v redisValue) (bool, err
 
 // settle stores v, for a request expiring at expiry, in place of the
 // claim held by key k (if it still holds it), kept until keep, and
-// returns the outcome k holds then.
-func (s *RedisDedup[V]) settle(ctx context.Context, k, claim string, v V, expiry, keep time.Time) (V, error) {
+// returns the outcome k holds then. Concurrent settles go to Redis
+// together (groupCommit).
+func (s *RedisDedup[V]) settle(k, claim string, v V, expiry, keep time.Time) (V, error) {
 	var zero V
 	b, err := s.cfg.Encode(v)
 	if err != nil {
@@ -374,7 +377,9 @@ func (s *RedisDedup[V]) settle(ctx context.Context, k, claim string, v V, expiry
 	if min := time.Now().Add(time.Second); keep.Before(min) {
 		keep = min // PXAT in the past would delete the key at once
 	}
-	held, err := settleScript.Run(ctx, s.rdb, []string{k}, claim, formatRedisValue(outcomeMark, expiry, string(b)), keep.UnixMilli()).Text()
+	op := &settleOp{k: k, claim: claim, value: formatRedisValue(outcomeMark, expiry, string(b)), keep: keep}
+	s.settles.do(op, s.sendSettles)
+	held, err := op.held, op.err
 	if err != nil {
 		return zero, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
 	}
@@ -423,9 +428,7 @@ func (s *RedisDedup[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 	if keepUntil.Before(e.expiry) {
 		keepUntil = e.expiry
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
-	defer cancel()
-	if stored, err := s.settle(ctx, k, le.claim, v, e.expiry, keepUntil); err != nil {
+	if stored, err := s.settle(k, le.claim, v, e.expiry, keepUntil); err != nil {
 		s.log.Error("dedup store: the outcome is not stored yet: it is stored when Redis is back", "err", err)
 		s.mu.Lock()
 		s.unsettled[k] = unsettledOutcome[V]{claim: le.claim, v: v, expiry: e.expiry, keepTo: keepUntil}
@@ -481,9 +484,7 @@ func (s *RedisDedup[V]) settleLater() {
 	}
 	s.mu.Unlock()
 	for k, u := range pending {
-		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
-		_, err := s.settle(ctx, k, u.claim, u.v, u.expiry, u.keepTo)
-		cancel()
+		_, err := s.settle(k, u.claim, u.v, u.expiry, u.keepTo)
 		if errors.Is(err, ErrStoreUnavailable) && time.Now().Before(u.keepTo) {
 			return // still down: next tick
 		}
@@ -544,7 +545,7 @@ func (s *RedisDedup[V]) pollOnce() {
 			}
 			if le.idempotent { // sent again, it is claimed and runs
 				v = s.cfg.OwnerGone(true)
-			} else if v, err = s.settle(ctx, k, held, s.cfg.OwnerGone(false), hv.expiry, keepUntil(hv.expiry)); err != nil {
+			} else if v, err = s.settle(k, held, s.cfg.OwnerGone(false), hv.expiry, keepUntil(hv.expiry)); err != nil {
 				continue
 			}
 		default:

@@ -68,16 +68,22 @@ type running struct {
 
 // runningSet tracks the requests in progress by dedup key, for cancels.
 type runningSet struct {
-	mu sync.Mutex
-	m  map[cache.Key]*running
+	mu      sync.Mutex
+	m       map[cache.Key]*running
+	stopped bool // stopAll was called: later requests begin cut
 }
 
-// begin registers a request accepted for execution.
+// begin registers a request accepted for execution. After stopAll (a
+// request admitted before the stop whose shared-store claim came back
+// after the drain ended) its context is cut already: it does not run.
 func (cs *runningSet) begin(key cache.Key) *running {
 	c := &running{}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	if cs.stopped {
+		c.cancel(errStopped)
+	}
 	if cs.m == nil {
 		cs.m = make(map[cache.Key]*running)
 	}
@@ -100,6 +106,7 @@ func (cs *runningSet) end(key cache.Key, c *running) {
 func (cs *runningSet) stopAll() int {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	cs.stopped = true
 	for _, c := range cs.m {
 		c.cancel(errStopped)
 	}

@@ -198,6 +198,7 @@ type Executor struct {
 	routes atomic.Pointer[[]*route]
 	hlc    *hlc.Clock
 	dedup  cache.Dedup[*reply]
+	claims *claimQueue         // the shared store's claims, off the receive goroutine; nil in memory
 	reuse  cache.Reuse[*reply] // nil when reuse is off
 	calls  runningSet          // requests in progress, for cancels (ask.go)
 
@@ -243,6 +244,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		return nil, err
 	}
 	e.dedup = dedup
+	e.claims = newClaimQueue(e)
 	if cfg.ReuseMaxBytes >= 0 {
 		if e.reuse, err = newReuse(&cfg); err != nil {
 			dedup.Close()
@@ -446,10 +448,12 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		go e.finishFirst(in, r)
 		return true, nil
 	}
+	if in.cancel && e.claims != nil {
+		e.claims.add(in, cache.Key{}) // after the requests before it
+		return true, nil
+	}
 	if in.cancel {
-		e.cancelCall(in)
-		e.ack(in)
-		e.inflight.Done()
+		e.cancel(in)
 		return true, nil
 	}
 	if r := e.overMaxExpiry(in); r != nil {
@@ -457,7 +461,18 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		return true, nil
 	}
 	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
+	if e.claims != nil {
+		e.claims.add(in, key)
+		return true, nil
+	}
 	entry, first, err := e.dedup.Claim(invokerOf(in), key, in.expiry, in.route.cmd.Idempotent)
+	e.admitClaimed(in, key, entry, first, err)
+	return true, nil
+}
+
+// admitClaimed runs, answers or refuses a request given what the dedup store
+// said of it, in the order requests arrived.
+func (e *Executor) admitClaimed(in *incoming, key cache.Key, entry *cache.Entry[*reply], first bool, err error) {
 	switch {
 	case errors.Is(err, cache.ErrStoreUnavailable) && in.route.cmd.Idempotent:
 		e.log.Warn("the dedup store is unreachable: an idempotent request runs unrecorded", "command", in.route.cmd.Name, "err", err)
@@ -481,7 +496,13 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 	default:
 		e.start(in, key, entry)
 	}
-	return true, nil
+}
+
+// cancel cuts the call a cancel request names (ask.go) and acks it.
+func (e *Executor) cancel(in *incoming) {
+	e.cancelCall(in)
+	e.ack(in)
+	e.inflight.Done()
 }
 
 // answerDuplicate gives a duplicate the original's reply once it exists.

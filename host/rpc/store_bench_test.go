@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkDedupStore is the executor's throughput with the in-memory
-// dedup store and with the shared store in Redis (serve --store), at 16
+// dedup store and with the shared store in Redis (serve --store), at 1, 16
 // and 128 requests in flight: a non-idempotent echo (every request is
 // claimed and its outcome stored), through mosquitto on loopback, with
 // one invoker per request in flight. Reports requests per second and the
@@ -26,7 +26,7 @@ func BenchmarkDedupStore(b *testing.B) {
 	broker := brokertest.StartMosquitto(b)
 	redis := testkit.StartRedis(b)
 	for _, store := range []struct{ name, url string }{{"memory", ""}, {"redis", redis.URL}} {
-		for _, inFlight := range []int{16, 128} {
+		for _, inFlight := range []int{1, 16, 128} {
 			b.Run(fmt.Sprintf("%s/%d", store.name, inFlight), func(b *testing.B) {
 				id := fmt.Sprintf("bench-%s-%d", store.name, inFlight)
 				exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: id, ClientID: id, Broker: broker, Store: store.url,
