@@ -3,6 +3,13 @@
 // executor, each with unique correlation data, QoS 1 and a message expiry,
 // timing each from its publish to its reply. It is the same for every
 // executor it measures, so that their figures compare.
+//
+// Each of the requests in flight is sent by a worker with a response
+// topic of its own: W invokers, as the executor sees them. An executor
+// that keeps each request's dedup entry until its expiry and bounds what
+// one invoker may hold (cmdhost does both) would refuse one invoker
+// sending tens of thousands of requests within an expiry; so would it a
+// real one.
 package loadgen
 
 import (
@@ -30,7 +37,8 @@ type Config struct {
 	// Requests is how many requests to time, after Warmup untimed ones;
 	// InFlight, how many are outstanding at any time.
 	Requests, Warmup, InFlight int
-	// Expiry is each request's message expiry (default 60 s).
+	// Expiry is each request's message expiry (default 2 s: an executor
+	// keeps a request's dedup entry about twice that).
 	Expiry time.Duration
 }
 
@@ -49,7 +57,7 @@ func (r Result) Rate() float64 { return float64(r.Requests) / r.Elapsed.Seconds(
 // does not come within its expiry) fails the run.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Expiry == 0 {
-		cfg.Expiry = time.Minute
+		cfg.Expiry = 2 * time.Second
 	}
 	conn, err := net.Dial("tcp", cfg.Broker.Host)
 	if err != nil {
@@ -66,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("connect: %w", err)
 	}
 	defer func() { _ = g.client.Disconnect(&paho.Disconnect{}) }()
-	if _, err := g.client.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: g.respTopic, QoS: 1}}}); err != nil {
+	if _, err := g.client.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: g.respTopic + "/+", QoS: 1}}}); err != nil {
 		return Result{}, fmt.Errorf("subscribe: %w", err)
 	}
 	if _, err := g.send(ctx, cfg.Warmup); err != nil {
@@ -105,7 +113,7 @@ func (g *generator) send(ctx context.Context, n int) ([]time.Duration, error) {
 		failed error
 	)
 	left.Store(int64(n))
-	for range g.cfg.InFlight {
+	for w := range g.cfg.InFlight {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -116,7 +124,7 @@ func (g *generator) send(ctx context.Context, n int) ([]time.Duration, error) {
 				mu.Unlock()
 			}()
 			for left.Add(-1) >= 0 {
-				d, err := g.one(ctx)
+				d, err := g.one(ctx, fmt.Sprintf("%s/%d", g.respTopic, w))
 				if err != nil {
 					mu.Lock()
 					failed = errors.Join(failed, err)
@@ -132,7 +140,7 @@ func (g *generator) send(ctx context.Context, n int) ([]time.Duration, error) {
 }
 
 // one sends a request and waits for its reply.
-func (g *generator) one(ctx context.Context) (time.Duration, error) {
+func (g *generator) one(ctx context.Context, respTopic string) (time.Duration, error) {
 	id := g.next.Add(1)
 	var corr [16]byte // the protocol's correlation data: 16 bytes
 	binary.BigEndian.PutUint64(corr[8:], id)
@@ -143,7 +151,7 @@ func (g *generator) one(ctx context.Context) (time.Duration, error) {
 	expiry := uint32(g.cfg.Expiry / time.Second)
 	start := time.Now()
 	if _, err := g.client.Publish(ctx, &paho.Publish{Topic: g.cfg.Topic, QoS: 1, Payload: g.cfg.Payload,
-		Properties: &paho.PublishProperties{ResponseTopic: g.respTopic, CorrelationData: corr[:], ContentType: "text/plain",
+		Properties: &paho.PublishProperties{ResponseTopic: respTopic, CorrelationData: corr[:], ContentType: "text/plain",
 			MessageExpiry: &expiry}}); err != nil {
 		return 0, fmt.Errorf("publish: %w", err)
 	}
