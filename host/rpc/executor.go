@@ -448,12 +448,12 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		go e.finishFirst(in, r)
 		return true, nil
 	}
-	if in.cancel && e.claims != nil {
-		e.claims.add(in, cache.Key{}) // after the requests before it
-		return true, nil
-	}
 	if in.cancel {
-		e.cancel(in)
+		if e.claims != nil {
+			e.claims.add(in, cache.Key{}) // after the requests queued before it
+		} else {
+			e.cancel(in)
+		}
 		return true, nil
 	}
 	if r := e.overMaxExpiry(in); r != nil {

@@ -424,6 +424,12 @@ func (b *Broker) WaitPublished(ctx context.Context, n int) ([]*packets.Publish, 
 	return b.Published(), err
 }
 
+// WaitPublishedCount waits until at least n PUBLISHes have arrived,
+// without copying them (benchmarks).
+func (b *Broker) WaitPublishedCount(ctx context.Context, n int) error {
+	return b.wait(ctx, fmt.Sprintf("%d publishes", n), func() bool { return len(b.pubs) >= n })
+}
+
 // WaitAcks waits until at least n PUBACKs have arrived and returns their packet ids.
 func (b *Broker) WaitAcks(ctx context.Context, n int) ([]uint16, error) {
 	err := b.wait(ctx, fmt.Sprintf("%d acks", n), func() bool { return len(b.acks) >= n })

@@ -1,0 +1,93 @@
+package host_test
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/packets"
+
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/host/wasm"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
+)
+
+// BenchmarkHostCost is the host's cost per request with the broker taken
+// out: the packet-level fake broker (rpctest), in the same process,
+// delivers requests over an in-memory pipe, hostCostInFlight at a time,
+// and acks the replies. ns/op is wall time per request on every core the
+// machine has: the executor (paho's decode and encode, the protocol's
+// checks, the dedup store, the WASM call, the ack) and the fake broker's
+// encoding of requests and decoding of replies. allocs/op counts both
+// sides too.
+func BenchmarkHostCost(b *testing.B) {
+	for _, name := range []string{"wat-echo", "echo"} {
+		b.Run(name, func(b *testing.B) {
+			bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+			if err != nil {
+				b.Fatalf("%v (run `make plugins`)", err)
+			}
+			p, err := sharedEngine(b).Load(context.Background(), "cost-"+name, bin, wasm.PluginConfig{PoolSize: 4})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close(context.Background())
+			broker := rpctest.NewBroker()
+			defer broker.Close()
+			exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "cost", ClientID: "cost", Broker: &url.URL{Scheme: "mqtt", Host: "fake:1883"},
+				Dial: broker.Dial, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+				host.FixedCommands([]*wasm.Plugin{p}, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // hang guard
+			defer cancel()
+			if err := exec.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer exec.Stop(context.Background())
+			expiry := uint32(60)
+			payload := make([]byte, 64)
+			req := func() *packets.Publish {
+				corr := make([]byte, 16)
+				binary.BigEndian.PutUint64(corr[8:], uint64(benchCorrelations.Add(1)))
+				return &packets.Publish{Topic: "rpc/cost/" + name, QoS: 1, Payload: payload, Properties: &packets.Properties{
+					ResponseTopic: "bench/resp", CorrelationData: corr, ContentType: "text/plain", MessageExpiry: &expiry}}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for sent := 0; sent < b.N; {
+				n := min(hostCostInFlight, b.N-sent)
+				for range n {
+					if _, err := broker.Deliver(req()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				sent += n
+				if err := broker.WaitPublishedCount(ctx, sent); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			for _, r := range broker.Published() {
+				for _, u := range r.Properties.User {
+					if u.Key == "__stat" && u.Value != "200" {
+						b.Fatalf("a reply with __stat %q: %v", u.Value, r.Properties.User)
+					}
+				}
+			}
+		})
+	}
+}
+
+// hostCostInFlight is how many requests BenchmarkHostCost delivers before
+// it waits for their replies.
+const hostCostInFlight = 64
