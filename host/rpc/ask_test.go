@@ -12,6 +12,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The ask extensions (ask.go), rule by rule on the executor's side: the
@@ -324,5 +325,28 @@ func TestTerminalEntriesBounded(t *testing.T) {
 	}
 	if got := stat(h.roundTrip(req("rpc/exec-1/echo", 5), 4)); got != "503" {
 		t.Fatalf("only the in-progress entry and a fresh one left: %s, want 503", got)
+	}
+}
+
+// With the shared store, claims leave the receive goroutine (claims.go):
+// a cancel that arrives right behind its request, before the request's
+// claim is back from Redis, still finds it queued: 499, never run.
+func TestCancelRightBehindItsRequestWithSharedStore(t *testing.T) {
+	b := newBlocking()
+	h := start(t, Config{Store: testkit.StartRedis(t).URL}, Command{Name: "work", Concurrency: 1, Handler: b.handle})
+	h.deliver(req("rpc/exec-1/work", 1))
+	<-b.started
+	queued := req("rpc/exec-1/work", 2)
+	h.deliver(queued)
+	h.deliver(cancelOf(queued))
+	if got := stat(h.waitPublished(1)[0]); got != "499" {
+		t.Fatalf("%s, want 499", got)
+	}
+	close(b.release)
+	if got := stat(h.waitPublished(2)[1]); got != "200" {
+		t.Fatalf("the first request: %s, want 200", got)
+	}
+	if b.ran.Load() != 1 {
+		t.Fatalf("the cancelled request ran (%d runs)", b.ran.Load())
 	}
 }
