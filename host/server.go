@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
 
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/broker"
@@ -99,6 +102,17 @@ type Server struct {
 	admin    *admin
 }
 
+// dial is how the server's own clients reach the broker: in process when
+// it is the embedded one (broker.DialInProcess), else nil (TCP).
+func (s *Server) dial() func(context.Context, autopaho.ClientConfig, *url.URL) (net.Conn, error) {
+	if s.embedded == nil {
+		return nil
+	}
+	return func(ctx context.Context, _ autopaho.ClientConfig, _ *url.URL) (net.Conn, error) {
+		return s.embedded.DialInProcess(ctx)
+	}
+}
+
 // New builds a server and, with no Config.Broker, starts the embedded
 // broker. Run must follow: it releases everything New made.
 func New(cfg Config) (_ *Server, err error) {
@@ -136,7 +150,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store,
+		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store, Dial: s.dial(),
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -262,7 +276,7 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 func (s *Server) startNested(ctx context.Context) (func(), error) {
 	ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Broker: s.broker, Logger: s.log})
+	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Broker: s.broker, Logger: s.log, Dial: s.dial()})
 	if err != nil {
 		return nil, fmt.Errorf("nested invocation: %w", err)
 	}

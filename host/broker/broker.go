@@ -1,5 +1,6 @@
 // Package broker is the MQTT v5 broker that `cmdhost serve` embeds when no
-// --broker is given: github.com/mochi-mqtt/server/v2 on one TCP listener,
+// --broker is given: github.com/mochi-mqtt/server/v2 on one TCP listener
+// (and an in-process one for the host's own clients, inprocess.go),
 // configured for request/response traffic (see newServer for every choice and
 // why). It is meant for development and single-machine use: anonymous, no TLS,
 // no persistence.
@@ -38,6 +39,7 @@ type Config struct {
 type Embedded struct {
 	srv       *mqtt.Server
 	addr      string
+	pipes     *pipeListener // DialInProcess's connections (inprocess.go)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -79,11 +81,16 @@ func start(cfg Config, srv *mqtt.Server) (*Embedded, error) {
 		}
 		return nil, fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	if err := srv.Serve(); err != nil { // Serve does not block: it starts the accept loop and returns
+	pipes := newPipeListener()
+	if err := srv.AddListener(listeners.NewNet("in-process", pipes)); err != nil {
+		_ = srv.Close()
+		return nil, fmt.Errorf("broker: in-process listener: %w", err)
+	}
+	if err := srv.Serve(); err != nil { // Serve does not block: it starts the accept loops and returns
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	return &Embedded{srv: srv, addr: l.Address()}, nil
+	return &Embedded{srv: srv, addr: l.Address(), pipes: pipes}, nil
 }
 
 // newServer builds the mochi server. Each setting below is a deliberate
@@ -135,7 +142,7 @@ func newServer(logger *slog.Logger) *mqtt.Server {
 		Capabilities: caps,
 		Logger:       logger,
 		// No InlineClient: its Publish cannot set v5 properties, so cmdhost's
-		// components connect over TCP like any other client.
+		// components connect as MQTT clients, through DialInProcess.
 		InlineClient: false,
 	})
 

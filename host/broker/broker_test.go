@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +51,13 @@ type testClient struct {
 // connection loop), fixed client id, clean start false, session expiry > 0.
 func connect(t *testing.T, ctx context.Context, u *url.URL, id string, filters ...string) *testClient {
 	t.Helper()
+	return connectWith(t, ctx, u, nil, id, filters...)
+}
+
+// connectWith is connect with the client's dialer (nil: TCP).
+func connectWith(t *testing.T, ctx context.Context, u *url.URL, dial func(context.Context, autopaho.ClientConfig, *url.URL) (net.Conn, error),
+	id string, filters ...string) *testClient {
+	t.Helper()
 	c := &testClient{got: make(chan *paho.Publish, 1024)}
 	subscribed := make(chan error, 1)
 	cfg := autopaho.ClientConfig{
@@ -58,6 +67,7 @@ func connect(t *testing.T, ctx context.Context, u *url.URL, id string, filters .
 		SessionExpiryInterval:         60,
 		ReconnectBackoff:              autopaho.NewConstantBackoff(20 * time.Millisecond),
 		ConnectTimeout:                5 * time.Second,
+		AttemptConnection:             dial,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			if len(filters) == 0 {
 				select {
@@ -250,6 +260,46 @@ func TestRequestPropertiesPreserved(t *testing.T) {
 		t.Errorf("request properties arrived as %+v", p)
 	}
 	checkExpiry(t, "request", p.MessageExpiry, 10)
+}
+
+// A client of the host through DialInProcess speaks MQTT v5 with the
+// clients on TCP: a request's properties arrive whole, its QoS 1 reply
+// with user properties goes back, and the acks close both (no message
+// is left in flight).
+func TestInProcessClient(t *testing.T) {
+	ctx := testCtx(t)
+	e := startBroker(t)
+	inProcess := func(ctx context.Context, _ autopaho.ClientConfig, _ *url.URL) (net.Conn, error) {
+		return e.DialInProcess(ctx)
+	}
+	exec := connectWith(t, ctx, e.URL(), inProcess, "executor", "cmd/+/request")
+	inv := connect(t, ctx, e.URL(), "invoker", "resp/topic")
+
+	expiry := uint32(10)
+	user := paho.UserProperties{{Key: "__srcId", Value: "invoker"}, {Key: "dup", Value: "a"}, {Key: "dup", Value: "b"}}
+	if _, err := inv.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: "cmd/echo/request", Payload: []byte("p"), Properties: &paho.PublishProperties{
+		CorrelationData: []byte("corr-1"), ResponseTopic: "resp/topic", MessageExpiry: &expiry, ContentType: "text/plain", User: user,
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	req := exec.next(t, ctx)
+	if p := req.Properties; string(p.CorrelationData) != "corr-1" || p.ResponseTopic != "resp/topic" || p.ContentType != "text/plain" ||
+		!slices.Equal(p.User, user) {
+		t.Errorf("the request arrived in process as %+v", p)
+	}
+	checkExpiry(t, "request", req.Properties.MessageExpiry, 10)
+	if _, err := exec.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: req.Properties.ResponseTopic, Payload: req.Payload,
+		Properties: &paho.PublishProperties{CorrelationData: req.Properties.CorrelationData, User: paho.UserProperties{{Key: "__stat", Value: "200"}}}}); err != nil {
+		t.Fatalf("the reply from in process: %v", err)
+	}
+	reply := inv.next(t, ctx)
+	if string(reply.Properties.CorrelationData) != "corr-1" || reply.Properties.User.Get("__stat") != "200" || string(reply.Payload) != "p" {
+		t.Errorf("the reply arrived as %+v %q", reply.Properties, reply.Payload)
+	}
+	e.drain(time.Minute) // hang guard: returns once nothing is in flight
+	if n := atomic.LoadInt64(&e.srv.Info.Inflight); n != 0 {
+		t.Errorf("%d messages still in flight: an ack was lost", n)
+	}
 }
 
 func TestNoExpiryStaysNoExpiry(t *testing.T) {

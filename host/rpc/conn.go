@@ -40,6 +40,25 @@ func dialBroker(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.C
 	return nil, fmt.Errorf("broker URL scheme %q: want mqtt, tcp, tls, mqtts or ssl", u.Scheme)
 }
 
+// dialFunc is how a client reaches the broker (Config.Dial).
+type dialFunc = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
+
+// dialer is d, or dialBroker when d is nil, with every connection d makes
+// a brokerConn (an in-process pipe gains as much from fewer, larger
+// writes as a socket does).
+func dialer(d dialFunc) dialFunc {
+	if d == nil {
+		return dialBroker
+	}
+	return func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+		c, err := d(ctx, cfg, u)
+		if err != nil {
+			return nil, err
+		}
+		return newBrokerConn(c), nil
+	}
+}
+
 // brokerReadBuffer is the size of a brokerConn's read buffer: many
 // requests fit in one read. maxGathered bounds what its writers may
 // gather while one of them writes.

@@ -314,14 +314,6 @@ func (e *Executor) Filters() []string {
 // (Config.SessionExpiry, resolved).
 func (e *Executor) SessionExpiry() time.Duration { return e.cfg.SessionExpiry }
 
-// dial is Config.Dial, else dialBroker.
-func (e *Executor) dial() func(context.Context, autopaho.ClientConfig, *url.URL) (net.Conn, error) {
-	if e.cfg.Dial != nil {
-		return e.cfg.Dial
-	}
-	return dialBroker
-}
-
 // Start connects to the broker and subscribes every command's topic; it
 // returns once subscribed, or with the error that prevented it.
 func (e *Executor) Start(ctx context.Context) error {
@@ -332,7 +324,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		SessionExpiryInterval:         uint32(e.cfg.SessionExpiry.Seconds()),
 		ReconnectBackoff:              autopaho.NewConstantBackoff(e.cfg.ReconnectDelay),
 		ConnectTimeout:                10 * time.Second,
-		AttemptConnection:             e.dial(),
+		AttemptConnection:             dialer(e.cfg.Dial),
 		ConnectPacketBuilder:          requestProblemInfo,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
 			e.packetLimit.set(ca)

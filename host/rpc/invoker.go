@@ -186,7 +186,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		CleanStartOnInitialConnection: true,
 		ReconnectBackoff:              autopaho.NewConstantBackoff(time.Second),
 		ConnectTimeout:                5 * time.Second,
-		AttemptConnection:             cfg.Dial,
+		AttemptConnection:             dialer(cfg.Dial),
 		ConnectPacketBuilder:          requestProblemInfo,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
 			inv.packetLimit.set(ca)
