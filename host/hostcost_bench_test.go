@@ -43,7 +43,7 @@ func BenchmarkHostCost(b *testing.B) {
 			broker := rpctest.NewBroker()
 			defer broker.Close()
 			exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "cost", ClientID: "cost", Broker: &url.URL{Scheme: "mqtt", Host: "fake:1883"},
-				Dial: broker.Dial, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+				Dial: broker.Dial, MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 				host.FixedCommands([]*wasm.Plugin{p}, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
 			if err != nil {
 				b.Fatal(err)
