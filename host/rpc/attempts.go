@@ -36,24 +36,40 @@ func (e *Executor) execute(in *incoming, turn *turn, c *running) *reply {
 	}
 }
 
-// attempt waits for turn, then runs the handler once. again asks for
-// another attempt (the retry policy).
-func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_ *reply, again bool) {
-	r := in.route
+// awaitTurn waits for the call's slot until the request expires or the
+// call is cut or cancelled (then it leaves the queue and returns the
+// reply owed, and false). A slot granted already costs no timer: the
+// common case when the command is not saturated.
+func (e *Executor) awaitTurn(in *incoming, turn *turn, c *running, attempt int) (*reply, bool) {
+	select {
+	case <-turn.granted:
+		return nil, true
+	default:
+	}
 	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
 	defer wait.Stop()
 	select {
 	case <-turn.granted:
+		return nil, true
 	case <-c.ctx.Done():
-		r.slots.leave(turn)
+		in.route.slots.leave(turn)
 		if stoppedBy(c.ctx) {
 			return notRunReply, false
 		}
 		return cancelledReply, false
 	case <-wait.C:
-		r.slots.leave(turn)
+		in.route.slots.leave(turn)
 		e.expired(in, events.TypeQueue, attempt)
 		return noReply, false
+	}
+}
+
+// attempt waits for turn, then runs the handler once. again asks for
+// another attempt (the retry policy).
+func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_ *reply, again bool) {
+	r := in.route
+	if out, waited := e.awaitTurn(in, turn, c, attempt); !waited {
+		return out, false
 	}
 	if c.ctx.Err() != nil {
 		// Cut or cancelled while its slot was being granted: a call
