@@ -14,8 +14,15 @@ import (
 )
 
 func main() {
+	stopProfile, err := startProfile()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmdhost:", err)
+		os.Exit(1)
+	}
 	app := newApp(os.Stdout, os.Stderr)
-	if err := app.Run(interspersed(app, os.Args)); err != nil {
+	err = app.Run(interspersed(app, os.Args))
+	stopProfile()
+	if err != nil {
 		var exit cli.ExitCoder
 		if errors.As(err, &exit) {
 			if msg := exit.Error(); msg != "" {
