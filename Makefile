@@ -35,7 +35,7 @@ GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 all: build plugins
 
 build:
-	$(GO) build -o bin/cmdhost ./cmd/cmdhost
+	$(GO) build -buildvcs=auto -o bin/cmdhost ./cmd/cmdhost
 
 # The quickstart: embedded broker on 127.0.0.1:11883, the test plugins.
 run: deps build plugins

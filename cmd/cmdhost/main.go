@@ -47,8 +47,18 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage:   "directory of the compiled-module cache (default: the user cache dir)",
 				EnvVars: []string{"CMDHOST_CACHE_DIR"},
 			},
+			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
 		},
-		Commands: []*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand()},
+		Commands: []*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand()},
+		// --version prints what `cmdhost version` prints; without it and
+		// without a command, the help.
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				readBuildVersion().print(c.App.Writer)
+				return nil
+			}
+			return cli.ShowAppHelp(c)
+		},
 		// main prints errors and sets the exit status.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
