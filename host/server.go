@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,7 +254,10 @@ func (s *Server) changes() <-chan struct{} {
 
 // followReloads re-syncs the executor with the served commands at every
 // change until ctx ends.
+// The topics are logged when they change (a reload of the same commands
+// changes none).
 func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
+	topics := s.exec.Filters()
 	for {
 		select {
 		case <-ctx.Done():
@@ -261,8 +265,9 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 		case <-changed:
 			if err := s.exec.SetCommands(ctx, s.commands()); err != nil {
 				s.log.Error("updating the served commands", "err", err)
-			} else {
-				s.log.Info("serving", "commands", len(s.exec.Filters()), "topics", s.exec.Filters())
+			} else if now := s.exec.Filters(); !slices.Equal(now, topics) {
+				topics = now
+				s.log.Info("serving", "commands", len(topics), "topics", topics)
 			}
 		}
 	}

@@ -64,9 +64,9 @@ func Start(cfg Config) (*Embedded, error) {
 	if cfg.Addr == "" {
 		return nil, errors.New("broker: no listen address")
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler) // mochi's own default logs every event to stdout
+	logger := slog.New(slog.DiscardHandler) // mochi's own default logs every event to stdout
+	if cfg.Logger != nil {
+		logger = slog.New(quietEOF{cfg.Logger.Handler()})
 	}
 	return start(cfg, newServer(logger))
 }

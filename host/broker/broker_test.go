@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -18,6 +19,8 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 func startBroker(t *testing.T) *Embedded {
@@ -471,3 +474,50 @@ func (h *disconnectHook) ID() string { return "test-disconnect" }
 func (h *disconnectHook) Provides(b byte) bool { return b == mqtt.OnDisconnect }
 
 func (h *disconnectHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) { h.ids <- cl.ID }
+
+// A client whose connection ends with EOF (mosquitto_rr after its call, a
+// port probe) costs a debug line, not a warning with an empty message; a
+// client that sends garbage is still warned about.
+func TestClientEOFLoggedAtDebug(t *testing.T) {
+	var logs testkit.LogBuffer
+	e, err := Start(Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, send := range [][]byte{nil, []byte("\x10\xff\xff\xff\xff\x7f garbage")} {
+		c, err := net.Dial("tcp", e.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write(send)
+		_ = c.Close()
+	}
+	ctx := testCtx(t)
+	for !logs.Contains("client connection ended") || !logs.Contains("level=WARN") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("want a debug line for the EOF and a warning for the garbage: %s", logs.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if logs.Contains(`level=WARN msg="" error=EOF`) {
+		t.Errorf("an EOF is warned about: %s", logs.String())
+	}
+
+	// Above debug, the EOF's line is dropped; other warnings pass.
+	var info testkit.LogBuffer
+	h := quietEOF{slog.NewTextHandler(&info, &slog.HandlerOptions{Level: slog.LevelInfo})}
+	eof := slog.NewRecord(time.Now(), slog.LevelWarn, "", 0)
+	eof.AddAttrs(slog.Any("error", fmt.Errorf("read connection: %w", io.EOF)))
+	other := slog.NewRecord(time.Now(), slog.LevelWarn, "", 0)
+	other.AddAttrs(slog.Any("error", errors.New("malformed packet")))
+	for _, r := range []slog.Record{eof, other} {
+		if err := h.Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info.Contains("EOF") || !info.Contains("malformed packet") {
+		t.Errorf("at info: %q, want the malformed packet's warning alone", info.String())
+	}
+}

@@ -370,7 +370,7 @@ func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
 	if err != nil {
 		e.log.Error("subscription failed", "err", err)
 	} else {
-		e.log.Info("subscribed", "topics", e.Filters())
+		e.log.Debug("subscribed", "topics", e.Filters()) // the host logs its topics once
 	}
 	select {
 	case e.subscribed <- err:
