@@ -24,7 +24,8 @@ HOSTILE_WAT := $(wildcard testdata/hostile/*.wat)
 # other names (topics), the output-limit test plugin (chatty) and the
 # exactly-once tests' ledger, outside the plugins folder.
 ALT_DIR  := testdata/plugins-alt
-PLUGINS  := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm \
+SERVED   := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm
+PLUGINS  := $(SERVED) \
             $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm \
             $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm $(ALT_DIR)/ledger.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
@@ -38,8 +39,11 @@ build:
 	$(GO) build -buildvcs=auto -o bin/cmdhost ./cmd/cmdhost
 
 # The quickstart: embedded broker on 127.0.0.1:11883, the test plugins.
-run: deps build plugins
-	bin/cmdhost serve --plugins $(WASM_DIR)
+# It builds only the plugins it serves (wabt is installed for the WAT one
+# if missing, nothing else); ARGS goes to serve (make run ARGS='--metrics
+# 127.0.0.1:9090').
+run: build $(SERVED)
+	bin/cmdhost serve --plugins $(WASM_DIR) $(ARGS)
 
 plugins: $(PLUGINS)
 
@@ -55,17 +59,17 @@ $(ALT_DIR)/%.wasm: testdata/%/main.go $(GUEST_SRC)
 # The guest not written in Go: WebAssembly text, built with Debian's wabt.
 $(WASM_DIR)/wat-echo.wasm: testdata/wat-echo/echo.wat
 	@mkdir -p $(WASM_DIR)
-	@command -v wat2wasm >/dev/null || .ci/deps
+	@command -v wat2wasm >/dev/null || .ci/deps wabt
 	wat2wasm $< -o $@
 
 $(BAD_DIR)/bad-%.wasm: testdata/bad/%.wat
 	@mkdir -p $(BAD_DIR)
-	@command -v wat2wasm >/dev/null || .ci/deps
+	@command -v wat2wasm >/dev/null || .ci/deps wabt
 	wat2wasm $< -o $@
 
 $(HOSTILE_DIR)/hostile-%.wasm: testdata/hostile/%.wat
 	@mkdir -p $(HOSTILE_DIR)
-	@command -v wat2wasm >/dev/null || .ci/deps
+	@command -v wat2wasm >/dev/null || .ci/deps wabt
 	wat2wasm $< -o $@
 
 # Installs what the tests need and the machine lacks (Debian packages).
