@@ -2,12 +2,14 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -97,10 +99,21 @@ type Server struct {
 	engine   *wasm.Engine
 	plugins  *plugins.Manager
 	metrics  *metrics.Collector
+	started  atomic.Bool // the executor started: /readyz asks it from then on
 	events   events.Sink
 	publish  *events.Publisher // nil without Config.Events
 	exec     *rpc.Executor
 	admin    *admin
+}
+
+// ready is the readiness /readyz reports: the plugins are loaded (Run
+// loads them before it starts the executor) and the executor is connected
+// and subscribed.
+func (s *Server) ready() error {
+	if !s.started.Load() {
+		return errors.New("starting: loading the plugins, connecting to the broker")
+	}
+	return s.exec.Ready()
 }
 
 // dial is how the server's own clients reach the broker: in process when
@@ -189,7 +202,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.log.Error("plugin not loaded", "err", err)
 	}
 	if s.cfg.MetricsAddr != "" {
-		ms, err := s.metrics.Listen(s.cfg.MetricsAddr)
+		ms, err := s.metrics.Listen(s.cfg.MetricsAddr, s.ready)
 		if err != nil {
 			return fmt.Errorf("serving metrics: %w", err)
 		}
@@ -216,6 +229,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.started.Store(true)
 	s.log.Info("serving", "executor", s.cfg.ExecutorID, "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
 		"session_expiry", s.exec.SessionExpiry())
 	// Two goroutines live as long as ctx: the folder's watcher and the

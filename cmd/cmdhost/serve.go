@@ -57,7 +57,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
 			&cli.DurationFlag{Name: "max-expiry", Value: rpc.DefaultMaxExpiry, Usage: "longest message expiry honoured (at least 1s): a request asking for more gets 400, as its dedup entry would be kept that long", EnvVars: []string{"CMDHOST_MAX_EXPIRY"}},
 			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
-			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
+			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464), and the probes /healthz and /readyz (docs/operations.md); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
 			&cli.BoolFlag{Name: "nested-no-ack", Usage: "nested calls to other executors as plain v1.0 requests (no ack, no cancel), for executors without the ask extension", EnvVars: []string{"CMDHOST_NESTED_NO_ACK"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -23,15 +24,35 @@ type Server struct {
 	done chan error
 }
 
-// Listen listens on addr (host:port; port 0 picks one) and serves the
-// collector's metrics at /metrics until Close.
-func (c *Collector) Listen(addr string) (*Server, error) {
+// Listen listens on addr (host:port; port 0 picks one) and serves, until
+// Close, the collector's metrics at /metrics and the probes of process
+// supervisors (systemd, Kubernetes):
+//
+//   - /healthz: 200 "ok" while the process serves HTTP at all (liveness);
+//   - /readyz: 200 "ready" when ready returns nil, else 503 with its
+//     error (readiness: a host is ready once its plugins are loaded and it
+//     is connected and subscribed; not while it reconnects or stops).
+//
+// A nil ready is always ready.
+func (c *Collector) Listen(addr string, ready func() error) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", c.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if ready != nil {
+			if err := ready(); err != nil {
+				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
 	s := &Server{
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
 		ln:   ln,

@@ -2,12 +2,14 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,7 +176,13 @@ func TestNoSources(t *testing.T) {
 
 func TestListen(t *testing.T) {
 	c := New(Sources{DedupLen: func() int { return 9 }})
-	s, err := c.Listen("127.0.0.1:0")
+	var notReady atomic.Pointer[error]
+	s, err := c.Listen("127.0.0.1:0", func() error {
+		if p := notReady.Load(); p != nil {
+			return *p
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +194,29 @@ func TestListen(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "\ncmdhost_dedup_entries 9\n") {
 		t.Fatalf("GET %s: %d\n%s", s.URL(), resp.StatusCode, body)
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + s.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := get("/readyz"); code != 200 || body != "ready\n" {
+		t.Errorf("/readyz, ready: %d %q", code, body)
+	}
+	reason := errors.New("not connected and subscribed to the broker")
+	notReady.Store(&reason)
+	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "not ready: not connected and subscribed") {
+		t.Errorf("/readyz, not ready: %d %q", code, body)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz while not ready: %d, want 200 (the process lives)", code)
 	}
 	if resp, err := http.Get("http://" + s.Addr() + "/other"); err != nil || resp.StatusCode != 404 {
 		t.Errorf("GET /other: %v %v", resp, err)
@@ -200,7 +231,7 @@ func TestListen(t *testing.T) {
 	if _, err := http.Get(s.URL()); err == nil {
 		t.Error("still serving after Close")
 	}
-	if _, err := c.Listen("127.0.0.1:-1"); err == nil {
+	if _, err := c.Listen("127.0.0.1:-1", nil); err == nil {
 		t.Error("a bad address is an error")
 	}
 }

@@ -220,6 +220,7 @@ type Executor struct {
 	closing  bool
 	lateDups sync.WaitGroup // duplicates answered while stopping
 	unsubbed atomic.Bool    // set by Unsubscribe: reconnections do not subscribe again
+	up       atomic.Bool    // connected and subscribed (Ready)
 	stopped  chan struct{}  // closed by Stop: waiting duplicates give up
 	stopOnce sync.Once
 }
@@ -310,6 +311,22 @@ func (e *Executor) Filters() []string {
 	return out
 }
 
+// Ready says whether the executor takes requests: nil once it is
+// connected to the broker and subscribed on that connection, an error
+// naming what is missing before, while it reconnects and once Stop began.
+func (e *Executor) Ready() error {
+	e.admit.Lock()
+	stopping := e.stopping
+	e.admit.Unlock()
+	switch {
+	case stopping:
+		return errors.New("the executor is stopping")
+	case !e.up.Load():
+		return fmt.Errorf("not connected and subscribed to the broker %s", e.cfg.Broker)
+	}
+	return nil
+}
+
 // SessionExpiry is the session expiry the executor asks the broker for
 // (Config.SessionExpiry, resolved).
 func (e *Executor) SessionExpiry() time.Duration { return e.cfg.SessionExpiry }
@@ -330,6 +347,10 @@ func (e *Executor) Start(ctx context.Context) error {
 			e.packetLimit.set(ca)
 			e.cm.Store(cm)
 			go e.subscribeAll(cm)
+		},
+		OnConnectionDown: func() bool {
+			e.up.Store(false)
+			return true // reconnect
 		},
 		OnConnectError: func(err error) { e.log.Warn("connecting to the broker", "broker", e.cfg.Broker, "err", err) },
 		ClientConfig: paho.ClientConfig{
@@ -371,6 +392,7 @@ func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
 		e.log.Error("subscription failed", "err", err)
 	} else {
 		e.log.Debug("subscribed", "topics", e.Filters()) // the host logs its topics once
+		e.up.Store(true)
 	}
 	select {
 	case e.subscribed <- err:

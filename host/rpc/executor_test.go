@@ -6,6 +6,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/hlc"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -461,5 +462,34 @@ func TestLateDuplicateDiscarded(t *testing.T) {
 	}
 	if n.Load() != 2 || len(h.broker.Published()) != 2 {
 		t.Fatalf("executions %d, responses %d; the late duplicate must get neither", n.Load(), len(h.broker.Published()))
+	}
+}
+
+// Ready follows the connection: nil once connected and subscribed, an
+// error while the broker is away, nil again once it is back, an error
+// once Stop began.
+func TestReadyFollowsTheConnection(t *testing.T) {
+	h := start(t, Config{}, Command{Name: "echo", Handler: echoHandler})
+	if err := h.exec.Ready(); err != nil {
+		t.Fatalf("a started executor: %v", err)
+	}
+	until := func(what string, cond func(error) bool) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute) // hang guard
+		for !cond(h.exec.Ready()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("Ready never said %s: %v", what, h.exec.Ready())
+			}
+			time.Sleep(5 * time.Millisecond) // autopaho reports the loss from its own goroutine
+		}
+	}
+	h.broker.RefuseConnections(true)
+	h.broker.Disconnect()
+	until("not connected", func(err error) bool { return err != nil && strings.Contains(err.Error(), "not connected") })
+	h.broker.RefuseConnections(false)
+	until("ready", func(err error) bool { return err == nil })
+	_ = h.exec.Stop(context.Background())
+	if err := h.exec.Ready(); err == nil || !strings.Contains(err.Error(), "stopping") {
+		t.Errorf("after Stop: %v", err)
 	}
 }
