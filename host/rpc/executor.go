@@ -17,6 +17,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/eclipse/paho.golang/paho/session/state"
+	"github.com/eclipse/paho.golang/paho/store/memory"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
@@ -238,7 +239,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		hlc:        hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
 		subscribed: make(chan error, 1),
 		stopped:    make(chan struct{}),
-		acks:       newAckLedger(state.NewInMemory()),
+		acks:       newAckLedger(state.New(newReplyStore(), memory.New())),
 	}
 	dedup, err := newDedup(&cfg)
 	if err != nil {
