@@ -55,7 +55,7 @@ func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
 		call.Metadata = map[string]string{host.AdminTokenKey: t}
 	}
 	cctx, cancel := context.WithTimeout(c.Context, 5*time.Second)
-	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u})
+	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u, RefusedIsFinal: true})
 	cancel()
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func runInvoke(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u})
+	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u, RefusedIsFinal: true})
 	cancel()
 	if err != nil {
 		return err

@@ -41,6 +41,23 @@ func TestInvokeNoExecutor(t *testing.T) {
 	}
 }
 
+// With nothing listening at the broker's address, invoke and the
+// plugin subcommands that talk to a host say so at once (a refused
+// connection), not after their timeout as "context deadline exceeded".
+func TestNoBrokerSaidAtOnce(t *testing.T) {
+	broker := "mqtt://" + freeAddr(t)
+	for _, args := range [][]string{
+		{"invoke", "echo", "-d", "hi", "--broker", broker, "--timeout", "10m"},
+		{"plugin", "list", "--broker", broker, "--executor", "cli-host"},
+	} {
+		_, errOut, code := run(t, args...)
+		if code == 0 || !strings.Contains(errOut, "no broker at "+broker+": connection refused") || !strings.Contains(errOut, "--broker") ||
+			strings.Contains(errOut, "deadline exceeded") {
+			t.Errorf("%v: stderr %q, status %d", args, errOut, code)
+		}
+	}
+}
+
 // A 499 reply, the executor's word that the call was cancelled, is printed
 // as such (a scripted executor: cancels by someone else are hard to time).
 func TestInvokePrintsCancelled(t *testing.T) {

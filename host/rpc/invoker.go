@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -28,6 +29,11 @@ type InvokerConfig struct {
 	ClientID string // default: "cmdhost-invoker-" and random hex
 	Dial     func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
 	Logger   *slog.Logger
+	// RefusedIsFinal makes NewInvoker return at once when nothing listens
+	// at the broker's address (the connection is refused), instead of
+	// trying again until its ctx ends: a command-line client wants the
+	// answer now; a host whose broker may come up after it does not.
+	RefusedIsFinal bool
 	// AckAttempts is how many times a call with Call.Ack sends its
 	// request while neither an ack (202) nor a reply has come back;
 	// default DefaultAckAttempts, at most MaxAckAttempts.
@@ -180,6 +186,9 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		inv.cfg.AckInterval = DefaultAckInterval
 	}
 	up := make(chan error, 1)
+	// Nothing listening at the broker's address is said at once: retrying
+	// a refused connection until ctx ends only delays the same answer.
+	refused := make(chan error, 1)
 	acfg := autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{cfg.Broker},
 		KeepAlive:                     30,
@@ -200,7 +209,15 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 				}
 			}()
 		},
-		OnConnectError: func(err error) { cfg.Logger.Debug("invoker connect", "err", err) },
+		OnConnectError: func(err error) {
+			cfg.Logger.Debug("invoker connect", "err", err)
+			if cfg.RefusedIsFinal && errors.Is(err, syscall.ECONNREFUSED) {
+				select { // the first refusal ends NewInvoker's wait
+				case refused <- err:
+				default:
+				}
+			}
+		},
 		ClientConfig: paho.ClientConfig{
 			ClientID:          cfg.ClientID,
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){inv.receive},
@@ -218,6 +235,10 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 			return nil, fmt.Errorf("subscribing to %s: %w", inv.responseTopic, err)
 		}
 		return inv, nil
+	case err := <-refused:
+		_ = cm.Disconnect(context.Background())
+		cfg.Logger.Debug("invoker: connection refused", "err", err)
+		return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", cfg.Broker, syscall.ECONNREFUSED)
 	case <-ctx.Done():
 		_ = cm.Disconnect(context.Background())
 		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", cfg.Broker, ctx.Err())
