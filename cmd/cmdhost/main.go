@@ -49,7 +49,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
 		},
-		Commands: []*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand()},
+		Commands:     withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand()}),
+		OnUsageError: usageError,
 		// --version prints what `cmdhost version` prints; without it and
 		// without a command, the help.
 		Action: func(c *cli.Context) error {
