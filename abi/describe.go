@@ -36,21 +36,21 @@ type Description struct {
 
 // Command is one command a module serves.
 type Command struct {
-	Name string
+	Name string `json:"name"`
 	// Idempotent says running the command twice with the same input is
 	// harmless, which allows reusing its replies.
-	Idempotent bool
+	Idempotent bool `json:"idempotent"`
 	// ResponseTTL is how long a reply may be reused; only idempotent
 	// commands may have one.
-	ResponseTTL time.Duration
+	ResponseTTL time.Duration `json:"responseTTL,omitempty"` // in JSON, nanoseconds
 	// ContentTypes lists the request content types the command accepts;
 	// empty accepts any.
-	ContentTypes []string
+	ContentTypes []string `json:"contentTypes,omitempty"`
 	// Timeout is the command's default execution timeout; 0 leaves it to
 	// the host.
-	Timeout time.Duration
+	Timeout time.Duration `json:"timeout,omitempty"` // in JSON, nanoseconds
 	// Topic is a request topic pattern; "" uses the host's default.
-	Topic string
+	Topic string `json:"topic,omitempty"`
 }
 
 // Accepts reports whether the command takes requests of content type ct.

@@ -56,30 +56,31 @@ type ReuseConfig struct {
 // exact.
 type ReuseStats struct {
 	// Hits counts the Gets that returned a reply.
-	Hits int64
+	Hits int64 `json:"hits"`
 	// Misses counts the Gets that returned none: absent, or held but expired
 	// by the injected clock.
-	Misses int64
+	Misses int64 `json:"misses"`
 	// Evictions counts the entries ristretto's eviction policy removed to make
 	// room for others (cost pressure) while they were still fresh. Removals
 	// because a TTL passed are not evictions: see ReuseCache.
-	Evictions int64
+	Evictions int64 `json:"evictions"`
 	// Rejections counts the Sets that stored nothing: refused by ristretto's
 	// admission policy (reported after the fact, through OnReject), larger
 	// than MaxBytes, or dropped at once because ristretto's set buffer was
 	// full (Set returned false). A Set with ttl <= 0 is not counted: storing
 	// nothing is what it asks for.
-	Rejections int64
+	Rejections int64 `json:"rejections"`
 	// CostUsed is the sum of the costs of the entries held, as ristretto's
 	// eviction policy accounts it.
-	CostUsed int64
+	CostUsed int64 `json:"costUsed"`
 	// Entries counts the entries held, including expired ones that
 	// ristretto's TTL sweep has not removed yet.
-	Entries int64
+	Entries int64 `json:"entries"`
 	// SharedHits counts the hits (in Hits too) found in a shared tier
 	// (RedisReuse) rather than in memory; SharedErrors, the calls to that
 	// tier that failed. Both are zero without one.
-	SharedHits, SharedErrors int64
+	SharedHits   int64 `json:"sharedHits"`
+	SharedErrors int64 `json:"sharedErrors"`
 }
 
 // reuseEntry is what the ReuseCache stores in ristretto for one key.

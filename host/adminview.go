@@ -27,11 +27,11 @@ type PluginView struct {
 	P50Ms float64 `json:"p50Ms"`
 	P99Ms float64 `json:"p99Ms"`
 	// Declared are the commands with their settings (inspect only).
-	Declared []abi.Command `json:",omitempty"`
+	Declared []abi.Command `json:"declared,omitempty"`
 	// Timeouts are the commands' execution timeouts as served, where each
 	// comes from, and their on_timeout policies, sorted by command name
 	// (inspect only).
-	Timeouts []CommandTimeout `json:",omitempty"`
+	Timeouts []CommandTimeout `json:"timeouts,omitempty"`
 }
 
 // CommandTimeout is a command's TimeoutView, named.
@@ -62,8 +62,8 @@ func NewTimeoutView(c plugins.Command) TimeoutView {
 
 // AdminStats is what the stats op reports.
 type AdminStats struct {
-	Plugins []PluginView
-	Reuse   cache.ReuseStats
+	Plugins []PluginView     `json:"plugins"`
+	Reuse   cache.ReuseStats `json:"reuse"`
 }
 
 // AdminRequest is the payload of inspect, reload and remove.

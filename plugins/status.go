@@ -33,43 +33,44 @@ const (
 
 // PluginStatus describes one plugin for the operator.
 type PluginStatus struct {
-	Name   string
-	File   string // the plugin's file path
-	Digest string // hex sha256 of the module file content serving now; "" when none
-	State  State
+	Name   string `json:"name"`
+	File   string `json:"file"`   // the plugin's file path
+	Digest string `json:"digest"` // hex sha256 of the module file content serving now; "" when none
+	State  State  `json:"state"`
 	// Operator is the path of the operator file (NAME.json) whose settings
 	// apply to the version serving, or that disabled the plugin; "" when
 	// none does (the host's settings and the module's defaults apply).
-	Operator string
+	Operator string `json:"operator"`
 	// OperatorDigest is the hex sha256 of that operator file's content;
 	// "" when none. A plugin's content is the pair (Digest,
 	// OperatorDigest): a change of either reloads it.
-	OperatorDigest string
+	OperatorDigest string `json:"operatorDigest"`
 	// Commands are the command names of the version serving.
-	Commands []string
+	Commands []string `json:"commands"`
 	// Since is when the version serving started serving.
-	Since time.Time
+	Since time.Time `json:"since,omitzero"`
 
-	Loads        int // times a version started serving with none before
-	Reloads      int // times a new version replaced a serving one
-	LoadFailures int // loads refused (bad module, clash, unreadable file)
+	Loads        int `json:"loads"`        // times a version started serving with none before
+	Reloads      int `json:"reloads"`      // times a new version replaced a serving one
+	LoadFailures int `json:"loadFailures"` // loads refused (bad module, clash, unreadable file)
 
 	// Call counters, summed over every version of the plugin.
-	Calls    int64
-	Failures int64 // calls that returned an error
-	Replaced int64 // instances discarded after a failed call
+	Calls    int64 `json:"calls"`
+	Failures int64 `json:"failures"` // calls that returned an error
+	Replaced int64 `json:"replaced"` // instances discarded after a failed call
 	// OutputDroppedLines and OutputDroppedBytes count the guest output
 	// dropped over the plugin's output limits (wasm.OutputLimits).
-	OutputDroppedLines, OutputDroppedBytes int64
-	Instances                              int64 // instances alive now, draining versions' included
+	OutputDroppedLines int64 `json:"outputDroppedLines"`
+	OutputDroppedBytes int64 `json:"outputDroppedBytes"`
+	Instances          int64 `json:"instances"` // instances alive now, draining versions' included
 	// InUse counts the calls running now on the version serving. (A
 	// draining version's calls are not counted: while a version closes,
 	// wasm.Stats.InUse reports its whole pool as in use.)
-	InUse    int
-	Draining int // replaced versions still finishing their calls
+	InUse    int `json:"inUse"`
+	Draining int `json:"draining"` // replaced versions still finishing their calls
 
-	LastError   string    // the last load failure; cleared by a successful load
-	LastErrorAt time.Time // when it happened
+	LastError   string    `json:"lastError,omitempty"`  // the last load failure; cleared by a successful load
+	LastErrorAt time.Time `json:"lastErrorAt,omitzero"` // when it happened
 }
 
 // Status describes every plugin known, sorted by name: those serving,
@@ -80,7 +81,7 @@ func (m *Manager) Status() []PluginStatus {
 	defer m.mu.Unlock()
 	var out []PluginStatus
 	for _, e := range m.entries {
-		st := PluginStatus{
+		st := PluginStatus{Commands: []string{}, // none: [] in JSON, not null
 			Name: e.name, File: m.path(e.name),
 			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
 			Calls: e.retired.Calls, Failures: e.retired.Failures, Replaced: e.retired.Replaced,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -147,7 +148,9 @@ func runInspect(c *cli.Context) error {
 	}
 	in := inspection{
 		Name: p.Name(), File: path, Size: len(bin), Digest: "sha256:" + hex.EncodeToString(sum[:]),
-		ABIVersion: d.Version, Capabilities: p.Capabilities(), Imports: p.Imports(),
+		ABIVersion: d.Version, Capabilities: append([]wasm.Capability{}, p.Capabilities()...),
+		// A module may import one function under several types: listed once.
+		Imports: append([]string{}, slices.Compact(slices.Sorted(slices.Values(p.Imports())))...),
 	}
 	if op != nil {
 		in.Operator = op.File

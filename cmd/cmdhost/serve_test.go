@@ -281,6 +281,7 @@ func TestPluginAdmin(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(views) != 2 || views[1].Name != "echo" || views[1].Reloads != 1 {
 		t.Fatalf("plugin list --json after the reload: %q %q %d", out, errOut, code)
 	}
+	checkJSONShape(t, "plugin list --json (a host)", out)
 	out, errOut, code = run(t, append([]string{"plugin", "remove", "counter", "--token", "s3cret"}, host...)...)
 	if code != 0 {
 		t.Fatalf("remove: %q %q %d", out, errOut, code)

@@ -87,7 +87,7 @@ const (
 // reconnects.
 //
 // Close lets the broker read everything sent before it: it sends what is
-// gathered, shuts the writing side (after paho's DISCONNECT), reads and
+// gathered (within lingerTimeout), shuts the writing side (after paho's DISCONNECT), reads and
 // drops what the broker still sends (requests it will redeliver, as they
 // are not acked) until the broker closes its side or lingerTimeout
 // passes, and only then closes. Closing at once with unread data would
@@ -188,10 +188,14 @@ func (c *brokerConn) send() {
 }
 
 func (c *brokerConn) Close() error {
+	// Nothing written from now on may wait longer than lingerTimeout: a
+	// broker that stopped reading must not hold Close (nor a writer
+	// stuck in Write, whom the deadline releases with an error).
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(lingerTimeout))
 	c.send()
 	c.mu.Lock()
 	for c.sending {
-		c.sent.Wait()
+		c.sent.Wait() // the sender stops by the deadline at the latest
 	}
 	c.mu.Unlock()
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +38,8 @@ func (c *recordingConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *recordingConn) Close() error { return nil }
+func (c *recordingConn) Close() error                     { return nil }
+func (c *recordingConn) SetWriteDeadline(time.Time) error { return nil }
 
 // writePacket writes a packet as paho does: its pieces under the lock.
 func writePacket(c *brokerConn, pieces ...string) {
@@ -195,4 +198,67 @@ func TestBrokerConnPacketsStayWhole(t *testing.T) {
 		t.Errorf("read %d bytes through the buffer: %v", len(got), err)
 	}
 	_ = c.Close()
+}
+
+// stuckConn is a connection whose peer never reads: a write blocks until
+// the write deadline passes.
+type stuckConn struct {
+	net.Conn
+	mu       sync.Mutex
+	deadline time.Time
+	set      chan struct{} // signalled when a deadline is set
+}
+
+func (c *stuckConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	c.mu.Unlock()
+	select {
+	case c.set <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *stuckConn) Write(p []byte) (int, error) {
+	for {
+		c.mu.Lock()
+		d := c.deadline
+		c.mu.Unlock()
+		if !d.IsZero() {
+			time.Sleep(time.Until(d))
+			return 0, os.ErrDeadlineExceeded
+		}
+		<-c.set
+	}
+}
+
+func (c *stuckConn) Close() error { return nil }
+
+// A broker that stopped reading does not hold Close: the write in
+// progress fails at the deadline Close sets, and Close returns.
+func TestBrokerConnCloseWithAStuckBroker(t *testing.T) {
+	sc := &stuckConn{set: make(chan struct{}, 1)}
+	c := &brokerConn{Conn: sc}
+	c.sent.L = &c.mu
+	go writePacket(c, "never read")
+	for {
+		c.mu.Lock()
+		sending := c.sending
+		c.mu.Unlock()
+		if sending {
+			break
+		}
+		runtime.Gosched()
+	}
+	closed := make(chan struct{})
+	go func() {
+		_ = c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute): // hang guard; Close waits lingerTimeout
+		t.Fatal("Close waited for a write that never ends")
+	}
 }
