@@ -335,7 +335,11 @@ func TestCancelRightBehindItsRequestWithSharedStore(t *testing.T) {
 	b := newBlocking()
 	h := start(t, Config{Store: testkit.StartRedis(t).URL}, Command{Name: "work", Concurrency: 1, Handler: b.handle})
 	h.deliver(req("rpc/exec-1/work", 1))
-	<-b.started
+	select {
+	case <-b.started:
+	case <-ctx(t).Done():
+		t.Fatalf("the first request never started; replies %v", h.stats())
+	}
 	queued := req("rpc/exec-1/work", 2)
 	h.deliver(queued)
 	h.deliver(cancelOf(queued))
