@@ -169,7 +169,7 @@ func benchCommit() string {
 	}
 	c := strings.TrimSpace(string(out))
 	// The table's own file does not count: a second run finds the first's.
-	if st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!BENCHMARKS.md").Output(); len(st) > 0 {
+	if st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ":/", ":(top,exclude)BENCHMARKS.md").Output(); len(st) > 0 {
 		c += " (with uncommitted changes)"
 	}
 	return c
