@@ -30,6 +30,11 @@ import (
 // local tier alone. The calls have a short timeout of their own, so a
 // slow Redis delays a request by at most that.
 //
+// This process keeps at most the local tier's MaxBytes in Redis at any
+// time (sharedBudget): past it, a reply is kept in memory only (counted
+// in ReuseStats.SharedOverBudget), so the tier's size in Redis is bounded
+// by replicas × MaxBytes whatever the clients send.
+//
 // Keys are the ReuseKey in hex under "cmdhost:reuse:", so the privacy of
 // a reply (ReuseKey includes the invoker of a private request) is the
 // same as in memory. Values are "<expiry unix ms>:<encoded reply>": the
@@ -43,8 +48,10 @@ type RedisReuse[V any] struct {
 	now            func() time.Time
 	log            *slog.Logger
 	maxBytes       int64
+	budget         sharedBudget // this process's bytes in Redis
 	downUntil      atomic.Int64 // unix ns: Redis is skipped until then
 	hits, failures atomic.Int64
+	overBudget     atomic.Int64 // replies kept in memory only: the budget was spent
 }
 
 // RedisReuseConfig configures a RedisReuse.
@@ -89,7 +96,7 @@ func NewRedisReuse[V any](cfg RedisReuseConfig[V]) (*RedisReuse[V], error) {
 		return nil, err
 	}
 	c := &RedisReuse[V]{local: local, rdb: rdb, encode: cfg.Encode, decode: cfg.Decode,
-		now: local.now, log: cfg.Logger, maxBytes: local.maxBytes}
+		now: local.now, log: cfg.Logger, maxBytes: local.maxBytes, budget: sharedBudget{max: local.maxBytes}}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -142,19 +149,29 @@ func (c *RedisReuse[V]) Set(key string, v V, cost int64, ttl time.Duration) bool
 		return false
 	}
 	if cost <= c.maxBytes && c.up() {
-		if enc, err := c.encode(v); err != nil {
-			c.log.Error("reuse cache: encoding a reply", "err", err)
-		} else {
-			val := strconv.FormatInt(c.now().Add(ttl).UnixMilli(), 10) + ":" + string(enc)
-			ctx, cancel := context.WithTimeout(context.Background(), redisReuseTimeout)
-			err := c.rdb.Set(ctx, redisReuseKey(key), val, ttl).Err()
-			cancel()
-			if err != nil {
-				c.failed("storing a reply", err)
-			}
-		}
+		c.share(key, v, ttl)
 	}
 	return c.local.Set(key, v, cost, ttl)
+}
+
+// share stores v in Redis under key for ttl, within this process's
+// budget there (sharedBudget).
+func (c *RedisReuse[V]) share(key string, v V, ttl time.Duration) {
+	enc, err := c.encode(v)
+	if err != nil {
+		c.log.Error("reuse cache: encoding a reply", "err", err)
+		return
+	}
+	val := strconv.FormatInt(c.now().Add(ttl).UnixMilli(), 10) + ":" + string(enc)
+	if now := time.Now(); !c.budget.take(int64(len(val)), now, now.Add(ttl)) {
+		c.overBudget.Add(1)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), redisReuseTimeout)
+	defer cancel()
+	if err := c.rdb.Set(ctx, redisReuseKey(key), val, ttl).Err(); err != nil {
+		c.failed("storing a reply", err)
+	}
 }
 
 // up reports whether Redis is to be asked: not within redisReuseBackoff
@@ -184,7 +201,7 @@ func (c *RedisReuse[V]) Stats() ReuseStats {
 	shared := c.hits.Load()
 	s.Hits += shared
 	s.Misses -= shared
-	s.SharedHits, s.SharedErrors = shared, c.failures.Load()
+	s.SharedHits, s.SharedErrors, s.SharedOverBudget = shared, c.failures.Load(), c.overBudget.Load()
 	return s
 }
 

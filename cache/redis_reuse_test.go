@@ -103,3 +103,42 @@ func TestRedisReuseUnavailable(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the back-off runs on the wall clock
 	}
 }
+
+// One process keeps at most its MaxBytes in Redis: replies past that are
+// reused from its memory only, and counted, whatever a client sends.
+func TestRedisReuseBudget(t *testing.T) {
+	url := testkit.StartRedis(t).URL
+	c, err := NewRedisReuse(RedisReuseConfig[string]{URL: url, Local: ReuseConfig{MaxBytes: 4 << 10, Now: newClock().Now},
+		Encode: func(v string) ([]byte, error) { return []byte(v), nil },
+		Decode: func(b []byte) (string, error) { return string(b), nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other := newRedisReuse(t, url, newClock())
+	big := string(make([]byte, 1500))
+	shared := 0
+	for i := range 10 {
+		key := ReuseKey([]byte{byte(i)})
+		c.Set(key, big, int64(len(big)), time.Hour)
+		if _, ok := other.Get(key); ok {
+			shared++
+		}
+	}
+	if shared != 2 || c.Stats().SharedOverBudget != 8 {
+		t.Errorf("%d of 10 replies of 1.5 KiB reached Redis (%d over budget), want 2 within 4 KiB", shared, c.Stats().SharedOverBudget)
+	}
+}
+
+// The budget frees what has expired.
+func TestSharedBudgetReleasesExpired(t *testing.T) {
+	b := sharedBudget{max: 100}
+	t0 := time.Unix(1_800_000_000, 0)
+	if !b.take(60, t0, t0.Add(time.Minute)) || b.take(60, t0, t0.Add(time.Minute)) {
+		t.Fatal("a budget of 100 takes 60, then refuses 60 more")
+	}
+	if !b.take(60, t0.Add(time.Minute), t0.Add(2*time.Minute)) {
+		t.Error("the first 60 expired, but the budget did not free them")
+	}
+}

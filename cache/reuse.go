@@ -81,6 +81,9 @@ type ReuseStats struct {
 	// tier that failed. Both are zero without one.
 	SharedHits   int64 `json:"sharedHits"`
 	SharedErrors int64 `json:"sharedErrors"`
+	// SharedOverBudget counts the replies kept out of the shared tier
+	// because this process's share of it was full (see RedisReuse).
+	SharedOverBudget int64 `json:"sharedOverBudget"`
 }
 
 // reuseEntry is what the ReuseCache stores in ristretto for one key.

@@ -21,6 +21,7 @@
 //	cmdhost_reuse_cost_bytes                     gauge
 //	cmdhost_reuse_shared_hits_total              counter; hits found in Redis (serve --store), in hits_total too
 //	cmdhost_reuse_shared_errors_total            counter; calls to the reuse cache's Redis that failed
+//	cmdhost_reuse_shared_over_budget_total       counter; replies kept out of Redis: this host's share there was full
 //	cmdhost_plugin_instances{plugin}             gauge
 //	cmdhost_plugin_reloads_total{plugin}         counter
 //	cmdhost_plugin_load_failures_total{plugin}   counter
@@ -137,6 +138,10 @@ func New(src Sources) *Collector {
 			Name: "cmdhost_reuse_shared_errors_total",
 			Help: "Calls to the reuse cache's shared Redis tier that failed; the host then reuses from memory alone for a second.",
 		}, func() float64 { return float64(c.reuse().SharedErrors) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cmdhost_reuse_shared_over_budget_total",
+			Help: "Reusable replies kept in memory only because this host already held its --reuse-max-bytes in the shared Redis tier.",
+		}, func() float64 { return float64(c.reuse().SharedOverBudget) }),
 		&pluginCollector{status: src.Plugins},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

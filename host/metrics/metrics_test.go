@@ -88,7 +88,7 @@ func TestObserverAndSources(t *testing.T) {
 	c := New(Sources{
 		DedupLen: func() int { return 3 },
 		Reuse: func() cache.ReuseStats {
-			return cache.ReuseStats{Hits: 5, Misses: 7, Evictions: 2, Rejections: 1, CostUsed: 1234, Entries: 4, SharedHits: 4, SharedErrors: 6}
+			return cache.ReuseStats{Hits: 5, Misses: 7, Evictions: 2, Rejections: 1, CostUsed: 1234, Entries: 4, SharedHits: 4, SharedErrors: 6, SharedOverBudget: 3}
 		},
 		Plugins: func() []plugins.PluginStatus {
 			return []plugins.PluginStatus{
@@ -139,6 +139,7 @@ func TestObserverAndSources(t *testing.T) {
 		"cmdhost_reuse_cost_bytes 1234",
 		"cmdhost_reuse_shared_hits_total 4",
 		"cmdhost_reuse_shared_errors_total 6",
+		"cmdhost_reuse_shared_over_budget_total 3",
 		"# TYPE cmdhost_plugin_instances gauge",
 		`cmdhost_plugin_instances{plugin="echo"} 2`,
 		`cmdhost_plugin_instances{plugin="broken"} 0`,
