@@ -41,14 +41,18 @@ import (
 // expiry is checked by the configured clock, as the local tier does, and
 // Redis's own TTL reclaims the key.
 type RedisReuse[V any] struct {
-	local          *ReuseCache[V]
-	rdb            *redis.Client
-	encode         func(V) ([]byte, error)
-	decode         func([]byte) (V, error)
-	now            func() time.Time
-	log            *slog.Logger
-	maxBytes       int64
-	budget         sharedBudget // this process's bytes in Redis
+	local    *ReuseCache[V]
+	rdb      *redis.Client
+	encode   func(V) ([]byte, error)
+	decode   func([]byte) (V, error)
+	now      func() time.Time
+	log      *slog.Logger
+	maxBytes int64
+	budget   sharedBudget // this process's bytes in Redis
+	// wall is the real clock, which Redis's TTLs and the back-off run on
+	// (now is the configured one, which decides a reply's expiry); tests
+	// replace it.
+	wall           func() time.Time
 	downUntil      atomic.Int64 // unix ns: Redis is skipped until then
 	hits, failures atomic.Int64
 	overBudget     atomic.Int64 // replies kept in memory only: the budget was spent
@@ -96,7 +100,7 @@ func NewRedisReuse[V any](cfg RedisReuseConfig[V]) (*RedisReuse[V], error) {
 		return nil, err
 	}
 	c := &RedisReuse[V]{local: local, rdb: rdb, encode: cfg.Encode, decode: cfg.Decode,
-		now: local.now, log: cfg.Logger, maxBytes: local.maxBytes, budget: sharedBudget{max: local.maxBytes}}
+		now: local.now, log: cfg.Logger, maxBytes: local.maxBytes, budget: sharedBudget{max: local.maxBytes}, wall: time.Now}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -163,7 +167,7 @@ func (c *RedisReuse[V]) share(key string, v V, ttl time.Duration) {
 		return
 	}
 	val := strconv.FormatInt(c.now().Add(ttl).UnixMilli(), 10) + ":" + string(enc)
-	if now := time.Now(); !c.budget.take(int64(len(val)), now, now.Add(ttl)) {
+	if now := c.wall(); !c.budget.take(int64(len(val)), now, now.Add(ttl)) {
 		c.overBudget.Add(1)
 		return
 	}
@@ -176,14 +180,14 @@ func (c *RedisReuse[V]) share(key string, v V, ttl time.Duration) {
 
 // up reports whether Redis is to be asked: not within redisReuseBackoff
 // of a failure.
-func (c *RedisReuse[V]) up() bool { return time.Now().UnixNano() >= c.downUntil.Load() }
+func (c *RedisReuse[V]) up() bool { return c.wall().UnixNano() >= c.downUntil.Load() }
 
 // failed counts a failed Redis call and leaves Redis alone for a while.
 // It logs the failures of calls made while Redis was taken for up: at
 // most one per redisReuseBackoff.
 func (c *RedisReuse[V]) failed(what string, err error) {
 	c.failures.Add(1)
-	now := time.Now()
+	now := c.wall()
 	if c.downUntil.Swap(now.Add(redisReuseBackoff).UnixNano()) <= now.UnixNano() {
 		c.log.Warn("reuse cache: Redis failed; the local tier serves alone for a while", "op", what, "err", err)
 	}
