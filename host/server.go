@@ -230,7 +230,9 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	s.started.Store(true)
-	s.log.Info("serving", "executor", s.cfg.ExecutorID, "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
+	// The line that says the host is ready for calls (make run's user
+	// waits for it): with the broker and id an invoker needs.
+	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", s.broker.String(), "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
 		"session_expiry", s.exec.SessionExpiry())
 	// Two goroutines live as long as ctx: the folder's watcher and the
 	// re-sync of the executor with what the plugins serve. Run waits for

@@ -796,6 +796,7 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 	}
 	e.retired.Calls += st.Calls
 	e.retired.Failures += st.Failures
+	e.retired.ErrorReplies += st.ErrorReplies
 	e.retired.Replaced += st.Replaced
 	e.retired.OutputDroppedLines += st.OutputDroppedLines
 	e.retired.OutputDroppedBytes += st.OutputDroppedBytes

@@ -56,7 +56,10 @@ type PluginStatus struct {
 
 	// Call counters, summed over every version of the plugin.
 	Calls    int64 `json:"calls"`
-	Failures int64 `json:"failures"` // calls that returned an error
+	Failures int64 `json:"failures"` // calls that returned an error (trap, timeout, bad reply)
+	// ErrorReplies counts the calls the command answered with an error
+	// status (an application error, a 4xx or 5xx of its own).
+	ErrorReplies int64 `json:"errorReplies"`
 	Replaced int64 `json:"replaced"` // instances discarded after a failed call
 	// OutputDroppedLines and OutputDroppedBytes count the guest output
 	// dropped over the plugin's output limits (wasm.OutputLimits).
@@ -84,7 +87,7 @@ func (m *Manager) Status() []PluginStatus {
 		st := PluginStatus{Commands: []string{}, // none: [] in JSON, not null
 			Name: e.name, File: m.path(e.name),
 			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
-			Calls: e.retired.Calls, Failures: e.retired.Failures, Replaced: e.retired.Replaced,
+			Calls: e.retired.Calls, Failures: e.retired.Failures, ErrorReplies: e.retired.ErrorReplies, Replaced: e.retired.Replaced,
 			OutputDroppedLines: e.retired.OutputDroppedLines, OutputDroppedBytes: e.retired.OutputDroppedBytes,
 			Draining: len(e.draining),
 		}
@@ -127,6 +130,7 @@ func (m *Manager) Status() []PluginStatus {
 			s := p.Stats()
 			st.Calls += s.Calls
 			st.Failures += s.Failures
+			st.ErrorReplies += s.ErrorReplies
 			st.Replaced += s.Replaced
 			st.OutputDroppedLines += s.OutputDroppedLines
 			st.OutputDroppedBytes += s.OutputDroppedBytes

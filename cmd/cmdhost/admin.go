@@ -35,17 +35,15 @@ func tokenFlag() cli.Flag {
 }
 
 // adminCall runs one admin op on the host the flags name and returns the
-// reply's JSON.
+// reply's JSON. It gives up as invoke does (client.go): a host that does
+// not acknowledge the op in the ack window is not running.
 func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
-	u, err := brokerURL(c.String("broker"))
+	h, err := dialHost(c)
 	if err != nil {
-		return nil, cli.Exit(err, 2)
+		return nil, err
 	}
-	executor := c.String("executor")
-	if executor == "" {
-		executor = hostname()
-	}
-	call := rpc.Call{Topic: host.AdminTopic(executor, op), ContentType: "application/json", Timeout: c.Duration("timeout")}
+	defer h.Close()
+	call := rpc.Call{Topic: host.AdminTopic(h.executor, op), ContentType: "application/json", Timeout: c.Duration("timeout"), Ack: true}
 	if req != nil {
 		if call.Payload, err = json.Marshal(req); err != nil {
 			return nil, err
@@ -54,22 +52,17 @@ func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
 	if t := c.String("token"); t != "" {
 		call.Metadata = map[string]string{host.AdminTokenKey: t}
 	}
-	cctx, cancel := context.WithTimeout(c.Context, 5*time.Second)
-	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u, RefusedIsFinal: true})
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	defer inv.Close()
-	res, err := inv.Invoke(c.Context, call)
-	if errors.Is(err, rpc.ErrNoResponse) {
-		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is it running? (--executor, --broker)", executor, u), 1)
-	}
-	if err != nil {
+	res, err := h.inv.Invoke(c.Context, call)
+	switch {
+	case errors.Is(err, rpc.ErrNoExecutor):
+		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", h.executor, h.broker, h.executor), exitNoExecutor)
+	case errors.Is(err, rpc.ErrNoResponse):
+		return nil, timedOut(err, call)
+	case err != nil:
 		return nil, err
 	}
 	if err := res.Err(); err != nil {
-		return nil, cli.Exit(err, 1)
+		return nil, cli.Exit(err, exitFailed)
 	}
 	return res.Payload, nil
 }
@@ -106,10 +99,16 @@ func listCommand() *cli.Command {
 				return fmt.Errorf("the host's reply: %w", err)
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			// ERRORS counts the calls that failed (trap, timeout, bad
+			// reply) and those answered with an error status.
 			fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
 			for _, v := range views {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.2fms\t%.2fms\t%d\t%s\n", v.Name, v.State, short(v.Digest),
-					commandList(v.Commands), v.Instances, v.Calls, v.Failures, v.P50Ms, v.P99Ms, v.Reloads, orDash(v.LastError))
+				p50, p99 := "-", "-" // no call, no latency
+				if v.Calls > 0 {
+					p50, p99 = fmt.Sprintf("%.2fms", v.P50Ms), fmt.Sprintf("%.2fms", v.P99Ms)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", v.Name, v.State, short(v.Digest),
+					commandList(v.Commands), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, v.Reloads, orDash(v.LastError))
 			}
 			return tw.Flush()
 		},

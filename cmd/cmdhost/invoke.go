@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,15 +15,19 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/topic"
 )
 
 func invokeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "invoke",
 		Usage:     "call a command of a running host over MQTT",
-		ArgsUsage: "COMMAND",
+		ArgsUsage: "COMMAND | --topic T",
 		Description: "Publishes a request to rpc/EXECUTOR/COMMAND and prints the reply's payload.\n" +
-			"An error status is printed to stderr with exit status 1.\n\n" +
+			"An error status is printed to stderr with exit status 1. Exit statuses: 0 a\n" +
+			"success status; 1 an error status; 2 a bad command line; 3 no broker at --broker;\n" +
+			"4 no executor answered; 5 the host serves no such command; 6 no reply before\n" +
+			"--timeout; 130 interrupted.\n\n" +
 			"The request asks the executor for an ack (202) and is sent again until one comes:\n" +
 			"with no ack and no reply within 1.5 s, no executor serves the command and invoke\n" +
 			"fails at once rather than at --timeout. Ctrl-C, or the timeout after an ack, tells\n" +
@@ -31,71 +38,117 @@ func invokeCommand() *cli.Command {
 			&cli.StringFlag{Name: "topic", Usage: "request topic (default: rpc/EXECUTOR/COMMAND)"},
 			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
 			&cli.BoolFlag{Name: "no-ack", Usage: "plain v1.0 request: no ack, no resend, no cancel (for executors without cmdhost's extensions)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the reply as one JSON object: status, properties, payload (text, or base64), duration"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request, the ack and the reply's status, properties and timing on stderr"},
 		),
 		Action: runInvoke,
 	}
 }
 
 func runInvoke(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cli.Exit("invoke needs one command name: cmdhost invoke COMMAND [-d PAYLOAD]", 2)
-	}
-	u, err := brokerURL(c.String("broker"))
-	if err != nil {
-		return cli.Exit(err, 2)
+	command := c.Args().First()
+	switch {
+	case c.NArg() > 1:
+		return cli.Exit(fmt.Sprintf("invoke takes one command name, got %d arguments: cmdhost invoke COMMAND [-d PAYLOAD] (quote a payload with spaces)", c.NArg()), exitUsage)
+	case c.NArg() == 0 && !c.IsSet("topic"):
+		return cli.Exit("invoke needs a command name: cmdhost invoke COMMAND [-d PAYLOAD] (or --topic T)", exitUsage)
+	case c.NArg() == 1 && c.IsSet("topic"):
+		return cli.Exit("give a command name or --topic, not both: --topic is the whole request topic", exitUsage)
 	}
 	call := rpc.Call{ContentType: c.String("content-type"), Timeout: c.Duration("timeout"), Topic: c.String("topic"), Ack: !c.Bool("no-ack")}
+	var err error
 	if call.Payload, err = payload(c); err != nil {
-		return cli.Exit(err, 2)
+		return cli.Exit(err, exitUsage)
 	}
 	if call.Metadata, err = keyValues("meta", c.StringSlice("meta")); err != nil {
-		return cli.Exit(err, 2)
+		return cli.Exit(err, exitUsage)
 	}
 	if call.Timeout <= 0 {
-		return cli.Exit("--timeout must be positive, e.g. --timeout 5s", 2)
+		return cli.Exit("--timeout must be positive, e.g. --timeout 5s", exitUsage)
 	}
-	executor := c.String("executor")
+	if call.Topic != "" && !topic.ValidName(call.Topic) {
+		return cli.Exit(fmt.Sprintf("--topic %q: not a topic name: no wildcards (+, #), no empty level, no leading or trailing '/'", call.Topic), exitUsage)
+	}
+	h, err := dialHost(c)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
 	if call.Topic == "" {
-		if executor == "" {
-			executor = hostname()
-		}
-		call.Topic = "rpc/" + executor + "/" + c.Args().First()
+		call.Topic = "rpc/" + h.executor + "/" + command
 	}
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	inv, err := rpc.NewInvoker(cctx, rpc.InvokerConfig{Broker: u, RefusedIsFinal: true})
-	cancel()
-	if err != nil {
-		return err
+	verbose := c.Bool("verbose")
+	if verbose {
+		fmt.Fprintf(c.App.ErrWriter, "→ %s: %d bytes, %s, expiry %v, broker %s\n", call.Topic, len(call.Payload), orDash(call.ContentType), call.Timeout, h.broker)
 	}
-	defer inv.Close()
-	res, err := inv.Invoke(ctx, call)
+	start := time.Now()
+	res, err := h.inv.Invoke(ctx, call)
+	took := time.Since(start)
 	switch {
-	case errors.Is(err, rpc.ErrNoExecutor):
-		hint := "is an executor serving " + call.Topic + " on " + u.String() + "?"
-		if c.String("topic") == "" {
-			hint = "is `cmdhost serve` running with --id " + executor + " on " + u.String() + "?"
-		}
-		return cli.Exit(err.Error()+"\n"+hint+" (an executor without cmdhost's ack extension needs --no-ack)", 1)
+	case errors.Is(err, rpc.ErrNoExecutor),
+		// A timeout inside the ack window with no ack: just as unanswered.
+		errors.Is(err, rpc.ErrNoResponse) && call.Ack && !errors.Is(err, rpc.ErrAcked):
+		return h.noExecutor(c.Context, err, command)
 	case errors.Is(err, rpc.ErrNoResponse):
-		return cli.Exit(err.Error()+": is a host serving "+call.Topic+"?", 1)
+		return timedOut(err, call)
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		msg := "interrupted: the call was cancelled"
 		if call.Ack {
 			msg += " (the executor was told to stop it)"
 		}
-		return cli.Exit(msg, 130)
+		return cli.Exit(msg, exitInterrupted)
 	case err != nil:
 		return err
 	}
-	if res.Status == abi.StatusCancelled {
-		return cli.Exit("the call was cancelled by the executor: "+res.Err().Error(), 1)
+	if verbose {
+		printReplyInfo(c.App.ErrWriter, res, took)
 	}
-	if err := res.Err(); err != nil {
-		return cli.Exit(err, 1)
+	if c.Bool("json") {
+		out, err := json.Marshal(replyView(call.Topic, res, took))
+		if err != nil {
+			return err
+		}
+		if _, err := c.App.Writer.Write(append(out, '\n')); err != nil {
+			return err
+		}
+	} else if err := res.Err(); err == nil {
+		if err := writePayload(c.App.Writer, res.Payload); err != nil {
+			return err
+		}
 	}
-	_, err = c.App.Writer.Write(res.Payload)
-	return err
+	switch {
+	case res.Status == abi.StatusCancelled:
+		return cli.Exit("the call was cancelled by the executor: "+res.Err().Error(), exitFailed)
+	case res.Err() != nil:
+		return cli.Exit(res.Err(), exitFailed)
+	}
+	return nil
+}
+
+// writePayload writes a reply's payload; on a terminal it ends it with a
+// newline, so that the shell's prompt does not follow it on its line. A
+// pipe or file gets the payload as it is.
+func writePayload(w io.Writer, p []byte) error {
+	if _, err := w.Write(p); err != nil {
+		return err
+	}
+	if len(p) > 0 && p[len(p)-1] != '\n' && isTerminal(w) {
+		_, err := w.Write([]byte{'\n'})
+		return err
+	}
+	return nil
+}
+
+// isTerminal tells whether w is a terminal (a character device: /dev/null
+// is one too, where a newline does no harm).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

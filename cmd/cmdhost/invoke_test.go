@@ -25,7 +25,7 @@ func TestInvokeNoExecutor(t *testing.T) {
 	start := time.Now()
 	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", u.String(), "--executor", "nobody", "--timeout", "60s")
 	took := time.Since(start)
-	if code != 1 || out != "" || !strings.Contains(errOut, "no executor answered") ||
+	if code != exitNoExecutor || out != "" || !strings.Contains(errOut, "no executor answered") ||
 		!strings.Contains(errOut, "is `cmdhost serve` running with --id nobody on "+u.String()) {
 		t.Fatalf("stdout %q, stderr %q, status %d", out, errOut, code)
 	}
@@ -34,9 +34,17 @@ func TestInvokeNoExecutor(t *testing.T) {
 	}
 	t.Logf("no executor answered: invoke exited after %v (process start and connection included)", took.Round(time.Millisecond))
 
+	// The plugin subcommands give up by the same rule, whatever their
+	// --timeout.
+	start = time.Now()
+	_, errOut, code = run(t, "plugin", "list", "--broker", u.String(), "--executor", "nobody", "--timeout", "60s")
+	if took := time.Since(start); code != exitNoExecutor || !strings.Contains(errOut, `no answer from host "nobody"`) || took >= 30*time.Second {
+		t.Fatalf("plugin list: stderr %q, status %d after %v", errOut, code, took)
+	}
+
 	// --no-ack is plain v1.0: it waits for its timeout.
 	_, errOut, code = run(t, "invoke", "echo", "--no-ack", "--timeout", "500ms", "--broker", u.String(), "--executor", "nobody")
-	if code != 1 || !strings.Contains(errOut, "no response before the timeout") {
+	if code != exitTimeout || !strings.Contains(errOut, "no reply within --timeout 500ms on rpc/nobody/echo: is an executor serving it?") {
 		t.Fatalf("--no-ack: stderr %q, status %d", errOut, code)
 	}
 }
@@ -51,7 +59,7 @@ func TestNoBrokerSaidAtOnce(t *testing.T) {
 		{"plugin", "list", "--broker", broker, "--executor", "cli-host"},
 	} {
 		_, errOut, code := run(t, args...)
-		if code == 0 || !strings.Contains(errOut, "no broker at "+broker+": connection refused") || !strings.Contains(errOut, "--broker") ||
+		if code != exitNoBroker || !strings.Contains(errOut, "no broker at "+broker+": connection refused") || !strings.Contains(errOut, "--broker") ||
 			strings.Contains(errOut, "deadline exceeded") {
 			t.Errorf("%v: stderr %q, status %d", args, errOut, code)
 		}

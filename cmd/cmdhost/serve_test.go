@@ -101,20 +101,37 @@ func TestServeAndInvoke(t *testing.T) {
 	if out != "hi" || code != 0 {
 		t.Fatalf("invoke echo: %q %q %d", out, errOut, code)
 	}
-	out, errOut, code = run(t, "invoke", "fail", "--broker", broker, "--executor", "cli-host")
-	if code != 1 || out != "" || !strings.Contains(errOut, "status 500 (application error): fail plugin: deliberate failure") {
-		t.Fatalf("invoke fail: %q %q %d", out, errOut, code)
+	// Each kind of failure has its exit status (client.go), and its words.
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"fail"}, exitFailed, "status 500 (application error): fail plugin: deliberate failure"},
+		// A command the host does not serve is never acked: invoke fails
+		// fast, whatever its timeout, and the host's admin list tells it
+		// from a host that is not there.
+		{[]string{"nosuch", "--timeout", "1m"}, exitNoCommand, `host cli-host serves no command "nosuch"; it serves: `},
+		{[]string{"nosuch", "--timeout", "1s"}, exitNoCommand, `serves no command "nosuch"`},
+		{[]string{"echo", "--executor", "nobody"}, exitNoExecutor, "is `cmdhost serve` running with --id nobody on " + broker},
+		{[]string{"--topic", "rpc/nobody/echo"}, exitNoExecutor, "is an executor serving that topic on " + broker},
+		{[]string{"sleep", "-d", "60000", "--timeout", "1s"}, exitTimeout, "no reply within --timeout 1s: the executor acknowledged the request"},
+		{[]string{"--topic", "rpc/cli-host/+"}, exitUsage, "no wildcards"},
+		{[]string{"echo", "--topic", "rpc/cli-host/echo"}, exitUsage, "not both"},
+		{[]string{"echo", "--broker", "mqtt://" + freeAddr(t)}, exitNoBroker, "connection refused"},
+	} {
+		// A flag given twice takes its last value: the case's own win.
+		args := append([]string{"invoke", "--broker", broker, "--executor", "cli-host"}, c.args...)
+		out, errOut, code := run(t, args...)
+		if code != c.code || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: stdout %q, stderr %q, exit %d; want exit %d and %q", c.args, out, errOut, code, c.code, c.want)
+		}
 	}
-	out, errOut, code = run(t, "invoke", "nosuch", "--timeout", "1s", "--broker", broker, "--executor", "cli-host")
-	if code != 1 || !strings.Contains(errOut, "no response before the timeout") {
-		t.Fatalf("invoke nosuch: %q %q %d", out, errOut, code)
+	out, errOut, code = run(t, "invoke", "--topic", "rpc/cli-host/echo", "-d", "by topic", "--broker", broker)
+	if out != "by topic" || code != 0 {
+		t.Fatalf("invoke --topic: %q %q %d", out, errOut, code)
 	}
-	// A command nobody serves is never acked: invoke fails fast, whatever
-	// its timeout.
-	out, errOut, code = run(t, "invoke", "nosuch", "--timeout", "1m", "--broker", broker, "--executor", "cli-host")
-	if code != 1 || !strings.Contains(errOut, "no executor answered") {
-		t.Fatalf("invoke nosuch --timeout 1m: %q %q %d", out, errOut, code)
-	}
+	checkInvokeOutputs(t, broker)
 	err, log := stop()
 	if err != nil {
 		t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, log)
@@ -244,15 +261,41 @@ func TestServeHotReload(t *testing.T) {
 func TestPluginAdmin(t *testing.T) {
 	dir := t.TempDir()
 	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	installFile(t, filepath.Join(plugins, "fail.wasm"), dir, "fail.wasm")
 	addr, _ := startServeIn(t, dir, nil, "--admin-token", "s3cret")
 	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
 	untilAnswer(t, "mqtt://"+addr, "echo", "hi", 10*time.Second)
 
-	out, errOut, code := run(t, append([]string{"plugin", "list"}, host...)...)
-	if code != 0 || !strings.Contains(out, "NAME") || !strings.Contains(out, "echo") || !strings.Contains(out, "serving") {
-		t.Fatalf("plugin list: %q %q %d", out, errOut, code)
+	// A plugin never called shows no latency; an error status counts as
+	// an error.
+	listRow := func(name string) []string {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"plugin", "list"}, host...)...)
+		if code != 0 || !strings.HasPrefix(out, "NAME ") {
+			t.Fatalf("plugin list: %q %q %d", out, errOut, code)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == name {
+				return f
+			}
+		}
+		t.Fatalf("plugin list has no row %s: %q", name, out)
+		return nil
 	}
-	_, errOut, code = run(t, append([]string{"plugin", "reload", "echo"}, host...)...)
+	// NAME STATE DIGEST COMMANDS INSTANCES CALLS ERRORS P50 P99 RELOADS LAST ERROR
+	if row := listRow("fail"); row[1] != "serving" || row[5] != "0" || row[6] != "0" || row[7] != "-" || row[8] != "-" {
+		t.Fatalf("fail, never called: %q", row)
+	}
+	if _, _, code := run(t, append([]string{"invoke", "fail"}, host...)...); code != exitFailed {
+		t.Fatalf("invoke fail: exit %d", code)
+	}
+	if row := listRow("fail"); row[5] != "1" || row[6] != "1" || !strings.HasSuffix(row[7], "ms") {
+		t.Fatalf("fail, called once: %q", row)
+	}
+	if row := listRow("echo"); row[5] != "1" || row[6] != "0" {
+		t.Fatalf("echo, answered once: %q", row)
+	}
+	out, errOut, code := run(t, append([]string{"plugin", "reload", "echo"}, host...)...)
 	if code != 1 || !strings.Contains(errOut, "status 403") || !strings.Contains(errOut, "admin token") {
 		t.Fatalf("reload without the token: %q %d", errOut, code)
 	}
@@ -274,11 +317,13 @@ func TestPluginAdmin(t *testing.T) {
 	}
 	out, errOut, code = run(t, append([]string{"plugin", "list", "--json"}, host...)...)
 	var views []struct {
-		Name    string
-		Reloads int
-		Calls   int64
+		Name         string
+		Reloads      int
+		Calls        int64
+		ErrorReplies int64
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(views) != 2 || views[1].Name != "echo" || views[1].Reloads != 1 {
+	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(views) != 3 || views[1].Name != "echo" || views[1].Reloads != 1 ||
+		views[2].Name != "fail" || views[2].ErrorReplies != 1 {
 		t.Fatalf("plugin list --json after the reload: %q %q %d", out, errOut, code)
 	}
 	checkJSONShape(t, "plugin list --json (a host)", out)
@@ -291,5 +336,57 @@ func TestPluginAdmin(t *testing.T) {
 	}
 	if out, _, _ := run(t, "invoke", "counter", "--timeout", "1s", "--broker", "mqtt://"+addr, "--executor", "cli-host"); out != "" {
 		t.Fatalf("a removed plugin answered %q", out)
+	}
+}
+
+// checkInvokeOutputs checks invoke's --json and -v, and the newline it
+// adds after a payload on a terminal only.
+func checkInvokeOutputs(t *testing.T, broker string) {
+	notText := filepath.Join(t.TempDir(), "bin")
+	if err := os.WriteFile(notText, []byte{0xff, 0x00, 'x'}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args              []string
+		text, base64, ctt string
+	}{
+		{[]string{"-d", "hi", "--content-type", "text/x-greeting"}, "hi", "", "text/x-greeting"},
+		{[]string{"-f", notText, "--content-type", "application/octet-stream"}, "", "/wB4", "application/octet-stream"},
+	} {
+		out, errOut, code := run(t, append([]string{"invoke", "echo", "--json", "--broker", broker, "--executor", "cli-host"}, c.args...)...)
+		var got invokeReply
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+			t.Fatalf("invoke --json %v: %q %q %d", c.args, out, errOut, code)
+		}
+		checkJSONShape(t, "invoke --json", out)
+		d, err := time.ParseDuration(got.Duration)
+		if got.Status != 200 || got.Payload != c.text || got.PayloadBase64 != c.base64 || got.ContentType != c.ctt ||
+			got.Topic != "rpc/cli-host/echo" || got.Sends < 1 || err != nil || d <= 0 || got.AckedAfter == "" || got.Timestamp == "" {
+			t.Errorf("invoke --json %v: %s", c.args, out)
+		}
+	}
+	// An error status is printed too, with exit status 1.
+	out, errOut, code := run(t, "invoke", "fail", "--json", "--broker", broker, "--executor", "cli-host")
+	var got invokeReply
+	if code != exitFailed || json.Unmarshal([]byte(out), &got) != nil || got.Status != 500 || !got.AppError || got.StatusMessage != "fail plugin: deliberate failure" {
+		t.Errorf("invoke fail --json: %q %q, exit %d", out, errOut, code)
+	}
+
+	out, errOut, code = run(t, "invoke", "echo", "-v", "-d", "hi", "--broker", broker, "--executor", "cli-host")
+	for _, want := range []string{"→ rpc/cli-host/echo: 2 bytes, text/plain, expiry 10s", "acked after ", "← 200 after ", "timestamp: "} {
+		if code != 0 || out != "hi" || !strings.Contains(errOut, want) {
+			t.Errorf("invoke -v: stdout %q, stderr %q, exit %d; want %q on stderr", out, errOut, code, want)
+		}
+	}
+
+	script, err := exec.LookPath("script") // util-linux: runs a command on a terminal
+	if err != nil {
+		t.Log("no script(1): the newline on a terminal is not checked")
+		return
+	}
+	line := strings.Join([]string{binary, "--cache-dir", cliCache(), "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host"}, " ")
+	tty, err := exec.Command(script, "-qec", line, "/dev/null").Output()
+	if err != nil || string(tty) != "hi\r\n" {
+		t.Errorf("invoke on a terminal: %q, %v; want the payload and a newline", tty, err)
 	}
 }

@@ -95,6 +95,11 @@ type Result struct {
 	Metadata    map[string]string // user properties other than the protocol's
 	Expiry      uint32            // the response's message expiry, seconds (0: none)
 	Timestamp   string
+	// Sends is how many times the request went out (an ask resends it
+	// until acked); AckedAfter is the time from the first send to the
+	// executor's ack, 0 when none came (a plain call, or a reply first).
+	Sends      int
+	AckedAfter time.Duration
 }
 
 // Err returns the result as an error when its status is not a success.
@@ -125,6 +130,11 @@ func (e *RemoteError) Error() string {
 
 // ErrNoResponse means no executor answered before the call's timeout.
 var ErrNoResponse = errors.New("no response before the timeout")
+
+// ErrAcked is wrapped, with ErrNoResponse, by the error of an ask that
+// timed out after its executor acknowledged the request: an executor has
+// it, and the command took longer than the call's timeout.
+var ErrAcked = errors.New("the executor acknowledged the request")
 
 // ErrNoExecutor means a call with Call.Ack got neither an ack nor a reply
 // to any of its sends: no executor serves its topic on that broker.
@@ -302,6 +312,7 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 	if !c.Ack {
 		select {
 		case r := <-w.result:
+			r.Sends = 1
 			return r, nil
 		case <-ctx.Done():
 			return nil, inv.ended(ctx, c, "")
@@ -354,17 +365,18 @@ func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, sta
 		retries = retry.C
 	}
 	arm()
-	acked := false
+	var ackedAfter time.Duration
 	for {
 		select {
 		case r := <-w.result:
+			r.Sends, r.AckedAfter = sends, ackedAfter
 			return r, nil
 		case <-ackCh:
 			// The executor has the request: no more resends; the reply
 			// comes by the call's end or not at all.
 			retry.Stop()
 			retries, ackCh = nil, nil
-			acked = true
+			ackedAfter = max(time.Since(start), time.Nanosecond)
 			inv.cfg.Logger.Debug("request acknowledged", "topic", c.Topic, "sends", sends, "after", time.Since(start))
 		case <-retries:
 			if sends == inv.cfg.AckAttempts {
@@ -383,11 +395,11 @@ func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, sta
 			arm()
 		case <-ctx.Done():
 			inv.cancel(c, corr)
-			state := ", and no executor acknowledged it"
-			if acked {
-				state = ", after the executor acknowledged it"
+			if ackedAfter > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w (%v) on %s: %w, which was told to cancel the call",
+					ErrNoResponse, c.Timeout, c.Topic, ErrAcked)
 			}
-			return nil, inv.ended(ctx, c, state)
+			return nil, inv.ended(ctx, c, ", and no executor acknowledged it")
 		}
 	}
 }

@@ -182,6 +182,10 @@ func TestAskRetriesUntilAck(t *testing.T) {
 		if o.err != nil || o.res.Status != abi.StatusOK || string(o.res.Payload) != "done" {
 			t.Fatalf("result %+v, err %v", o.res, o.err)
 		}
+		// The third send went out at 300 ms (100 ms, then 200 ms more).
+		if o.res.Sends != 3 || o.res.AckedAfter < 300*time.Millisecond || o.res.AckedAfter > o.took {
+			t.Fatalf("sends %d, acked after %v (the call took %v); want 3 sends, acked after 300 ms", o.res.Sends, o.res.AckedAfter, o.took)
+		}
 	})
 }
 
@@ -199,7 +203,7 @@ func TestAskAckStopsRetries(t *testing.T) {
 		if !errors.Is(o.err, rpc.ErrNoResponse) || errors.Is(o.err, rpc.ErrNoExecutor) || o.took < 1500*time.Millisecond {
 			t.Fatalf("after an ack the call waits for its timeout: err %v after %v", o.err, o.took)
 		}
-		if !strings.Contains(o.err.Error(), "after the executor acknowledged it") {
+		if !errors.Is(o.err, rpc.ErrAcked) || !strings.Contains(o.err.Error(), "the executor acknowledged the request") {
 			t.Errorf("the timeout error does not say the request was acked: %v", o.err)
 		}
 		requests, _ := r.untilCancel()
@@ -484,7 +488,7 @@ func TestAskThroughExecutor(t *testing.T) {
 		// Own timeout at 500 ms; the request's expiry (whole seconds) is 1 s
 		// and would cut the handler with DeadlineExceeded as its cause.
 		if o := wait(t, invokeAsync(ctxT(t), inv, call("block", 500*time.Millisecond))); !errors.Is(o.err, rpc.ErrNoResponse) ||
-			!strings.Contains(o.err.Error(), "after the executor acknowledged it") {
+			!errors.Is(o.err, rpc.ErrAcked) {
 			t.Fatalf("block, own timeout: err %v", o.err)
 		}
 		<-started

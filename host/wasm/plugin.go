@@ -37,21 +37,26 @@ type Plugin struct {
 }
 
 type stats struct {
-	calls     atomic.Int64
-	failures  atomic.Int64 // calls that returned an error
-	replaced  atomic.Int64 // instances discarded after a failed call
-	instances atomic.Int64 // instances alive
-	idleRel   atomic.Int64 // releases by the idle timer
-	latency   latencyWindow
+	calls        atomic.Int64
+	failures     atomic.Int64 // calls that returned an error
+	errorReplies atomic.Int64 // calls answered with an error status
+	replaced     atomic.Int64 // instances discarded after a failed call
+	instances    atomic.Int64 // instances alive
+	idleRel      atomic.Int64 // releases by the idle timer
+	latency      latencyWindow
 }
 
 // Stats is a snapshot of a plugin's counters.
 type Stats struct {
-	Calls     int64 // calls made
-	Failures  int64 // calls that returned an error
-	Replaced  int64 // instances discarded after a failed call
-	Instances int64 // instances alive now
-	InUse     int   // calls running now
+	Calls    int64 // calls made
+	Failures int64 // calls that returned an error
+	// ErrorReplies counts the calls answered with an error status (an
+	// application error, a 4xx or 5xx of the guest's): the call worked
+	// and the command said no.
+	ErrorReplies int64
+	Replaced     int64 // instances discarded after a failed call
+	Instances    int64 // instances alive now
+	InUse        int   // calls running now
 	// IdleReleases counts the times the idle timeout released the
 	// plugin's instances; a timeout that found none idle is not counted.
 	IdleReleases int64
@@ -92,7 +97,7 @@ func (p *Plugin) Vars() *Vars { return p.engine.Vars(p.name) }
 // Stats returns a snapshot of the plugin's counters.
 func (p *Plugin) Stats() Stats {
 	st := Stats{
-		Calls: p.stats.calls.Load(), Failures: p.stats.failures.Load(),
+		Calls: p.stats.calls.Load(), Failures: p.stats.failures.Load(), ErrorReplies: p.stats.errorReplies.Load(),
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
 		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
 		OutputDroppedLines: p.output.droppedLines.Load(), OutputDroppedBytes: p.output.droppedBytes.Load(),
@@ -151,6 +156,9 @@ func (p *Plugin) Invoke(ctx context.Context, req *abi.Request) (*abi.Response, e
 	if kind != 0 {
 		p.stats.failures.Add(1)
 		return nil, &Error{Kind: kind, Plugin: p.name, Command: req.Command, Err: err}
+	}
+	if resp.Code() >= 400 {
+		p.stats.errorReplies.Add(1)
 	}
 	return resp, nil
 }

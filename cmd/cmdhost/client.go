@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/rpc"
+)
+
+// Exit statuses of the subcommands that call a host over MQTT (invoke,
+// plugin list/reload/remove), one per kind of failure so that a script
+// can tell them apart (docs/cli.md "Exit status").
+const (
+	exitFailed      = 1 // an error status from the host, or a failure not named below
+	exitNoBroker    = 3 // nothing answers at --broker
+	exitNoExecutor  = 4 // no executor answers on the topic: no host with that --executor
+	exitNoCommand   = 5 // the host answers but serves no such command
+	exitTimeout     = 6 // no reply before --timeout
+	exitInterrupted = 130
+)
+
+// connectWait bounds how long a client subcommand waits to connect to a
+// broker that does not refuse the connection (one that drops packets).
+const connectWait = 5 * time.Second
+
+// hostClient is a connection to the broker for calls to one host's topics.
+// Every client subcommand uses it, so that they give up by one rule: a
+// refused connection at once, and no ack within the invoker's ack window
+// (1.5 s) whatever --timeout says.
+type hostClient struct {
+	broker   *url.URL
+	executor string // --executor, or the host name
+	inv      *rpc.Invoker
+}
+
+// dialHost connects to the --broker of c for calls to the host --executor
+// names. Close it.
+func dialHost(c *cli.Context) (*hostClient, error) {
+	u, err := brokerURL(c.String("broker"))
+	if err != nil {
+		return nil, cli.Exit(err, exitUsage)
+	}
+	h := &hostClient{broker: u, executor: c.String("executor")}
+	if h.executor == "" {
+		h.executor = hostname()
+	}
+	ctx, cancel := context.WithTimeout(c.Context, connectWait)
+	defer cancel()
+	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Broker: u, RefusedIsFinal: true}); err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, cli.Exit(err, exitNoBroker)
+		}
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *hostClient) Close() { _ = h.inv.Close() }
+
+// noExecutor is the hint of a call that no executor acknowledged: no host
+// with that id on that broker, or (for a call to rpc/ID/COMMAND) a host
+// that serves no such command, told apart by asking the host's admin list.
+func (h *hostClient) noExecutor(ctx context.Context, err error, command string) error {
+	hint := fmt.Sprintf("is `cmdhost serve` running with --id %s on %s? (a host still loading its plugins answers once it logs msg=serving)", h.executor, h.broker)
+	if command == "" {
+		return cli.Exit(fmt.Sprintf("%v\nis an executor serving that topic on %s? (an executor without cmdhost's ack extension needs --no-ack)", err, h.broker), exitNoExecutor)
+	}
+	served, lerr := h.commands(ctx)
+	switch {
+	case lerr == nil && !slices.Contains(served, command):
+		return cli.Exit(fmt.Sprintf("host %s serves no command %q; it serves: %s (cmdhost plugin list)",
+			h.executor, command, strings.Join(served, ", ")), exitNoCommand)
+	case lerr == nil: // served, and yet not acked: the host is overloaded or lost the sends
+		hint = fmt.Sprintf("host %s serves %s but did not acknowledge the request in time: try again", h.executor, command)
+	}
+	return cli.Exit(err.Error()+"\n"+hint, exitNoExecutor)
+}
+
+// commands returns the names of the commands the host serves, from its
+// admin list.
+func (h *hostClient) commands(ctx context.Context) ([]string, error) {
+	res, err := h.inv.Invoke(ctx, rpc.Call{Topic: host.AdminTopic(h.executor, "list"), Timeout: 5 * time.Second, Ack: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Err(); err != nil {
+		return nil, err
+	}
+	var views []host.PluginView
+	if err := json.Unmarshal(res.Payload, &views); err != nil {
+		return nil, fmt.Errorf("the host's plugin list: %w", err)
+	}
+	var names []string
+	for _, v := range views {
+		names = append(names, v.Commands...)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// timedOut is the exit of a call with no reply before its --timeout.
+func timedOut(err error, call rpc.Call) error {
+	if errors.Is(err, rpc.ErrAcked) {
+		return cli.Exit(fmt.Sprintf("no reply within --timeout %v: the executor acknowledged the request, so the command runs longer than that; "+
+			"it was told to cancel the call (raise --timeout to wait longer)", call.Timeout), exitTimeout)
+	}
+	msg := fmt.Sprintf("no reply within --timeout %v on %s", call.Timeout, call.Topic)
+	if !call.Ack {
+		msg += ": is an executor serving it? (with --no-ack a missing executor and a slow command look alike)"
+	}
+	return cli.Exit(msg, exitTimeout)
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cmdhost/cmdhost/host/rpc"
+)
+
+// invokeReply is what `invoke --json` prints: the reply with its
+// properties and the call's timing, in the shape of every --json
+// (docs/cli.md). The payload is text when it is valid UTF-8, else base64
+// in payloadBase64.
+type invokeReply struct {
+	Topic         string            `json:"topic"`
+	Status        int               `json:"status"`
+	StatusMessage string            `json:"statusMessage,omitempty"`
+	AppError      bool              `json:"appError,omitempty"`
+	PropertyName  string            `json:"invalidPropertyName,omitempty"`
+	PropertyValue string            `json:"invalidPropertyValue,omitempty"`
+	ContentType   string            `json:"contentType,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	Timestamp     string            `json:"timestamp,omitempty"`
+	Payload       string            `json:"payload,omitempty"`
+	PayloadBase64 string            `json:"payloadBase64,omitempty"`
+	Duration      string            `json:"duration"`
+	Sends         int               `json:"sends"`
+	AckedAfter    string            `json:"ackedAfter,omitempty"`
+}
+
+func replyView(topic string, r *rpc.Result, took time.Duration) invokeReply {
+	v := invokeReply{
+		Topic: topic, Status: int(r.Status), StatusMessage: r.Message, AppError: r.AppError,
+		PropertyName: r.PropName, PropertyValue: r.PropValue, ContentType: r.ContentType,
+		Metadata: r.Metadata, Timestamp: r.Timestamp, Duration: took.String(), Sends: r.Sends,
+	}
+	if utf8.Valid(r.Payload) {
+		v.Payload = string(r.Payload)
+	} else {
+		v.PayloadBase64 = base64.StdEncoding.EncodeToString(r.Payload)
+	}
+	if r.AckedAfter > 0 {
+		v.AckedAfter = r.AckedAfter.String()
+	}
+	return v
+}
+
+// printReplyInfo is invoke -v's account of the reply, on stderr.
+func printReplyInfo(w io.Writer, r *rpc.Result, took time.Duration) {
+	if r.AckedAfter > 0 {
+		fmt.Fprintf(w, "  acked after %v\n", r.AckedAfter.Round(time.Microsecond))
+	}
+	fmt.Fprintf(w, "← %d after %v (%d send(s)): %d bytes, %s\n", r.Status, took.Round(time.Microsecond), r.Sends, len(r.Payload), orDash(r.ContentType))
+	if r.Message != "" {
+		fmt.Fprintf(w, "  status message: %s\n", r.Message)
+	}
+	if r.AppError {
+		fmt.Fprintln(w, "  application error")
+	}
+	if r.PropName != "" {
+		fmt.Fprintf(w, "  invalid property: %s=%q\n", r.PropName, r.PropValue)
+	}
+	if r.Timestamp != "" {
+		fmt.Fprintf(w, "  timestamp: %s\n", r.Timestamp)
+	}
+	keys := make([]string, 0, len(r.Metadata))
+	for k := range r.Metadata {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s: %s\n", k, r.Metadata[k])
+	}
+}
