@@ -60,7 +60,7 @@ type PluginStatus struct {
 	// ErrorReplies counts the calls the command answered with an error
 	// status (an application error, a 4xx or 5xx of its own).
 	ErrorReplies int64 `json:"errorReplies"`
-	Replaced int64 `json:"replaced"` // instances discarded after a failed call
+	Replaced     int64 `json:"replaced"` // instances discarded after a failed call
 	// OutputDroppedLines and OutputDroppedBytes count the guest output
 	// dropped over the plugin's output limits (wasm.OutputLimits).
 	OutputDroppedLines int64 `json:"outputDroppedLines"`
