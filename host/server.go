@@ -49,6 +49,9 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxModuleBytes refuses larger module files; 0: the engine's default.
 	MaxModuleBytes int
+	// MaxResponseBytes bounds each plugin's encoded responses unless its
+	// operator file says otherwise; 0: the engine's default (4 MiB).
+	MaxResponseBytes int
 	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0: its
 	// default, negative: reuse off.
 	ReuseMaxBytes int64
@@ -150,7 +153,8 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,
-		Plugin:   wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes},
+		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
+			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT

@@ -61,6 +61,10 @@ type Operator struct {
 	// MemoryPages is each instance's memory limit in 64 KiB pages
 	// ("memoryPages", wasm.PluginConfig.MemoryPages); 0: not set.
 	MemoryPages uint32
+	// MaxResponseBytes bounds each encoded response of the plugin
+	// ("maxResponseBytes", wasm.PluginConfig.MaxResponseBytes); 0: not set
+	// (serve --max-response-bytes).
+	MaxResponseBytes int
 	// TableEntries bounds the entries of all of each instance's tables
 	// together ("tableEntries", wasm.PluginConfig.TableEntries); 0: not
 	// set.
@@ -82,7 +86,7 @@ type Operator struct {
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "idleTimeout", "grants", "config"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -155,6 +159,8 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			var n int
 			n, err = p.integer(f.raw, f.key, 1, MaxTableEntries)
 			op.TableEntries = uint32(n)
+		case "maxResponseBytes":
+			op.MaxResponseBytes, err = p.integer(f.raw, f.key, 1, wasm.MaxResponseBytesLimit)
 		case "idleTimeout":
 			var d time.Duration
 			if d, err = p.duration(f.raw, f.key, true); err == nil {
@@ -214,6 +220,9 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 	}
 	if op.TableEntries > 0 {
 		cfg.TableEntries = op.TableEntries
+	}
+	if op.MaxResponseBytes > 0 {
+		cfg.MaxResponseBytes = op.MaxResponseBytes
 	}
 	if op.IdleTimeout != nil {
 		cfg.IdleTimeout = *op.IdleTimeout

@@ -41,3 +41,24 @@ func TestOperatorTableEntriesApplies(t *testing.T) {
 		t.Fatalf("LoadAll: %v; want echo refused for its table", errs)
 	}
 }
+
+// "maxResponseBytes" sets the plugin's reply bound, from 1 to
+// wasm.MaxResponseBytesLimit.
+func TestOperatorMaxResponseBytes(t *testing.T) {
+	op, err := ParseOperator("/p/echo.json", []byte(`{"maxResponseBytes": 16777216}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := op.pluginConfig(wasm.PluginConfig{MaxResponseBytes: 7}); cfg.MaxResponseBytes != 16<<20 {
+		t.Fatalf("pluginConfig: MaxResponseBytes %d; want 16 MiB", cfg.MaxResponseBytes)
+	}
+	if cfg := (&Operator{}).pluginConfig(wasm.PluginConfig{MaxResponseBytes: 7}); cfg.MaxResponseBytes != 7 {
+		t.Fatalf("a file without maxResponseBytes changed the host's bound to %d", cfg.MaxResponseBytes)
+	}
+	for _, bad := range []string{`{"maxResponseBytes": 0}`, `{"maxResponseBytes": 267386881}`, `{"maxResponseBytes": "4MiB"}`} {
+		_, err := ParseOperator("/p/echo.json", []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), `echo.json: "maxResponseBytes": `) || !strings.Contains(err.Error(), "from 1 to 267386880") {
+			t.Errorf("%s: %v; want an error naming the field and its range", bad, err)
+		}
+	}
+}

@@ -54,6 +54,17 @@ func AddVar(key string, delta int64) (int64, error) {
 	return n, resultErr(r)
 }
 
+// responseErr says why the host refused a response of n bytes.
+func responseErr(r abi.Result, n int) string {
+	switch r {
+	case abi.ResultTooLarge:
+		return fmt.Sprintf("the response of %d bytes is over the host's response size bound (serve --max-response-bytes, operator maxResponseBytes)", n)
+	case abi.ResultInvalid:
+		return "the response is not a valid encoding (an SDK bug: report it)"
+	}
+	return fmt.Sprintf("host call failed with result %d", r)
+}
+
 func resultErr(r abi.Result) error {
 	switch {
 	case r >= 0:

@@ -48,7 +48,7 @@ func exportHandle() int32 {
 	}
 	respBuf = out
 	if r := responseWrite(ptr(out), int32(len(out))); r != 0 {
-		hostLog(abi.LevelError, "response refused by the host: "+resultErr(abi.Result(r)).Error())
+		hostLog(abi.LevelError, "response refused by the host: "+responseErr(abi.Result(r), len(out)))
 		return 4
 	}
 	return 0

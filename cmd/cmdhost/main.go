@@ -49,7 +49,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
 		},
-		Commands:     withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand()}),
+		Commands:     withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand(), completionCommand()}),
+		// Completion scripts (completion.go) ask the binary what may follow.
+		EnableBashCompletion: true,
 		OnUsageError: usageError,
 		// --version prints what `cmdhost version` prints; without it and
 		// without a command, the help.

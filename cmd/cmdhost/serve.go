@@ -40,7 +40,9 @@ func serveCommand() *cli.Command {
 		Description: "Loads every *.wasm in --plugins and serves its commands. Without --broker it\n" +
 			"starts an embedded MQTT broker on --listen. Stops gracefully on SIGINT/SIGTERM.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR`", Required: true, EnvVars: []string{"CMDHOST_PLUGINS"}},
+			configFlag(),
+			// Required, but checked by serveConfig: it may come from --config.
+			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` (required)", EnvVars: []string{"CMDHOST_PLUGINS"}},
 			&cli.StringFlag{Name: "broker", Usage: "MQTT broker `URL` (mqtt://host:port); none: start the embedded broker", EnvVars: []string{"CMDHOST_BROKER"}},
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "embedded broker `ADDR`", EnvVars: []string{"CMDHOST_LISTEN"}},
 			&cli.StringFlag{Name: "id", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_ID"}},
@@ -51,6 +53,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "session-expiry", Usage: "how long the broker keeps the host's session (its subscriptions and unacked requests) after a disconnect, in whole seconds; 0: none (default: 10m alone, 5s with --share; see docs/operations.md, Replicas)", EnvVars: []string{"CMDHOST_SESSION_EXPIRY"}},
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
+			&cli.IntFlag{Name: "max-response-bytes", Value: wasm.DefaultMaxResponseBytes, Usage: "largest reply a plugin may give, in bytes (payload and properties); a plugin's operator file may set its own (maxResponseBytes)", EnvVars: []string{"CMDHOST_MAX_RESPONSE_BYTES"}},
 			&cli.IntFlag{Name: "max-module-size", Value: wasm.DefaultMaxModuleBytes, Usage: "largest plugin module in bytes: a larger file is refused", EnvVars: []string{"CMDHOST_MAX_MODULE_SIZE"}},
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
@@ -67,9 +70,12 @@ func serveCommand() *cli.Command {
 }
 
 func runServe(c *cli.Context) error {
+	if err := applyConfigFile(c); err != nil {
+		return cli.Exit(err, exitUsage)
+	}
 	cfg, err := serveConfig(c)
 	if err != nil {
-		return cli.Exit(err, 2)
+		return cli.Exit(err, exitUsage)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,10 +96,14 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		ReuseMaxBytes: c.Int64("reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
 		MetricsAddr: c.String("metrics"), MaxDepth: c.Int("max-depth"), MaxExpiry: c.Duration("max-expiry"),
 		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: c.Int("max-module-size"),
-		SessionExpiry: c.Duration("session-expiry"), Store: c.String("store"),
+		MaxResponseBytes: c.Int("max-response-bytes"),
+		SessionExpiry:    c.Duration("session-expiry"), Store: c.String("store"),
 	}
 	if cfg.Store != "" && !strings.HasPrefix(cfg.Store, "redis://") {
 		return cfg, fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0", cfg.Store)
+	}
+	if cfg.PluginsDir == "" {
+		return cfg, errors.New("--plugins DIR is required (or plugins: DIR in the --config file, or CMDHOST_PLUGINS)")
 	}
 	if st, err := os.Stat(cfg.PluginsDir); err != nil || !st.IsDir() {
 		return cfg, fmt.Errorf("--plugins %s: not a directory", cfg.PluginsDir)
@@ -119,6 +129,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	}
 	if cfg.MaxModuleBytes <= 0 {
 		return cfg, errors.New("--max-module-size must be positive")
+	}
+	if cfg.MaxResponseBytes <= 0 || cfg.MaxResponseBytes > wasm.MaxResponseBytesLimit {
+		return cfg, fmt.Errorf("--max-response-bytes must be between 1 and %d (MQTT's largest packet, less room for properties)", wasm.MaxResponseBytesLimit)
 	}
 	if cfg.ReuseMaxBytes == 0 {
 		cfg.ReuseMaxBytes = -1 // off, in the executor's terms

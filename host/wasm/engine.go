@@ -93,7 +93,10 @@ type PluginConfig struct {
 	// DefaultMaxModuleBytes (32 MiB). Compiling costs several times a
 	// module's size in memory.
 	MaxModuleBytes int
-	// MaxResponseBytes bounds an encoded response; default 4 MiB.
+	// MaxResponseBytes bounds an encoded response (payload, content type
+	// and metadata); default DefaultMaxResponseBytes, at most
+	// MaxResponseBytesLimit. Every reply may be held in the dedup store and
+	// the reuse cache, and must fit in one MQTT packet.
 	MaxResponseBytes int
 	// LoadTimeout bounds the guest's code at load: its initializer and
 	// describe export. Default 10 s.
@@ -119,6 +122,13 @@ type PluginConfig struct {
 // DefaultPoolSize is PluginConfig.PoolSize when it is not set.
 const DefaultPoolSize = 4
 
+// Bounds of PluginConfig.MaxResponseBytes. The limit keeps a reply within
+// MQTT's largest packet (256 MiB) with room for its properties.
+const (
+	DefaultMaxResponseBytes = 4 << 20
+	MaxResponseBytesLimit   = 255 << 20
+)
+
 func (c PluginConfig) withDefaults() PluginConfig {
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
@@ -133,8 +143,9 @@ func (c PluginConfig) withDefaults() PluginConfig {
 		c.MaxModuleBytes = DefaultMaxModuleBytes
 	}
 	if c.MaxResponseBytes <= 0 {
-		c.MaxResponseBytes = 4 << 20
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	c.MaxResponseBytes = min(c.MaxResponseBytes, MaxResponseBytesLimit)
 	if c.LoadTimeout <= 0 {
 		c.LoadTimeout = 10 * time.Second
 	}

@@ -140,7 +140,7 @@ func (h *hostFuncs) responseWrite(ctx context.Context, mod api.Module, stack []u
 	}
 	n := uint32(stack[1])
 	if int(n) > st.maxResp {
-		st.outErr = fmt.Errorf("response of %d bytes exceeds the limit of %d", n, st.maxResp)
+		st.outErr = fmt.Errorf("response of %d bytes exceeds the limit of %d (serve --max-response-bytes, or the plugin's operator maxResponseBytes)", n, st.maxResp)
 		ret(stack, abi.ResultTooLarge)
 		return
 	}
