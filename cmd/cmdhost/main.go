@@ -49,10 +49,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
 		},
-		Commands:     withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand(), completionCommand()}),
+		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand(), completionCommand()}),
 		// Completion scripts (completion.go) ask the binary what may follow.
 		EnableBashCompletion: true,
-		OnUsageError: usageError,
+		OnUsageError:         usageError,
 		// --version prints what `cmdhost version` prints; without it and
 		// without a command, the help.
 		Action: func(c *cli.Context) error {
