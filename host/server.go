@@ -80,6 +80,10 @@ type Config struct {
 	SessionExpiry time.Duration
 	// Logger receives the host's log; nil discards it.
 	Logger *slog.Logger
+	// OnServing, when set, is called once the host serves (the plugins
+	// loaded, the executor subscribed), and OnStopping once it begins to
+	// stop: a supervisor's readiness (systemd's sd_notify) hangs on them.
+	OnServing, OnStopping func()
 }
 
 // Server is one cmdhost: the plugins folder served over MQTT with hot
@@ -234,6 +238,9 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	s.started.Store(true)
+	if s.cfg.OnServing != nil {
+		s.cfg.OnServing()
+	}
 	// The line that says the host is ready for calls (make run's user
 	// waits for it): with the broker and id an invoker needs.
 	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", s.broker.String(), "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
@@ -328,6 +335,9 @@ func (s *Server) commandTimeout(command string) time.Duration {
 // stopExecutor lets the requests in flight finish within Config.Drain and
 // disconnects the executor.
 func (s *Server) stopExecutor() {
+	if s.cfg.OnStopping != nil {
+		s.cfg.OnStopping()
+	}
 	s.log.Info("stopping: finishing requests in flight", "drain", s.cfg.Drain)
 	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.Drain)
 	defer cancel()

@@ -79,6 +79,8 @@ func runServe(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cfg.OnServing = func() { notifySystemd("READY=1") }
+	cfg.OnStopping = func() { notifySystemd("STOPPING=1") }
 	srv, err := host.New(cfg)
 	if err != nil {
 		return err
