@@ -35,24 +35,31 @@ func tokenFlag() cli.Flag {
 }
 
 // adminCall runs one admin op on the host the flags name and returns the
-// reply's JSON. It gives up as invoke does (client.go): a host that does
-// not acknowledge the op in the ack window is not running.
+// reply's JSON.
 func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
 	h, err := dialHost(c)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	call := rpc.Call{Topic: host.AdminTopic(h.executor, op), ContentType: "application/json", Timeout: c.Duration("timeout"), Ack: true}
+	return h.admin(c.Context, op, req, c.String("token"), c.Duration("timeout"))
+}
+
+// admin runs one admin op, with req as its JSON payload (none when nil),
+// and returns the reply's JSON. It gives up as invoke does (client.go): a
+// host that does not acknowledge the op in the ack window is not running.
+func (h *hostClient) admin(ctx context.Context, op string, req any, token string, timeout time.Duration) ([]byte, error) {
+	call := rpc.Call{Topic: host.AdminTopic(h.executor, op), ContentType: "application/json", Timeout: timeout, Ack: true}
 	if req != nil {
+		var err error
 		if call.Payload, err = json.Marshal(req); err != nil {
 			return nil, err
 		}
 	}
-	if t := c.String("token"); t != "" {
-		call.Metadata = map[string]string{host.AdminTokenKey: t}
+	if token != "" {
+		call.Metadata = map[string]string{host.AdminTokenKey: token}
 	}
-	res, err := h.inv.Invoke(c.Context, call)
+	res, err := h.inv.Invoke(ctx, call)
 	switch {
 	case errors.Is(err, rpc.ErrNoExecutor):
 		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", h.executor, h.broker, h.executor), exitNoExecutor)
@@ -103,8 +110,8 @@ func listCommand() *cli.Command {
 			// reply) and those answered with an error status.
 			fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
 			for _, v := range views {
-				p50, p99 := "-", "-" // no call, no latency
-				if v.Calls > 0 {
+				p50, p99 := "-", "-" // no call of the version serving, no latency
+				if v.P99Ms > 0 {
 					p50, p99 = fmt.Sprintf("%.2fms", v.P50Ms), fmt.Sprintf("%.2fms", v.P99Ms)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", v.Name, v.State, short(v.Digest),

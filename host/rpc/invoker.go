@@ -157,8 +157,9 @@ type Invoker struct {
 	hlc           *hlc.Clock
 	packetLimit   packetLimit // the broker's Maximum Packet Size (sendable.go)
 
-	mu      sync.Mutex
-	waiting map[string]*waiter // by correlation data
+	mu        sync.Mutex
+	waiting   map[string]*waiter              // by correlation data
+	telemetry map[string]func(payload []byte) // by topic (telemetry_receive.go)
 }
 
 // waiter is one call waiting for its response. receive, on paho's
@@ -186,7 +187,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	inv := &Invoker{
 		cfg: cfg, responseTopic: "clients/" + cfg.ClientID + "/rpc/response",
 		hlc:     hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID)}),
-		waiting: make(map[string]*waiter),
+		waiting: make(map[string]*waiter), telemetry: make(map[string]func([]byte)),
 	}
 	if inv.cfg.AckAttempts <= 0 {
 		inv.cfg.AckAttempts = DefaultAckAttempts
@@ -212,7 +213,8 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 			go func() {
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				_, err := cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: inv.responseTopic, QoS: 1}}})
+				subs := append([]paho.SubscribeOptions{{Topic: inv.responseTopic, QoS: 1}}, inv.telemetryTopics()...)
+				_, err := cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: subs})
 				select {
 				case up <- err:
 				default:
@@ -476,7 +478,7 @@ func (inv *Invoker) cancel(c Call, corr []byte) {
 // dropped.
 func (inv *Invoker) receive(pr paho.PublishReceived) (bool, error) {
 	p := pr.Packet
-	if p.Properties == nil {
+	if inv.receiveTelemetry(p) || p.Properties == nil {
 		return true, nil
 	}
 	inv.mu.Lock()

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host"
+)
+
+func watchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "watch",
+		Usage: "a live view of a running host: its plugins, calls/s, errors, latency, in flight, recent timeouts and reloads",
+		Description: "Asks the host for its stats (the admin op stats) every --interval and receives its\n" +
+			"timeout events (published with serve --events). On a terminal the view is redrawn\n" +
+			"in place; otherwise each refresh is one JSON line (--json forces it): the plugins\n" +
+			"with their rates since the line before, and the timeouts and reloads since.",
+		Flags: append(hostFlags(),
+			&cli.DurationFlag{Name: "interval", Value: time.Second, Usage: "time between refreshes"},
+			&cli.IntFlag{Name: "count", Usage: "stop after this many refreshes (0: until Ctrl-C)"},
+		),
+		Action: runWatch,
+	}
+}
+
+func runWatch(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return cli.Exit("watch takes no arguments: cmdhost watch [--executor ID] [--broker URL]", exitUsage)
+	}
+	interval := c.Duration("interval")
+	if interval < 100*time.Millisecond {
+		return cli.Exit("--interval must be at least 100ms, e.g. --interval 2s", exitUsage)
+	}
+	if c.Int("count") < 0 {
+		return cli.Exit("--count must not be negative", exitUsage)
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := dialHost(c)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	w := &watcher{executor: h.executor}
+	sawEvent := make(chan struct{})
+	go func() {
+		// Events come only from a host with --events; none is no error.
+		_ = h.inv.ReceiveTelemetry(ctx, host.EventsTopic(h.executor), func(p []byte) {
+			w.noteEvent(p)
+			select {
+			case <-sawEvent:
+			default:
+				close(sawEvent)
+			}
+		})
+	}()
+	lines := c.Bool("json") || !isTerminal(c.App.Writer)
+	var recent []happening
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		st, err := h.stats(ctx, c.Duration("timeout"))
+		switch {
+		case ctx.Err() != nil:
+			return nil // Ctrl-C ends watch
+		case err != nil:
+			return err
+		}
+		f := w.frame(st, time.Now())
+		if lines {
+			out, err := json.Marshal(f)
+			if err != nil {
+				return err
+			}
+			if _, err := c.App.Writer.Write(append(out, '\n')); err != nil {
+				return err
+			}
+		} else {
+			recent = append(recent, f.Happenings...)
+			recent = recent[max(len(recent)-recentShown, 0):]
+			events := false
+			select {
+			case <-sawEvent:
+				events = true
+			default:
+			}
+			printFrame(c.App.Writer, f, h.broker.String(), interval, recent, events)
+		}
+		if n == c.Int("count") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// stats asks the host for its admin stats.
+func (h *hostClient) stats(ctx context.Context, timeout time.Duration) (host.AdminStats, error) {
+	var st host.AdminStats
+	out, err := h.admin(ctx, "stats", nil, "", timeout)
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return st, fmt.Errorf("the host's stats: %w", err)
+	}
+	return st, nil
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// watch, not on a terminal, prints one JSON frame per refresh: the
+// plugins with their counters and rates, and the timeouts (from --events)
+// and reloads since the frame before.
+func TestWatch(t *testing.T) {
+	dir := t.TempDir()
+	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	installFile(t, filepath.Join(plugins, "spin.wasm"), dir, "spin.wasm")
+	addr, _ := startServeIn(t, dir, nil, "--events")
+	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
+
+	watch := exec.Command(binary, append([]string{"watch", "--interval", "100ms"}, host...)...)
+	stdout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Process.Kill()
+	lines := make(chan string, 1000) // the reader only reads: the test's goroutine checks
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	hangGuard := time.After(2 * time.Minute)
+	// until reads frames until one satisfies ok.
+	until := func(what string, ok func(watchFrame) bool) {
+		t.Helper()
+		for {
+			select {
+			case line, open := <-lines:
+				if !open {
+					t.Fatalf("watch ended before %s", what)
+				}
+				var f watchFrame
+				if err := json.Unmarshal([]byte(line), &f); err != nil {
+					t.Fatalf("a line that is not a frame: %q", line)
+				}
+				checkJSONShape(t, "watch", line)
+				if ok(f) {
+					return
+				}
+			case <-hangGuard:
+				t.Fatalf("no frame with %s", what)
+			}
+		}
+	}
+	plugin := func(f watchFrame, name string) watchPlugin {
+		for _, p := range f.Plugins {
+			if p.Name == name {
+				return p
+			}
+		}
+		return watchPlugin{}
+	}
+	until("echo and spin serving", func(f watchFrame) bool {
+		return f.Executor == "cli-host" && plugin(f, "echo").State == "serving" && plugin(f, "spin").State == "serving"
+	})
+	for range 3 {
+		if out, errOut, code := run(t, append([]string{"invoke", "echo", "-d", "hi"}, host...)...); out != "hi" || code != 0 {
+			t.Fatalf("invoke echo: %q %q %d", out, errOut, code)
+		}
+	}
+	until("echo's 3 calls, at a rate", func(f watchFrame) bool {
+		p := plugin(f, "echo")
+		return p.Calls == 3 && p.CallsPerSec > 0 && p.P99Ms > 0
+	})
+	if _, _, code := run(t, append([]string{"invoke", "spin", "--timeout", "1s"}, host...)...); code != exitTimeout {
+		t.Fatalf("invoke spin --timeout 1s: exit %d", code)
+	}
+	until("spin's timeout", func(f watchFrame) bool {
+		for _, h := range f.Happenings {
+			if h.Kind == "timeout" && h.Plugin == "spin" && h.Command == "spin" {
+				return true
+			}
+		}
+		return false
+	})
+	installFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "echo.wasm")
+	until("echo's reload", func(f watchFrame) bool {
+		for _, h := range f.Happenings {
+			if h.Kind == "reload" && h.Plugin == "echo" && strings.Contains(h.Detail, "→") {
+				return true
+			}
+		}
+		return false
+	})
+	_ = watch.Process.Signal(syscall.SIGINT)
+	if err := watch.Wait(); err != nil {
+		t.Fatalf("watch after Ctrl-C: %v", err)
+	}
+}
+
+// On a terminal, watch draws its view in place; --count stops it; with no
+// host it fails as the other client subcommands do.
+func TestWatchTerminal(t *testing.T) {
+	addr, _ := startServe(t, nil)
+	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
+	out, errOut, code := run(t, append([]string{"watch", "--count", "2", "--interval", "100ms"}, host...)...)
+	if code != 0 || strings.Count(out, "\n") != 2 {
+		t.Fatalf("watch --count 2 into a pipe: %q %q %d; want 2 JSON lines", out, errOut, code)
+	}
+	if _, errOut, code := run(t, "watch", "--broker", "mqtt://"+addr, "--executor", "nobody"); code != exitNoExecutor || !strings.Contains(errOut, `no answer from host "nobody"`) {
+		t.Fatalf("watch with no host: %q %d", errOut, code)
+	}
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1): the terminal view is not checked")
+	}
+	line := strings.Join(append([]string{binary, "watch", "--count", "1"}, host...), " ")
+	tty, err := exec.Command(script, "-qec", line, "/dev/null").Output()
+	for _, want := range []string{"\x1b[H\x1b[2J", "cmdhost watch: host cli-host on mqtt://" + addr, "NAME", "IN FLIGHT", "CALLS/S", "echo", "recent timeouts and reloads:"} {
+		if err != nil || !strings.Contains(string(tty), want) {
+			t.Errorf("watch on a terminal: %v, %q lacks %q", err, tty, want)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/events"
+)
+
+// watchFrame is one refresh of `cmdhost watch`: each plugin with its
+// rates since the frame before, and what happened since (--json prints
+// one per line). Rates are 0 in the first frame: there is no frame before.
+type watchFrame struct {
+	Time     time.Time     `json:"time"`
+	Executor string        `json:"executor"`
+	Plugins  []watchPlugin `json:"plugins"`
+	// Happenings are the timeouts (from the host's events, with serve
+	// --events) and reloads (seen as a new digest) since the last frame;
+	// the terminal view keeps the last few.
+	Happenings  []happening `json:"happenings"`
+	ReuseHits   int64       `json:"reuseHits"`
+	ReuseMisses int64       `json:"reuseMisses"`
+}
+
+type watchPlugin struct {
+	Name         string  `json:"name"`
+	State        string  `json:"state"`
+	Digest       string  `json:"digest,omitempty"`
+	Instances    int64   `json:"instances"`
+	InFlight     int     `json:"inFlight"`
+	Calls        int64   `json:"calls"`
+	Errors       int64   `json:"errors"`
+	CallsPerSec  float64 `json:"callsPerSec"`
+	ErrorsPerSec float64 `json:"errorsPerSec"`
+	P50Ms        float64 `json:"p50Ms"`
+	P99Ms        float64 `json:"p99Ms"`
+	Reloads      int     `json:"reloads"`
+	LastError    string  `json:"lastError,omitempty"`
+}
+
+// happening is a timeout or a reload, as watch shows it.
+type happening struct {
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"` // events.KindTimeout, events.KindBudgetWarning or "reload"
+	Plugin  string    `json:"plugin,omitempty"`
+	Command string    `json:"command,omitempty"`
+	Detail  string    `json:"detail"`
+}
+
+// watcher turns the host's stats and events into frames. Events arrive on
+// paho's goroutine (noteEvent); frames are made on watch's (frame): mu
+// guards what both touch.
+type watcher struct {
+	executor string
+	last     map[string]host.PluginView
+	lastAt   time.Time
+
+	mu      sync.Mutex
+	pending []happening // since the last frame
+}
+
+// noteEvent records a timeout event's payload; one that does not decode
+// is dropped (it is not the host's).
+func (w *watcher) noteEvent(payload []byte) {
+	var ev events.Event
+	if json.Unmarshal(payload, &ev) != nil || ev.Kind == "" {
+		return
+	}
+	h := happening{Time: ev.Time, Kind: ev.Kind, Plugin: ev.Plugin, Command: ev.Command,
+		Detail: fmt.Sprintf("%s %v of %v", ev.Type, time.Duration(ev.ElapsedMS)*time.Millisecond, time.Duration(ev.BudgetMS)*time.Millisecond)}
+	if ev.Policy != "" {
+		h.Detail += ", " + string(ev.Policy)
+	}
+	if ev.Attempt > 1 {
+		h.Detail += fmt.Sprintf(", attempt %d", ev.Attempt)
+	}
+	w.mu.Lock()
+	w.pending = append(w.pending, h)
+	w.mu.Unlock()
+}
+
+// frame makes the frame of stats read at now.
+func (w *watcher) frame(st host.AdminStats, now time.Time) watchFrame {
+	f := watchFrame{Time: now, Executor: w.executor, Plugins: []watchPlugin{}, ReuseHits: st.Reuse.Hits, ReuseMisses: st.Reuse.Misses}
+	secs := now.Sub(w.lastAt).Seconds()
+	var reloads []happening
+	for _, v := range st.Plugins {
+		p := watchPlugin{Name: v.Name, State: string(v.State), Digest: short(v.Digest), Instances: v.Instances, InFlight: v.InUse,
+			Calls: v.Calls, Errors: v.Failures + v.ErrorReplies, P50Ms: v.P50Ms, P99Ms: v.P99Ms, Reloads: v.Reloads, LastError: v.LastError}
+		if before, ok := w.last[v.Name]; ok && secs > 0 {
+			p.CallsPerSec = float64(max(v.Calls-before.Calls, 0)) / secs
+			p.ErrorsPerSec = float64(max(v.Failures+v.ErrorReplies-before.Failures-before.ErrorReplies, 0)) / secs
+			if v.Digest != before.Digest && v.Digest != "" {
+				reloads = append(reloads, happening{Time: now, Kind: "reload", Plugin: v.Name,
+					Detail: fmt.Sprintf("%s → %s", short(before.Digest), short(v.Digest))})
+			}
+		}
+		f.Plugins = append(f.Plugins, p)
+	}
+	w.last = make(map[string]host.PluginView, len(st.Plugins))
+	for _, v := range st.Plugins {
+		w.last[v.Name] = v
+	}
+	w.lastAt = now
+	w.mu.Lock()
+	f.Happenings = append(w.pending, reloads...)
+	w.pending = nil
+	w.mu.Unlock()
+	slices.SortStableFunc(f.Happenings, func(a, b happening) int { return a.Time.Compare(b.Time) })
+	if f.Happenings == nil {
+		f.Happenings = []happening{}
+	}
+	return f
+}
+
+// recentShown is how many happenings the terminal view keeps.
+const recentShown = 10
+
+// printFrame draws a frame on a terminal, in place: the cursor home and
+// the screen cleared first. recent are the happenings to show, oldest
+// first.
+func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
+	fmt.Fprint(w, "\x1b[H\x1b[2J")
+	fmt.Fprintf(w, "cmdhost watch: host %s on %s, %s, every %v (Ctrl-C to quit)\n\n", f.Executor, broker, f.Time.Format("15:04:05"), interval)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tINSTANCES\tIN FLIGHT\tCALLS/S\tERRORS/S\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
+	for _, p := range f.Plugins {
+		p50, p99 := "-", "-" // no call of the version serving, no latency
+		if p.P99Ms > 0 {
+			p50, p99 = fmt.Sprintf("%.2fms", p.P50Ms), fmt.Sprintf("%.2fms", p.P99Ms)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%d\t%s\n", p.Name, p.State, p.Instances, p.InFlight,
+			p.CallsPerSec, p.ErrorsPerSec, p.Calls, p.Errors, p50, p99, p.Reloads, orDash(p.LastError))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nreuse cache: %d hits, %d misses\n\nrecent timeouts and reloads:\n", f.ReuseHits, f.ReuseMisses)
+	if len(recent) == 0 {
+		fmt.Fprintln(w, "  none yet")
+	}
+	for _, h := range slices.Backward(recent) {
+		what := h.Plugin
+		if h.Command != "" {
+			what += "/" + h.Command
+		}
+		fmt.Fprintf(w, "  %s  %-14s %-20s %s\n", h.Time.Local().Format("15:04:05"), h.Kind, what, h.Detail)
+	}
+	if !sawEvent {
+		fmt.Fprintln(w, "  (timeouts show only from a host started with serve --events)")
+	}
+}

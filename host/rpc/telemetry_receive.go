@@ -1,0 +1,69 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/eclipse/paho.golang/paho"
+)
+
+// ReceiveTelemetry subscribes to topic (a topic name, QoS 1) on the
+// invoker's connection and hands each message's payload to each until
+// ctx ends, then unsubscribes. each runs on paho's goroutine and must not
+// block. The subscription is made again when the connection comes back.
+// cmdhost watch receives a host's timeout events so.
+func (inv *Invoker) ReceiveTelemetry(ctx context.Context, topic string, each func(payload []byte)) error {
+	if !validTopicName(topic) {
+		return fmt.Errorf("telemetry topic %.64q: not a topic name (no wildcards, no empty level)", topic)
+	}
+	inv.mu.Lock()
+	if _, taken := inv.telemetry[topic]; taken || topic == inv.responseTopic {
+		inv.mu.Unlock()
+		return fmt.Errorf("telemetry topic %s: already received", topic)
+	}
+	inv.telemetry[topic] = each
+	inv.mu.Unlock()
+	defer func() {
+		inv.mu.Lock()
+		delete(inv.telemetry, topic)
+		inv.mu.Unlock()
+	}()
+	if _, err := inv.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}}); err != nil {
+		return fmt.Errorf("subscribing to %s: %w", topic, err)
+	}
+	<-ctx.Done()
+	uctx, cancel := context.WithTimeout(context.Background(), cancelWait)
+	defer cancel()
+	if _, err := inv.cm.Unsubscribe(uctx, &paho.Unsubscribe{Topics: []string{topic}}); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		inv.cfg.Logger.Debug("unsubscribing", "topic", topic, "err", err)
+	}
+	return nil
+}
+
+// telemetryTopics returns the topics ReceiveTelemetry receives now, to
+// subscribe again after a reconnect.
+func (inv *Invoker) telemetryTopics() []paho.SubscribeOptions {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	var out []paho.SubscribeOptions
+	for t := range inv.telemetry {
+		out = append(out, paho.SubscribeOptions{Topic: t, QoS: 1})
+	}
+	return out
+}
+
+// receiveTelemetry hands a message on a telemetry topic to its receiver;
+// it reports whether p was one.
+func (inv *Invoker) receiveTelemetry(p *paho.Publish) bool {
+	if p.Topic == inv.responseTopic {
+		return false
+	}
+	inv.mu.Lock()
+	each := inv.telemetry[p.Topic]
+	inv.mu.Unlock()
+	if each != nil {
+		each(p.Payload)
+	}
+	return true
+}
