@@ -19,11 +19,15 @@ import (
 // commands returns the RPC commands of what the plugins manager serves
 // now, each run by the plugin version serving it when a call starts, with
 // the settings the manager resolved (plugins.Command).
-func commands(m *plugins.Manager) []rpc.Command {
+func commands(m *plugins.Manager, traced bool) []rpc.Command {
 	served := m.Commands()
 	out := make([]rpc.Command, 0, len(served))
 	for _, c := range served {
-		out = append(out, rpcCommand(c, resolvingHandler(m, c.Name())))
+		h := resolvingHandler(m, c.Name())
+		if traced {
+			h = tracedHandler(m.Origin, h)
+		}
+		out = append(out, rpcCommand(c, h))
 	}
 	return out
 }

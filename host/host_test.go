@@ -42,7 +42,7 @@ func TestAllPluginsLoad(t *testing.T) {
 	if len(problems) != 0 || serving(m) < 11 {
 		t.Fatalf("%d plugins serving, problems %v", serving(m), problems)
 	}
-	for _, c := range host.Commands(m) {
+	for _, c := range host.Commands(m, false) {
 		if c.Topic != rpc.DefaultTopic || c.Concurrency != 1 {
 			t.Errorf("%s: topic %q, concurrency %d", c.Name, c.Topic, c.Concurrency)
 		}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/packets"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
@@ -27,10 +29,23 @@ import (
 // machine has: the executor (paho's decode and encode, the protocol's
 // checks, the dedup store, the WASM call, the ack) and the fake broker's
 // encoding of requests and decoding of replies. allocs/op counts both
-// sides too.
+// sides too. "traced" runs with an OpenTelemetry tracer provider that
+// records every span (exporting none): the cost of tracing.
 func BenchmarkHostCost(b *testing.B) {
-	for _, name := range []string{"wat-echo", "echo"} {
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		traced bool
+	}{{"wat-echo", false}, {"echo", false}, {"wat-echo", true}} {
+		name := c.name
+		label := name
+		var tracer trace.Tracer
+		if c.traced {
+			label += "/traced"
+			tp := sdktrace.NewTracerProvider()
+			defer tp.Shutdown(context.Background())
+			tracer = tp.Tracer("bench")
+		}
+		b.Run(label, func(b *testing.B) {
 			bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
 			if err != nil {
 				b.Fatalf("%v (run `make plugins`)", err)
@@ -43,7 +58,7 @@ func BenchmarkHostCost(b *testing.B) {
 			broker := rpctest.NewBroker()
 			defer broker.Close()
 			exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "cost", ClientID: "cost", Broker: &url.URL{Scheme: "mqtt", Host: "fake:1883"},
-				Dial: broker.Dial, MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+				Dial: broker.Dial, MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tracer: tracer},
 				host.FixedCommands([]*wasm.Plugin{p}, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
 			if err != nil {
 				b.Fatal(err)

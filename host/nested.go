@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/rpc"
@@ -91,6 +93,11 @@ type nestedConfig struct {
 	RemoteTimeout time.Duration
 	// Events receives the nested and sync timeout events; nil: none.
 	Events events.Sink
+	// Tracer makes a span of each nested call to a local command (remote
+	// ones are Remote's: an invoker with a tracer); Origin names the plugin
+	// serving a command on it. nil: no tracing.
+	Tracer trace.Tracer
+	Origin origin
 	// Clock drives the sync timeout; nil is the system clock. Deadlines
 	// are context deadlines, on the system clock.
 	Clock wasm.Clock

@@ -143,12 +143,13 @@ func (n *nestedCalls) run(ctx context.Context, c *call, p *plan) abi.BranchResul
 }
 
 // runLocal calls the local plugin serving the command directly.
-func (n *nestedCalls) runLocal(ctx context.Context, p *plan) (abi.BranchResult, string) {
+func (n *nestedCalls) runLocal(ctx context.Context, p *plan) (res abi.BranchResult, plugin string) {
 	b := p.branch
+	ctx, end := n.traceLocal(ctx, b.Command)
+	defer func() { end(res) }()
 	req := &abi.Request{Command: b.Command, Payload: b.Payload, ContentType: b.ContentType, Format: b.Format,
 		Metadata: p.metadata(), InvokerID: n.cfg.ExecutorID, CorrelationID: rpc.NewCorrelation(),
 		ExecutorID: n.cfg.ExecutorID, Deadline: p.deadline}
-	var plugin string
 	if pl, ok := n.cfg.Resolver.Lookup(b.Command); ok {
 		plugin = pl.Name()
 	}

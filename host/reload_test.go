@@ -123,7 +123,7 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 	}
 
 	// Wired as serve does it.
-	served := func() []rpc.Command { return host.Commands(mgr) }
+	served := func() []rpc.Command { return host.Commands(mgr, false) }
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: "reload-host", ClientID: "reload-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u,
 		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),

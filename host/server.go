@@ -14,6 +14,8 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/broker"
 	"github.com/cmdhost/cmdhost/host/events"
@@ -80,6 +82,10 @@ type Config struct {
 	SessionExpiry time.Duration
 	// Logger receives the host's log; nil discards it.
 	Logger *slog.Logger
+	// Tracing makes OpenTelemetry spans of the requests the host runs, its
+	// nested calls and its calls to other hosts, with W3C trace context
+	// read from and written to MQTT user properties; nil: none.
+	Tracing trace.TracerProvider
 	// OnServing, when set, is called once the host serves (the plugins
 	// loaded, the executor subscribed), and OnStopping once it begins to
 	// stop: a supervisor's readiness (systemd's sd_notify) hangs on them.
@@ -172,7 +178,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store, Dial: s.dial(),
+		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store, Dial: s.dial(), Tracer: s.tracer(),
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -196,7 +202,7 @@ func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
-	return append(s.admin.Commands(), commands(s.plugins)...)
+	return append(s.admin.Commands(), commands(s.plugins, s.cfg.Tracing != nil)...)
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
@@ -308,12 +314,13 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 func (s *Server) startNested(ctx context.Context) (func(), error) {
 	ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Broker: s.broker, Logger: s.log, Dial: s.dial()})
+	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Broker: s.broker, Logger: s.log, Dial: s.dial(), Tracer: s.tracer()})
 	if err != nil {
 		return nil, fmt.Errorf("nested invocation: %w", err)
 	}
 	nested, err := newNested(nestedConfig{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
-		Remote: inv, RemoteAck: !s.cfg.NestedNoAck, MaxDepth: s.cfg.MaxDepth, Events: s.events})
+		Remote: inv, RemoteAck: !s.cfg.NestedNoAck, MaxDepth: s.cfg.MaxDepth, Events: s.events,
+		Tracer: s.tracer(), Origin: s.plugins.Origin})
 	if err != nil {
 		_ = inv.Close()
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/otlp"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
 )
@@ -62,6 +64,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
 			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464), and the probes /healthz and /readyz (docs/operations.md); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
 			&cli.BoolFlag{Name: "nested-no-ack", Usage: "nested calls to other executors as plain v1.0 requests (no ack, no cancel), for executors without the ask extension", EnvVars: []string{"CMDHOST_NESTED_NO_ACK"}},
+			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send OpenTelemetry spans of every request, nested call and call to another host to this OTLP/HTTP collector `URL` (e.g. http://127.0.0.1:4318); none: no tracing", EnvVars: []string{"CMDHOST_OTLP_ENDPOINT"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
 		},
@@ -81,6 +84,23 @@ func runServe(c *cli.Context) error {
 	defer stop()
 	cfg.OnServing = func() { notifySystemd("READY=1") }
 	cfg.OnStopping = func() { notifySystemd("STOPPING=1") }
+	if endpoint := c.String("otlp-endpoint"); endpoint != "" {
+		instance := cfg.ExecutorID
+		if cfg.ClientID != "" {
+			instance += "/" + cfg.ClientID
+		}
+		tp, err := otlp.Provider(otlp.Config{Endpoint: endpoint, Instance: instance, Version: readBuildVersion().Version})
+		if err != nil {
+			return cli.Exit(err, exitUsage)
+		}
+		// After Run: the spans of the last requests go out before exit.
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = tp.Shutdown(sctx)
+		}()
+		cfg.Tracing = tp
+	}
 	srv, err := host.New(cfg)
 	if err != nil {
 		return err

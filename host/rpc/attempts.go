@@ -66,10 +66,16 @@ func (e *Executor) awaitTurn(in *incoming, turn *turn, c *running, attempt int) 
 
 // attempt waits for turn, then runs the handler once. again asks for
 // another attempt (the retry policy).
-func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_ *reply, again bool) {
+func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (out *reply, again bool) {
 	r := in.route
-	if out, waited := e.awaitTurn(in, turn, c, attempt); !waited {
-		return out, false
+	queuedFrom := in.received // the first attempt queued at its receipt
+	if attempt > 1 {
+		queuedFrom = time.Now()
+	}
+	queued, waited := e.awaitTurn(in, turn, c, attempt)
+	e.traceQueue(in, queuedFrom, attempt, waited)
+	if !waited {
+		return queued, false
 	}
 	if c.ctx.Err() != nil {
 		// Cut or cancelled while its slot was being granted: a call
@@ -97,6 +103,8 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (_
 	}
 	ctx, cancel := context.WithDeadline(c.ctx, deadline)
 	defer cancel()
+	ctx, span := e.traceExecute(ctx, in, turn.at, attempt)
+	defer func() { endSpan(span, out) }()
 	req := *in.req // each attempt its own copy: a late run keeps reading its own
 	req.Deadline, req.Attempt = deadline, attempt
 	if w := e.warnAt(in, turn.at, deadline, attempt); w != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/eclipse/paho.golang/paho/session/state"
 	"github.com/eclipse/paho.golang/paho/store/memory"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
@@ -124,6 +125,9 @@ type Config struct {
 	// Events receives the timeout events and budget warnings (attempts.go);
 	// nil: none (timeouts are still logged).
 	Events events.Sink
+	// Tracer makes a span of each request run, a child of the trace
+	// context it carries (tracing.go); nil: no tracing.
+	Tracer trace.Tracer
 }
 
 func (c *Config) defaults() error {
@@ -540,6 +544,7 @@ func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
 // start runs a first receipt: clock merge, queue bound, then execution in
 // a goroutine of its own.
 func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]) {
+	e.beginTrace(in)
 	if in.timestamp != nil {
 		if err := e.hlc.Update(*in.timestamp); err != nil {
 			r := statusReply(abi.StatusServiceUnavailable, err.Error(), "MaxClockDrift", "")
@@ -547,7 +552,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 				r = statusReply(abi.StatusInternalError, err.Error(), "Counter", "")
 			}
 			e.complete(in, entry, r)
-			go e.finishFirst(in, r)
+			go e.finishTraced(in, r)
 			return
 		}
 	}
@@ -555,7 +560,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 		e.pending.Add(-1)
 		r := statusReply(abi.StatusServiceUnavailable, fmt.Sprintf("the host is busy: %d requests pending", e.cfg.MaxPending), "", "")
 		e.complete(in, entry, r)
-		go e.finishFirst(in, r)
+		go e.finishTraced(in, r)
 		return
 	}
 	reuseKey, reusable := e.reuseKey(in)
@@ -563,7 +568,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 		if r, ok := e.reuse.Get(reuseKey); ok {
 			e.pending.Add(-1)
 			e.complete(in, entry, r)
-			go e.finishFirst(in, r)
+			go e.finishTraced(in, r)
 			return
 		}
 	}
@@ -584,7 +589,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 			e.remember(reuseKey, in, r)
 		}
 		e.complete(in, entry, r)
-		e.finishFirst(in, r)
+		e.finishTraced(in, r)
 	}()
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
 )
@@ -38,6 +39,9 @@ type InvokerConfig struct {
 	// request while neither an ack (202) nor a reply has come back;
 	// default DefaultAckAttempts, at most MaxAckAttempts.
 	AckAttempts int
+	// Tracer makes a span of each call and writes its trace context into
+	// the request (traceparent, tracestate: tracing.go); nil: no tracing.
+	Tracer trace.Tracer
 	// AckInterval is how long the first send waits for an ack before the
 	// request is sent again; each later send waits twice as long as the
 	// one before. The call gives up after AckInterval·(2^AckAttempts − 1):
@@ -268,7 +272,7 @@ func (inv *Invoker) Close() error {
 // an error status is a Result, not an error: see Result.Err. With c.Ack
 // the call is an ask (see Call.Ack); its errors are then also
 // ErrNoExecutor, and a 499 reply is a Result.
-func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
+func (inv *Invoker) Invoke(ctx context.Context, c Call) (res *Result, err error) {
 	if c.Timeout <= 0 {
 		return nil, errors.New("a call needs a positive timeout (its message expiry)")
 	}
@@ -284,6 +288,8 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (*Result, error) {
 	if corr == nil {
 		corr = NewCorrelation()
 	}
+	ctx, span := inv.traceCall(ctx, &c)
+	defer func() { endCall(span, corr, res, err) }()
 	w := &waiter{ask: c.Ack, result: make(chan *Result, 1), acked: make(chan struct{})}
 	inv.mu.Lock()
 	inv.waiting[string(corr)] = w

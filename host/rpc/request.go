@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"github.com/cmdhost/cmdhost/internal/hlc"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/eclipse/paho.golang/paho"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
 )
@@ -33,6 +35,11 @@ type incoming struct {
 	askAck   bool          // cmdhost-ack: 1
 	cancel   bool          // cmdhost-cancel: 1: a cancel, not a request
 	accepted chan struct{} // closed once the 202 is sent; nil when none is
+
+	// Tracing (tracing.go): the request span and its context; nil when
+	// the request is not traced.
+	span     trace.Span
+	traceCtx context.Context
 }
 
 // read checks the request's headers (PROTOCOL.md "Request") and fills in.

@@ -1,0 +1,158 @@
+package host_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
+)
+
+// runTracedHost runs a host.Server serving copies of the plugins named,
+// with its own tracer provider, until the test ends; broker nil starts
+// its embedded broker. It returns once the host serves.
+func runTracedHost(t *testing.T, id string, broker *host.Server, spans *testkit.Spans, plugins ...string) *host.Server {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range plugins {
+		bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), bin, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serving := make(chan struct{})
+	cfg := host.Config{
+		PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: id, CacheDir: testkit.CacheDir(),
+		ExecTimeout: 10 * time.Second, Pool: 2, MaxExpiry: time.Hour, Drain: 10 * time.Second, MaxDepth: host.DefaultMaxDepth,
+		Tracing: spans, OnServing: func() { close(serving) },
+	}
+	if broker != nil {
+		cfg.Broker = broker.Broker()
+	}
+	srv, err := host.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-ran })
+	select {
+	case <-serving:
+	case err := <-ran:
+		t.Fatalf("host %s: Run returned before serving: %v", id, err)
+	case <-time.After(time.Minute): // hang guard
+		t.Fatalf("host %s did not start serving", id)
+	}
+	return srv
+}
+
+// fileDigest is the hex sha256 of a test plugin's module: its digest.
+func fileDigest(t *testing.T, name string) string {
+	bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(bin)
+	return hex.EncodeToString(sum[:])
+}
+
+// spanAttr returns the value of the span attribute key, "" when absent.
+func spanAttr(s sdktrace.ReadOnlySpan, key string) string {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// parentOf fails unless child's parent is parent, in parent's trace.
+func parentOf(t *testing.T, parent, child sdktrace.ReadOnlySpan) {
+	t.Helper()
+	if child.Parent().SpanID() != parent.SpanContext().SpanID() || child.SpanContext().TraceID() != parent.SpanContext().TraceID() {
+		t.Errorf("span %q: parent %v of trace %v; want %q (%v of trace %v)", child.Name(), child.Parent().SpanID(),
+			child.SpanContext().TraceID(), parent.Name(), parent.SpanContext().SpanID(), parent.SpanContext().TraceID())
+	}
+}
+
+// One trace follows a request from its invoker through host A, a nested
+// call from A's plugin to a command on host B through the broker, and B's
+// run of it: each process has its own tracer provider, and the trace
+// context goes from one to the next in the W3C user properties. The
+// execute spans name the plugin and its module digest; a nested call to a
+// local command is a span of A's.
+func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
+	spansA, spansB, spansClient := testkit.NewSpans(t), testkit.NewSpans(t), testkit.NewSpans(t)
+	a := runTracedHost(t, "trace-a", nil, spansA, "nest", "echo")
+	runTracedHost(t, "trace-b", a, spansB, "echo")
+
+	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: a.Broker(), Tracer: spansClient.Tracer("client")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	nest := func(spec callSpec) resultView {
+		t.Helper()
+		payload, _ := json.Marshal(spec)
+		r, err := client.Invoke(ctxT(t), rpc.Call{Topic: "rpc/trace-a/nest", Payload: payload, ContentType: "application/json",
+			Timeout: 20 * time.Second, Ack: true})
+		if err != nil || r.Status != 200 {
+			t.Fatalf("nest %+v: %+v %v", spec, r, err)
+		}
+		var v resultView
+		if err := json.Unmarshal(r.Payload, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := nest(callSpec{Command: "echo", Executor: "trace-b", Payload: "hi"}); v.Status != 200 || v.Payload != "hi" {
+		t.Fatalf("the remote nested call: %+v", v)
+	}
+
+	invoke := spansClient.Until(t, "cmdhost.invoke rpc/trace-a/nest")
+	requestA := spansA.Until(t, "cmdhost.request nest")
+	executeA := spansA.Until(t, "cmdhost.execute")
+	toB := spansA.Until(t, "cmdhost.invoke rpc/trace-b/echo")
+	requestB := spansB.Until(t, "cmdhost.request echo")
+	executeB := spansB.Until(t, "cmdhost.execute")
+	parentOf(t, invoke, requestA)
+	parentOf(t, requestA, executeA)
+	parentOf(t, executeA, toB)
+	parentOf(t, toB, requestB)
+	parentOf(t, requestB, executeB)
+	for _, c := range []struct {
+		span           sdktrace.ReadOnlySpan
+		plugin, digest string
+	}{{executeA, "nest", fileDigest(t, "nest")}, {executeB, "echo", ""}} {
+		if spanAttr(c.span, "cmdhost.plugin") != c.plugin || spanAttr(c.span, "cmdhost.attempt") != "1" ||
+			len(spanAttr(c.span, "cmdhost.plugin.digest")) != 64 || c.digest != "" && spanAttr(c.span, "cmdhost.plugin.digest") != c.digest {
+			t.Errorf("execute span of %s: %v", c.plugin, c.span.Attributes())
+		}
+	}
+
+	// A local nested call never crosses the broker: a span of A's, under
+	// the run of the command that made it.
+	if v := nest(callSpec{Command: "echo", Payload: "local"}); v.Status != 200 || v.Payload != "local" {
+		t.Fatalf("the local nested call: %+v", v)
+	}
+	local := spansA.Until(t, "cmdhost.nested echo")
+	second := spansA.UntilFunc(t, "execute of the second nest", func(s sdktrace.ReadOnlySpan) bool {
+		return s.Name() == "cmdhost.execute" && s.SpanContext().SpanID() == local.Parent().SpanID()
+	})
+	if second.SpanContext().TraceID() == executeA.SpanContext().TraceID() || spanAttr(local, "cmdhost.plugin") != "echo" || spanAttr(local, "cmdhost.status") != "200" {
+		t.Errorf("the local nested call's span: %v under %v", local.Attributes(), second.Attributes())
+	}
+}
