@@ -191,8 +191,8 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--plugins", plugins, "--max-expiry", "500ms"}, "--max-expiry must be at least 1s"},
 		{[]string{"serve", "--plugins", plugins, "--session-expiry", "-1s"}, "--session-expiry must be between 0 and 136 years"},
 		{[]string{"serve", "--plugins", plugins, "--log-level", "loud"}, "--log-level"},
-		{[]string{"serve"}, `Required flag "plugins" not set`},
-		{[]string{"invoke"}, "invoke needs one command name"},
+		{[]string{"serve"}, "--plugins DIR is required"},
+		{[]string{"invoke"}, "invoke needs a command name"},
 	}
 	for _, c := range cases {
 		_, errOut, code := run(t, c.args...)

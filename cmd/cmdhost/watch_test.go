@@ -18,7 +18,9 @@ func TestWatch(t *testing.T) {
 	dir := t.TempDir()
 	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
 	installFile(t, filepath.Join(plugins, "spin.wasm"), dir, "spin.wasm")
-	addr, _ := startServeIn(t, dir, nil, "--events")
+	// spin is cut by its execution timeout: a timeout event, whatever the
+	// machine's load (a call cut by the invoker's own timeout is a cancel).
+	addr, _ := startServeIn(t, dir, nil, "--events", "--exec-timeout", "500ms")
 	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
 
 	watch := exec.Command(binary, append([]string{"watch", "--interval", "100ms"}, host...)...)
@@ -82,12 +84,12 @@ func TestWatch(t *testing.T) {
 		p := plugin(f, "echo")
 		return p.Calls == 3 && p.CallsPerSec > 0 && p.P99Ms > 0
 	})
-	if _, _, code := run(t, append([]string{"invoke", "spin", "--timeout", "1s"}, host...)...); code != exitTimeout {
-		t.Fatalf("invoke spin --timeout 1s: exit %d", code)
+	if _, errOut, code := run(t, append([]string{"invoke", "spin", "--timeout", "1m"}, host...)...); code != exitFailed || !strings.Contains(errOut, "status 408") {
+		t.Fatalf("invoke spin: %q, exit %d; want 408 from the execution timeout", errOut, code)
 	}
 	until("spin's timeout", func(f watchFrame) bool {
 		for _, h := range f.Happenings {
-			if h.Kind == "timeout" && h.Plugin == "spin" && h.Command == "spin" {
+			if h.Kind == "timeout" && h.Plugin == "spin" && h.Command == "spin" && strings.HasPrefix(h.Detail, "execution ") {
 				return true
 			}
 		}
