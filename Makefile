@@ -30,6 +30,17 @@ PLUGINS  := $(SERVED) \
             $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm $(ALT_DIR)/ledger.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
+# The guest kit (testdata/kit/README.md): one test plugin per guest
+# language, each serving the same commands, checked by one table
+# (host/guestkit_test.go). Rust with Debian's rustc by its path (a rustup
+# rustc without wasm targets may come first in PATH), without cargo: the
+# SDK is built as an rlib first. C with clang and wasi-libc, as a reactor.
+KIT_DIR  := testdata/plugins-kit
+RUSTC    ?= /usr/bin/rustc
+CLANG    ?= clang
+RUSTFLAGS_WASM := --edition 2021 --target wasm32-wasi -C opt-level=2
+KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm
+PLUGINS  += $(KIT)
 
 .PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas
 
@@ -63,6 +74,23 @@ $(WASM_DIR)/wat-echo.wasm: testdata/wat-echo/echo.wat
 	@command -v wat2wasm >/dev/null || .ci/deps wabt
 	wat2wasm $< -o $@
 
+$(KIT_DIR)/kit-go.wasm: testdata/kit-go/main.go $(GUEST_SRC)
+	@mkdir -p $(KIT_DIR)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./testdata/kit-go
+
+$(KIT_DIR)/rust/libcmdhost.rlib: $(wildcard sdk/rust/src/*.rs)
+	@mkdir -p $(KIT_DIR)/rust
+	@test -x $(RUSTC) && $(RUSTC) --print target-libdir --target wasm32-wasi >/dev/null 2>&1 && test -d "$$($(RUSTC) --print target-libdir --target wasm32-wasi)" || .ci/deps rust
+	$(RUSTC) $(RUSTFLAGS_WASM) --crate-type rlib --crate-name cmdhost -o $@ sdk/rust/src/lib.rs
+
+$(KIT_DIR)/kit-rust.wasm: testdata/kit-rust/lib.rs $(KIT_DIR)/rust/libcmdhost.rlib
+	$(RUSTC) $(RUSTFLAGS_WASM) --crate-type cdylib -C strip=symbols --extern cmdhost=$(KIT_DIR)/rust/libcmdhost.rlib -o $@ $<
+
+$(KIT_DIR)/kit-c.wasm: testdata/kit-c/kit.c sdk/c/cmdhost.c sdk/c/cmdhost.h
+	@mkdir -p $(KIT_DIR)
+	@command -v $(CLANG) >/dev/null && command -v wasm-ld >/dev/null && test -f /usr/lib/wasm32-wasi/libc.a || .ci/deps c
+	$(CLANG) --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Wextra -Werror -Wl,--strip-all -I sdk/c -o $@ testdata/kit-c/kit.c sdk/c/cmdhost.c
+
 $(BAD_DIR)/bad-%.wasm: testdata/bad/%.wat
 	@mkdir -p $(BAD_DIR)
 	@command -v wat2wasm >/dev/null || .ci/deps wabt
@@ -86,7 +114,7 @@ vet:
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
 test: deps plugins vet conformance
-	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad)$$' ./host/wasm ./host
+	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./host/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory fuzz FUZZMULT=1
 

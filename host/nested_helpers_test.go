@@ -38,7 +38,13 @@ func (m commandMap) Lookup(command string) (*wasm.Plugin, bool) {
 
 func newNestHost(t testing.TB, id string, files ...string) *nestHost {
 	t.Helper()
-	e, err := wasmtest.NewEngine(wasm.Config{})
+	return newNestHostWith(t, id, wasm.Config{}, wasm.PluginConfig{PoolSize: 4}, files...)
+}
+
+// newNestHostWith is newNestHost with an engine and plugins configured so.
+func newNestHostWith(t testing.TB, id string, ecfg wasm.Config, pcfg wasm.PluginConfig, files ...string) *nestHost {
+	t.Helper()
+	e, err := wasmtest.NewEngine(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +55,7 @@ func newNestHost(t testing.TB, id string, files ...string) *nestHost {
 		if err != nil {
 			t.Fatalf("%v (run `make plugins`)", err)
 		}
-		p, err := e.Load(context.Background(), f, bin, wasm.PluginConfig{PoolSize: 4})
+		p, err := e.Load(context.Background(), filepath.Base(f), bin, pcfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,157 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/testkit"
+)
+
+// kitLanguages are the guest languages the kit runs on: a test plugin of
+// each in testdata/plugins-kit (testdata/kit/README.md).
+var kitLanguages = []string{"go", "rust", "c"}
+
+// TestGuestKit runs one table of behaviours against the kit's test plugin
+// in each guest language, on a host with nested calls: what a handler in
+// any language can do, and how the host sees it.
+func TestGuestKit(t *testing.T) {
+	for _, lang := range kitLanguages {
+		t.Run(lang, func(t *testing.T) {
+			var log testkit.LogBuffer
+			file := "../plugins-kit/kit-" + lang
+			h := newNestHostWith(t, "kit-host", wasm.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))},
+				wasm.PluginConfig{PoolSize: 4, Config: map[string]string{"greeting": "hello from the operator"}}, file)
+			p := h.plugins[file]
+			call := func(command, payload, contentType string, md map[string]string, timeout time.Duration) (*abi.Response, error) {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(ctxT(t), timeout)
+				defer cancel()
+				return p.Invoke(ctx, &abi.Request{Command: command, Payload: []byte(payload), ContentType: contentType,
+					Metadata: md, ExecutorID: "kit-host", CorrelationID: parentCorrelation})
+			}
+			ok := func(command, payload string) *abi.Response {
+				t.Helper()
+				resp, err := call(command, payload, "text/plain", nil, 10*time.Second)
+				if err != nil || resp.Code() != abi.StatusOK {
+					t.Fatalf("%s %q: %+v, %v", command, payload, resp, err)
+				}
+				return resp
+			}
+
+			t.Run("description", func(t *testing.T) {
+				d := p.Description()
+				var names []string
+				for _, c := range d.Commands {
+					names = append(names, c.Name)
+				}
+				want := "kit-config kit-deadline kit-echo kit-error kit-idem kit-log kit-nest kit-status kit-trap kit-var"
+				if got := strings.Join(slices.Sorted(slices.Values(names)), " "); got != want {
+					t.Fatalf("commands %s; want %s", got, want)
+				}
+				idem, deadline := d.Command("kit-idem"), d.Command("kit-deadline")
+				if !idem.Idempotent || idem.ResponseTTL != time.Minute || strings.Join(idem.ContentTypes, ",") != "text/plain" || idem.Timeout != 2*time.Second {
+					t.Errorf("kit-idem: %+v", idem)
+				}
+				if deadline.Idempotent || deadline.Timeout != 300*time.Millisecond {
+					t.Errorf("kit-deadline: %+v", deadline)
+				}
+			})
+			t.Run("echo", func(t *testing.T) {
+				resp, err := call("kit-echo", "héllo\x00bytes", "application/x-kit", map[string]string{"k": "v", "trace": "1"}, 10*time.Second)
+				if err != nil || resp.Code() != abi.StatusOK || string(resp.Payload) != "héllo\x00bytes" || resp.ContentType != "application/x-kit" ||
+					resp.Metadata["k"] != "v" || resp.Metadata["trace"] != "1" {
+					t.Fatalf("%+v, %v", resp, err)
+				}
+				if resp := ok("kit-echo", ""); len(resp.Payload) != 0 {
+					t.Fatalf("empty echo: %+v", resp)
+				}
+			})
+			t.Run("application error", func(t *testing.T) {
+				resp, err := call("kit-error", "", "", nil, 10*time.Second)
+				if err != nil || resp.Code() != abi.StatusInternalError || !resp.AppError || resp.Message != "kit: deliberate failure" {
+					t.Fatalf("%+v, %v", resp, err)
+				}
+			})
+			t.Run("statuses", func(t *testing.T) {
+				resp, err := call("kit-status", "400", "text/plain", nil, 10*time.Second)
+				if err != nil || resp.Code() != abi.StatusBadRequest || resp.AppError || resp.Message != "kit: bad payload" {
+					t.Errorf("400: %+v, %v", resp, err)
+				}
+				resp, err = call("kit-status", "415", "application/x-odd", nil, 10*time.Second)
+				if err != nil || resp.Code() != abi.StatusUnsupportedType || resp.PropName != "Content Type" || resp.PropValue != "application/x-odd" {
+					t.Errorf("415: %+v, %v", resp, err)
+				}
+				resp, err = call("kit-status", "other", "text/plain", nil, 10*time.Second)
+				if err != nil || resp.Code() != abi.StatusNoContent || len(resp.Payload) != 0 {
+					t.Errorf("204: %+v, %v", resp, err)
+				}
+			})
+			t.Run("declared content types", func(t *testing.T) {
+				if resp := ok("kit-idem", "same"); string(resp.Payload) != "same" {
+					t.Errorf("kit-idem: %+v", resp)
+				}
+				resp, err := call("kit-idem", "x", "application/json", nil, 10*time.Second)
+				if err != nil || resp.Code() != abi.StatusUnsupportedType {
+					t.Errorf("kit-idem with application/json: %+v, %v; want the host's 415", resp, err)
+				}
+			})
+			t.Run("config", func(t *testing.T) {
+				if resp := ok("kit-config", "greeting"); string(resp.Payload) != "hello from the operator" {
+					t.Errorf("greeting: %+v", resp)
+				}
+				resp, err := call("kit-config", "absent", "text/plain", nil, 10*time.Second)
+				if err != nil || !resp.AppError || resp.Message != "kit: no config absent" {
+					t.Errorf("absent: %+v, %v", resp, err)
+				}
+			})
+			t.Run("variables", func(t *testing.T) {
+				for want := 1; want <= 3; want++ {
+					if resp := ok("kit-var", "add"); string(resp.Payload) != strconv.Itoa(want) {
+						t.Fatalf("add #%d: %q", want, resp.Payload)
+					}
+				}
+				if resp := ok("kit-var", "a value"); string(resp.Payload) != "a value" {
+					t.Errorf("set and get: %q", resp.Payload)
+				}
+			})
+			t.Run("log", func(t *testing.T) {
+				ok("kit-log", "a line from kit-"+lang)
+				if !log.Contains("msg=\"a line from kit-"+lang+"\"") || !log.Contains("plugin=kit-"+lang) {
+					t.Errorf("the host log lacks the guest's line:\n%s", log.String())
+				}
+			})
+			t.Run("nested call", func(t *testing.T) {
+				if resp := ok("kit-nest", "through kit-echo"); string(resp.Payload) != "through kit-echo" {
+					t.Errorf("%+v", resp)
+				}
+			})
+			t.Run("trap", func(t *testing.T) {
+				_, err := call("kit-trap", "", "", nil, 10*time.Second)
+				var werr *wasm.Error
+				if !errors.As(err, &werr) || werr.Kind != wasm.KindTrap {
+					t.Fatalf("err %v; want a trap", err)
+				}
+				ok("kit-echo", "after the trap") // the instance was replaced
+			})
+			t.Run("deadline", func(t *testing.T) {
+				if resp := ok("kit-deadline", "remaining"); string(resp.Payload) != "ok" {
+					t.Errorf("remaining: %+v", resp)
+				}
+				start := time.Now()
+				_, err := call("kit-deadline", "spin", "", nil, 300*time.Millisecond)
+				var werr *wasm.Error
+				if !errors.As(err, &werr) || werr.Kind != wasm.KindDeadline {
+					t.Fatalf("err %v after %v; want the deadline to cut the spin", err, time.Since(start))
+				}
+			})
+		})
+	}
+}

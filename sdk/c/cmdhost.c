@@ -1,0 +1,506 @@
+/* cmdhost guest SDK for C: the envelope codec, the host imports and the
+ * exports (see cmdhost.h and abi/ABI.md). */
+#include "cmdhost.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define IMPORT(name) __attribute__((import_module("cmdhost"), import_name(#name)))
+#define EXPORT(name) __attribute__((export_name(#name)))
+
+IMPORT(describe) int32_t host_describe(const uint8_t *p, int32_t n);
+IMPORT(request_len) int32_t host_request_len(void);
+IMPORT(request_read) int32_t host_request_read(uint8_t *p, int32_t cap);
+IMPORT(response_write) int32_t host_response_write(const uint8_t *p, int32_t n);
+IMPORT(log) void host_log(int32_t level, const char *p, int32_t n);
+IMPORT(config_get) int32_t host_config_get(const char *k, int32_t kn, uint8_t *buf, int32_t cap);
+IMPORT(var_get) int32_t host_var_get(const char *k, int32_t kn, uint8_t *buf, int32_t cap);
+IMPORT(var_set) int32_t host_var_set(const char *k, int32_t kn, const uint8_t *v, int32_t vn);
+IMPORT(var_add) int32_t host_var_add(const char *k, int32_t kn, int64_t delta, uint8_t *out);
+IMPORT(invoke) int32_t host_invoke(const uint8_t *p, int32_t n);
+IMPORT(invoke_result_read) int32_t host_invoke_result_read(uint8_t *p, int32_t cap);
+
+/* ---- the envelope (ABI section 7) ---------------------------------- */
+
+typedef struct {
+	uint8_t *buf;
+	size_t len, cap;
+} writer;
+
+static void put(writer *w, const void *p, size_t n) {
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 256;
+		while (cap < w->len + n) cap *= 2;
+		uint8_t *b = realloc(w->buf, cap);
+		if (!b) abort(); /* out of memory: the host reports the trap */
+		w->buf = b;
+		w->cap = cap;
+	}
+	if (n) memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void put_u32(writer *w, uint32_t v) {
+	uint8_t b[4] = {v, v >> 8, v >> 16, v >> 24};
+	put(w, b, 4);
+}
+
+static void put_i64(writer *w, int64_t v) {
+	uint8_t b[8];
+	for (int i = 0; i < 8; i++) b[i] = (uint8_t)((uint64_t)v >> (8 * i));
+	put(w, b, 8);
+}
+
+static void rec(writer *w, uint8_t tag, const void *p, size_t n) {
+	put(w, &tag, 1);
+	put_u32(w, (uint32_t)n);
+	put(w, p, n);
+}
+
+static void rec_str(writer *w, uint8_t tag, const char *s) { rec(w, tag, s, strlen(s)); }
+
+static void rec_u8(writer *w, uint8_t tag, uint8_t v) { rec(w, tag, &v, 1); }
+
+static void rec_u32(writer *w, uint8_t tag, uint32_t v) {
+	put(w, &tag, 1);
+	put_u32(w, 4);
+	put_u32(w, v);
+}
+
+static void rec_i64(writer *w, uint8_t tag, int64_t v) {
+	put(w, &tag, 1);
+	put_u32(w, 8);
+	put_i64(w, v);
+}
+
+static void rec_entry(writer *w, uint8_t tag, const char *k, const char *v) {
+	size_t kn = strlen(k), vn = strlen(v);
+	put(w, &tag, 1);
+	put_u32(w, (uint32_t)(4 + kn + vn));
+	put_u32(w, (uint32_t)kn);
+	put(w, k, kn);
+	put(w, v, vn);
+}
+
+static uint32_t get_u32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static int64_t get_i64(const uint8_t *p) {
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+	return (int64_t)v;
+}
+
+/* Walks an envelope: each record in turn to f; -1 when it is malformed. */
+typedef int (*record_fn)(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n);
+
+static int walk(const uint8_t *b, size_t len, record_fn f, void *ctx) {
+	size_t p = 0;
+	while (p < len) {
+		if (len - p < 5) return -1;
+		uint32_t n = get_u32(b + p + 1);
+		if (n > len - p - 5) return -1;
+		if (f(ctx, b[p], b + p + 5, n) != 0) return -1;
+		p += 5 + (size_t)n;
+	}
+	return 0;
+}
+
+static char *dup_str(const uint8_t *v, uint32_t n) {
+	char *s = malloc(n + 1);
+	if (!s) abort();
+	memcpy(s, v, n);
+	s[n] = 0;
+	return s;
+}
+
+static uint8_t *dup_bytes(const uint8_t *v, uint32_t n) {
+	uint8_t *b = malloc(n ? n : 1);
+	if (!b) abort();
+	memcpy(b, v, n);
+	return b;
+}
+
+static int add_entry(cmdhost_entry **list, size_t *len, const uint8_t *v, uint32_t n) {
+	if (n < 4) return -1;
+	uint32_t kn = get_u32(v);
+	if (kn > n - 4) return -1;
+	cmdhost_entry *l = realloc(*list, (*len + 1) * sizeof **list);
+	if (!l) abort();
+	l[*len].key = dup_str(v + 4, kn);
+	l[*len].value = dup_str(v + 4 + kn, n - 4 - kn);
+	*list = l;
+	(*len)++;
+	return 0;
+}
+
+/* ---- the request (ABI section 8) ------------------------------------ */
+
+static int request_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
+	cmdhost_request *r = ctx;
+	switch (tag) {
+	case 1: free(r->command); r->command = dup_str(v, n); break;
+	case 2: free(r->payload); r->payload = dup_bytes(v, n); r->payload_len = n; break;
+	case 3: free(r->content_type); r->content_type = dup_str(v, n); break;
+	case 4: if (n != 1) return -1; r->format = v[0]; break;
+	case 5: return add_entry(&r->metadata, &r->metadata_len, v, n);
+	case 6: return add_entry(&r->topic_tokens, &r->topic_tokens_len, v, n);
+	case 7: free(r->invoker_id); r->invoker_id = dup_str(v, n); break;
+	case 8: free(r->correlation_id); r->correlation_id = dup_bytes(v, n); r->correlation_id_len = n; break;
+	case 9: if (n != 8) return -1; r->has_deadline = 1; r->deadline_unix_nanos = get_i64(v); break;
+	case 10: free(r->executor_id); r->executor_id = dup_str(v, n); break;
+	case 11: if (n != 4) return -1; r->attempt = get_u32(v); break;
+	default: break; /* a later minor version's: skipped */
+	}
+	return 0;
+}
+
+static void free_entries(cmdhost_entry *l, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].key);
+		free(l[i].value);
+	}
+	free(l);
+}
+
+static void request_free(cmdhost_request *r) {
+	free(r->command);
+	free(r->payload);
+	free(r->content_type);
+	free_entries(r->metadata, r->metadata_len);
+	free_entries(r->topic_tokens, r->topic_tokens_len);
+	free(r->invoker_id);
+	free(r->correlation_id);
+	free(r->executor_id);
+}
+
+/* ---- the response (ABI section 9) ----------------------------------- */
+
+struct cmdhost_response {
+	uint32_t status; /* 0: 200 */
+	int app_error;
+	char *message, *prop_name, *prop_value, *content_type;
+	uint8_t *payload;
+	size_t payload_len;
+	int has_ttl;
+	int64_t ttl_ms;
+	writer metadata; /* entry records, tag 9 */
+};
+
+static void set_str(char **dst, const char *s) {
+	free(*dst);
+	*dst = dup_str((const uint8_t *)s, (uint32_t)strlen(s));
+}
+
+void cmdhost_reply(cmdhost_response *r, const void *payload, size_t len) {
+	free(r->payload);
+	r->payload = dup_bytes(payload, (uint32_t)len);
+	r->payload_len = len;
+}
+
+void cmdhost_reply_text(cmdhost_response *r, const char *text) { cmdhost_reply(r, text, strlen(text)); }
+void cmdhost_reply_content_type(cmdhost_response *r, const char *ct) { set_str(&r->content_type, ct); }
+void cmdhost_reply_metadata(cmdhost_response *r, const char *k, const char *v) { rec_entry(&r->metadata, 9, k, v); }
+
+void cmdhost_reply_ttl_ms(cmdhost_response *r, int64_t ms) {
+	r->has_ttl = 1;
+	r->ttl_ms = ms;
+}
+
+void cmdhost_reply_no_content(cmdhost_response *r) { r->status = 204; }
+
+void cmdhost_fail(cmdhost_response *r, const char *message) {
+	r->status = 0;
+	r->app_error = 1;
+	set_str(&r->message, message);
+}
+
+void cmdhost_invalid_payload(cmdhost_response *r, const char *message) {
+	r->status = 400;
+	set_str(&r->message, message);
+}
+
+void cmdhost_unsupported_content_type(cmdhost_response *r, const char *ct) {
+	r->status = 415;
+	set_str(&r->message, "unsupported content type");
+	set_str(&r->prop_name, "Content Type");
+	set_str(&r->prop_value, ct);
+}
+
+static void encode_response(const cmdhost_response *r, writer *w) {
+	if (r->app_error) {
+		rec_u8(w, 2, 1);
+	} else if (r->status) {
+		rec_u32(w, 1, r->status);
+	}
+	if (r->message) rec_str(w, 3, r->message);
+	if (r->prop_name) rec_str(w, 4, r->prop_name);
+	if (r->prop_value) rec_str(w, 5, r->prop_value);
+	int error = r->app_error || r->status >= 400;
+	if (!error && r->status != 204 && r->payload_len) rec(w, 6, r->payload, r->payload_len);
+	if (!error && r->content_type && *r->content_type) rec_str(w, 7, r->content_type);
+	if (!error) put(w, r->metadata.buf, r->metadata.len);
+	if (!error && r->has_ttl) rec_i64(w, 10, r->ttl_ms);
+}
+
+static void response_free(cmdhost_response *r) {
+	free(r->message);
+	free(r->prop_name);
+	free(r->prop_value);
+	free(r->content_type);
+	free(r->payload);
+	free(r->metadata.buf);
+}
+
+/* ---- commands and the exports (ABI section 3) ------------------------ */
+
+typedef struct {
+	char *name;
+	cmdhost_handler handler;
+	cmdhost_options opts;
+} command;
+
+static command *commands;
+static size_t n_commands;
+static int initialized;
+
+void cmdhost_command(const char *name, cmdhost_handler handler, const cmdhost_options *opts) {
+	command *c = realloc(commands, (n_commands + 1) * sizeof *c);
+	if (!c) abort();
+	commands = c;
+	c[n_commands].name = dup_str((const uint8_t *)name, (uint32_t)strlen(name));
+	c[n_commands].handler = handler;
+	memset(&c[n_commands].opts, 0, sizeof c[n_commands].opts);
+	if (opts) c[n_commands].opts = *opts;
+	n_commands++;
+}
+
+static void init_once(void) {
+	if (!initialized) {
+		initialized = 1;
+		cmdhost_init();
+	}
+}
+
+EXPORT(cmdhost_abi_version) int32_t cmdhost_abi_version(void) { return CMDHOST_ABI_VERSION; }
+
+EXPORT(cmdhost_describe) int32_t cmdhost_describe(void) {
+	init_once();
+	writer d = {0};
+	rec_u32(&d, 1, CMDHOST_ABI_VERSION);
+	for (size_t i = 0; i < n_commands; i++) {
+		const cmdhost_options *o = &commands[i].opts;
+		writer c = {0};
+		rec_str(&c, 1, commands[i].name);
+		if (o->idempotent) rec_u8(&c, 2, 1);
+		if (o->response_ttl_ms) rec_i64(&c, 3, o->response_ttl_ms);
+		for (const char *const *ct = o->content_types; ct && *ct; ct++) rec_str(&c, 4, *ct);
+		if (o->timeout_ms) rec_i64(&c, 5, o->timeout_ms);
+		if (o->topic) rec_str(&c, 6, o->topic);
+		rec(&d, 2, c.buf, c.len);
+		free(c.buf);
+	}
+	int32_t r = host_describe(d.buf, (int32_t)d.len);
+	free(d.buf);
+	return r == 0 ? 0 : 1;
+}
+
+EXPORT(cmdhost_handle) int32_t cmdhost_handle(void) {
+	init_once();
+	int32_t n = host_request_len();
+	if (n < 0) return 1;
+	uint8_t *buf = malloc((size_t)n);
+	if (!buf) return 1;
+	if (host_request_read(buf, n) != n) {
+		free(buf);
+		return 2;
+	}
+	cmdhost_request req = {0};
+	req.attempt = 1;
+	int bad = walk(buf, (size_t)n, request_record, &req);
+	free(buf);
+	if (bad || !req.command) {
+		cmdhost_log(CMDHOST_ERROR, "cmdhost sdk: the request does not decode");
+		request_free(&req);
+		return 2;
+	}
+	if (!req.content_type) req.content_type = dup_str((const uint8_t *)"", 0);
+	if (!req.invoker_id) req.invoker_id = dup_str((const uint8_t *)"", 0);
+	if (!req.executor_id) req.executor_id = dup_str((const uint8_t *)"", 0);
+	cmdhost_response resp = {0};
+	size_t i = 0;
+	while (i < n_commands && strcmp(commands[i].name, req.command) != 0) i++;
+	if (i < n_commands) {
+		commands[i].handler(&req, &resp);
+	} else {
+		cmdhost_fail(&resp, "this module serves no such command");
+	}
+	writer w = {0};
+	encode_response(&resp, &w);
+	int32_t r = host_response_write(w.buf, (int32_t)w.len);
+	if (r != 0) {
+		char msg[256];
+		if (r == CMDHOST_TOO_LARGE) {
+			snprintf(msg, sizeof msg, "response refused by the host: the response of %zu bytes is over the host's response size bound (serve --max-response-bytes, operator maxResponseBytes)", w.len);
+		} else {
+			snprintf(msg, sizeof msg, "response refused by the host: result %d (a metadata key starting with __, a payload with 204, or text that is not UTF-8)", (int)r);
+		}
+		cmdhost_log(CMDHOST_ERROR, msg);
+	}
+	free(w.buf);
+	response_free(&resp);
+	request_free(&req);
+	return r == 0 ? 0 : 4;
+}
+
+/* ---- log, config, variables ---------------------------------------- */
+
+void cmdhost_log(int level, const char *msg) { host_log(level, msg, (int32_t)strlen(msg)); }
+
+/* Reads a value with get, growing the buffer once: the value's length or
+ * a negative result; *out malloc'd when found. */
+static int32_t read_sized(int32_t (*get)(const char *, int32_t, uint8_t *, int32_t), const char *key, uint8_t **out) {
+	int32_t cap = 256;
+	uint8_t *buf = malloc((size_t)cap);
+	if (!buf) abort();
+	for (int i = 0; i < 2; i++) {
+		int32_t n = get(key, (int32_t)strlen(key), buf, cap);
+		if (n < 0) {
+			free(buf);
+			return n;
+		}
+		if (n <= cap) {
+			*out = buf;
+			return n;
+		}
+		free(buf);
+		cap = n;
+		buf = malloc((size_t)cap);
+		if (!buf) abort();
+	}
+	free(buf);
+	return -8;
+}
+
+char *cmdhost_config(const char *key) {
+	uint8_t *v;
+	int32_t n = read_sized(host_config_get, key, &v);
+	if (n < 0) return NULL;
+	char *s = dup_str(v, (uint32_t)n);
+	free(v);
+	return s;
+}
+
+int cmdhost_var_get(const char *key, uint8_t **value, size_t *len) {
+	int32_t n = read_sized(host_var_get, key, value);
+	if (n < 0) return n;
+	*len = (size_t)n;
+	return CMDHOST_OK;
+}
+
+int cmdhost_var_set(const char *key, const void *value, size_t len) {
+	int32_t r = host_var_set(key, (int32_t)strlen(key), value, (int32_t)len);
+	return r < 0 ? r : CMDHOST_OK;
+}
+
+int cmdhost_var_add(const char *key, int64_t delta, int64_t *sum) {
+	uint8_t out[8];
+	int32_t r = host_var_add(key, (int32_t)strlen(key), delta, out);
+	if (r < 0) return r;
+	*sum = get_i64(out);
+	return CMDHOST_OK;
+}
+
+/* ---- nested calls (ABI section 16) ----------------------------------- */
+
+typedef struct {
+	cmdhost_result *out;
+	int failure;
+	char *message;
+	int branches;
+} invocation;
+
+static int branch_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
+	cmdhost_result *r = ctx;
+	switch (tag) {
+	case 2: if (n != 1) return -1; r->outcome = v[0]; break;
+	case 3: if (n != 1) return -1; r->reason = v[0]; break;
+	case 4: if (n != 4) return -1; r->status = get_u32(v); break;
+	case 5: if (n != 1) return -1; r->app_error = v[0]; break;
+	case 6: free(r->message); r->message = dup_str(v, n); break;
+	case 7: free(r->payload); r->payload = dup_bytes(v, n); r->payload_len = n; break;
+	case 8: free(r->content_type); r->content_type = dup_str(v, n); break;
+	default: break;
+	}
+	return 0;
+}
+
+static int result_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
+	invocation *inv = ctx;
+	switch (tag) {
+	case 1: if (n != 1) return -1; inv->failure = v[0]; break;
+	case 2: free(inv->message); inv->message = dup_str(v, n); break;
+	case 3:
+		if (inv->branches++ == 0) return walk(v, n, branch_record, inv->out);
+		break;
+	default: break;
+	}
+	return 0;
+}
+
+int cmdhost_call_command(const cmdhost_call *call, cmdhost_result *out) {
+	memset(out, 0, sizeof *out);
+	writer b = {0};
+	rec_str(&b, 2, call->command);
+	if (call->executor) rec_str(&b, 3, call->executor);
+	if (call->payload_len) rec(&b, 4, call->payload, call->payload_len);
+	if (call->content_type) rec_str(&b, 5, call->content_type);
+	if (call->timeout_ms) rec_i64(&b, 8, call->timeout_ms);
+	writer w = {0};
+	rec(&w, 1, b.buf, b.len);
+	free(b.buf);
+	int32_t n = host_invoke(w.buf, (int32_t)w.len);
+	free(w.buf);
+	if (n < 0) {
+		out->outcome = CMDHOST_CALL_ERROR;
+		out->message = dup_str((const uint8_t *)"invoke failed", 13);
+		return out->reason = (n == -6 ? 7 : 6);
+	}
+	uint8_t *res = malloc((size_t)n ? (size_t)n : 1);
+	if (!res) abort();
+	invocation inv = {out, 0, NULL, 0};
+	int bad = host_invoke_result_read(res, n) != n || walk(res, (size_t)n, result_record, &inv) != 0;
+	free(res);
+	if (bad) {
+		free(inv.message);
+		out->outcome = CMDHOST_CALL_ERROR;
+		out->message = dup_str((const uint8_t *)"the invocation result does not decode", 37);
+		return out->reason = 6;
+	}
+	if (inv.failure) {
+		free(out->message);
+		out->message = inv.message ? inv.message : dup_str((const uint8_t *)"", 0);
+		out->outcome = CMDHOST_CALL_ERROR;
+		return out->reason = inv.failure;
+	}
+	free(inv.message);
+	if (!out->message) out->message = dup_str((const uint8_t *)"", 0);
+	if (!out->content_type) out->content_type = dup_str((const uint8_t *)"", 0);
+	return 0;
+}
+
+void cmdhost_result_free(cmdhost_result *r) {
+	free(r->message);
+	free(r->payload);
+	free(r->content_type);
+	memset(r, 0, sizeof *r);
+}
+
+int64_t cmdhost_remaining_ns(const cmdhost_request *req) {
+	if (!req->has_deadline) return -1;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t left = req->deadline_unix_nanos - ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	return left > 0 ? left : 0;
+}

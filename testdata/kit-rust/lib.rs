@@ -1,0 +1,96 @@
+//! kit-rust: the guest kit's test plugin in Rust (testdata/kit/README.md
+//! says what each command does; host/guestkit_test.go checks it).
+
+use cmdhost::{add_var, call_command, config, get_var, info, set_var, Call, Command, Error, Request, Response};
+use std::time::Duration;
+
+fn echo(req: &Request) -> Result<Response, Error> {
+    let mut r = Response::new(req.payload.clone()).with_content_type(&req.content_type);
+    r.metadata = req.metadata.clone();
+    Ok(r)
+}
+
+fn fail(_: &Request) -> Result<Response, Error> {
+    Err(Error::app("kit: deliberate failure"))
+}
+
+fn status(req: &Request) -> Result<Response, Error> {
+    match req.payload.as_slice() {
+        b"400" => Err(Error::invalid_payload("kit: bad payload")),
+        b"415" => Err(Error::unsupported_content_type(&req.content_type)),
+        _ => Ok(Response::no_content()),
+    }
+}
+
+fn idem(req: &Request) -> Result<Response, Error> {
+    Ok(Response::new(req.payload.clone()))
+}
+
+fn cfg(req: &Request) -> Result<Response, Error> {
+    let key = String::from_utf8_lossy(&req.payload).into_owned();
+    match config(&key) {
+        Some(v) => Ok(Response::text(&v)),
+        None => Err(Error::app(format!("kit: no config {}", key))),
+    }
+}
+
+fn var(req: &Request) -> Result<Response, Error> {
+    if req.payload == b"add" {
+        let n = add_var("n", 1)?;
+        return Ok(Response::text(&n.to_string()));
+    }
+    set_var("v", &req.payload)?;
+    match get_var("v")? {
+        Some(v) => Ok(Response::new(v)),
+        None => Err(Error::app("kit: the variable just set is not there")),
+    }
+}
+
+fn log(req: &Request) -> Result<Response, Error> {
+    info(&String::from_utf8_lossy(&req.payload));
+    Ok(Response::new(Vec::new()))
+}
+
+fn nest(req: &Request) -> Result<Response, Error> {
+    let r = call_command(Call::new("kit-echo", req.payload.clone())).map_err(|e| Error::app(e.to_string()))?;
+    if r.status != 200 {
+        return Err(Error::app(format!("kit: kit-echo answered {}: {}", r.status, r.message)));
+    }
+    Ok(Response::new(r.payload))
+}
+
+fn trap(_: &Request) -> Result<Response, Error> {
+    panic!("kit: deliberate trap")
+}
+
+fn deadline(req: &Request) -> Result<Response, Error> {
+    if req.payload == b"remaining" {
+        return match req.remaining() {
+            Some(d) if d > Duration::ZERO && d <= Duration::from_secs(10) => Ok(Response::text("ok")),
+            other => Err(Error::app(format!("kit: remaining {:?}", other))),
+        };
+    }
+    // Spin until the host cuts the call: a volatile write the optimizer
+    // keeps.
+    let mut n: u64 = 0;
+    loop {
+        unsafe { std::ptr::write_volatile(&mut n, n.wrapping_add(1)) };
+    }
+}
+
+fn commands() -> Vec<Command> {
+    vec![
+        Command::new("kit-echo", echo),
+        Command::new("kit-error", fail),
+        Command::new("kit-status", status),
+        Command::new("kit-idem", idem).idempotent().response_ttl(Duration::from_secs(60)).content_types(&["text/plain"]).timeout(Duration::from_secs(2)),
+        Command::new("kit-config", cfg),
+        Command::new("kit-var", var),
+        Command::new("kit-log", log),
+        Command::new("kit-nest", nest),
+        Command::new("kit-trap", trap),
+        Command::new("kit-deadline", deadline).timeout(Duration::from_millis(300)),
+    ]
+}
+
+cmdhost::plugin!(commands);
