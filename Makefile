@@ -35,11 +35,14 @@ GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 # (host/guestkit_test.go). Rust with Debian's rustc by its path (a rustup
 # rustc without wasm targets may come first in PATH), without cargo: the
 # SDK is built as an rlib first. C with clang and wasi-libc, as a reactor.
+# AssemblyScript with the asc pinned in sdk/assemblyscript/package-lock.json.
 KIT_DIR  := testdata/plugins-kit
 RUSTC    ?= /usr/bin/rustc
 CLANG    ?= clang
 RUSTFLAGS_WASM := --edition 2021 --target wasm32-wasi -C opt-level=2
-KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm
+ASC      := sdk/assemblyscript/node_modules/.bin/asc
+ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
+KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
 .PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas
@@ -90,6 +93,15 @@ $(KIT_DIR)/kit-c.wasm: testdata/kit-c/kit.c sdk/c/cmdhost.c sdk/c/cmdhost.h
 	@mkdir -p $(KIT_DIR)
 	@command -v $(CLANG) >/dev/null && command -v wasm-ld >/dev/null && test -f /usr/lib/wasm32-wasi/libc.a || .ci/deps c
 	$(CLANG) --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Wextra -Werror -Wl,--strip-all -I sdk/c -o $@ testdata/kit-c/kit.c sdk/c/cmdhost.c
+
+$(ASC): sdk/assemblyscript/package.json sdk/assemblyscript/package-lock.json
+	@command -v npm >/dev/null || .ci/deps node
+	cd sdk/assemblyscript && npm ci --no-audit --no-fund
+	@touch $@
+
+$(KIT_DIR)/kit-as.wasm: testdata/kit-as/index.ts sdk/assemblyscript/assembly/index.ts $(ASC)
+	@mkdir -p $(KIT_DIR)
+	$(ASC) $< -o $@ $(ASCFLAGS)
 
 $(BAD_DIR)/bad-%.wasm: testdata/bad/%.wat
 	@mkdir -p $(BAD_DIR)

@@ -17,7 +17,7 @@ import (
 
 // kitLanguages are the guest languages the kit runs on: a test plugin of
 // each in testdata/plugins-kit (testdata/kit/README.md).
-var kitLanguages = []string{"go", "rust", "c"}
+var kitLanguages = []string{"go", "rust", "c", "as"}
 
 // TestGuestKit runs one table of behaviours against the kit's test plugin
 // in each guest language, on a host with nested calls: what a handler in

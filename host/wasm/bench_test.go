@@ -10,14 +10,22 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 )
 
+// echoes are the echo commands of the guests, by plugin: the Go SDK's
+// echo, the hand-written WAT one, and kit-echo of the guest kit's plugin
+// in each SDK's language (testdata/kit).
+var echoes = []struct{ plugin, command string }{
+	{"echo", "echo"}, {"wat-echo", "wat-echo"},
+	{"kit-go", "kit-echo"}, {"kit-rust", "kit-echo"}, {"kit-c", "kit-echo"}, {"kit-as", "kit-echo"},
+}
+
 // BenchmarkEchoCall is one call of 100 B in and out on a warm instance:
 // pool, request encoding, the guest's decode/handle/encode, response
 // decoding.
 func BenchmarkEchoCall(b *testing.B) {
-	for _, plugin := range []string{"echo", "wat-echo"} {
-		b.Run(plugin, func(b *testing.B) {
-			p := load(b, plugin, PluginConfig{PoolSize: 1})
-			req := &abi.Request{Command: plugin, Payload: bytes.Repeat([]byte("x"), 100), ContentType: "text/plain"}
+	for _, e := range echoes {
+		b.Run(e.plugin, func(b *testing.B) {
+			p := load(b, e.plugin, PluginConfig{PoolSize: 1})
+			req := &abi.Request{Command: e.command, Payload: bytes.Repeat([]byte("x"), 100), ContentType: "text/plain"}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -44,15 +52,21 @@ func BenchmarkEchoCallWithDeadline(b *testing.B) {
 	}
 }
 
-// BenchmarkInstantiate is the cost of a fresh instance of a Go guest: what
-// a call pays after its instance was discarded.
+// BenchmarkInstantiate is the cost of a fresh instance of each guest: what
+// a call pays after its instance was discarded. With -benchmem, B/op is
+// what an instance allocates: its memory, for the most part.
 func BenchmarkInstantiate(b *testing.B) {
-	p := load(b, "echo", PluginConfig{PoolSize: 1})
-	for b.Loop() {
-		p.ReleaseIdle()
-		if _, err := p.Invoke(context.Background(), &abi.Request{Command: "echo"}); err != nil {
-			b.Fatal(err)
-		}
+	for _, e := range echoes {
+		b.Run(e.plugin, func(b *testing.B) {
+			p := load(b, e.plugin, PluginConfig{PoolSize: 1})
+			b.ReportAllocs()
+			for b.Loop() {
+				p.ReleaseIdle()
+				if _, err := p.Invoke(context.Background(), &abi.Request{Command: e.command}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -93,27 +107,29 @@ func BenchmarkDeadlineOvershoot(b *testing.B) {
 // shared on-disk cache. Both include instantiating the warm instance and
 // reading the description.
 func BenchmarkLoad(b *testing.B) {
-	bin := readPlugin(b, "echo")
-	run := func(b *testing.B, e *Engine) {
-		p, err := e.Load(context.Background(), "echo-bench", bin, PluginConfig{PoolSize: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = p.Close(context.Background())
-	}
-	b.Run("cold", func(b *testing.B) {
-		for b.Loop() {
-			e, err := NewEngine(Config{})
+	for _, plugin := range []string{"echo", "kit-rust", "kit-c", "kit-as"} {
+		bin := readPlugin(b, plugin)
+		run := func(b *testing.B, e *Engine) {
+			p, err := e.Load(context.Background(), plugin+"-bench", bin, PluginConfig{PoolSize: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
-			run(b, e)
-			_ = e.Close(context.Background())
+			_ = p.Close(context.Background())
 		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		for b.Loop() {
-			run(b, sharedEngine)
-		}
-	})
+		b.Run(plugin+"/cold", func(b *testing.B) {
+			for b.Loop() {
+				e, err := NewEngine(Config{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				run(b, e)
+				_ = e.Close(context.Background())
+			}
+		})
+		b.Run(plugin+"/cached", func(b *testing.B) {
+			for b.Loop() {
+				run(b, sharedEngine)
+			}
+		})
+	}
 }

@@ -46,6 +46,10 @@ const badPluginDir = "../../testdata/plugins-bad"
 // (hostile-*), built from testdata/hostile/*.wat.
 const hostilePluginDir = "../../testdata/plugins-hostile"
 
+// kitPluginDir holds the guest kit's plugin in each language (kit-LANG),
+// each serving kit-echo and the rest of testdata/kit/README.md.
+const kitPluginDir = "../../testdata/plugins-kit"
+
 func readPlugin(t testing.TB, name string) []byte {
 	t.Helper()
 	dir := pluginDir
@@ -54,6 +58,8 @@ func readPlugin(t testing.TB, name string) []byte {
 		dir = badPluginDir
 	case strings.HasPrefix(name, "hostile-"):
 		dir = hostilePluginDir
+	case strings.HasPrefix(name, "kit-"):
+		dir = kitPluginDir
 	}
 	b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
 	if err != nil {

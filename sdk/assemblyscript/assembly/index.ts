@@ -1,0 +1,501 @@
+// cmdhost guest SDK for AssemblyScript: command handlers that cmdhost
+// serves over MQTT. A thin layer over the ABI (abi/ABI.md in the cmdhost
+// repository): the envelope codec, the host imports and the exports the
+// host calls, which the plugin's entry file re-exports:
+//
+//   import { handle, Request, Response } from "cmdhost-sdk/assembly";
+//   export { cmdhost_abi_version, cmdhost_describe, cmdhost_handle } from "cmdhost-sdk/assembly";
+//
+//   handle("greet", (req: Request): Response => Response.text("hello " + req.payloadText()));
+//
+// Build (sdk/assemblyscript/README.md): asc plugin.ts -o plugin.wasm -O
+//   --runtime incremental --exportStart _initialize --use abort=
+// The host provides no `env` module: `--use abort=` leaves a failed
+// assertion or bounds check a trap, which the host reports.
+
+// ---- host imports (module "cmdhost", ABI section 5) --------------------
+
+@external("cmdhost", "describe") declare function host_describe(ptr: usize, len: i32): i32;
+@external("cmdhost", "request_len") declare function host_request_len(): i32;
+@external("cmdhost", "request_read") declare function host_request_read(ptr: usize, cap: i32): i32;
+@external("cmdhost", "response_write") declare function host_response_write(ptr: usize, len: i32): i32;
+@external("cmdhost", "log") declare function host_log(level: i32, ptr: usize, len: i32): void;
+@external("cmdhost", "config_get") declare function host_config_get(k: usize, kn: i32, buf: usize, cap: i32): i32;
+@external("cmdhost", "var_get") declare function host_var_get(k: usize, kn: i32, buf: usize, cap: i32): i32;
+@external("cmdhost", "var_set") declare function host_var_set(k: usize, kn: i32, v: usize, vn: i32): i32;
+@external("cmdhost", "var_add") declare function host_var_add(k: usize, kn: i32, delta: i64, out: usize): i32;
+@external("cmdhost", "invoke") declare function host_invoke(ptr: usize, len: i32): i32;
+@external("cmdhost", "invoke_result_read") declare function host_invoke_result_read(ptr: usize, cap: i32): i32;
+@external("wasi_snapshot_preview1", "clock_time_get") declare function clock_time_get(id: u32, precision: u64, out: usize): u16;
+
+export const ABI_VERSION: i32 = 1;
+
+// Result codes (ABI section 5).
+export const RESULT_OK: i32 = 0;
+export const RESULT_NOT_FOUND: i32 = -1;
+export const RESULT_TOO_LARGE: i32 = -2;
+export const RESULT_LIMIT: i32 = -3;
+export const RESULT_NOT_INTEGER: i32 = -5;
+
+// ---- the envelope (ABI section 7) --------------------------------------
+
+class Writer {
+  buf: Uint8Array = new Uint8Array(256);
+  len: i32 = 0;
+
+  private grow(n: i32): void {
+    if (this.len + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.len + n) cap *= 2;
+    const b = new Uint8Array(cap);
+    b.set(this.buf.subarray(0, this.len));
+    this.buf = b;
+  }
+  header(tag: u8, n: i32): void {
+    this.grow(5 + n);
+    this.buf[this.len] = tag;
+    store<u32>(this.buf.dataStart + this.len + 1, <u32>n);
+    this.len += 5;
+  }
+  bytes(tag: u8, v: Uint8Array): void {
+    this.header(tag, v.length);
+    this.buf.set(v, this.len);
+    this.len += v.length;
+  }
+  string(tag: u8, s: string): void {
+    this.bytes(tag, Uint8Array.wrap(String.UTF8.encode(s)));
+  }
+  u8(tag: u8, v: u8): void {
+    this.header(tag, 1);
+    this.buf[this.len++] = v;
+  }
+  u32(tag: u8, v: u32): void {
+    this.header(tag, 4);
+    store<u32>(this.buf.dataStart + this.len, v);
+    this.len += 4;
+  }
+  i64(tag: u8, v: i64): void {
+    this.header(tag, 8);
+    store<i64>(this.buf.dataStart + this.len, v);
+    this.len += 8;
+  }
+  entry(tag: u8, k: string, v: string): void {
+    const kb = Uint8Array.wrap(String.UTF8.encode(k));
+    const vb = Uint8Array.wrap(String.UTF8.encode(v));
+    this.header(tag, 4 + kb.length + vb.length);
+    store<u32>(this.buf.dataStart + this.len, <u32>kb.length);
+    this.buf.set(kb, this.len + 4);
+    this.buf.set(vb, this.len + 4 + kb.length);
+    this.len += 4 + kb.length + vb.length;
+  }
+  map(tag: u8, m: Map<string, string>): void {
+    const keys = m.keys();
+    for (let i = 0; i < keys.length; i++) this.entry(tag, keys[i], m.get(keys[i]));
+  }
+  finish(): Uint8Array {
+    return this.buf.subarray(0, this.len);
+  }
+}
+
+// A record of an envelope.
+class Record {
+  constructor(public tag: u8, public value: Uint8Array) {}
+}
+
+// The records of an envelope; null when it is malformed.
+function records(b: Uint8Array): Record[] | null {
+  const out = new Array<Record>();
+  let p = 0;
+  while (p < b.length) {
+    if (b.length - p < 5) return null;
+    const n = <i32>load<u32>(b.dataStart + p + 1);
+    if (n < 0 || n > b.length - p - 5) return null;
+    out.push(new Record(b[p], b.subarray(p + 5, p + 5 + n)));
+    p += 5 + n;
+  }
+  return out;
+}
+
+function text(v: Uint8Array): string {
+  return String.UTF8.decode(v.slice().buffer);
+}
+
+function putEntry(m: Map<string, string>, v: Uint8Array): bool {
+  if (v.length < 4) return false;
+  const k = <i32>load<u32>(v.dataStart);
+  if (k < 0 || k > v.length - 4) return false;
+  m.set(text(v.subarray(4, 4 + k)), text(v.subarray(4 + k)));
+  return true;
+}
+
+// ---- requests and responses (ABI sections 8 and 9) ---------------------
+
+// One request, as the host hands it over.
+export class Request {
+  command: string = "";
+  payload: Uint8Array = new Uint8Array(0);
+  contentType: string = "";
+  format: u8 = 0;
+  metadata: Map<string, string> = new Map<string, string>();
+  topicTokens: Map<string, string> = new Map<string, string>();
+  invokerId: string = "";
+  correlationId: Uint8Array = new Uint8Array(0);
+  hasDeadline: bool = false;
+  deadlineUnixNanos: i64 = 0;
+  executorId: string = "";
+  attempt: u32 = 1;
+
+  // The payload as UTF-8 text.
+  payloadText(): string {
+    return text(this.payload);
+  }
+
+  // Nanoseconds the call has left before the host cuts it; -1 without a
+  // deadline.
+  remainingNanos(): i64 {
+    if (!this.hasDeadline) return -1;
+    const left = this.deadlineUnixNanos - nowUnixNanos();
+    return left > 0 ? left : 0;
+  }
+}
+
+function nowUnixNanos(): i64 {
+  const out = memory.data(8);
+  clock_time_get(0, 1, out);
+  return load<i64>(out);
+}
+
+function decodeRequest(b: Uint8Array): Request | null {
+  const recs = records(b);
+  if (recs == null) return null;
+  const r = new Request();
+  for (let i = 0; i < recs.length; i++) {
+    const v = recs[i].value;
+    switch (recs[i].tag) {
+      case 1: r.command = text(v); break;
+      case 2: r.payload = v.slice(); break;
+      case 3: r.contentType = text(v); break;
+      case 4: if (v.length != 1) return null; r.format = v[0]; break;
+      case 5: if (!putEntry(r.metadata, v)) return null; break;
+      case 6: if (!putEntry(r.topicTokens, v)) return null; break;
+      case 7: r.invokerId = text(v); break;
+      case 8: r.correlationId = v.slice(); break;
+      case 9: if (v.length != 8) return null; r.hasDeadline = true; r.deadlineUnixNanos = load<i64>(v.dataStart); break;
+      case 10: r.executorId = text(v); break;
+      case 11: if (v.length != 4) return null; r.attempt = load<u32>(v.dataStart); break;
+      default: break; // a later minor version's: skipped
+    }
+  }
+  return r;
+}
+
+// A reply: 200 unless built otherwise.
+export class Response {
+  status: u32 = 0;
+  appError: bool = false;
+  message: string = "";
+  propName: string = "";
+  propValue: string = "";
+  payload: Uint8Array = new Uint8Array(0);
+  contentType: string = "";
+  format: u8 = 0;
+  metadata: Map<string, string> = new Map<string, string>();
+  // How long this reply may be reused; -1: the command's declared TTL;
+  // 0: not at all.
+  ttlMs: i64 = -1;
+
+  // A 200 reply with payload.
+  static ok(payload: Uint8Array): Response {
+    const r = new Response();
+    r.payload = payload;
+    return r;
+  }
+  // A 200 reply with UTF-8 text, content type text/plain.
+  static text(s: string): Response {
+    const r = Response.ok(Uint8Array.wrap(String.UTF8.encode(s)));
+    r.contentType = "text/plain";
+    r.format = 1;
+    return r;
+  }
+  // 204: no payload.
+  static noContent(): Response {
+    const r = new Response();
+    r.status = 204;
+    return r;
+  }
+  // An application error: 500, the handler ran and failed.
+  static error(message: string): Response {
+    const r = new Response();
+    r.appError = true;
+    r.message = message;
+    return r;
+  }
+  // 400: the payload is invalid.
+  static invalidPayload(message: string): Response {
+    const r = new Response();
+    r.status = 400;
+    r.message = message;
+    return r;
+  }
+  // 415: the request's content type is not one the command takes.
+  static unsupportedContentType(contentType: string): Response {
+    const r = new Response();
+    r.status = 415;
+    r.message = "unsupported content type";
+    r.propName = "Content Type";
+    r.propValue = contentType;
+    return r;
+  }
+  withContentType(ct: string): Response {
+    this.contentType = ct;
+    return this;
+  }
+  withMetadata(key: string, value: string): Response {
+    this.metadata.set(key, value);
+    return this;
+  }
+}
+
+function encodeResponse(r: Response): Uint8Array {
+  const w = new Writer();
+  const failed = r.appError || r.status >= 400;
+  if (r.appError) w.u8(2, 1);
+  else if (r.status != 0) w.u32(1, r.status);
+  if (r.message.length) w.string(3, r.message);
+  if (r.propName.length) {
+    w.string(4, r.propName);
+    w.string(5, r.propValue);
+  }
+  if (!failed) {
+    if (r.status != 204 && r.payload.length) w.bytes(6, r.payload);
+    if (r.contentType.length) w.string(7, r.contentType);
+    if (r.format != 0 && r.status != 204) w.u8(8, r.format);
+    w.map(9, r.metadata);
+    if (r.ttlMs >= 0) w.i64(10, r.ttlMs);
+  }
+  return w.finish();
+}
+
+// ---- commands and the exports (ABI section 3) --------------------------
+
+// A command's settings (ABI section 10).
+export class Options {
+  idempotent: bool = false;
+  responseTtlMs: i64 = 0; // idempotent commands only
+  contentTypes: string[] = []; // none: any
+  timeoutMs: i64 = 0; // 0: the host's default
+  topic: string = ""; // "": rpc/{executorId}/{commandName}
+}
+
+class Command {
+  constructor(public name: string, public handler: (req: Request) => Response, public opts: Options) {}
+}
+
+const commands = new Array<Command>();
+
+// Registers a command; call it from the plugin's top level.
+export function handle(name: string, handler: (req: Request) => Response, opts: Options | null = null): void {
+  commands.push(new Command(name, handler, opts != null ? opts : new Options()));
+}
+
+export function cmdhost_abi_version(): i32 {
+  return ABI_VERSION;
+}
+
+export function cmdhost_describe(): i32 {
+  const d = new Writer();
+  d.u32(1, ABI_VERSION);
+  for (let i = 0; i < commands.length; i++) {
+    const c = commands[i];
+    const w = new Writer();
+    w.string(1, c.name);
+    if (c.opts.idempotent) w.u8(2, 1);
+    if (c.opts.responseTtlMs) w.i64(3, c.opts.responseTtlMs);
+    for (let j = 0; j < c.opts.contentTypes.length; j++) w.string(4, c.opts.contentTypes[j]);
+    if (c.opts.timeoutMs) w.i64(5, c.opts.timeoutMs);
+    if (c.opts.topic.length) w.string(6, c.opts.topic);
+    d.bytes(2, w.finish());
+  }
+  const b = d.finish();
+  return host_describe(b.dataStart, b.length) == 0 ? 0 : 1;
+}
+
+export function cmdhost_handle(): i32 {
+  const n = host_request_len();
+  if (n < 0) return 1;
+  const buf = new Uint8Array(n);
+  if (host_request_read(buf.dataStart, n) != n) return 2;
+  const req = decodeRequest(buf);
+  if (req == null) {
+    log(LEVEL_ERROR, "cmdhost sdk: the request does not decode");
+    return 2;
+  }
+  let resp: Response | null = null;
+  for (let i = 0; i < commands.length; i++) {
+    if (commands[i].name == req.command) {
+      resp = commands[i].handler(req);
+      break;
+    }
+  }
+  if (resp == null) resp = Response.error("this module serves no command " + req.command);
+  const out = encodeResponse(resp);
+  const r = host_response_write(out.dataStart, out.length);
+  if (r != 0) {
+    log(LEVEL_ERROR, r == RESULT_TOO_LARGE
+      ? "response refused by the host: the response of " + out.length.toString() + " bytes is over the host's response size bound (serve --max-response-bytes, operator maxResponseBytes)"
+      : "response refused by the host: result " + r.toString() + " (a metadata key starting with __, a payload with 204, or text that is not UTF-8)");
+    return 4;
+  }
+  return 0;
+}
+
+// ---- log, config, variables --------------------------------------------
+
+export const LEVEL_DEBUG: i32 = -4;
+export const LEVEL_INFO: i32 = 0;
+export const LEVEL_WARN: i32 = 4;
+export const LEVEL_ERROR: i32 = 8;
+
+// Writes one line to the host's log, attributed to the plugin.
+export function log(level: i32, msg: string): void {
+  const b = Uint8Array.wrap(String.UTF8.encode(msg));
+  host_log(level, b.dataStart, b.length);
+}
+
+function utf8(s: string): Uint8Array {
+  return Uint8Array.wrap(String.UTF8.encode(s));
+}
+
+// Reads a value with get, growing the buffer once; null when the key is
+// not set or the call failed (lastResult says which).
+function readSized(key: string, get: (k: usize, kn: i32, buf: usize, cap: i32) => i32): Uint8Array | null {
+  const k = utf8(key);
+  let buf = new Uint8Array(256);
+  for (let i = 0; i < 2; i++) {
+    const n = get(k.dataStart, k.length, buf.dataStart, buf.length);
+    lastResult = n < 0 ? n : RESULT_OK;
+    if (n < 0) return null;
+    if (n <= buf.length) return buf.slice(0, n);
+    buf = new Uint8Array(n);
+  }
+  return null;
+}
+
+// The result code of the last config or variable call: RESULT_OK,
+// RESULT_NOT_FOUND, RESULT_TOO_LARGE, RESULT_LIMIT or RESULT_NOT_INTEGER.
+export let lastResult: i32 = 0;
+
+// The operator's configuration value for key; null when it is not set.
+export function config(key: string): string | null {
+  const v = readSized(key, (k: usize, kn: i32, buf: usize, cap: i32): i32 => host_config_get(k, kn, buf, cap));
+  return v == null ? null : text(v);
+}
+
+// A plugin variable, kept by the host and shared by every instance; null
+// when it is not set.
+export function getVar(key: string): Uint8Array | null {
+  return readSized(key, (k: usize, kn: i32, buf: usize, cap: i32): i32 => host_var_get(k, kn, buf, cap));
+}
+
+// Sets a plugin variable: RESULT_OK or an error.
+export function setVar(key: string, value: Uint8Array): i32 {
+  const k = utf8(key);
+  const r = host_var_set(k.dataStart, k.length, value.dataStart, value.length);
+  lastResult = r < 0 ? r : RESULT_OK;
+  return lastResult;
+}
+
+// Adds delta to a decimal integer variable (absent: 0), atomically, and
+// returns the sum; check lastResult.
+export function addVar(key: string, delta: i64): i64 {
+  const k = utf8(key);
+  const out = memory.data(8);
+  const r = host_var_add(k.dataStart, k.length, delta, out);
+  lastResult = r < 0 ? r : RESULT_OK;
+  return r < 0 ? 0 : load<i64>(out);
+}
+
+// ---- nested calls (ABI section 16) -------------------------------------
+
+// One nested call of a command.
+export class Call {
+  command: string = "";
+  executor: string = ""; // "": this host
+  payload: Uint8Array = new Uint8Array(0);
+  contentType: string = "";
+  timeoutMs: i64 = 0; // 0: the caller's deadline alone
+  metadata: Map<string, string> = new Map<string, string>();
+}
+
+// Outcomes of a call.
+export const OUTCOME_DONE: u8 = 0;
+export const OUTCOME_TIMED_OUT: u8 = 1;
+export const OUTCOME_NOT_ARRIVED: u8 = 2;
+export const OUTCOME_ERROR: u8 = 3;
+
+// A nested call's result. failure is non-zero when the invocation failed
+// as a whole (its reason: 1 invalid, 2 unavailable, 3 cycle, 4 depth, 6
+// host fault, 7 canceled...); message says why.
+export class CallResult {
+  failure: u8 = 0;
+  outcome: u8 = OUTCOME_ERROR;
+  reason: u8 = 0;
+  status: u32 = 0;
+  appError: bool = false;
+  message: string = "";
+  payload: Uint8Array = new Uint8Array(0);
+  contentType: string = "";
+}
+
+// Calls one command and waits for its result.
+export function callCommand(call: Call): CallResult {
+  const b = new Writer();
+  b.string(2, call.command);
+  if (call.executor.length) b.string(3, call.executor);
+  if (call.payload.length) b.bytes(4, call.payload);
+  if (call.contentType.length) b.string(5, call.contentType);
+  b.map(7, call.metadata);
+  if (call.timeoutMs) b.i64(8, call.timeoutMs);
+  const w = new Writer();
+  w.bytes(1, b.finish());
+  const inv = w.finish();
+  const res = new CallResult();
+  const n = host_invoke(inv.dataStart, inv.length);
+  if (n < 0) {
+    res.failure = n == -6 ? 7 : 6;
+    res.message = "invoke failed with result " + n.toString();
+    return res;
+  }
+  const out = new Uint8Array(n);
+  const recs = host_invoke_result_read(out.dataStart, n) == n ? records(out) : null;
+  if (recs == null) {
+    res.failure = 6;
+    res.message = "the invocation result does not decode";
+    return res;
+  }
+  let first = true;
+  for (let i = 0; i < recs.length; i++) {
+    const v = recs[i].value;
+    if (recs[i].tag == 1 && v.length == 1) res.failure = v[0];
+    else if (recs[i].tag == 2) res.message = text(v);
+    else if (recs[i].tag == 3 && first) {
+      first = false;
+      const br = records(v);
+      if (br == null) continue;
+      for (let j = 0; j < br.length; j++) {
+        const x = br[j].value;
+        switch (br[j].tag) {
+          case 2: if (x.length == 1) res.outcome = x[0]; break;
+          case 3: if (x.length == 1) res.reason = x[0]; break;
+          case 4: if (x.length == 4) res.status = load<u32>(x.dataStart); break;
+          case 5: if (x.length == 1) res.appError = x[0] == 1; break;
+          case 6: res.message = text(x); break;
+          case 7: res.payload = x.slice(); break;
+          case 8: res.contentType = text(x); break;
+          default: break;
+        }
+      }
+    }
+  }
+  return res;
+}
