@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/build"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -22,6 +24,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/sdk"
 )
 
 // sdkModule is the module a handler project requires for the SDK.
@@ -32,22 +35,30 @@ const sdkModule = "github.com/cmdhost/cmdhost"
 // line decides which code is used, not the version.
 const placeholderVersion = "v0.0.0-00010101000000-000000000000"
 
-//go:embed template/*.tmpl
+//go:embed all:template
 var projectTemplates embed.FS
+
+// newLanguages are the languages of cmdhost new, each a folder of
+// templates (template/LANG) and an SDK the project carries (sdkFiles).
+var newLanguages = []string{"go", "rust", "c", "as"}
 
 func newCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "new",
-		Usage:     "make a handler project: a Go module that builds into a plugin",
+		Usage:     "make a handler project in Go, Rust, C or AssemblyScript that builds into a plugin",
 		ArgsUsage: "NAME",
-		Description: "Writes DIR/NAME/ with go.mod, main.go (the command NAME, an echo), main_test.go,\n" +
-			"a Makefile (make build → NAME.wasm) and a README.md on building, installing and\n" +
-			"calling it. NAME must be a command name and a Go module path element.\n\n" +
-			"The cmdhost module is not published, so go.mod needs a replace line pointing at\n" +
-			"a cmdhost source tree: it gets one when --cmdhost-src gives that tree.",
+		Description: "Writes DIR/NAME/: the command NAME (an echo), its test, a Makefile (make → NAME.wasm,\n" +
+			"make test, make install PLUGINS=DIR), a README on building, installing and calling\n" +
+			"it, and the SDK of its language in ./cmdhost, from this binary: the cmdhost module\n" +
+			"is not published, and the project builds with nothing else from cmdhost.\n" +
+			"NAME must be a command name (and, in Go, a module path element).\n\n" +
+			"--lang go (default), rust (Debian's rustc, wasm32-wasi), c (clang and wasi-libc)\n" +
+			"or as (AssemblyScript, whose compiler make installs from npm). In Go,\n" +
+			"--cmdhost-src DIR builds against a cmdhost source tree instead of the copy.",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "lang", Value: "go", Usage: "the handler's language: go, rust, c or as"},
 			&cli.StringFlag{Name: "dir", Value: ".", Usage: "make the project in `DIR`/NAME"},
-			&cli.StringFlag{Name: "cmdhost-src", Usage: "cmdhost source tree `DIR` for go.mod's replace line", EnvVars: []string{"CMDHOST_SRC"}},
+			&cli.StringFlag{Name: "cmdhost-src", Usage: "Go: build against the cmdhost source tree `DIR` (a replace line) instead of carrying the SDK", EnvVars: []string{"CMDHOST_SRC"}},
 		},
 		Action: runNew,
 	}
@@ -56,63 +67,172 @@ func newCommand() *cli.Command {
 // project is what the templates are executed with.
 type project struct {
 	Name       string
+	Lang       string
 	GoVersion  string
 	SDKModule  string
 	SDKVersion string
-	Replace    string // absolute path of a cmdhost source tree, or ""
+	Replace    string // Go: absolute path of a cmdhost source tree, or "" to carry the SDK
+	Crate      string // Rust: the crate name
+	NPMName    string // AssemblyScript: the package name
+	ASCVersion string // AssemblyScript: the compiler's version
 }
 
 func runNew(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return cli.Exit("new needs one name: cmdhost new NAME [--dir DIR]", 2)
+		return cli.Exit("new needs one name: cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]", exitUsage)
 	}
-	p := project{Name: c.Args().First(), GoVersion: "1.26", SDKModule: sdkModule, SDKVersion: sdkVersion()}
-	if err := checkProjectName(p.Name); err != nil {
-		return cli.Exit(err, 2)
+	p := project{Name: c.Args().First(), Lang: c.String("lang"), GoVersion: "1.26", SDKModule: sdkModule, SDKVersion: sdkVersion()}
+	if !slices.Contains(newLanguages, p.Lang) {
+		return cli.Exit(fmt.Sprintf("--lang %s: want one of %s", p.Lang, strings.Join(newLanguages, ", ")), exitUsage)
 	}
-	if src := c.String("cmdhost-src"); src != "" {
+	if err := checkProjectName(p.Name, p.Lang); err != nil {
+		return cli.Exit(err, exitUsage)
+	}
+	if src := c.String("cmdhost-src"); src != "" && p.Lang == "go" {
 		var err error
 		if p.Replace, err = cmdhostSource(src); err != nil {
-			return cli.Exit(err, 2)
+			return cli.Exit(err, exitUsage)
 		}
+	}
+	p.Crate = crateName(p.Name)
+	p.NPMName = npmName(p.Name)
+	var err error
+	if p.ASCVersion, err = ascVersion(); err != nil {
+		return err
 	}
 	target := filepath.Join(c.String("dir"), p.Name)
 	if err := checkTarget(target); err != nil {
-		return cli.Exit(err, 2)
+		return cli.Exit(err, exitUsage)
 	}
 	files, err := renderProject(p)
 	if err != nil {
 		return err
 	}
-	if err := writeProject(c.String("dir"), target, files); err != nil {
+	sdkCopy, err := sdkFiles(p)
+	if err != nil {
+		return err
+	}
+	if err := writeProject(c.String("dir"), target, append(files, sdkCopy...)); err != nil {
 		return err
 	}
 
-	w := c.App.Writer
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = f.name
 	}
-	fmt.Fprintf(w, "created %s: %s\n\nnext:\n  cd %s\n  go mod tidy\n  make build\n  cmdhost call %s.wasm %s -d hi\n",
-		target+string(filepath.Separator), strings.Join(names, " "), target, p.Name, p.Name)
-	if p.Replace == "" {
-		fmt.Fprintf(c.App.ErrWriter, "note: %s is not published and go.mod has no replace line for it: "+
-			"add one (see %s) or run cmdhost new again with --cmdhost-src DIR\n",
-			sdkModule, filepath.Join(target, "README.md"))
+	if len(sdkCopy) > 0 {
+		names = append(names, "cmdhost/ (the SDK)")
 	}
+	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n  make                 # builds %s.wasm\n  make test\n"+
+		"  cmdhost plugin install %s.wasm --plugins DIR   # a running host's folder\n  cmdhost invoke %s -d hi\n",
+		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), target, p.Name, p.Name, p.Name)
 	return nil
+}
+
+// crateName is a Rust crate name for name: what a crate name may not
+// hold becomes '_'.
+func crateName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// npmName is an npm package name for name: lower case, '-' for what a
+// package name may not hold.
+func npmName(name string) string {
+	s := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, name)
+	return strings.TrimLeft(s, "._")
+}
+
+// ascVersion is the AssemblyScript compiler version the SDK pins.
+func ascVersion() (string, error) {
+	data, err := fs.ReadFile(sdk.Source(), "assemblyscript/package.json")
+	if err != nil {
+		return "", err
+	}
+	var pkg struct {
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil || pkg.DevDependencies["assemblyscript"] == "" {
+		return "", fmt.Errorf("the AssemblyScript SDK's package.json pins no assemblyscript version: %v", err)
+	}
+	return pkg.DevDependencies["assemblyscript"], nil
+}
+
+// sdkFiles is the SDK a project of p's language carries in ./cmdhost:
+// in Go the packages abi and sdk as the module github.com/cmdhost/cmdhost
+// (none when it builds against a source tree); otherwise the SDK of the
+// language. They come from this binary (abi.Source, sdk.Source).
+func sdkFiles(p project) ([]projectFile, error) {
+	type from struct {
+		fsys     fs.FS
+		dir, to  string
+		suffixes []string
+	}
+	var copies []from
+	var files []projectFile
+	switch p.Lang {
+	case "go":
+		if p.Replace != "" {
+			return nil, nil
+		}
+		files = append(files, projectFile{"cmdhost/go.mod", []byte("// The cmdhost guest SDK, as cmdhost new copied it from its binary.\nmodule " + sdkModule + "\n\ngo " + p.GoVersion + "\n")})
+		copies = []from{{abi.Source(), ".", "cmdhost/abi", []string{".go", ".md"}}, {sdk.Source(), ".", "cmdhost/sdk", []string{".go"}}}
+	case "rust":
+		copies = []from{{sdk.Source(), "rust/src", "cmdhost/src", []string{".rs"}}}
+	case "c":
+		copies = []from{{sdk.Source(), "c", "cmdhost", []string{".c", ".h"}}}
+	case "as":
+		copies = []from{{sdk.Source(), "assemblyscript/assembly", "cmdhost", []string{".ts"}}}
+	}
+	for _, c := range copies {
+		entries, err := fs.ReadDir(c.fsys, c.dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() || strings.HasSuffix(n, "_test.go") || n == "source.go" || !slices.ContainsFunc(c.suffixes, func(s string) bool { return strings.HasSuffix(n, s) }) {
+				continue
+			}
+			data, err := fs.ReadFile(c.fsys, path.Join(c.dir, n))
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, projectFile{path.Join(c.to, n), data})
+		}
+	}
+	return files, nil
 }
 
 // modulePathElement is what a Go module path element may hold, without
 // '~' (the shell expands it): ASCII letters, digits, '-', '_' and '.'.
 var modulePathElement = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-// checkProjectName checks that name can be a command name and a Go module
-// path (a single element), so both go.mod and the host accept it.
-func checkProjectName(name string) error {
+// checkProjectName checks that name can be a command name and a file
+// name, and in Go a module path (a single element), so that the
+// toolchain and the host accept it.
+func checkProjectName(name, lang string) error {
 	if err := abi.ValidateCommandName(name); err != nil {
 		msg := strings.TrimPrefix(err.Error(), abi.ErrMalformed.Error()+": ")
 		return fmt.Errorf("%q is not a valid command name: %s", name, msg)
+	}
+	if lang != "go" {
+		if !modulePathElement.MatchString(name) || name[0] == '.' || name[0] == '-' {
+			return fmt.Errorf("%q cannot name the project's files: use ASCII letters, digits, '-', '_' and '.', and start with a letter or digit", name)
+		}
+		return nil
 	}
 	bad := func(why string) error {
 		return fmt.Errorf("%q cannot be a Go module path: %s", name, why)
@@ -247,34 +367,49 @@ type projectFile struct {
 	data []byte
 }
 
-// renderProject executes the templates, one file each.
+// renderProject executes the templates of p's language, one file each,
+// named by the template's path under template/LANG.
 func renderProject(p project) ([]projectFile, error) {
-	funcs := template.FuncMap{"modpath": goModPath}
-	tmpl, err := template.New("").Funcs(funcs).ParseFS(projectTemplates, "template/*.tmpl")
-	if err != nil {
-		return nil, err
-	}
+	root := "template/" + p.Lang
 	var files []projectFile
-	for _, t := range tmpl.Templates() {
-		name, ok := strings.CutSuffix(t.Name(), ".tmpl")
-		if !ok {
-			continue
+	err := fs.WalkDir(projectTemplates, root, func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(name, ".tmpl") {
+			return err
+		}
+		text, err := fs.ReadFile(projectTemplates, name)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimSuffix(strings.TrimPrefix(name, root+"/"), ".tmpl")
+		t, err := template.New(rel).Funcs(template.FuncMap{"modpath": goModPath}).Parse(string(text))
+		if err != nil {
+			return err
 		}
 		var buf bytes.Buffer
 		if err := t.Execute(&buf, p); err != nil {
-			return nil, fmt.Errorf("template %s: %w", t.Name(), err)
+			return fmt.Errorf("template %s: %w", name, err)
 		}
 		data := buf.Bytes()
-		if strings.HasSuffix(name, ".go") {
+		if strings.HasSuffix(rel, ".go") {
 			if data, err = format.Source(data); err != nil {
-				return nil, fmt.Errorf("template %s: %w", t.Name(), err)
+				return fmt.Errorf("template %s: %w", name, err)
 			}
 		}
-		files = append(files, projectFile{name, data})
+		files = append(files, projectFile{rel, data})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	order := map[string]int{"go.mod": 1, "main.go": 2, "main_test.go": 3, "Makefile": 4, "README.md": 5}
+	first := []string{"go.mod", "package.json", "Makefile"} // then by name
+	rank := func(name string) int {
+		if i := slices.Index(first, name); i >= 0 {
+			return i
+		}
+		return len(first)
+	}
 	slices.SortFunc(files, func(a, b projectFile) int {
-		return cmp.Or(cmp.Compare(order[a.name], order[b.name]), strings.Compare(a.name, b.name))
+		return cmp.Or(cmp.Compare(rank(a.name), rank(b.name)), strings.Compare(a.name, b.name))
 	})
 	return files, nil
 }
@@ -303,7 +438,11 @@ func writeProject(parent, target string, files []projectFile) (err error) {
 		}
 	}()
 	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(tmp, f.name), f.data, 0o644); err != nil {
+		dst := filepath.Join(tmp, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, f.data, 0o644); err != nil {
 			return err
 		}
 	}

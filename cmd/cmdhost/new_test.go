@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // repoRoot is the cmdhost source tree the tests build handler projects
@@ -20,59 +20,65 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// TestNewBuildsAndLoads: a new project builds as is, its tests pass, and
-// the module it builds loads and answers.
+// TestNewBuildsAndLoads: a new project in each language builds as is,
+// with no flag and nothing but what the binary carries, its own test
+// passes, and the module it builds installs into a running host, which
+// serves it. With --cmdhost-src a Go project builds against the source
+// tree instead.
 func TestNewBuildsAndLoads(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a module with the Go toolchain")
+		t.Skip("builds modules with each language's toolchain")
 	}
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make on PATH")
 	}
-	tmp := t.TempDir()
-	out, errOut, code := run(t, "new", "greet", "--dir", tmp, "--cmdhost-src", repoRoot(t))
-	if code != 0 || !strings.Contains(out, "created "+filepath.Join(tmp, "greet")) {
-		t.Fatalf("new: stdout %q, stderr %q, status %d", out, errOut, code)
-	}
-	proj := filepath.Join(tmp, "greet")
-	gomod, err := os.ReadFile(filepath.Join(proj, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"module greet\n", "\ngo 1.26\n", "\nrequire github.com/cmdhost/cmdhost v", "\nreplace github.com/cmdhost/cmdhost => " + repoRoot(t) + "\n"} {
-		if !bytes.Contains(gomod, []byte(want)) {
-			t.Errorf("go.mod lacks %q:\n%s", want, gomod)
-		}
-	}
-
-	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod")
-	env := append(os.Environ(), "GOFLAGS="+goflags, "GOWORK=off")
-	for _, args := range [][]string{{"go", "mod", "tidy"}, {"make", "build"}, {"make", "test"}} {
+	tmp, pluginsDir := t.TempDir(), t.TempDir()
+	addr, _ := startServeIn(t, pluginsDir, nil)
+	// The projects' Makefiles run cmdhost (CMDHOST) for their tests and
+	// install; GOFLAGS without -mod=vendor and the like from the caller.
+	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off", "CMDHOST="+binary)
+	runIn := func(t *testing.T, dir string, args ...string) {
+		t.Helper()
 		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = proj, env
+		cmd.Dir, cmd.Env = dir, env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s in the new project: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 		}
 	}
-
-	wasm := filepath.Join(proj, "greet.wasm")
-	out, errOut, code = run(t, "call", wasm, "greet", "-d", "hi")
-	if out != "hi" || code != 0 || !strings.Contains(errOut, `msg="echoing 2 bytes" plugin=greet`) {
-		t.Fatalf("call greet -d hi: stdout %q, stderr %q, status %d; want hi and the guest's log line", out, errOut, code)
-	}
-	out, errOut, code = run(t, "call", wasm, "greet")
-	if out != "" || code != 1 || !strings.Contains(errOut, "status 400: empty payload") {
-		t.Fatalf("call greet without payload: stdout %q, stderr %q, status %d; want status 400", out, errOut, code)
-	}
-	out, errOut, code = run(t, "plugin", "validate", wasm)
-	if want := wasm + ": ok: 1 command (greet)\n"; out != want || code != 0 {
-		t.Fatalf("validate: stdout %q, stderr %q, status %d; want %q", out, errOut, code, want)
+	for _, c := range []struct{ lang, name string }{{"go", "greet-go"}, {"rust", "greet-rust"}, {"c", "greet-c"}, {"as", "greet-as"}, {"go", "greet-src"}} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"new", c.name, "--lang", c.lang, "--dir", tmp}
+			if c.name == "greet-src" {
+				args = append(args, "--cmdhost-src", repoRoot(t))
+			}
+			out, errOut, code := run(t, args...)
+			if code != 0 || !strings.Contains(out, "created "+filepath.Join(tmp, c.name)) || errOut != "" {
+				t.Fatalf("new: stdout %q, stderr %q, status %d", out, errOut, code)
+			}
+			proj := filepath.Join(tmp, c.name)
+			if c.name == "greet-src" { // the source tree's module has dependencies: go.sum
+				runIn(t, proj, "go", "mod", "tidy")
+			}
+			runIn(t, proj, "make")
+			runIn(t, proj, "make", "test")
+			wasm := filepath.Join(proj, c.name+".wasm")
+			out, errOut, code = run(t, "call", wasm, c.name, "-d", "hi")
+			if out != "hi" || code != 0 || !strings.Contains(errOut, `msg="echoing 2 bytes" plugin=`+c.name) {
+				t.Fatalf("call %s -d hi: stdout %q, stderr %q, status %d; want hi and the guest's log line", c.name, out, errOut, code)
+			}
+			out, errOut, code = run(t, "call", wasm, c.name)
+			if out != "" || code != 1 || !strings.Contains(errOut, "status 400: empty payload") {
+				t.Fatalf("call %s without payload: stdout %q, stderr %q, status %d; want status 400", c.name, out, errOut, code)
+			}
+			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
+			untilAnswer(t, "mqtt://"+addr, c.name, "hi", time.Minute)
+		})
 	}
 }
 
 func TestNewFiles(t *testing.T) {
 	tmp := t.TempDir()
-	t.Setenv("CMDHOST_SRC", "") // no replace line unless asked
+	t.Setenv("CMDHOST_SRC", "") // the SDK carried unless asked
 	out, errOut, code := run(t, "new", "my-tool.v2", "--dir", tmp)
 	if code != 0 {
 		t.Fatalf("stdout %q, stderr %q, status %d", out, errOut, code)
@@ -85,23 +91,39 @@ func TestNewFiles(t *testing.T) {
 		}
 		return string(data)
 	}
-	if m := read("go.mod"); strings.Contains(m, "replace") || !strings.Contains(m, "module my-tool.v2\n") {
+	if m := read("go.mod"); !strings.Contains(m, "\nreplace github.com/cmdhost/cmdhost => ./cmdhost\n") || !strings.Contains(m, "module my-tool.v2\n") {
 		t.Errorf("go.mod without --cmdhost-src:\n%s", m)
 	}
-	if !strings.Contains(errOut, "go.mod has no replace line") || !strings.Contains(errOut, "--cmdhost-src") {
-		t.Errorf("no note about the missing replace line: %q", errOut)
+	if m := read("cmdhost/go.mod"); !strings.Contains(m, "module github.com/cmdhost/cmdhost\n") {
+		t.Errorf("cmdhost/go.mod:\n%s", m)
+	}
+	for _, f := range []string{"cmdhost/sdk/sdk.go", "cmdhost/sdk/imports_wasip1.go", "cmdhost/abi/wire.go", "cmdhost/abi/ABI.md"} {
+		read(f)
+	}
+	for _, f := range []string{"cmdhost/sdk/sdk_test.go", "cmdhost/sdk/source.go", "cmdhost/abi/source.go"} {
+		if _, err := os.Stat(filepath.Join(proj, f)); err == nil {
+			t.Errorf("the carried SDK holds %s", f)
+		}
+	}
+	if errOut != "" {
+		t.Errorf("stderr %q", errOut)
 	}
 	if m := read("main.go"); !strings.Contains(m, `sdk.Handle("my-tool.v2", echo)`) || !strings.Contains(m, "sdk.Infof(") || !strings.Contains(m, "sdk.InvalidPayload(") {
 		t.Errorf("main.go:\n%s", m)
 	}
-	if m := read("Makefile"); !strings.Contains(m, "build:\n\tGOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o my-tool.v2.wasm .\n") {
+	if m := read("Makefile"); !strings.Contains(m, "build:\n\tGOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o my-tool.v2.wasm .\n") || !strings.Contains(m, "plugin install my-tool.v2.wasm") {
 		t.Errorf("Makefile:\n%s", m)
 	}
 	r := read("README.md")
-	for _, want := range []string{"make build", "go mod edit -replace github.com/cmdhost/cmdhost=", "cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
-		"cmdhost invoke my-tool.v2 -d hi", "mv DIR/.my-tool.v2.wasm.tmp DIR/my-tool.v2.wasm", "cmdhost plugin install"} {
+	for _, want := range []string{"make ", "replace github.com/cmdhost/cmdhost => ./cmdhost", "cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
+		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README.md lacks %q", want)
+		}
+	}
+	for _, stale := range []string{"planned", "restart `cmdhost serve`", "go mod tidy"} {
+		if strings.Contains(r, stale) {
+			t.Errorf("README.md still says %q", stale)
 		}
 	}
 	read("main_test.go")
@@ -158,8 +180,10 @@ func TestNewRefuses(t *testing.T) {
 		{"existing file", []string{"new", "file", "--dir", tmp}, "already exists and is not an empty directory"},
 		{"not cmdhost source", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", tmp}, "--cmdhost-src " + tmp + ": not a cmdhost source tree"},
 		{"other module", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", other}, `not a cmdhost source tree: its go.mod is module "example.com/other", not github.com/cmdhost/cmdhost`},
-		{"no name", []string{"new", "--dir", tmp}, "cmdhost new NAME [--dir DIR]"},
-		{"two names", []string{"new", "a", "b"}, "cmdhost new NAME [--dir DIR]"},
+		{"no name", []string{"new", "--dir", tmp}, "cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]"},
+		{"two names", []string{"new", "a", "b"}, "cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]"},
+		{"unknown language", []string{"new", "fine", "--lang", "cobol", "--dir", tmp}, "--lang cobol: want one of go, rust, c, as"},
+		{"rust, space", []string{"new", "a b", "--lang", "rust", "--dir", tmp}, `"a b" cannot name the project's files`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,7 +203,7 @@ func TestNewRefuses(t *testing.T) {
 }
 
 func TestProjectTemplatesFormatted(t *testing.T) {
-	files, err := renderProject(project{Name: "x", GoVersion: "1.26", SDKModule: sdkModule, SDKVersion: placeholderVersion, Replace: "/a b/c"})
+	files, err := renderProject(project{Name: "x", Lang: "go", GoVersion: "1.26", SDKModule: sdkModule, SDKVersion: placeholderVersion, Replace: "/a b/c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +214,7 @@ func TestProjectTemplatesFormatted(t *testing.T) {
 			t.Errorf("a replace path with a space is not quoted:\n%s", f.data)
 		}
 	}
-	if got := strings.Join(names, " "); got != "go.mod main.go main_test.go Makefile README.md" {
+	if got := strings.Join(names, " "); got != "go.mod Makefile README.md main.go main_test.go" {
 		t.Errorf("files %s", got)
 	}
 }

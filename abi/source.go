@@ -1,0 +1,20 @@
+//go:build !wasip1
+
+package abi
+
+import (
+	"embed"
+	"io/fs"
+)
+
+// source is this package's own code, for handler projects that carry the
+// SDK with them (cmdhost new): the cmdhost module is not published, so a
+// project made from an installed binary gets its copy from the binary.
+// Guests (GOOS=wasip1) do not carry it.
+//
+//go:embed *.go ABI.md
+var source embed.FS
+
+// Source returns this package's files: its Go files (tests and this one
+// included: a copy leaves them out) and ABI.md.
+func Source() fs.FS { return source }

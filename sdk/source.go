@@ -1,0 +1,22 @@
+//go:build !wasip1
+
+package sdk
+
+import (
+	"embed"
+	"io/fs"
+)
+
+// source is the code of the guest SDKs: this package's Go files and the
+// Rust, C and AssemblyScript SDKs beside it. cmdhost new writes the SDK of
+// a project's language into the project, from the binary, because the
+// cmdhost module is not published. Guests (GOOS=wasip1) do not carry it.
+//
+//go:embed *.go rust/src/*.rs c/cmdhost.h c/cmdhost.c assemblyscript/assembly/index.ts assemblyscript/package.json
+var source embed.FS
+
+// Source returns the SDKs' code: this package's Go files at the top
+// (tests and this one included: a copy leaves them out), rust/src, c,
+// and assemblyscript/assembly with the package.json that pins its
+// compiler.
+func Source() fs.FS { return source }
