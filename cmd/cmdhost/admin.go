@@ -190,37 +190,63 @@ func runInstall(c *cli.Context) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return cli.Exit(fmt.Sprintf("--plugins %s: not a directory", dir), 2)
 	}
-	name := c.String("name")
-	if name == "" {
-		name = pluginName(src)
-	}
 	e, err := newEngine(c)
 	if err != nil {
 		return err
 	}
 	defer e.Close(context.Background())
 	fmt.Fprintf(c.App.ErrWriter, "validating %s…\n", src)
-	p, bin, err := loadFile(c, e, src, wasm.PluginConfig{PoolSize: 1})
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("not installed: %v", err), 1)
-	}
-	_ = p.Close(context.Background())
-	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(bin); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	dst := filepath.Join(dir, name+".wasm")
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	dst, _, err := installModule(c, e, src, dir, c.String("name"))
+	var invalid *invalidModule
+	switch {
+	case errors.As(err, &invalid):
+		return cli.Exit(fmt.Sprintf("not installed: %v", invalid.err), 1)
+	case err != nil:
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "installed %s as %s\n", src, dst)
 	return nil
+}
+
+// invalidModule is installModule's error for a module the host would not
+// load.
+type invalidModule struct{ err error }
+
+func (e *invalidModule) Error() string { return e.err.Error() }
+
+// installModule loads the module file src as the host would and, when it
+// loads, copies it into the plugins folder dir as NAME.wasm (name, or the
+// file's base name): written to a temporary file in dir and renamed into
+// place, so that a running host never sees half a file. It returns the
+// installed path and the module's commands.
+func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string) (string, []string, error) {
+	if name == "" {
+		name = pluginName(src)
+	}
+	p, bin, err := loadFile(c, e, src, wasm.PluginConfig{PoolSize: 1})
+	if err != nil {
+		return "", nil, &invalidModule{err}
+	}
+	var commands []string
+	for _, cmd := range p.Description().Commands {
+		commands = append(commands, cmd.Name)
+	}
+	_ = p.Close(context.Background())
+	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	if err != nil {
+		return "", nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(bin); err != nil {
+		tmp.Close()
+		return "", nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", nil, err
+	}
+	dst := filepath.Join(dir, name+".wasm")
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return "", nil, err
+	}
+	return dst, commands, nil
 }

@@ -49,7 +49,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
 		},
-		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand(), completionCommand(), watchCommand()}),
+		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand(), completionCommand(), watchCommand(), devCommand()}),
 		// Completion scripts (completion.go) ask the binary what may follow.
 		EnableBashCompletion: true,
 		OnUsageError:         usageError,

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,47 @@ func TestProjectTemplatesFormatted(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "go.mod Makefile README.md main.go main_test.go" {
 		t.Errorf("files %s", got)
+	}
+}
+
+// The README's handler in each language other than Go (whose block
+// TestDocsCommands builds with the README's own command) builds, in a
+// project cmdhost new made, as the project's source, and answers.
+func TestReadmeHandlers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules with each language's toolchain")
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ fence, lang, file string }{{"rust", "rust", "src/lib.rs"}, {"c", "c", "handler.c"}, {"ts", "as", "assembly/index.ts"}} {
+		t.Run(c.lang, func(t *testing.T) {
+			m := regexp.MustCompile("(?s)```" + c.fence + "\n(.*?)```").FindSubmatch(readme)
+			if m == nil {
+				t.Fatalf("README.md has no ```%s block", c.fence)
+			}
+			tmp := t.TempDir()
+			if out, errOut, code := run(t, "new", "greet", "--lang", c.lang, "--dir", tmp); code != 0 {
+				t.Fatalf("new: %q %q %d", out, errOut, code)
+			}
+			proj := filepath.Join(tmp, "greet")
+			if err := os.WriteFile(filepath.Join(proj, c.file), m[1], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			build := exec.Command("make")
+			build.Dir = proj
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("make with the README's %s handler: %v\n%s", c.lang, err, out)
+			}
+			out, errOut, code := run(t, "call", filepath.Join(proj, "greet.wasm"), "greet", "-d", "docs")
+			if code != 0 || out != "hello docs" {
+				t.Fatalf("the README's %s handler: stdout %q, stderr %q, exit %d; want \"hello docs\"", c.lang, out, errOut, code)
+			}
+			out, _, _ = run(t, "plugin", "inspect", filepath.Join(proj, "greet.wasm"))
+			if !regexp.MustCompile(`greet\s+true\s+1m0s`).MatchString(out) {
+				t.Errorf("the README's %s handler is not idempotent with a 1-minute TTL:\n%s", c.lang, out)
+			}
+		})
 	}
 }

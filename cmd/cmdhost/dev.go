@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/urfave/cli/v2"
+)
+
+func devCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "dev",
+		Usage:     "rebuild a handler project on every change and install it into a host's plugins folder",
+		ArgsUsage: "[DIR]",
+		Description: "Watches the handler project in DIR (default: the current folder; one made by\n" +
+			"cmdhost new, or any with a Makefile whose default target builds NAME.wasm).\n" +
+			"At the start and after every change it runs make, loads the module as the\n" +
+			"host would, and installs it into --plugins as plugin install does: a running\n" +
+			"host serves the new version within a second. Each step is printed; a build\n" +
+			"that fails prints the compiler's output and installs nothing. Ctrl-C stops.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host", Required: true, EnvVars: []string{"CMDHOST_PLUGINS"}},
+			&cli.StringFlag{Name: "name", Usage: "the module: NAME.wasm in the project, installed as NAME.wasm (default: the project folder's name)"},
+			&cli.DurationFlag{Name: "debounce", Value: 300 * time.Millisecond, Usage: "how long the project stays quiet before a rebuild"},
+			&cli.BoolFlag{Name: "once", Usage: "build, check and install once, then exit (status 1 when a step failed)"},
+		},
+		Action: runDev,
+	}
+}
+
+func runDev(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return cli.Exit("dev takes at most one project folder: cmdhost dev [DIR] --plugins DIR", exitUsage)
+	}
+	dir, err := filepath.Abs(cmp.Or(c.Args().First(), "."))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Makefile")); err != nil {
+		return cli.Exit(fmt.Sprintf("%s has no Makefile: dev runs make there (make a project with cmdhost new NAME)", dir), exitUsage)
+	}
+	plugins := c.String("plugins")
+	if st, err := os.Stat(plugins); err != nil || !st.IsDir() {
+		return cli.Exit(fmt.Sprintf("--plugins %s: not a directory", plugins), exitUsage)
+	}
+	if c.Duration("debounce") <= 0 {
+		return cli.Exit("--debounce must be positive, e.g. --debounce 300ms", exitUsage)
+	}
+	e, err := newEngine(c)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	d := &devLoop{c: c, dir: dir, name: cmp.Or(c.String("name"), filepath.Base(dir)), plugins: plugins, out: c.App.Writer}
+	install := func() bool { return d.round(func(src string) (string, []string, error) { return installModule(c, e, src, plugins, d.name) }) }
+	if c.Bool("once") {
+		if !install() {
+			return cli.Exit("", exitFailed)
+		}
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	changes, err := watchProject(ctx, dir, c.Duration("debounce"), d.name+".wasm")
+	if err != nil {
+		return err
+	}
+	install()
+	for {
+		fmt.Fprintf(d.out, "watching %s for changes (Ctrl-C to stop)\n", dir)
+		select {
+		case <-ctx.Done():
+			return nil
+		case changed, ok := <-changes:
+			if !ok {
+				return nil
+			}
+			fmt.Fprintf(d.out, "\nchanged: %s\n", changed)
+			install()
+		}
+	}
+}
+
+// devLoop is one project under cmdhost dev.
+type devLoop struct {
+	c       *cli.Context
+	dir     string
+	name    string
+	plugins string
+	out     io.Writer
+}
+
+// round builds the project, then checks and installs its module with
+// install; it prints each step and reports whether all went well.
+func (d *devLoop) round(install func(src string) (string, []string, error)) bool {
+	start := time.Now()
+	fmt.Fprintf(d.out, "building: make in %s\n", d.dir)
+	cmd := exec.CommandContext(d.c.Context, "make")
+	cmd.Dir = d.dir
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(d.out, "build failed (%v), nothing installed:\n%s", err, indent(output.String()))
+		return false
+	}
+	src := filepath.Join(d.dir, d.name+".wasm")
+	if _, err := os.Stat(src); err != nil {
+		fmt.Fprintf(d.out, "build made no %s (see --name), nothing installed\n", src)
+		return false
+	}
+	fmt.Fprintf(d.out, "built %s in %v\n", src, time.Since(start).Round(time.Millisecond))
+	dst, commands, err := install(src)
+	var invalid *invalidModule
+	switch {
+	case errors.As(err, &invalid):
+		fmt.Fprintf(d.out, "invalid: %v; nothing installed\n", invalid.err)
+		return false
+	case err != nil:
+		fmt.Fprintf(d.out, "not installed: %v\n", err)
+		return false
+	}
+	fmt.Fprintf(d.out, "valid: %d command(s) (%s)\ninstalled as %s: a running host serves it within a second\n",
+		len(commands), strings.Join(commands, ", "), dst)
+	return true
+}
+
+// indent indents text by two spaces, for a build's output under its line.
+func indent(text string) string {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		b.WriteString("  " + line)
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// skipDirs are the folders of a project that are build output or
+// downloads, not sources: never watched.
+var skipDirs = map[string]bool{"node_modules": true, "target": true, ".git": true}
+
+// watchProject watches dir and its folders (build output and hidden ones
+// excepted) and sends, once the project has been quiet for debounce after
+// a change, the path of a changed file. Changes to the module built
+// (output), to hidden files and to *.wasm are not sources and are
+// ignored. The channel closes when ctx ends.
+func watchProject(ctx context.Context, dir string, debounce time.Duration, output string) (<-chan string, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	add := func(root string) error {
+		return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !e.IsDir() {
+				return nil
+			}
+			if path != root && (skipDirs[e.Name()] || strings.HasPrefix(e.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return w.Add(path)
+		})
+	}
+	if err := add(dir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watching %s: %w", dir, err)
+	}
+	out := make(chan string)
+	// One goroutine owns the watcher and the debounce timer; it ends with
+	// ctx and closes out.
+	go func() {
+		defer close(out)
+		defer w.Close()
+		var timer *time.Timer
+		var fire <-chan time.Time
+		last := ""
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				base := filepath.Base(ev.Name)
+				if strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".wasm") || base == output {
+					continue
+				}
+				if ev.Has(fsnotify.Create) {
+					if st, err := os.Stat(ev.Name); err == nil && st.IsDir() && !skipDirs[base] {
+						_ = add(ev.Name) // a new source folder
+					}
+				}
+				last = ev.Name
+				if timer == nil {
+					timer = time.NewTimer(debounce)
+				} else {
+					timer.Reset(debounce)
+				}
+				fire = timer.C
+			case <-fire:
+				fire = nil
+				select {
+				case out <- last:
+				case <-ctx.Done():
+					return
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				fmt.Fprintf(os.Stderr, "cmdhost dev: watching: %v\n", err)
+			}
+		}
+	}()
+	return out, nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cmdhost dev builds a project, checks and installs its module into a
+// running host's folder, and does it again at every change; a build that
+// fails prints the compiler's output and leaves the served version alone.
+func TestDev(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make on PATH")
+	}
+	tmp, pluginsDir := t.TempDir(), t.TempDir()
+	if out, errOut, code := run(t, "new", "devc", "--lang", "c", "--dir", tmp); code != 0 {
+		t.Fatalf("new: %q %q %d", out, errOut, code)
+	}
+	proj := filepath.Join(tmp, "devc")
+	addr, _ := startServeIn(t, pluginsDir, nil)
+	broker := "mqtt://" + addr
+
+	dev := exec.Command(binary, "--cache-dir", cliCache(), "dev", proj, "--plugins", pluginsDir, "--debounce", "100ms")
+	stdout, err := dev.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Process.Kill()
+	lines := make(chan string, 1000) // the reader only reads: the test's goroutine checks
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var seen []string
+	guard := time.After(2 * time.Minute)
+	until := func(want string) {
+		t.Helper()
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("dev ended before %q:\n%s", want, strings.Join(seen, "\n"))
+				}
+				seen = append(seen, line)
+				if strings.Contains(line, want) {
+					return
+				}
+			case <-guard:
+				t.Fatalf("dev did not print %q:\n%s", want, strings.Join(seen, "\n"))
+			}
+		}
+	}
+	edit := func(old, new string) {
+		t.Helper()
+		file := filepath.Join(proj, "handler.c")
+		src, err := os.ReadFile(file)
+		if err != nil || !strings.Contains(string(src), old) {
+			t.Fatalf("handler.c lacks %q (%v)", old, err)
+		}
+		if err := os.WriteFile(file, []byte(strings.Replace(string(src), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	until("installed as " + filepath.Join(pluginsDir, "devc.wasm"))
+	until("watching " + proj)
+	untilAnswer(t, broker, "devc", "hi", time.Minute)
+
+	edit("cmdhost_reply(resp, req->payload, req->payload_len);", `cmdhost_reply_text(resp, "v2");`)
+	until("changed: " + filepath.Join(proj, "handler.c"))
+	until("valid: 1 command(s) (devc)")
+	until("installed as")
+	untilAnswer(t, broker, "devc", "v2", time.Minute)
+
+	edit(`cmdhost_reply_text(resp, "v2");`, `cmdhost_reply_text(resp, "v3")`) // no semicolon
+	until("build failed")
+	until("error:") // the compiler's own words
+	if out, _, code := run(t, "invoke", "devc", "-d", "hi", "--broker", broker, "--executor", "cli-host"); out != "v2" || code != 0 {
+		t.Fatalf("after a failed build the host answers %q (exit %d); want the last good version's v2", out, code)
+	}
+
+	_ = dev.Process.Signal(syscall.SIGINT)
+	if err := dev.Wait(); err != nil {
+		t.Fatalf("dev after Ctrl-C: %v", err)
+	}
+
+	// --once: one round, its outcome in the exit status.
+	out, _, code := run(t, "dev", proj, "--plugins", pluginsDir, "--once")
+	if code != exitFailed || !strings.Contains(out, "build failed") {
+		t.Fatalf("dev --once on a broken project: %q, exit %d", out, code)
+	}
+	edit(`cmdhost_reply_text(resp, "v3")`, `cmdhost_reply_text(resp, "v3");`)
+	if out, _, code := run(t, "dev", proj, "--plugins", pluginsDir, "--once"); code != 0 || !strings.Contains(out, "installed as") {
+		t.Fatalf("dev --once: %q, exit %d", out, code)
+	}
+	untilAnswer(t, broker, "devc", "v3", time.Minute)
+	if _, errOut, code := run(t, "dev", t.TempDir(), "--plugins", pluginsDir); code != exitUsage || !strings.Contains(errOut, "has no Makefile") {
+		t.Fatalf("dev in a folder without a Makefile: %q, exit %d", errOut, code)
+	}
+}
