@@ -65,7 +65,9 @@ func runDev(c *cli.Context) error {
 	}
 	defer e.Close(context.Background())
 	d := &devLoop{c: c, dir: dir, name: cmp.Or(c.String("name"), filepath.Base(dir)), plugins: plugins, out: c.App.Writer}
-	install := func() bool { return d.round(func(src string) (string, []string, error) { return installModule(c, e, src, plugins, d.name) }) }
+	install := func() bool {
+		return d.round(func(src string) (string, []string, error) { return installModule(c, e, src, plugins, d.name) })
+	}
 	if c.Bool("once") {
 		if !install() {
 			return cli.Exit("", exitFailed)
