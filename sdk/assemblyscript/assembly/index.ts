@@ -117,7 +117,7 @@ function records(b: Uint8Array): Record[] | null {
 }
 
 function text(v: Uint8Array): string {
-  return String.UTF8.decode(v.slice().buffer);
+  return String.UTF8.decodeUnsafe(v.dataStart, <usize>v.length);
 }
 
 function putEntry(m: Map<string, string>, v: Uint8Array): bool {
