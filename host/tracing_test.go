@@ -69,25 +69,6 @@ func fileDigest(t *testing.T, name string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// spanAttr returns the value of the span attribute key, "" when absent.
-func spanAttr(s sdktrace.ReadOnlySpan, key string) string {
-	for _, kv := range s.Attributes() {
-		if string(kv.Key) == key {
-			return kv.Value.Emit()
-		}
-	}
-	return ""
-}
-
-// parentOf fails unless child's parent is parent, in parent's trace.
-func parentOf(t *testing.T, parent, child sdktrace.ReadOnlySpan) {
-	t.Helper()
-	if child.Parent().SpanID() != parent.SpanContext().SpanID() || child.SpanContext().TraceID() != parent.SpanContext().TraceID() {
-		t.Errorf("span %q: parent %v of trace %v; want %q (%v of trace %v)", child.Name(), child.Parent().SpanID(),
-			child.SpanContext().TraceID(), parent.Name(), parent.SpanContext().SpanID(), parent.SpanContext().TraceID())
-	}
-}
-
 // One trace follows a request from its invoker through host A, a nested
 // call from A's plugin to a command on host B through the broker, and B's
 // run of it: each process has its own tracer provider, and the trace
@@ -128,17 +109,17 @@ func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
 	toB := spansA.Until(t, "cmdhost.invoke rpc/trace-b/echo")
 	requestB := spansB.Until(t, "cmdhost.request echo")
 	executeB := spansB.Until(t, "cmdhost.execute")
-	parentOf(t, invoke, requestA)
-	parentOf(t, requestA, executeA)
-	parentOf(t, executeA, toB)
-	parentOf(t, toB, requestB)
-	parentOf(t, requestB, executeB)
+	testkit.ChildOf(t, requestA, invoke)
+	testkit.ChildOf(t, executeA, requestA)
+	testkit.ChildOf(t, toB, executeA)
+	testkit.ChildOf(t, requestB, toB)
+	testkit.ChildOf(t, executeB, requestB)
 	for _, c := range []struct {
 		span           sdktrace.ReadOnlySpan
 		plugin, digest string
 	}{{executeA, "nest", fileDigest(t, "nest")}, {executeB, "echo", ""}} {
-		if spanAttr(c.span, "cmdhost.plugin") != c.plugin || spanAttr(c.span, "cmdhost.attempt") != "1" ||
-			len(spanAttr(c.span, "cmdhost.plugin.digest")) != 64 || c.digest != "" && spanAttr(c.span, "cmdhost.plugin.digest") != c.digest {
+		if testkit.SpanAttr(c.span, "cmdhost.plugin") != c.plugin || testkit.SpanAttr(c.span, "cmdhost.attempt") != "1" ||
+			len(testkit.SpanAttr(c.span, "cmdhost.plugin.digest")) != 64 || c.digest != "" && testkit.SpanAttr(c.span, "cmdhost.plugin.digest") != c.digest {
 			t.Errorf("execute span of %s: %v", c.plugin, c.span.Attributes())
 		}
 	}
@@ -152,7 +133,7 @@ func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
 	second := spansA.UntilFunc(t, "execute of the second nest", func(s sdktrace.ReadOnlySpan) bool {
 		return s.Name() == "cmdhost.execute" && s.SpanContext().SpanID() == local.Parent().SpanID()
 	})
-	if second.SpanContext().TraceID() == executeA.SpanContext().TraceID() || spanAttr(local, "cmdhost.plugin") != "echo" || spanAttr(local, "cmdhost.status") != "200" {
+	if second.SpanContext().TraceID() == executeA.SpanContext().TraceID() || testkit.SpanAttr(local, "cmdhost.plugin") != "echo" || testkit.SpanAttr(local, "cmdhost.status") != "200" {
 		t.Errorf("the local nested call's span: %v under %v", local.Attributes(), second.Attributes())
 	}
 }

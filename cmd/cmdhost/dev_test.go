@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,41 +25,10 @@ func TestDev(t *testing.T) {
 	addr, _ := startServeIn(t, pluginsDir, nil)
 	broker := "mqtt://" + addr
 
-	dev := exec.Command(binary, "--cache-dir", cliCache(), "dev", proj, "--plugins", pluginsDir, "--debounce", "100ms")
-	stdout, err := dev.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dev.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Process.Kill()
-	lines := make(chan string, 1000) // the reader only reads: the test's goroutine checks
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var seen []string
-	guard := time.After(2 * time.Minute)
+	dev := startLines(t, "--cache-dir", cliCache(), "dev", proj, "--plugins", pluginsDir, "--debounce", "100ms")
 	until := func(want string) {
 		t.Helper()
-		for {
-			select {
-			case line, ok := <-lines:
-				if !ok {
-					t.Fatalf("dev ended before %q:\n%s", want, strings.Join(seen, "\n"))
-				}
-				seen = append(seen, line)
-				if strings.Contains(line, want) {
-					return
-				}
-			case <-guard:
-				t.Fatalf("dev did not print %q:\n%s", want, strings.Join(seen, "\n"))
-			}
-		}
+		dev.untilContains(t, want)
 	}
 	edit := func(old, new string) {
 		t.Helper()
@@ -91,8 +59,8 @@ func TestDev(t *testing.T) {
 		t.Fatalf("after a failed build the host answers %q (exit %d); want the last good version's v2", out, code)
 	}
 
-	_ = dev.Process.Signal(syscall.SIGINT)
-	if err := dev.Wait(); err != nil {
+	_ = dev.cmd.Process.Signal(syscall.SIGINT)
+	if err := dev.cmd.Wait(); err != nil {
 		t.Fatalf("dev after Ctrl-C: %v", err)
 	}
 

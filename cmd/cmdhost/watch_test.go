@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // watch, not on a terminal, prints one JSON frame per refresh: the
@@ -23,46 +21,18 @@ func TestWatch(t *testing.T) {
 	addr, _ := startServeIn(t, dir, nil, "--events", "--exec-timeout", "500ms")
 	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
 
-	watch := exec.Command(binary, append([]string{"watch", "--interval", "100ms"}, host...)...)
-	stdout, err := watch.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Process.Kill()
-	lines := make(chan string, 1000) // the reader only reads: the test's goroutine checks
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	hangGuard := time.After(2 * time.Minute)
+	watch := startLines(t, append([]string{"watch", "--interval", "100ms"}, host...)...)
 	// until reads frames until one satisfies ok.
 	until := func(what string, ok func(watchFrame) bool) {
 		t.Helper()
-		for {
-			select {
-			case line, open := <-lines:
-				if !open {
-					t.Fatalf("watch ended before %s", what)
-				}
-				var f watchFrame
-				if err := json.Unmarshal([]byte(line), &f); err != nil {
-					t.Fatalf("a line that is not a frame: %q", line)
-				}
-				checkJSONShape(t, "watch", line)
-				if ok(f) {
-					return
-				}
-			case <-hangGuard:
-				t.Fatalf("no frame with %s", what)
+		watch.until(t, "frame with "+what, func(line string) bool {
+			var f watchFrame
+			if err := json.Unmarshal([]byte(line), &f); err != nil {
+				t.Fatalf("a line that is not a frame: %q", line)
 			}
-		}
+			checkJSONShape(t, "watch", line)
+			return ok(f)
+		})
 	}
 	plugin := func(f watchFrame, name string) watchPlugin {
 		for _, p := range f.Plugins {
@@ -104,8 +74,8 @@ func TestWatch(t *testing.T) {
 		}
 		return false
 	})
-	_ = watch.Process.Signal(syscall.SIGINT)
-	if err := watch.Wait(); err != nil {
+	_ = watch.cmd.Process.Signal(syscall.SIGINT)
+	if err := watch.cmd.Wait(); err != nil {
 		t.Fatalf("watch after Ctrl-C: %v", err)
 	}
 }

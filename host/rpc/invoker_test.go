@@ -105,6 +105,27 @@ func ctxT(t testing.TB) context.Context {
 	return c
 }
 
+// startExecutor starts an executor of cfg on the broker u, with a client
+// id of the test's own, serving cmds until the test ends.
+func startExecutor(t *testing.T, u *url.URL, cfg rpc.Config, cmds ...rpc.Command) *rpc.Executor {
+	t.Helper()
+	cfg.Broker = u
+	cfg.ClientID = cfg.ExecutorID + "-" + strings.ReplaceAll(t.Name(), "/", "-")
+	exec, err := rpc.NewExecutor(cfg, cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = exec.Stop(ctx)
+	})
+	return exec
+}
+
 func newInvoker(t *testing.T, u *url.URL, cfg rpc.InvokerConfig) *rpc.Invoker {
 	t.Helper()
 	cfg.Broker = u
@@ -442,19 +463,8 @@ func TestAskThroughExecutor(t *testing.T) {
 		echo := func(_ context.Context, req *abi.Request) (*abi.Response, error) {
 			return &abi.Response{Payload: req.Payload}, nil
 		}
-		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "ask-host", ClientID: "ask-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u},
-			[]rpc.Command{{Name: "echo", Topic: rpc.DefaultTopic, Handler: echo}, {Name: "block", Topic: rpc.DefaultTopic, Handler: block}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := exec.Start(ctxT(t)); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = exec.Stop(ctx)
-		})
+		startExecutor(t, u, rpc.Config{ExecutorID: "ask-host"},
+			rpc.Command{Name: "echo", Topic: rpc.DefaultTopic, Handler: echo}, rpc.Command{Name: "block", Topic: rpc.DefaultTopic, Handler: block})
 		inv := newInvoker(t, u, rpc.InvokerConfig{})
 		call := func(cmd string, timeout time.Duration) rpc.Call {
 			return rpc.Call{Topic: "rpc/ask-host/" + cmd, Payload: []byte("hi"), Timeout: timeout, Ack: true}

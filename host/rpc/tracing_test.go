@@ -15,24 +15,6 @@ import (
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
-// attr returns the value of the span attribute key, "" when absent.
-func attr(s sdktrace.ReadOnlySpan, key string) string {
-	for _, kv := range s.Attributes() {
-		if string(kv.Key) == key {
-			return kv.Value.Emit()
-		}
-	}
-	return ""
-}
-
-// childOf fails unless child's parent is parent.
-func childOf(t *testing.T, child, parent sdktrace.ReadOnlySpan) {
-	t.Helper()
-	if child.Parent().SpanID() != parent.SpanContext().SpanID() || child.SpanContext().TraceID() != parent.SpanContext().TraceID() {
-		t.Errorf("span %s: parent %v, want %s %v", child.Name(), child.Parent().SpanID(), parent.Name(), parent.SpanContext().SpanID())
-	}
-}
-
 // An invoker with a tracer writes its span's trace context into the
 // request; the executor's spans of the request (request, queue, execute,
 // reply) continue that trace, each process with its own tracer provider.
@@ -50,19 +32,8 @@ func TestTraceAcrossInvokerAndExecutor(t *testing.T) {
 			handled <- seen{trace.SpanContextFromContext(ctx).IsValid(), req.Metadata["traceparent"]}
 			return &abi.Response{Payload: req.Payload}, nil
 		}
-		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "trace-host", ClientID: "trace-host-" + strings.ReplaceAll(t.Name(), "/", "-"),
-			Broker: u, Tracer: hostSpans.Tracer("test")}, []rpc.Command{{Name: "echo", Topic: rpc.DefaultTopic, Handler: echo}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := exec.Start(ctxT(t)); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = exec.Stop(ctx)
-		})
+		startExecutor(t, u, rpc.Config{ExecutorID: "trace-host", Tracer: hostSpans.Tracer("test")},
+			rpc.Command{Name: "echo", Topic: rpc.DefaultTopic, Handler: echo})
 		call := rpc.Call{Topic: "rpc/trace-host/echo", Payload: []byte("hi"), Timeout: 10 * time.Second, Ack: true,
 			Metadata: map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}} // replaced
 
@@ -75,16 +46,16 @@ func TestTraceAcrossInvokerAndExecutor(t *testing.T) {
 		}
 		invoke := invokerSpans.Until(t, "cmdhost.invoke rpc/trace-host/echo")
 		request := hostSpans.Until(t, "cmdhost.request echo") // ends last, after the reply
-		childOf(t, request, invoke)
+		testkit.ChildOf(t, request, invoke)
 		if invoke.SpanKind() != trace.SpanKindClient || request.SpanKind() != trace.SpanKindServer {
 			t.Errorf("kinds: invoke %v, request %v", invoke.SpanKind(), request.SpanKind())
 		}
 		for _, name := range []string{"cmdhost.queue", "cmdhost.execute", "cmdhost.reply"} {
-			childOf(t, hostSpans.Until(t, name), request)
+			testkit.ChildOf(t, hostSpans.Until(t, name), request)
 		}
 		execute := hostSpans.Until(t, "cmdhost.execute")
-		if attr(execute, "cmdhost.attempt") != "1" || attr(request, "cmdhost.status") != "200" || attr(invoke, "cmdhost.status") != "200" ||
-			attr(request, "messaging.message.conversation_id") != attr(invoke, "messaging.message.conversation_id") {
+		if testkit.SpanAttr(execute, "cmdhost.attempt") != "1" || testkit.SpanAttr(request, "cmdhost.status") != "200" || testkit.SpanAttr(invoke, "cmdhost.status") != "200" ||
+			testkit.SpanAttr(request, "messaging.message.conversation_id") != testkit.SpanAttr(invoke, "messaging.message.conversation_id") {
 			t.Errorf("attributes: execute %v, request %v, invoke %v", execute.Attributes(), request.Attributes(), invoke.Attributes())
 		}
 

@@ -76,3 +76,23 @@ func (p endedProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (p endedProcessor) OnEnd(s sdktrace.ReadOnlySpan)                   { p.ch <- s }
 func (p endedProcessor) Shutdown(context.Context) error                  { return nil }
 func (p endedProcessor) ForceFlush(context.Context) error                { return nil }
+
+// SpanAttr returns the value of the span attribute key, "" when absent.
+func SpanAttr(s sdktrace.ReadOnlySpan, key string) string {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// ChildOf fails the test unless child's parent is parent, in parent's
+// trace.
+func ChildOf(tb testing.TB, child, parent sdktrace.ReadOnlySpan) {
+	tb.Helper()
+	if child.Parent().SpanID() != parent.SpanContext().SpanID() || child.SpanContext().TraceID() != parent.SpanContext().TraceID() {
+		tb.Errorf("span %q: parent %v of trace %v; want %q (%v of trace %v)", child.Name(), child.Parent().SpanID(),
+			child.SpanContext().TraceID(), parent.Name(), parent.SpanContext().SpanID(), parent.SpanContext().TraceID())
+	}
+}
