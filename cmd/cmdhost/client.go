@@ -18,7 +18,7 @@ import (
 )
 
 // Exit statuses of the subcommands that call a host over MQTT (invoke,
-// plugin list/reload/remove), one per kind of failure so that a script
+// watch, plugin list/reload/remove), one per kind of failure so that a script
 // can tell them apart (docs/cli.md "Exit status").
 const (
 	exitFailed      = 1 // an error status from the host, or a failure not named below
