@@ -175,6 +175,7 @@ type waiter struct {
 	result  chan *Result
 	acked   chan struct{}
 	ackOnce sync.Once
+	ackedAt time.Time // set before acked is closed: read it only after
 }
 
 // NewInvoker connects to the broker and subscribes to its response topic.
@@ -373,18 +374,23 @@ func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, sta
 		retries = retry.C
 	}
 	arm()
-	var ackedAfter time.Duration
+	acked := false
 	for {
 		select {
 		case r := <-w.result:
-			r.Sends, r.AckedAfter = sends, ackedAfter
+			r.Sends = sends
+			select { // the ack came first, whichever case select took
+			case <-w.acked:
+				r.AckedAfter = max(w.ackedAt.Sub(start), time.Nanosecond)
+			default:
+			}
 			return r, nil
 		case <-ackCh:
 			// The executor has the request: no more resends; the reply
 			// comes by the call's end or not at all.
 			retry.Stop()
 			retries, ackCh = nil, nil
-			ackedAfter = max(time.Since(start), time.Nanosecond)
+			acked = true
 			inv.cfg.Logger.Debug("request acknowledged", "topic", c.Topic, "sends", sends, "after", time.Since(start))
 		case <-retries:
 			if sends == inv.cfg.AckAttempts {
@@ -403,7 +409,7 @@ func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, sta
 			arm()
 		case <-ctx.Done():
 			inv.cancel(c, corr)
-			if ackedAfter > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if acked && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return nil, fmt.Errorf("%w (%v) on %s: %w, which was told to cancel the call",
 					ErrNoResponse, c.Timeout, c.Topic, ErrAcked)
 			}
@@ -495,7 +501,10 @@ func (inv *Invoker) receive(pr paho.PublishReceived) (bool, error) {
 	}
 	r := parseResult(p)
 	if w.ask && r.Status == abi.StatusAccepted {
-		w.ackOnce.Do(func() { close(w.acked) })
+		w.ackOnce.Do(func() {
+			w.ackedAt = time.Now()
+			close(w.acked)
+		})
 		return true, nil
 	}
 	select {
