@@ -155,11 +155,15 @@ func indent(text string) string {
 // downloads, not sources: never watched.
 var skipDirs = map[string]bool{"node_modules": true, "target": true, ".git": true}
 
+// skipFiles are files a build writes in the project: not sources.
+var skipFiles = map[string]bool{"package-lock.json": true}
+
 // watchProject watches dir and its folders (build output and hidden ones
 // excepted) and sends, once the project has been quiet for debounce after
 // a change, the path of a changed file. Changes to the module built
-// (output), to hidden files and to *.wasm are not sources and are
-// ignored. The channel closes when ctx ends.
+// (output), to hidden files, to *.wasm and to what a build writes
+// (skipFiles) are not sources and are ignored. The channel closes when
+// ctx ends.
 func watchProject(ctx context.Context, dir string, debounce time.Duration, output string) (<-chan string, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -201,7 +205,7 @@ func watchProject(ctx context.Context, dir string, debounce time.Duration, outpu
 					return
 				}
 				base := filepath.Base(ev.Name)
-				if strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".wasm") || base == output {
+				if strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".wasm") || base == output || skipFiles[base] {
 					continue
 				}
 				if ev.Has(fsnotify.Create) {
