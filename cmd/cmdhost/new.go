@@ -123,9 +123,13 @@ func runNew(c *cli.Context) error {
 	if len(sdkCopy) > 0 {
 		names = append(names, "cmdhost/ (the SDK)")
 	}
-	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n  make                 # builds %s.wasm\n  make test\n"+
+	tidy := ""
+	if p.Replace != "" {
+		tidy = "  go mod tidy          # once: the source tree's module has dependencies\n"
+	}
+	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n%s  make                 # builds %s.wasm\n  make test\n"+
 		"  cmdhost plugin install %s.wasm --plugins DIR   # a running host's folder\n  cmdhost invoke %s -d hi\n",
-		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), target, p.Name, p.Name, p.Name)
+		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), target, tidy, p.Name, p.Name, p.Name)
 	return nil
 }
 
