@@ -57,7 +57,7 @@ build:
 # if missing, nothing else); ARGS goes to serve (make run ARGS='--metrics
 # 127.0.0.1:9090').
 run: build $(SERVED)
-	@echo "make run: the host is ready for calls when it logs msg=serving (a first start compiles the Go plugins: a few seconds)"
+	@echo "make run: ready for calls once the host logs its serving line (a first start compiles the Go plugins: a few seconds)"
 	bin/cmdhost serve --plugins $(WASM_DIR) $(ARGS)
 
 plugins: $(PLUGINS)
