@@ -95,7 +95,17 @@ class Writer {
   finish(): Uint8Array {
     return this.buf.subarray(0, this.len);
   }
+  reset(): void {
+    this.len = 0;
+  }
 }
+
+// The request is read into reqBuf and the response encoded into respOut,
+// both kept across calls: the host copies at once, and the decoder copies
+// what it keeps. Allocating fewer objects per call is what makes a call
+// cheap under AssemblyScript's GC.
+let reqBuf = new Uint8Array(1024);
+const respOut = new Writer();
 
 // A record of an envelope.
 class Record {
@@ -120,14 +130,6 @@ function text(v: Uint8Array): string {
   return String.UTF8.decodeUnsafe(v.dataStart, <usize>v.length);
 }
 
-function putEntry(m: Map<string, string>, v: Uint8Array): bool {
-  if (v.length < 4) return false;
-  const k = <i32>load<u32>(v.dataStart);
-  if (k < 0 || k > v.length - 4) return false;
-  m.set(text(v.subarray(4, 4 + k)), text(v.subarray(4 + k)));
-  return true;
-}
-
 // ---- requests and responses (ABI sections 8 and 9) ---------------------
 
 // One request, as the host hands it over.
@@ -136,14 +138,29 @@ export class Request {
   payload: Uint8Array = new Uint8Array(0);
   contentType: string = "";
   format: u8 = 0;
-  metadata: Map<string, string> = new Map<string, string>();
-  topicTokens: Map<string, string> = new Map<string, string>();
+  private _metadata: Map<string, string> | null = null;
+  private _topicTokens: Map<string, string> | null = null;
   invokerId: string = "";
   correlationId: Uint8Array = new Uint8Array(0);
   hasDeadline: bool = false;
   deadlineUnixNanos: i64 = 0;
   executorId: string = "";
   attempt: u32 = 1;
+
+  // The invoker's user properties, the protocol's removed (made on first
+  // use: most requests have none).
+  get metadata(): Map<string, string> {
+    if (this._metadata == null) this._metadata = new Map<string, string>();
+    return this._metadata!;
+  }
+  set metadata(m: Map<string, string>) {
+    this._metadata = m;
+  }
+  // The values of the topic pattern's {token} levels.
+  get topicTokens(): Map<string, string> {
+    if (this._topicTokens == null) this._topicTokens = new Map<string, string>();
+    return this._topicTokens!;
+  }
 
   // The payload as UTF-8 text.
   payloadText(): string {
@@ -165,28 +182,45 @@ function nowUnixNanos(): i64 {
   return load<i64>(out);
 }
 
+// decodeRequest decodes in place: one walk over the records, with no
+// object per record (the GC's work is most of a small call's cost).
 function decodeRequest(b: Uint8Array): Request | null {
-  const recs = records(b);
-  if (recs == null) return null;
   const r = new Request();
-  for (let i = 0; i < recs.length; i++) {
-    const v = recs[i].value;
-    switch (recs[i].tag) {
-      case 1: r.command = text(v); break;
-      case 2: r.payload = v.slice(); break;
-      case 3: r.contentType = text(v); break;
-      case 4: if (v.length != 1) return null; r.format = v[0]; break;
-      case 5: if (!putEntry(r.metadata, v)) return null; break;
-      case 6: if (!putEntry(r.topicTokens, v)) return null; break;
-      case 7: r.invokerId = text(v); break;
-      case 8: r.correlationId = v.slice(); break;
-      case 9: if (v.length != 8) return null; r.hasDeadline = true; r.deadlineUnixNanos = load<i64>(v.dataStart); break;
-      case 10: r.executorId = text(v); break;
-      case 11: if (v.length != 4) return null; r.attempt = load<u32>(v.dataStart); break;
+  const base = b.dataStart;
+  const len = b.length;
+  let p = 0;
+  while (p < len) {
+    if (len - p < 5) return null;
+    const tag = load<u8>(base + p);
+    const n = <i32>load<u32>(base + p + 1);
+    if (n < 0 || n > len - p - 5) return null;
+    const at = base + p + 5;
+    switch (tag) {
+      case 1: r.command = String.UTF8.decodeUnsafe(at, n); break;
+      case 2: r.payload = b.slice(p + 5, p + 5 + n); break;
+      case 3: r.contentType = String.UTF8.decodeUnsafe(at, n); break;
+      case 4: if (n != 1) return null; r.format = load<u8>(at); break;
+      case 5: if (!putEntryAt(r.metadata, at, n)) return null; break; // made only now
+      case 6: if (!putEntryAt(r.topicTokens, at, n)) return null; break;
+      case 7: r.invokerId = String.UTF8.decodeUnsafe(at, n); break;
+      case 8: r.correlationId = b.slice(p + 5, p + 5 + n); break;
+      case 9: if (n != 8) return null; r.hasDeadline = true; r.deadlineUnixNanos = load<i64>(at); break;
+      case 10: r.executorId = String.UTF8.decodeUnsafe(at, n); break;
+      case 11: if (n != 4) return null; r.attempt = load<u32>(at); break;
       default: break; // a later minor version's: skipped
     }
+    p += 5 + n;
   }
   return r;
+}
+
+// putEntryAt adds the map entry of n bytes at at to m.
+function putEntryAt(m: Map<string, string>, at: usize, n: i32): bool {
+  if (n < 4) return false;
+  const k = <i32>load<u32>(at);
+  if (k < 0 || k > n - 4) return false;
+  m.set(String.UTF8.decodeUnsafe(at + 4, k), String.UTF8.decodeUnsafe(at + 4 + k, n - 4 - k));
+  return true;
 }
 
 // A reply: 200 unless built otherwise.
@@ -199,10 +233,22 @@ export class Response {
   payload: Uint8Array = new Uint8Array(0);
   contentType: string = "";
   format: u8 = 0;
-  metadata: Map<string, string> = new Map<string, string>();
+  private _metadata: Map<string, string> | null = null;
   // How long this reply may be reused; -1: the command's declared TTL;
   // 0: not at all.
   ttlMs: i64 = -1;
+
+  // User properties to add to the reply (made on first use).
+  get metadata(): Map<string, string> {
+    if (this._metadata == null) this._metadata = new Map<string, string>();
+    return this._metadata!;
+  }
+  set metadata(m: Map<string, string>) {
+    this._metadata = m;
+  }
+  hasMetadata(): bool {
+    return this._metadata != null && this._metadata!.size > 0;
+  }
 
   // A 200 reply with payload.
   static ok(payload: Uint8Array): Response {
@@ -256,8 +302,8 @@ export class Response {
   }
 }
 
-function encodeResponse(r: Response): Uint8Array {
-  const w = new Writer();
+function encodeResponse(r: Response, w: Writer): void {
+  w.reset();
   const failed = r.appError || r.status >= 400;
   if (r.appError) w.u8(2, 1);
   else if (r.status != 0) w.u32(1, r.status);
@@ -270,10 +316,9 @@ function encodeResponse(r: Response): Uint8Array {
     if (r.status != 204 && r.payload.length) w.bytes(6, r.payload);
     if (r.contentType.length) w.string(7, r.contentType);
     if (r.format != 0 && r.status != 204) w.u8(8, r.format);
-    w.map(9, r.metadata);
+    if (r.hasMetadata()) w.map(9, r.metadata);
     if (r.ttlMs >= 0) w.i64(10, r.ttlMs);
   }
-  return w.finish();
 }
 
 // ---- commands and the exports (ABI section 3) --------------------------
@@ -323,9 +368,9 @@ export function cmdhost_describe(): i32 {
 export function cmdhost_handle(): i32 {
   const n = host_request_len();
   if (n < 0) return 1;
-  const buf = new Uint8Array(n);
-  if (host_request_read(buf.dataStart, n) != n) return 2;
-  const req = decodeRequest(buf);
+  if (reqBuf.length < n) reqBuf = new Uint8Array(n);
+  if (host_request_read(reqBuf.dataStart, n) != n) return 2;
+  const req = decodeRequest(reqBuf.subarray(0, n));
   if (req == null) {
     log(LEVEL_ERROR, "cmdhost sdk: the request does not decode");
     return 2;
@@ -338,11 +383,11 @@ export function cmdhost_handle(): i32 {
     }
   }
   if (resp == null) resp = Response.error("this module serves no command " + req.command);
-  const out = encodeResponse(resp);
-  const r = host_response_write(out.dataStart, out.length);
+  encodeResponse(resp, respOut);
+  const r = host_response_write(respOut.buf.dataStart, respOut.len);
   if (r != 0) {
     log(LEVEL_ERROR, r == RESULT_TOO_LARGE
-      ? "response refused by the host: the response of " + out.length.toString() + " bytes is over the host's response size bound (serve --max-response-bytes, operator maxResponseBytes)"
+      ? "response refused by the host: the response of " + respOut.len.toString() + " bytes is over the host's response size bound (serve --max-response-bytes, operator maxResponseBytes)"
       : "response refused by the host: result " + r.toString() + " (a metadata key starting with __, a payload with 204, or text that is not UTF-8)");
     return 4;
   }
