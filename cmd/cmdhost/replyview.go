@@ -54,18 +54,18 @@ func printReplyInfo(w io.Writer, r *rpc.Result, took time.Duration) {
 	if r.AckedAfter > 0 {
 		fmt.Fprintf(w, "  acked after %v\n", r.AckedAfter.Round(time.Microsecond))
 	}
-	fmt.Fprintf(w, "← %d after %v (%d send(s)): %d bytes, %s\n", r.Status, took.Round(time.Microsecond), r.Sends, len(r.Payload), orDash(r.ContentType))
+	fmt.Fprintf(w, "← %d after %v (%d send(s)): %d bytes, %s\n", r.Status, took.Round(time.Microsecond), r.Sends, len(r.Payload), orDash(shown(r.ContentType)))
 	if r.Message != "" {
-		fmt.Fprintf(w, "  status message: %s\n", r.Message)
+		fmt.Fprintf(w, "  status message: %s\n", shown(r.Message))
 	}
 	if r.AppError {
 		fmt.Fprintln(w, "  application error")
 	}
 	if r.PropName != "" {
-		fmt.Fprintf(w, "  invalid property: %s=%q\n", r.PropName, r.PropValue)
+		fmt.Fprintf(w, "  invalid property: %s=%q\n", shown(r.PropName), r.PropValue)
 	}
 	if r.Timestamp != "" {
-		fmt.Fprintf(w, "  timestamp: %s\n", r.Timestamp)
+		fmt.Fprintf(w, "  timestamp: %s\n", shown(r.Timestamp))
 	}
 	keys := make([]string, 0, len(r.Metadata))
 	for k := range r.Metadata {
@@ -73,6 +73,6 @@ func printReplyInfo(w io.Writer, r *rpc.Result, took time.Duration) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(w, "  %s: %s\n", k, r.Metadata[k])
+		fmt.Fprintf(w, "  %s: %s\n", shown(k), shown(r.Metadata[k]))
 	}
 }

@@ -65,6 +65,9 @@ type watcher struct {
 	pending []happening // since the last frame
 }
 
+// maxPending bounds the happenings kept between two frames.
+const maxPending = 1000
+
 // noteEvent records a timeout event's payload; one that does not decode
 // is dropped (it is not the host's).
 func (w *watcher) noteEvent(payload []byte) {
@@ -81,6 +84,11 @@ func (w *watcher) noteEvent(payload []byte) {
 		h.Detail += fmt.Sprintf(", attempt %d", ev.Attempt)
 	}
 	w.mu.Lock()
+	// Anyone on the broker may publish on the events topic: what arrives
+	// between two frames is bounded, the oldest dropped.
+	if len(w.pending) == maxPending {
+		w.pending = append(w.pending[:0], w.pending[1:]...)
+	}
 	w.pending = append(w.pending, h)
 	w.mu.Unlock()
 }
@@ -127,7 +135,7 @@ const recentShown = 10
 // first.
 func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
-	fmt.Fprintf(w, "cmdhost watch: host %s on %s, %s, every %v (Ctrl-C to quit)\n\n", f.Executor, broker, f.Time.Format("15:04:05"), interval)
+	fmt.Fprintf(w, "cmdhost watch: host %s on %s, %s, every %v (Ctrl-C to quit)\n\n", shown(f.Executor), broker, f.Time.Format("15:04:05"), interval)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tINSTANCES\tIN FLIGHT\tCALLS/S\tERRORS/S\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
 	for _, p := range f.Plugins {
@@ -135,8 +143,8 @@ func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration
 		if p.P99Ms > 0 {
 			p50, p99 = fmt.Sprintf("%.2fms", p.P50Ms), fmt.Sprintf("%.2fms", p.P99Ms)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%d\t%s\n", p.Name, p.State, p.Instances, p.InFlight,
-			p.CallsPerSec, p.ErrorsPerSec, p.Calls, p.Errors, p50, p99, p.Reloads, orDash(p.LastError))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%d\t%s\n", shown(p.Name), shown(p.State), p.Instances, p.InFlight,
+			p.CallsPerSec, p.ErrorsPerSec, p.Calls, p.Errors, p50, p99, p.Reloads, orDash(shown(p.LastError)))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\nreuse cache: %d hits, %d misses\n\nrecent timeouts and reloads:\n", f.ReuseHits, f.ReuseMisses)
@@ -148,7 +156,7 @@ func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration
 		if h.Command != "" {
 			what += "/" + h.Command
 		}
-		fmt.Fprintf(w, "  %s  %-14s %-20s %s\n", h.Time.Local().Format("15:04:05"), h.Kind, what, h.Detail)
+		fmt.Fprintf(w, "  %s  %-14s %-20s %s\n", h.Time.Local().Format("15:04:05"), shown(h.Kind), shown(what), shown(h.Detail))
 	}
 	if !sawEvent {
 		fmt.Fprintln(w, "  (timeouts show only from a host started with serve --events)")

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"strings"
+	"unicode"
+)
+
+// shown is s made safe to print on a terminal: what a host, a plugin or
+// any client that publishes on a host's topics sends may hold control
+// characters (escape sequences that move the cursor, retitle the window
+// or clear the screen), which become U+FFFD, as bytes that are not UTF-8
+// do.
+func shown(s string) string {
+	clean := true
+	for _, r := range s {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, strings.ToValidUTF8(s, string(unicode.ReplacementChar)))
+}
