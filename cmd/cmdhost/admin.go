@@ -114,8 +114,8 @@ func listCommand() *cli.Command {
 				if v.P99Ms > 0 {
 					p50, p99 = fmt.Sprintf("%.2fms", v.P50Ms), fmt.Sprintf("%.2fms", v.P99Ms)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", v.Name, v.State, short(v.Digest),
-					commandList(v.Commands), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, v.Reloads, orDash(v.LastError))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", shown(v.Name), v.State, short(v.Digest),
+					shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, v.Reloads, orDash(shown(v.LastError)))
 			}
 			return tw.Flush()
 		},
