@@ -52,7 +52,7 @@ func TestGuestKit(t *testing.T) {
 				for _, c := range d.Commands {
 					names = append(names, c.Name)
 				}
-				want := "kit-config kit-deadline kit-echo kit-error kit-idem kit-log kit-nest kit-status kit-trap kit-var"
+				want := "kit-config kit-deadline kit-echo kit-error kit-fan kit-idem kit-log kit-nest kit-status kit-trap kit-var"
 				if got := strings.Join(slices.Sorted(slices.Values(names)), " "); got != want {
 					t.Fatalf("commands %s; want %s", got, want)
 				}
@@ -131,6 +131,11 @@ func TestGuestKit(t *testing.T) {
 			t.Run("nested call", func(t *testing.T) {
 				if resp := ok("kit-nest", "through kit-echo"); string(resp.Payload) != "through kit-echo" {
 					t.Errorf("%+v", resp)
+				}
+			})
+			t.Run("fan-out", func(t *testing.T) {
+				if resp := ok("kit-fan", "p"); string(resp.Payload) != "a=p-a;b=p-b" {
+					t.Errorf("%q", resp.Payload)
 				}
 			})
 			t.Run("trap", func(t *testing.T) {

@@ -416,9 +416,10 @@ int cmdhost_var_add(const char *key, int64_t delta, int64_t *sum) {
 
 typedef struct {
 	cmdhost_result *out;
+	size_t n;
 	int failure;
 	char *message;
-	int branches;
+	size_t branches;
 } invocation;
 
 static int branch_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
@@ -436,58 +437,92 @@ static int branch_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
 	return 0;
 }
 
+/* The host sends one result per branch, in the Invocation's order. */
 static int result_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
 	invocation *inv = ctx;
 	switch (tag) {
 	case 1: if (n != 1) return -1; inv->failure = v[0]; break;
 	case 2: free(inv->message); inv->message = dup_str(v, n); break;
 	case 3:
-		if (inv->branches++ == 0) return walk(v, n, branch_record, inv->out);
+		if (inv->branches < inv->n) return walk(v, n, branch_record, &inv->out[inv->branches++]);
 		break;
 	default: break;
 	}
 	return 0;
 }
 
-int cmdhost_call_command(const cmdhost_call *call, cmdhost_result *out) {
-	memset(out, 0, sizeof *out);
-	writer b = {0};
-	rec_str(&b, 2, call->command);
-	if (call->executor) rec_str(&b, 3, call->executor);
-	if (call->payload_len) rec(&b, 4, call->payload, call->payload_len);
-	if (call->content_type) rec_str(&b, 5, call->content_type);
-	if (call->timeout_ms) rec_i64(&b, 8, call->timeout_ms);
-	writer w = {0};
-	rec(&w, 1, b.buf, b.len);
-	free(b.buf);
-	int32_t n = host_invoke(w.buf, (int32_t)w.len);
-	free(w.buf);
-	if (n < 0) {
-		out->outcome = CMDHOST_CALL_ERROR;
-		out->message = dup_str((const uint8_t *)"invoke failed", 13);
-		return out->reason = (n == -6 ? 7 : 6);
+static char *empty(void) { return dup_str((const uint8_t *)"", 0); }
+
+/* fail sets every result to a failure with reason and message. */
+static int fail(cmdhost_result *results, size_t n, int reason, const char *message) {
+	for (size_t i = 0; i < n; i++) {
+		cmdhost_result_free(&results[i]);
+		results[i].outcome = CMDHOST_CALL_ERROR;
+		results[i].reason = reason;
+		results[i].message = dup_str((const uint8_t *)message, (uint32_t)strlen(message));
+		results[i].content_type = empty();
 	}
-	uint8_t *res = malloc((size_t)n ? (size_t)n : 1);
+	return reason;
+}
+
+int cmdhost_fan_out(const cmdhost_sync *sync, const cmdhost_branch *branches, size_t n, cmdhost_result *results) {
+	memset(results, 0, n * sizeof *results);
+	if (n == 0) return 1; /* invalid: no branch */
+	writer w = {0};
+	for (size_t i = 0; i < n; i++) {
+		const cmdhost_call *call = &branches[i].call;
+		writer b = {0};
+		if (branches[i].name) rec_str(&b, 1, branches[i].name);
+		rec_str(&b, 2, call->command);
+		if (call->executor) rec_str(&b, 3, call->executor);
+		if (call->payload_len) rec(&b, 4, call->payload, call->payload_len);
+		if (call->content_type) rec_str(&b, 5, call->content_type);
+		if (call->timeout_ms) rec_i64(&b, 8, call->timeout_ms);
+		rec(&w, 1, b.buf, b.len);
+		free(b.buf);
+	}
+	if (sync) {
+		writer s = {0};
+		if (sync->strategy) rec_u8(&s, 1, (uint8_t)sync->strategy);
+		if (sync->m) rec_u32(&s, 2, sync->m);
+		if (sync->timeout_ms) rec_i64(&s, 3, sync->timeout_ms);
+		if (sync->fail_on_timeout) rec_u8(&s, 4, 1);
+		rec(&w, 2, s.buf, s.len);
+		free(s.buf);
+	}
+	int32_t size = host_invoke(w.buf, (int32_t)w.len);
+	free(w.buf);
+	if (size < 0) return fail(results, n, size == -6 ? 7 : 6, "invoke failed");
+	uint8_t *res = malloc((size_t)size ? (size_t)size : 1);
 	if (!res) abort();
-	invocation inv = {out, 0, NULL, 0};
-	int bad = host_invoke_result_read(res, n) != n || walk(res, (size_t)n, result_record, &inv) != 0;
+	invocation inv = {results, n, 0, NULL, 0};
+	int bad = host_invoke_result_read(res, size) != size || walk(res, (size_t)size, result_record, &inv) != 0;
 	free(res);
 	if (bad) {
 		free(inv.message);
-		out->outcome = CMDHOST_CALL_ERROR;
-		out->message = dup_str((const uint8_t *)"the invocation result does not decode", 37);
-		return out->reason = 6;
+		return fail(results, n, 6, "the invocation result does not decode");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!results[i].message) results[i].message = empty();
+		if (!results[i].content_type) results[i].content_type = empty();
 	}
 	if (inv.failure) {
-		free(out->message);
-		out->message = inv.message ? inv.message : dup_str((const uint8_t *)"", 0);
-		out->outcome = CMDHOST_CALL_ERROR;
-		return out->reason = inv.failure;
+		if (inv.branches == 0) {
+			int reason = fail(results, n, inv.failure, inv.message ? inv.message : "");
+			free(inv.message);
+			return reason;
+		}
+		free(results[0].message);
+		results[0].message = inv.message ? inv.message : empty();
+		return inv.failure;
 	}
 	free(inv.message);
-	if (!out->message) out->message = dup_str((const uint8_t *)"", 0);
-	if (!out->content_type) out->content_type = dup_str((const uint8_t *)"", 0);
 	return 0;
+}
+
+int cmdhost_call_command(const cmdhost_call *call, cmdhost_result *out) {
+	cmdhost_branch b = {"", *call};
+	return cmdhost_fan_out(NULL, &b, 1, out);
 }
 
 void cmdhost_result_free(cmdhost_result *r) {

@@ -145,6 +145,30 @@ typedef struct {
 int cmdhost_call_command(const cmdhost_call *call, cmdhost_result *out);
 void cmdhost_result_free(cmdhost_result *r);
 
+/* A fan-out's branch: a named call. */
+typedef struct {
+	const char *name;
+	cmdhost_call call;
+} cmdhost_branch;
+
+enum { CMDHOST_SYNC_ALL = 0, CMDHOST_SYNC_ANY = 1, CMDHOST_SYNC_M_OF_N = 2 };
+
+/* How a fan-out waits for its branches; all zero: for all of them, with
+ * the host's default sync timeout, going on with what arrived when it
+ * fires. */
+typedef struct {
+	int strategy;      /* CMDHOST_SYNC_ALL, _ANY or _M_OF_N */
+	uint32_t m;        /* with CMDHOST_SYNC_M_OF_N */
+	int64_t timeout_ms; /* wait time from the first arrival; 0: the host's default */
+	int fail_on_timeout;
+} cmdhost_sync;
+
+/* Runs n calls at once (at most 64) and waits as sync says (NULL: all).
+ * results[i] is branch i's result; free each with cmdhost_result_free.
+ * 0, or the reason the invocation failed as a whole (then results[0]'s
+ * message says why; a sync timeout with fail_on_timeout still fills all). */
+int cmdhost_fan_out(const cmdhost_sync *sync, const cmdhost_branch *branches, size_t n, cmdhost_result *results);
+
 /* Nanoseconds the call has left before the host cuts it; -1 when it has
  * no deadline. */
 int64_t cmdhost_remaining_ns(const cmdhost_request *req);

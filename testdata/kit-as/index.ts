@@ -2,7 +2,7 @@
 // (testdata/kit/README.md says what each command does;
 // host/guestkit_test.go checks it).
 import {
-  handle, Request, Response, Options, Call, callCommand, config, getVar, setVar, addVar,
+  handle, Request, Response, Options, Call, callCommand, fanOut, Sync, config, getVar, setVar, addVar,
   log, lastResult, LEVEL_INFO, RESULT_OK,
 } from "../../sdk/assemblyscript/assembly/index";
 export { cmdhost_abi_version, cmdhost_describe, cmdhost_handle } from "../../sdk/assemblyscript/assembly/index";
@@ -61,6 +61,19 @@ handle("kit-nest", (req: Request): Response => {
     return Response.error("kit: kit-echo: failure " + r.failure.toString() + ", status " + r.status.toString() + ": " + r.message);
   }
   return Response.ok(r.payload);
+});
+
+handle("kit-fan", (req: Request): Response => {
+  const names = ["a", "b"];
+  const calls = new Array<Call>(2);
+  for (let i = 0; i < 2; i++) {
+    calls[i] = new Call();
+    calls[i].command = "kit-echo";
+    calls[i].payload = Uint8Array.wrap(String.UTF8.encode(req.payloadText() + "-" + names[i]));
+  }
+  const r = fanOut(new Sync(), names, calls);
+  if (r[0].failure != 0) return Response.error("kit: fan-out failed, reason " + r[0].failure.toString() + ": " + r[0].message);
+  return Response.text("a=" + String.UTF8.decode(r[0].payload.buffer) + ";b=" + String.UTF8.decode(r[1].payload.buffer));
 });
 
 handle("kit-trap", (req: Request): Response => {

@@ -97,6 +97,30 @@ static void nest(const cmdhost_request *req, cmdhost_response *resp) {
 	cmdhost_result_free(&r);
 }
 
+static void fan(const cmdhost_request *req, cmdhost_response *resp) {
+	char *p = payload_str(req);
+	char pa[300], pb[300];
+	snprintf(pa, sizeof pa, "%s-a", p);
+	snprintf(pb, sizeof pb, "%s-b", p);
+	free(p);
+	cmdhost_branch branches[2] = {
+		{"a", {.command = "kit-echo", .payload = pa, .payload_len = strlen(pa)}},
+		{"b", {.command = "kit-echo", .payload = pb, .payload_len = strlen(pb)}},
+	};
+	cmdhost_result r[2];
+	int failed = cmdhost_fan_out(NULL, branches, 2, r);
+	char out[700];
+	if (failed) {
+		snprintf(out, sizeof out, "kit: fan-out failed, reason %d: %s", failed, r[0].message);
+		cmdhost_fail(resp, out);
+	} else {
+		snprintf(out, sizeof out, "a=%.*s;b=%.*s", (int)r[0].payload_len, (const char *)r[0].payload, (int)r[1].payload_len, (const char *)r[1].payload);
+		cmdhost_reply_text(resp, out);
+	}
+	cmdhost_result_free(&r[0]);
+	cmdhost_result_free(&r[1]);
+}
+
 static void trap(const cmdhost_request *req, cmdhost_response *resp) {
 	(void)req;
 	(void)resp;
@@ -130,6 +154,7 @@ void cmdhost_init(void) {
 	cmdhost_command("kit-var", var, NULL);
 	cmdhost_command("kit-log", logit, NULL);
 	cmdhost_command("kit-nest", nest, NULL);
+	cmdhost_command("kit-fan", fan, NULL);
 	cmdhost_command("kit-trap", trap, NULL);
 	cmdhost_command("kit-deadline", deadline, &(cmdhost_options){.timeout_ms = 300});
 }

@@ -71,6 +71,17 @@ func init() {
 		}
 		return &sdk.Response{Payload: r.Payload}, nil
 	})
+	sdk.Handle("kit-fan", func(ctx context.Context, req *sdk.Request) (*sdk.Response, error) {
+		calls := map[string]sdk.Call{}
+		for _, name := range []string{"a", "b"} {
+			calls[name] = sdk.Call{Command: "kit-echo", Payload: append(append([]byte{}, req.Payload...), "-"+name...)}
+		}
+		r, err := sdk.FanOut(ctx, sdk.Sync{}, calls)
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.Response{Payload: []byte("a=" + string(r["a"].Payload) + ";b=" + string(r["b"].Payload)), ContentType: "text/plain"}, nil
+	})
 	sdk.Handle("kit-trap", func(context.Context, *sdk.Request) (*sdk.Response, error) {
 		panic("kit: deliberate trap")
 	})

@@ -1,7 +1,7 @@
 //! kit-rust: the guest kit's test plugin in Rust (testdata/kit/README.md
 //! says what each command does; host/guestkit_test.go checks it).
 
-use cmdhost::{add_var, call_command, config, get_var, info, set_var, Call, Command, Error, Request, Response};
+use cmdhost::{add_var, call_command, config, fan_out, get_var, info, set_var, Call, Command, Error, Request, Response, Sync};
 use std::time::Duration;
 
 fn echo(req: &Request) -> Result<Response, Error> {
@@ -59,6 +59,13 @@ fn nest(req: &Request) -> Result<Response, Error> {
     Ok(Response::new(r.payload))
 }
 
+fn fan(req: &Request) -> Result<Response, Error> {
+    let branch = |name: &str| (name.to_string(), Call::new("kit-echo", [req.payload.as_slice(), b"-", name.as_bytes()].concat()));
+    let r = fan_out(Sync::default(), vec![branch("a"), branch("b")]).map_err(|e| Error::app(e.to_string()))?;
+    let text = |i: usize| String::from_utf8_lossy(&r[i].payload).into_owned();
+    Ok(Response::text(&format!("{}={};{}={}", r[0].name, text(0), r[1].name, text(1))))
+}
+
 fn trap(_: &Request) -> Result<Response, Error> {
     panic!("kit: deliberate trap")
 }
@@ -88,6 +95,7 @@ fn commands() -> Vec<Command> {
         Command::new("kit-var", var),
         Command::new("kit-log", log),
         Command::new("kit-nest", nest),
+        Command::new("kit-fan", fan),
         Command::new("kit-trap", trap),
         Command::new("kit-deadline", deadline).timeout(Duration::from_millis(300)),
     ]

@@ -492,39 +492,73 @@ export class CallResult {
   contentType: string = "";
 }
 
+// How a fan-out waits for its branches: all of them (the default), any,
+// or m of them; timeoutMs is the wait from the first arrival (0: the
+// host's default), and failOnTimeout fails the invocation when it fires
+// instead of going on with what arrived.
+export class Sync {
+  strategy: u8 = 0; // 0 all, 1 any, 2 m of n
+  m: u32 = 0;
+  timeoutMs: i64 = 0;
+  failOnTimeout: bool = false;
+}
+
 // Calls one command and waits for its result.
 export function callCommand(call: Call): CallResult {
-  const b = new Writer();
-  b.string(2, call.command);
-  if (call.executor.length) b.string(3, call.executor);
-  if (call.payload.length) b.bytes(4, call.payload);
-  if (call.contentType.length) b.string(5, call.contentType);
-  b.map(7, call.metadata);
-  if (call.timeoutMs) b.i64(8, call.timeoutMs);
+  const names = new Array<string>(1);
+  names[0] = "";
+  const calls = new Array<Call>(1);
+  calls[0] = call;
+  return fanOut(new Sync(), names, calls)[0];
+}
+
+// Runs the calls at once, branch i named names[i], and waits as sync
+// says; the results come in the calls' order. When the invocation failed
+// as a whole, every result's failure holds its reason.
+export function fanOut(sync: Sync, names: string[], calls: Call[]): CallResult[] {
   const w = new Writer();
-  w.bytes(1, b.finish());
-  const inv = w.finish();
-  const res = new CallResult();
-  const n = host_invoke(inv.dataStart, inv.length);
-  if (n < 0) {
-    res.failure = n == -6 ? 7 : 6;
-    res.message = "invoke failed with result " + n.toString();
-    return res;
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i];
+    const b = new Writer();
+    if (names[i].length) b.string(1, names[i]);
+    b.string(2, call.command);
+    if (call.executor.length) b.string(3, call.executor);
+    if (call.payload.length) b.bytes(4, call.payload);
+    if (call.contentType.length) b.string(5, call.contentType);
+    b.map(7, call.metadata);
+    if (call.timeoutMs) b.i64(8, call.timeoutMs);
+    w.bytes(1, b.finish());
   }
+  const s = new Writer();
+  if (sync.strategy) s.u8(1, sync.strategy);
+  if (sync.m) s.u32(2, sync.m);
+  if (sync.timeoutMs) s.i64(3, sync.timeoutMs);
+  if (sync.failOnTimeout) s.u8(4, 1);
+  w.bytes(2, s.finish());
+  const inv = w.finish();
+  const results = new Array<CallResult>(calls.length);
+  for (let i = 0; i < calls.length; i++) results[i] = new CallResult();
+  const failAll = (reason: u8, message: string, rs: CallResult[]): CallResult[] => {
+    for (let i = 0; i < rs.length; i++) {
+      rs[i].failure = reason;
+      rs[i].message = message;
+    }
+    return rs;
+  };
+  const n = host_invoke(inv.dataStart, inv.length);
+  if (n < 0) return failAll(n == -6 ? 7 : 6, "invoke failed with result " + n.toString(), results);
   const out = new Uint8Array(n);
   const recs = host_invoke_result_read(out.dataStart, n) == n ? records(out) : null;
-  if (recs == null) {
-    res.failure = 6;
-    res.message = "the invocation result does not decode";
-    return res;
-  }
-  let first = true;
+  if (recs == null) return failAll(6, "the invocation result does not decode", results);
+  let failure: u8 = 0;
+  let message = "";
+  let next = 0;
   for (let i = 0; i < recs.length; i++) {
     const v = recs[i].value;
-    if (recs[i].tag == 1 && v.length == 1) res.failure = v[0];
-    else if (recs[i].tag == 2) res.message = text(v);
-    else if (recs[i].tag == 3 && first) {
-      first = false;
+    if (recs[i].tag == 1 && v.length == 1) failure = v[0];
+    else if (recs[i].tag == 2) message = text(v);
+    else if (recs[i].tag == 3 && next < results.length) {
+      const res = results[next++];
       const br = records(v);
       if (br == null) continue;
       for (let j = 0; j < br.length; j++) {
@@ -542,5 +576,11 @@ export function callCommand(call: Call): CallResult {
       }
     }
   }
-  return res;
+  if (failure != 0) {
+    for (let i = 0; i < results.length; i++) {
+      results[i].failure = failure;
+      if (i >= next) results[i].message = message; // no branch result: the invocation's reason
+    }
+  }
+  return results;
 }
