@@ -45,7 +45,7 @@ ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
 KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
-.PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas
+.PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas sdk-tests
 
 all: build plugins
 
@@ -125,10 +125,16 @@ vet:
 # The first run, without -race, also warms the tests' shared compilation
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
-test: deps plugins vet conformance
+test: deps plugins vet conformance sdk-tests
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./host/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory fuzz FUZZMULT=1
+
+# The Rust SDK's own tests, natively (its codec; the guest kit covers the
+# rest, in wasm, for every SDK).
+sdk-tests: $(KIT_DIR)/rust/libcmdhost.rlib
+	$(RUSTC) --edition 2021 --test --crate-name cmdhost -o $(KIT_DIR)/rust/sdk-tests sdk/rust/src/lib.rs
+	$(KIT_DIR)/rust/sdk-tests
 
 # Every command README.md and docs/*.md show, run against a real host (make
 # targets dry-run), and every flag docs/cli.md shows (cmd/cmdhost/docs_test.go;

@@ -156,3 +156,92 @@ pub(crate) fn encode_response(result: &Result<Response, Error>) -> Vec<u8> {
     }
     w.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn request_bytes() -> Vec<u8> {
+        let mut w = Writer::new();
+        w.string(1, "echo");
+        w.bytes(2, b"hi\x00");
+        w.string(3, "text/plain");
+        w.u8(4, 1);
+        w.entry(5, "k", b"v");
+        w.entry(6, "id", b"7");
+        w.string(7, "inv");
+        w.bytes(8, &[1, 2, 3]);
+        w.i64(9, 1_700_000_000_000_000_000);
+        w.string(10, "host");
+        w.u32(11, 2);
+        w.bytes(99, b"a later version's record");
+        w.finish()
+    }
+
+    #[test]
+    fn decodes_every_request_field_and_skips_unknown_tags() {
+        let r = decode_request(&request_bytes()).expect("decodes");
+        assert_eq!(r.command, "echo");
+        assert_eq!(r.payload, b"hi\x00");
+        assert_eq!(r.content_type, "text/plain");
+        assert_eq!(r.format, 1);
+        assert_eq!(r.metadata.get("k").map(String::as_str), Some("v"));
+        assert_eq!(r.topic_tokens.get("id").map(String::as_str), Some("7"));
+        assert_eq!(r.invoker_id, "inv");
+        assert_eq!(r.correlation_id, vec![1, 2, 3]);
+        assert_eq!(r.deadline_unix_nanos, Some(1_700_000_000_000_000_000));
+        assert_eq!(r.executor_id, "host");
+        assert_eq!(r.attempt, 2);
+    }
+
+    #[test]
+    fn attempt_defaults_to_one() {
+        let mut w = Writer::new();
+        w.string(1, "echo");
+        assert_eq!(decode_request(&w.finish()).expect("decodes").attempt, 1);
+    }
+
+    #[test]
+    fn refuses_malformed_requests() {
+        let whole = request_bytes();
+        assert!(decode_request(&whole[..whole.len() - 1]).is_err(), "a record cut short");
+        assert!(decode_request(&whole[..3]).is_err(), "a header cut short");
+        let mut w = Writer::new();
+        w.bytes(4, &[1, 2]);
+        assert!(decode_request(&w.finish()).is_err(), "a u8 of two bytes");
+        let mut w = Writer::new();
+        w.bytes(1, &[0xff]);
+        assert!(decode_request(&w.finish()).is_err(), "a command that is not UTF-8");
+    }
+
+    #[test]
+    fn encodes_replies_and_errors() {
+        let ok = Response::new(b"hi".to_vec()).with_content_type("text/plain").with_metadata("k", "v").with_ttl(Duration::from_millis(1500));
+        let recs: Vec<(u8, Vec<u8>)> = records(&encode_response(&Ok(ok))).unwrap().into_iter().map(|(t, v)| (t, v.to_vec())).collect();
+        assert_eq!(recs[0], (6, b"hi".to_vec()));
+        assert_eq!(recs[1], (7, b"text/plain".to_vec()));
+        assert_eq!(recs[2].0, 9);
+        assert_eq!(recs[3], (10, 1500i64.to_le_bytes().to_vec()));
+
+        assert!(encode_response(&Ok(Response::new(Vec::new()))).is_empty(), "an empty 200 is no records");
+        let nc = encode_response(&Ok(Response::no_content()));
+        assert_eq!(records(&nc).unwrap(), vec![(1, &204u32.to_le_bytes()[..])]);
+
+        let app = encode_response(&Err(Error::app("down")));
+        assert_eq!(records(&app).unwrap(), vec![(2, &[1u8][..]), (3, &b"down"[..])]);
+        let bad = encode_response(&Err(Error::unsupported_content_type("x/y")));
+        let recs = records(&bad).unwrap();
+        assert_eq!(recs[0], (1, &415u32.to_le_bytes()[..]));
+        assert_eq!(recs[2], (4, &b"Content Type"[..]));
+        assert_eq!(recs[3], (5, &b"x/y"[..]));
+    }
+
+    #[test]
+    fn durations_are_whole_milliseconds_within_range() {
+        let mut w = Writer::new();
+        w.ms(3, Duration::from_secs(u64::MAX));
+        let b = w.finish();
+        assert_eq!(i64::from_le_bytes(b[5..13].try_into().unwrap()), 9_223_372_036_854);
+    }
+}
