@@ -64,23 +64,22 @@ func runDev(c *cli.Context) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	d := &devLoop{c: c, dir: dir, name: cmp.Or(c.String("name"), filepath.Base(dir)), plugins: plugins, out: c.App.Writer}
-	install := func() bool {
-		return d.round(func(src string) (string, []string, error) { return installModule(c, e, src, plugins, d.name) })
-	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	name := cmp.Or(c.String("name"), filepath.Base(dir))
+	d := &devLoop{dir: dir, name: name, out: c.App.Writer,
+		install: func(src string) (string, []string, error) { return installModule(c, e, src, plugins, name) }}
 	if c.Bool("once") {
-		if !install() {
+		if !d.round(ctx) {
 			return cli.Exit("", exitFailed)
 		}
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	changes, err := watchProject(ctx, dir, c.Duration("debounce"), d.name+".wasm")
 	if err != nil {
 		return err
 	}
-	install()
+	d.round(ctx)
 	for {
 		fmt.Fprintf(d.out, "watching %s for changes (Ctrl-C to stop)\n", dir)
 		select {
@@ -91,26 +90,28 @@ func runDev(c *cli.Context) error {
 				return nil
 			}
 			fmt.Fprintf(d.out, "\nchanged: %s\n", changed)
-			install()
+			d.round(ctx)
 		}
 	}
 }
 
-// devLoop is one project under cmdhost dev.
+// devLoop is one project under cmdhost dev: its folder, its module's
+// name, where it prints, and how its module is checked and installed
+// (installModule, into the host's folder).
 type devLoop struct {
-	c       *cli.Context
 	dir     string
 	name    string
-	plugins string
 	out     io.Writer
+	install func(src string) (dst string, commands []string, err error)
 }
 
-// round builds the project, then checks and installs its module with
-// install; it prints each step and reports whether all went well.
-func (d *devLoop) round(install func(src string) (string, []string, error)) bool {
+// round builds the project, then checks and installs its module; it
+// prints each step and reports whether all went well. ctx's end stops
+// the build.
+func (d *devLoop) round(ctx context.Context) bool {
 	start := time.Now()
 	fmt.Fprintf(d.out, "building: make in %s\n", d.dir)
-	cmd := exec.CommandContext(d.c.Context, "make")
+	cmd := exec.CommandContext(ctx, "make")
 	cmd.Dir = d.dir
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
@@ -124,7 +125,7 @@ func (d *devLoop) round(install func(src string) (string, []string, error)) bool
 		return false
 	}
 	fmt.Fprintf(d.out, "built %s in %v\n", src, time.Since(start).Round(time.Millisecond))
-	dst, commands, err := install(src)
+	dst, commands, err := d.install(src)
 	var invalid *invalidModule
 	switch {
 	case errors.As(err, &invalid):

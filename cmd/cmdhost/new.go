@@ -96,9 +96,11 @@ func runNew(c *cli.Context) error {
 	}
 	p.Crate = crateName(p.Name)
 	p.NPMName = npmName(p.Name)
-	var err error
-	if p.ASCVersion, err = ascVersion(); err != nil {
-		return err
+	if p.Lang == "as" {
+		var err error
+		if p.ASCVersion, err = ascVersion(); err != nil {
+			return err
+		}
 	}
 	target := filepath.Join(c.String("dir"), p.Name)
 	if err := checkTarget(target); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -67,12 +68,7 @@ func printReplyInfo(w io.Writer, r *rpc.Result, took time.Duration) {
 	if r.Timestamp != "" {
 		fmt.Fprintf(w, "  timestamp: %s\n", shown(r.Timestamp))
 	}
-	keys := make([]string, 0, len(r.Metadata))
-	for k := range r.Metadata {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Metadata)) {
 		fmt.Fprintf(w, "  %s: %s\n", shown(k), shown(r.Metadata[k]))
 	}
 }

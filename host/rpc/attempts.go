@@ -104,7 +104,9 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 	ctx, cancel := context.WithDeadline(c.ctx, deadline)
 	defer cancel()
 	ctx, span := e.traceExecute(ctx, in, turn.at, attempt)
-	defer func() { endSpan(span, out) }()
+	if span != nil { // no closure on the path of an untraced request
+		defer func() { endSpan(span, out) }()
+	}
 	req := *in.req // each attempt its own copy: a late run keeps reading its own
 	req.Deadline, req.Attempt = deadline, attempt
 	if w := e.warnAt(in, turn.at, deadline, attempt); w != nil {
