@@ -22,24 +22,22 @@ import (
 // acked.
 func TestInvokeNoExecutor(t *testing.T) {
 	u := brokertest.StartEmbedded(t)
+	// The calls' timeout is an hour; the ack window 1.5 s. A process
+	// still running after three minutes, however loaded the machine,
+	// waited for the timeout: it is killed and the test fails.
 	start := time.Now()
-	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", u.String(), "--executor", "nobody", "--timeout", "60s")
-	took := time.Since(start)
+	out, errOut, code := runWithin(t, 3*time.Minute, "invoke", "echo", "-d", "hi", "--broker", u.String(), "--executor", "nobody", "--timeout", "1h")
 	if code != exitNoExecutor || out != "" || !strings.Contains(errOut, "no executor answered") ||
 		!strings.Contains(errOut, "is `cmdhost serve` running with --id nobody on "+u.String()) {
 		t.Fatalf("stdout %q, stderr %q, status %d", out, errOut, code)
 	}
-	if took >= 30*time.Second { // the ack window is ~1.5 s; the call's timeout 60 s
-		t.Fatalf("invoke took %v to find no executor: it waited for the call's timeout", took)
-	}
-	t.Logf("no executor answered: invoke exited after %v (process start and connection included)", took.Round(time.Millisecond))
+	t.Logf("no executor answered: invoke exited after %v (process start and connection included)", time.Since(start).Round(time.Millisecond))
 
 	// The plugin subcommands give up by the same rule, whatever their
 	// --timeout.
-	start = time.Now()
-	_, errOut, code = run(t, "plugin", "list", "--broker", u.String(), "--executor", "nobody", "--timeout", "60s")
-	if took := time.Since(start); code != exitNoExecutor || !strings.Contains(errOut, `no answer from host "nobody"`) || took >= 30*time.Second {
-		t.Fatalf("plugin list: stderr %q, status %d after %v", errOut, code, took)
+	_, errOut, code = runWithin(t, 3*time.Minute, "plugin", "list", "--broker", u.String(), "--executor", "nobody", "--timeout", "1h")
+	if code != exitNoExecutor || !strings.Contains(errOut, `no answer from host "nobody"`) {
+		t.Fatalf("plugin list: stderr %q, status %d", errOut, code)
 	}
 
 	// --no-ack is plain v1.0: it waits for its timeout.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const plugins = "../../testdata/plugins"
@@ -42,7 +44,27 @@ func cliCache() string { return filepath.Join(os.TempDir(), "cmdhost-cli-test-ca
 // status. The tests keep a compilation cache of their own across runs.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--cache-dir", cliCache()}, args...)...)
+	return runCtx(t, context.Background(), args...)
+}
+
+// runWithin is run that fails the test when cmdhost is still running
+// after limit (then killed): for what must end long before a timeout it
+// was given.
+func runWithin(t *testing.T, limit time.Duration, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	stdout, stderr, code := runCtx(t, ctx, args...)
+	if ctx.Err() != nil {
+		t.Fatalf("cmdhost %v still ran after %v: it waited for its timeout", args, limit)
+	}
+	return stdout, stderr, code
+}
+
+// runCtx is run, the process killed when ctx ends.
+func runCtx(t *testing.T, ctx context.Context, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"--cache-dir", cliCache()}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
