@@ -176,9 +176,27 @@ func (e *Embedded) URL() *url.URL {
 func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() { // mochi's Close panics if called twice
 		e.drain(closeDrain)
+		// mochi's Server.Close finds each listener's clients with
+		// Clients.GetByListener, which takes the clients' read lock twice:
+		// a client detaching in between (its Delete waiting for the write
+		// lock) deadlocks it, and Close never returns (seen in the tests
+		// under load; a host stopping while an invoker disconnects would
+		// hang the same way). So the listeners are closed here first, by
+		// a CloseFn that reads the clients once; Server.Close then finds
+		// them closed and does not look for their clients again.
+		e.srv.Listeners.CloseAll(e.disconnectClients)
 		e.closeErr = e.srv.Close()
 	})
 	return e.closeErr
+}
+
+// disconnectClients disconnects the clients of a listener that closes.
+func (e *Embedded) disconnectClients(listener string) {
+	for _, cl := range e.srv.Clients.GetAll() {
+		if cl.Net.Listener == listener && !cl.Closed() {
+			_ = e.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
+		}
+	}
 }
 
 // closeDrain bounds how long Close waits for deliveries in flight.
