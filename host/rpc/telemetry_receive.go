@@ -30,6 +30,12 @@ func (inv *Invoker) ReceiveTelemetry(ctx context.Context, topic string, each fun
 		inv.mu.Unlock()
 	}()
 	if _, err := inv.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}}); err != nil {
+		if ctx.Err() != nil {
+			// Ended while subscribing: the broker may deliver before
+			// paho has read the SUBACK, so a receiver can be done
+			// before Subscribe returns.
+			return nil
+		}
 		return fmt.Errorf("subscribing to %s: %w", topic, err)
 	}
 	<-ctx.Done()
