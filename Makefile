@@ -45,7 +45,7 @@ ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
 KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
-.PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas sdk-tests
+.PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas sdk-tests paho-tests
 
 all: build plugins
 
@@ -125,10 +125,16 @@ vet:
 # The first run, without -race, also warms the tests' shared compilation
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
-test: deps plugins vet conformance sdk-tests
+test: deps plugins vet conformance sdk-tests paho-tests
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./host/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory fuzz FUZZMULT=1
+
+# The tests of cmdhost's copy of paho.golang's packet codec
+# (third_party/paho.golang/CMDHOST.md), its fuzz target included.
+paho-tests:
+	cd third_party/paho.golang && $(GO) test -count=1 ./packets && \
+	  $(GO) test ./packets -run '^$$' -fuzz '^FuzzReadPacket$$' -fuzztime 20000x
 
 # The Rust SDK's own tests, natively (its codec; the guest kit covers the
 # rest, in wasm, for every SDK).

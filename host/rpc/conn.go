@@ -118,6 +118,10 @@ func newBrokerConn(c net.Conn) *brokerConn {
 
 func (c *brokerConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
+// ReadByte reads from the buffer: paho's decoder (third_party) reads a
+// packet's fixed header with it, without a call or an allocation per byte.
+func (c *brokerConn) ReadByte() (byte, error) { return c.r.ReadByte() }
+
 // Lock starts a packet (paho's packet writer takes it).
 func (c *brokerConn) Lock() {
 	c.packet.Lock()

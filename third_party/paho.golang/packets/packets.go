@@ -17,6 +17,7 @@ package packets
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -237,11 +238,11 @@ func NewControlPacket(t byte) *ControlPacket {
 // ReadPacket reads a control packet from a io.Reader and returns a completed
 // struct with the appropriate data
 func ReadPacket(r io.Reader) (*ControlPacket, error) {
-	t := [1]byte{}
-	_, err := io.ReadFull(r, t[:])
+	first, err := readByte(r)
 	if err != nil {
 		return nil, err
 	}
+	t := [1]byte{first}
 	// cp := NewControlPacket(PacketType(t[0] >> 4))
 	// if cp == nil {
 	// 	return nil, fmt.Errorf("invalid packet type requested, %d", t[0]>>4)
@@ -298,27 +299,23 @@ func ReadPacket(r io.Reader) (*ControlPacket, error) {
 		cp.Content.(*Publish).Duplicate = cp.Flags&(1<<3) != 0
 		cp.Content.(*Publish).Retain = cp.Flags&1 != 0
 	}
-	vbi, err := getVBI(r)
-	if err != nil {
-		return nil, err
-	}
-	cp.remainingLength, err = decodeVBI(vbi)
+	cp.remainingLength, err = readVBI(r)
 	if err != nil {
 		return nil, err
 	}
 
-	var content bytes.Buffer
-	content.Grow(cp.remainingLength)
-
-	n, err := io.CopyN(&content, r, int64(cp.remainingLength))
+	// cmdhost: the body is read into a slice of its exact length, once
+	// (bytes.Buffer.ReadFrom grew it by 512 bytes beyond).
+	body := make([]byte, cp.remainingLength)
+	n, err := io.ReadFull(r, body)
 	if err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("failed to read packet, expected %d bytes, read %d", cp.remainingLength, n)
+		}
 		return nil, err
 	}
-
-	if n != int64(cp.remainingLength) {
-		return nil, fmt.Errorf("failed to read packet, expected %d bytes, read %d", cp.remainingLength, n)
-	}
-	err = cp.Content.Unpack(&content)
+	content := bytes.NewBuffer(body)
+	err = cp.Content.Unpack(content)
 	if err != nil {
 		return nil, err
 	}
@@ -395,20 +392,39 @@ func encodeVBIdirect(length int, buf *bytes.Buffer) {
 	}
 }
 
-func getVBI(r io.Reader) (*bytes.Buffer, error) {
-	var ret bytes.Buffer
-	digit := [1]byte{}
-	for {
-		_, err := io.ReadFull(r, digit[:])
+// readByte reads one byte of r: by r's ReadByte when it has one (a
+// buffered reader), which allocates nothing, else by a one-byte Read.
+// (cmdhost)
+func readByte(r io.Reader) (byte, error) {
+	if br, ok := r.(io.ByteReader); ok {
+		return br.ReadByte()
+	}
+	var b [1]byte
+	_, err := io.ReadFull(r, b[:])
+	return b[0], err
+}
+
+// readVBI reads a variable byte integer of at most four bytes from r.
+// (cmdhost: it replaces getVBI, which gathered the bytes in a new
+// bytes.Buffer for decodeVBI.)
+func readVBI(r io.Reader) (int, error) {
+	var vbi uint32
+	for i := 0; i < 4; i++ {
+		digit, err := readByte(r)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		ret.WriteByte(digit[0])
-		if digit[0] <= 0x7f {
-			return &ret, nil
+		vbi |= uint32(digit&127) << (7 * i)
+		if digit&128 == 0 {
+			return int(vbi), nil
 		}
 	}
+	return 0, errMalformedVBI
 }
+
+// errMalformedVBI is the error of a variable byte integer longer than
+// four bytes.
+var errMalformedVBI = errors.New("malformed variable byte integer: more than 4 bytes")
 
 func decodeVBI(r *bytes.Buffer) (int, error) {
 	var vbi uint32
@@ -503,16 +519,25 @@ func readBinary(b *bytes.Buffer) ([]byte, error) {
 		return nil, err
 	}
 
-	var s bytes.Buffer
-	s.Grow(int(size))
-	if _, err := io.CopyN(&s, b, int64(size)); err != nil {
-		return nil, err
+	// cmdhost: one allocation of the exact size (io.CopyN into a
+	// bytes.Buffer made three, one of them 512 bytes beyond the size).
+	if b.Len() < int(size) {
+		b.Next(b.Len())
+		return nil, io.EOF
 	}
-
-	return s.Bytes(), nil
+	s := make([]byte, size)
+	copy(s, b.Next(int(size)))
+	return s, nil
 }
 
 func readString(b *bytes.Buffer) (string, error) {
-	s, err := readBinary(b)
-	return string(s), err
+	size, err := readUint16(b)
+	if err != nil {
+		return "", err
+	}
+	if b.Len() < int(size) {
+		b.Next(b.Len())
+		return "", io.EOF
+	}
+	return string(b.Next(int(size))), nil
 }

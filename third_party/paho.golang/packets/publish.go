@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/ioutil"
 	"net"
 )
 
@@ -67,10 +66,10 @@ func (p *Publish) Unpack(r *bytes.Buffer) error {
 		return err
 	}
 
-	p.Payload, err = ioutil.ReadAll(r)
-	if err != nil {
-		return err
-	}
+	// cmdhost: the payload is the rest of the packet's body, which
+	// ReadPacket made for this packet alone (ioutil.ReadAll copied it
+	// into a slice grown from 512 bytes).
+	p.Payload = r.Next(r.Len())
 
 	return nil
 }
