@@ -126,6 +126,85 @@ func TestTruncatedPacketsAreErrors(t *testing.T) {
 	}
 }
 
+// piecewise is a packet's encoding as upstream writes it: the fixed
+// header, then each piece of its body.
+func piecewise(c *ControlPacket) []byte {
+	pieces := c.Content.Buffers()
+	c.remainingLength = 0
+	for _, p := range pieces {
+		c.remainingLength += len(p)
+	}
+	var b bytes.Buffer
+	_, _ = c.FixedHeader.WriteTo(&b)
+	for _, p := range pieces {
+		b.Write(p)
+	}
+	return b.Bytes()
+}
+
+// WriteTo writes the bytes upstream writes, in one Write up to
+// maxEncoded and as pieces beyond.
+func TestWriteToEncodesAsUpstream(t *testing.T) {
+	big := everyPublishProperty()
+	big.Payload = bytes.Repeat([]byte("x"), maxEncoded)
+	ack := NewControlPacket(PUBACK)
+	ack.Content.(*Puback).PacketID = 9
+	ackProps := NewControlPacket(PUBACK)
+	ackProps.Content.(*Puback).ReasonCode = 0x80
+	ackProps.Content.(*Puback).Properties.ReasonString = "no"
+	sub := NewControlPacket(SUBSCRIBE)
+	sub.Content.(*Subscribe).Subscriptions = []SubOptions{{Topic: "a/+", QoS: 1}}
+	for name, c := range map[string]*ControlPacket{
+		"publish":            everyPublishProperty().ToControlPacket(),
+		"large publish":      big.ToControlPacket(),
+		"puback":             ack,
+		"puback, properties": ackProps,
+		"subscribe":          sub,
+		"pingreq":            NewControlPacket(PINGREQ),
+	} {
+		var w countingWriter
+		if _, err := c.WriteTo(&w); err != nil {
+			t.Fatal(err)
+		}
+		if want := piecewise(c); !bytes.Equal(w.Bytes(), want) {
+			t.Errorf("%s: wrote % x, want % x", name, w.Bytes(), want)
+		}
+		if name != "large publish" && w.writes != 1 {
+			t.Errorf("%s: written in %d calls, want 1", name, w.writes)
+		}
+	}
+}
+
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// Pack never writes more than packedSizeBound, the size it allocates.
+func TestPackedSizeBound(t *testing.T) {
+	b1, b2, u16, u32, vbi := byte(1), byte(1), uint16(1<<16-1), uint32(1<<32-1), 1<<28-1
+	all := &Properties{
+		PayloadFormat: &b1, MessageExpiry: &u32, ContentType: "ct", ResponseTopic: "rt",
+		CorrelationData: []byte("cd"), SubscriptionIdentifier: &vbi, SessionExpiryInterval: &u32,
+		AssignedClientID: "id", ServerKeepAlive: &u16, AuthMethod: "am", AuthData: []byte("ad"),
+		RequestProblemInfo: &b1, WillDelayInterval: &u32, RequestResponseInfo: &b2,
+		ResponseInfo: "ri", ServerReference: "sr", ReasonString: "rs", ReceiveMaximum: &u16,
+		TopicAlias: &u16, TopicAliasMaximum: &u16, MaximumQOS: &b1, RetainAvailable: &b1,
+		User: []User{{"k", "v"}, {"", ""}}, MaximumPacketSize: &u32,
+		WildcardSubAvailable: &b1, SubIDAvailable: &b1, SharedSubAvailable: &b1,
+	}
+	for p := CONNECT; p <= AUTH; p++ {
+		if n := len(all.Pack(p)); n > all.packedSizeBound() {
+			t.Errorf("packet type %d: %d bytes packed, bound %d", p, n, all.packedSizeBound())
+		}
+	}
+}
+
 func BenchmarkReadPublish(b *testing.B) {
 	raw := encoded(b, everyPublishProperty())
 	r := bytes.NewReader(raw)

@@ -343,6 +343,14 @@ func (c *ControlPacket) WriteTo(w io.Writer) (int64, error) {
 		c.FixedHeader.Flags = c.Type<<4 | f
 	}
 
+	// cmdhost: a packet up to maxEncoded is encoded into one pooled
+	// buffer and written in one call (the header was a bytes.Buffer and a
+	// new net.Buffers, each allocated, and a writer that is not a bare
+	// connection got one Write per piece); a larger one is written as the
+	// pieces it is, without copying them.
+	if c.remainingLength+5 <= maxEncoded {
+		return c.writeEncoded(w, buffers)
+	}
 	var header bytes.Buffer
 	if _, err := c.FixedHeader.WriteTo(&header); err != nil {
 		return 0, err
@@ -355,6 +363,51 @@ func (c *ControlPacket) WriteTo(w io.Writer) (int64, error) {
 		defer safe.Unlock()
 	}
 	return buffers.WriteTo(w)
+}
+
+// maxEncoded is the size up to which a packet is written from one pooled
+// buffer. (cmdhost)
+const maxEncoded = 64 << 10
+
+// encodeBuffers holds the buffers writeEncoded encodes packets into.
+// (cmdhost)
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// writeEncoded writes c, whose body is pieces, in one Write of one
+// buffer. An io.Writer does not retain what it is given, so the buffer
+// is reused. (cmdhost)
+func (c *ControlPacket) writeEncoded(w io.Writer, pieces net.Buffers) (int64, error) {
+	bp := encodeBuffers.Get().(*[]byte)
+	b := append((*bp)[:0], byte(c.FixedHeader.Type)<<4|c.FixedHeader.Flags)
+	b = appendVBI(b, c.remainingLength)
+	for _, piece := range pieces {
+		b = append(b, piece...)
+	}
+	if safe, ok := w.(sync.Locker); ok {
+		safe.Lock()
+	}
+	n, err := w.Write(b)
+	if safe, ok := w.(sync.Locker); ok {
+		safe.Unlock()
+	}
+	*bp = b
+	encodeBuffers.Put(bp)
+	return int64(n), err
+}
+
+// appendVBI appends length as a variable byte integer. (cmdhost)
+func appendVBI(b []byte, length int) []byte {
+	for {
+		digit := byte(length % 128)
+		length /= 128
+		if length > 0 {
+			digit |= 0x80
+		}
+		b = append(b, digit)
+		if length == 0 {
+			return b
+		}
+	}
 }
 
 func encodeVBI(length int) []byte {

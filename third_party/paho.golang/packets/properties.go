@@ -249,6 +249,7 @@ func (i *Properties) Pack(p byte) []byte {
 	if i == nil {
 		return nil
 	}
+	b.Grow(i.packedSizeBound()) // cmdhost: one allocation, not one per doubling
 
 	if p == PUBLISH {
 		if i.PayloadFormat != nil {
@@ -405,6 +406,23 @@ func (i *Properties) Pack(p byte) []byte {
 	}
 
 	return b.Bytes()
+}
+
+// packedSizeBound is at least the length of what Pack writes, for any
+// packet type. (cmdhost)
+func (i *Properties) packedSizeBound() int {
+	// Every fixed-size property: a type byte and at most four bytes each.
+	n := 5 * 16
+	for _, s := range []string{i.ContentType, i.ResponseTopic, i.AssignedClientID, i.AuthMethod, i.ResponseInfo, i.ServerReference, i.ReasonString} {
+		if s != "" {
+			n += 3 + len(s)
+		}
+	}
+	n += 3 + len(i.CorrelationData) + 3 + len(i.AuthData)
+	for _, u := range i.User {
+		n += 5 + len(u.Key) + len(u.Value)
+	}
+	return n
 }
 
 // PackBuf will create a bytes.Buffer of the packed properties, it
