@@ -41,10 +41,7 @@ func TestBenchE2E(t *testing.T) {
 	if os.Getenv("CMDHOST_BENCH_E2E") == "" {
 		t.Skip("a measurement: make bench-e2e")
 	}
-	raw := filepath.Join(t.TempDir(), "rawecho")
-	if out, err := exec.Command("go", "build", "-o", raw, "../../internal/bench/rawecho").CombinedOutput(); err != nil {
-		t.Fatalf("building rawecho: %v\n%s", err, out)
-	}
+	raw, rawFork := buildRawEcho(t, true), buildRawEcho(t, false)
 	plugins := t.TempDir()
 	for _, p := range []string{"echo", "wat-echo", "counter-idem"} {
 		bin, err := os.ReadFile("../../testdata/plugins/" + p + ".wasm")
@@ -57,21 +54,26 @@ func TestBenchE2E(t *testing.T) {
 	}
 	var rows []*benchRow
 	for _, broker := range []string{"mosquitto", "embedded"} {
-		var baseURL, hostURL *url.URL
+		var baseURL, forkURL, hostURL *url.URL
 		if broker == "mosquitto" {
 			baseURL = brokertest.StartMosquitto(t)
 			hostURL = baseURL
+			forkURL = baseURL
 			launchServe(t, plugins, nil, "--broker", baseURL.String())
 			startRawEcho(t, raw, "--broker", baseURL.String())
+			startRawEcho(t, rawFork, "--broker", baseURL.String(), "--id", "rawecho-fork", "--topic", "rpc/raw-fork/echo")
 		} else {
 			addr, _, _ := launchServe(t, plugins, nil)
 			hostURL = &url.URL{Scheme: "mqtt", Host: addr}
-			baseAddr := freeAddr(t)
+			baseAddr, forkAddr := freeAddr(t), freeAddr(t)
 			baseURL = &url.URL{Scheme: "mqtt", Host: baseAddr}
+			forkURL = &url.URL{Scheme: "mqtt", Host: forkAddr}
 			startRawEcho(t, raw, "--embedded", baseAddr)
+			startRawEcho(t, rawFork, "--embedded", forkAddr, "--topic", "rpc/raw-fork/echo")
 		}
 		group := []*benchRow{
-			{broker: broker, executor: "baseline (bare paho echo)", topic: "rpc/raw/echo", payload: "x"},
+			{broker: broker, executor: baselineExecutor, topic: "rpc/raw/echo", payload: "x"},
+			{broker: broker, executor: "bare paho echo, cmdhost's paho", topic: "rpc/raw-fork/echo", payload: "x"},
 			{broker: broker, executor: "cmdhost, Go echo", topic: "rpc/cli-host/echo", payload: "x"},
 			{broker: broker, executor: "cmdhost, WAT echo", topic: "rpc/cli-host/wat-echo", payload: "x"},
 			{broker: broker, executor: "cmdhost, reuse hit", topic: "rpc/cli-host/counter-idem", payload: "x"},
@@ -84,8 +86,11 @@ func TestBenchE2E(t *testing.T) {
 		for _, f := range benchInFlight {
 			for i, r := range group {
 				u := hostURL
-				if i == 0 {
+				switch i {
+				case 0:
 					u = baseURL
+				case 1:
+					u = forkURL
 				}
 				res, err := loadgen.Run(context.Background(), loadgen.Config{Broker: u, Topic: r.topic,
 					Payload: []byte(strings.Repeat(r.payload, 64)), Requests: f.n, Warmup: f.n / 10, InFlight: f.w})
@@ -102,6 +107,49 @@ func TestBenchE2E(t *testing.T) {
 	if err := rewriteBenchSection("../../BENCHMARKS.md", table); err != nil {
 		t.Error(err)
 	}
+}
+
+// baselineExecutor is the baseline's row: rawecho built against
+// paho.golang as released.
+const baselineExecutor = "baseline (bare paho echo)"
+
+// buildRawEcho builds rawecho against paho.golang as released (upstream:
+// with go.mod but its replace of paho.golang by third_party, and go.sum
+// completed by the go command), or against cmdhost's copy.
+func buildRawEcho(t *testing.T, upstream bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rawecho")
+	args := []string{"build", "-o", bin}
+	if upstream {
+		mod, err := os.ReadFile("../../go.mod")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := os.ReadFile("../../go.sum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		upstreamMod := regexp.MustCompile(`(?m)^replace github.com/eclipse/paho.golang .*$`).ReplaceAll(mod, nil)
+		if len(upstreamMod) == len(mod) {
+			t.Fatal("go.mod has no replace of paho.golang: update buildRawEcho")
+		}
+		if err := os.WriteFile(filepath.Join(dir, "upstream.mod"), upstreamMod, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "upstream.sum"), sum, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-mod=mod", "-modfile="+filepath.Join(dir, "upstream.mod"))
+	}
+	out, err := exec.Command("go", append(args, "../../internal/bench/rawecho")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("building rawecho (upstream paho: %v): %v\n%s", upstream, err, out)
+	}
+	if out, err := exec.Command("go", "version", "-m", bin).Output(); err != nil || strings.Contains(string(out), "=>") == upstream {
+		t.Fatalf("rawecho (upstream paho: %v) was built with:\n%s", upstream, out)
+	}
+	return bin
 }
 
 // startRawEcho starts the baseline executor with args and waits until it
@@ -140,7 +188,7 @@ func benchTable(rows []*benchRow) string {
 	b.WriteString("| broker | executor | W | req/s | p50 ms | p99 ms | rate / baseline | p50 / baseline |\n|---|---|---|---|---|---|---|---|\n")
 	baseline := map[string]*benchRow{}
 	for _, r := range rows {
-		if strings.HasPrefix(r.executor, "baseline") {
+		if r.executor == baselineExecutor {
 			baseline[r.broker] = r
 		}
 		for _, f := range benchInFlight {

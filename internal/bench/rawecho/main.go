@@ -6,6 +6,11 @@
 // it first starts cmdhost's embedded broker (the same library and
 // settings as serve's) in its own process, and connects to it over TCP,
 // as serve does.
+//
+// make bench-e2e builds it twice: against paho.golang as released (the
+// baseline), and against cmdhost's copy of it (third_party/paho.golang,
+// whose packet codec allocates less), to show what that copy gives a
+// bare executor.
 package main
 
 import (
@@ -28,13 +33,14 @@ func main() {
 	brokerURL := flag.String("broker", "", "the broker, mqtt://HOST:PORT")
 	embedded := flag.String("embedded", "", "start the embedded broker on this address and use it")
 	topic := flag.String("topic", "rpc/raw/echo", "the request topic")
+	id := flag.String("id", "rawecho", "the MQTT client id")
 	flag.Parse()
-	if err := run(*brokerURL, *embedded, *topic); err != nil {
+	if err := run(*brokerURL, *embedded, *topic, *id); err != nil {
 		log.Fatalf("rawecho: %v", err)
 	}
 }
 
-func run(brokerURL, embedded, topic string) error {
+func run(brokerURL, embedded, topic, id string) error {
 	if embedded != "" {
 		b, err := broker.Start(broker.Config{Addr: embedded})
 		if err != nil {
@@ -65,7 +71,7 @@ func run(brokerURL, embedded, topic string) error {
 			return true, err
 		}}})
 	ctx := context.Background()
-	if _, err := c.Connect(ctx, &paho.Connect{KeepAlive: 30, CleanStart: true, ClientID: "rawecho",
+	if _, err := c.Connect(ctx, &paho.Connect{KeepAlive: 30, CleanStart: true, ClientID: id,
 		Properties: &paho.ConnectProperties{RequestProblemInfo: true}}); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
