@@ -352,6 +352,13 @@ func (c *Client) Connect(ctx context.Context, cp *Connect) (*Connack, error) {
 		c.serverProps.SharedSubAvailable = ca.Properties.SharedSubAvailable
 	}
 
+	// cmdhost: the acks tracker is reset before the reader starts (it was
+	// reset after, which forgot a PUBLISH the broker sent right behind
+	// its CONNACK if the reader was quicker: its PUBACK was never sent).
+	if c.config.EnableManualAcknowledgment {
+		c.acksTracker.reset()
+	}
+
 	c.debug.Println("received CONNACK, starting PingHandler")
 	c.workers.Add(1)
 	go func() {
@@ -383,7 +390,6 @@ func (c *Client) Connect(ctx context.Context, cp *Connect) (*Connack, error) {
 	if c.config.EnableManualAcknowledgment {
 		c.debug.Println("starting acking routine")
 
-		c.acksTracker.reset()
 		sendAcksInterval := defaultSendAckInterval
 		if c.config.SendAcksInterval > 0 {
 			sendAcksInterval = c.config.SendAcksInterval
