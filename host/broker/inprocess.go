@@ -2,23 +2,19 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"os"
 	"sync"
-	"syscall"
 )
 
 // The host's own clients (its executor, its invoker for nested calls)
 // reach the embedded broker in process: DialInProcess hands mochi one end
-// of a connected socket pair, through a listener of its own beside the
+// of a memory pipe (mempipe.go), through a listener of its own beside the
 // TCP one, and returns the other. The clients speak full MQTT v5 over it
-// (properties, QoS 1, sessions, acks in order: mochi serves the pair as
-// it serves any socket), without the loopback TCP stack a connection to
-// itself costs.
+// (properties, QoS 1, sessions, acks in order: mochi serves the pipe as
+// it serves any connection), without a system call: no loopback TCP
+// stack, no socket.
 
-// pipeListener is a net.Listener whose connections are socket pairs made
-// in process.
+// pipeListener is a net.Listener whose connections are memory pipes.
 type pipeListener struct {
 	conns     chan net.Conn
 	closed    chan struct{}
@@ -48,10 +44,7 @@ func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
 
 // dial makes a pipe, gives one end to Accept and returns the other.
 func (l *pipeListener) dial(ctx context.Context) (net.Conn, error) {
-	client, server, err := socketPair()
-	if err != nil {
-		return nil, err
-	}
+	client, server := memPipe()
 	select {
 	case l.conns <- server:
 		return client, nil
@@ -62,36 +55,6 @@ func (l *pipeListener) dial(ctx context.Context) (net.Conn, error) {
 		_, _ = client.Close(), server.Close()
 		return nil, ctx.Err()
 	}
-}
-
-// socketPair returns the two ends of a connected pair of Unix stream
-// sockets. Not net.Pipe: its writes wait for the reader, and the broker
-// and paho each have a goroutine that reads only once its write went
-// out; through a synchronous pipe the two waited for each other
-// (measured: the executor stalled under 16 requests in flight). A socket
-// pair has the kernel's buffers between them, as TCP has, without the
-// TCP stack.
-func socketPair() (net.Conn, net.Conn, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("broker: in-process connection: %w", err)
-	}
-	var conns [2]net.Conn
-	for i, fd := range fds {
-		f := os.NewFile(uintptr(fd), "cmdhost-in-process")
-		c, err := net.FileConn(f) // duplicates fd
-		_ = f.Close()
-		if err != nil {
-			if i == 1 {
-				_ = conns[0].Close()
-			} else {
-				_ = syscall.Close(fds[1])
-			}
-			return nil, nil, fmt.Errorf("broker: in-process connection: %w", err)
-		}
-		conns[i] = c
-	}
-	return conns[0], conns[1], nil
 }
 
 // pipeAddr is the address of the in-process listener.
