@@ -121,8 +121,13 @@ func (h *pipeHalf) write(p []byte) (int, error) {
 		case h.readEnd:
 			return 0, io.ErrClosedPipe
 		case h.off == len(h.buf) || len(h.buf)-h.off+len(p) <= memPipeBound:
-			if h.off > 0 && h.off == len(h.buf) {
-				h.off, h.buf = 0, h.buf[:0]
+			if h.off > 0 && cap(h.buf)-len(h.buf) < len(p) {
+				// Move the unread bytes to the front rather than grow:
+				// a reader that never quite catches up would otherwise
+				// keep what it read, and the buffer would grow without
+				// end.
+				n := copy(h.buf, h.buf[h.off:])
+				h.off, h.buf = 0, h.buf[:n]
 			}
 			h.buf = append(h.buf, p...)
 			wakeLocked(&h.readWake)

@@ -159,3 +159,28 @@ func TestMemPipeClose(t *testing.T) {
 		t.Fatalf("a waiting read when its end closes: %v", err)
 	}
 }
+
+// A reader that always leaves some bytes unread does not make the pipe
+// keep what it read: the buffer stays near what is unread.
+func TestMemPipeLaggingReaderKeepsTheBufferBounded(t *testing.T) {
+	a, b := memPipe()
+	chunk := make([]byte, 1000)
+	if _, err := a.Write(chunk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(b, chunk[:950]); err != nil { // 50 bytes stay unread
+		t.Fatal(err)
+	}
+	half := a.(*memConn).out
+	for i := 0; i < 20_000; i++ { // 20 MB through the pipe
+		if _, err := a.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(b, chunk); err != nil {
+			t.Fatal(err)
+		}
+		if c := cap(half.buf); c > 64<<10 {
+			t.Fatalf("after %d writes of %d bytes, 50 unread, the buffer holds %d bytes", i+1, len(chunk), c)
+		}
+	}
+}
