@@ -114,8 +114,9 @@ func TestBenchE2E(t *testing.T) {
 const baselineExecutor = "baseline (bare paho echo)"
 
 // buildRawEcho builds rawecho against paho.golang as released (upstream:
-// with go.mod but its replace of paho.golang by third_party, and go.sum
-// completed by the go command), or against cmdhost's copy.
+// with a copy of go.mod less its replace of paho.golang by third_party,
+// and a copy of go.sum the go command completes), or against cmdhost's
+// copy.
 func buildRawEcho(t *testing.T, upstream bool) string {
 	t.Helper()
 	dir := t.TempDir()

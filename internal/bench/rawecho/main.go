@@ -4,8 +4,8 @@
 // QoS 1, to its response topic with its correlation data and __stat 200:
 // no header checks, no dedup, no handler, acks by paho. With --embedded
 // it first starts cmdhost's embedded broker (the same library and
-// settings as serve's) in its own process, and connects to it over TCP,
-// as serve does.
+// settings as serve's) in its own process, and connects to it over TCP
+// (serve reaches its own broker in process, through a memory pipe).
 //
 // make bench-e2e builds it twice: against paho.golang as released (the
 // baseline), and against cmdhost's copy of it (third_party/paho.golang,
