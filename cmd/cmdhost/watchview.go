@@ -87,7 +87,7 @@ func (w *watcher) noteEvent(payload []byte) {
 	// Anyone on the broker may publish on the events topic: what arrives
 	// between two frames is bounded, the oldest dropped.
 	if len(w.pending) == maxPending {
-		w.pending = append(w.pending[:0], w.pending[1:]...)
+		w.pending = w.pending[1:] // append moves the rest once the array is used up: no copy per event
 	}
 	w.pending = append(w.pending, h)
 	w.mu.Unlock()
