@@ -37,6 +37,7 @@ func rpcCommand(c plugins.Command, h rpc.Handler) rpc.Command {
 	return rpc.Command{
 		Name: c.Name(), Topic: c.Topic, Idempotent: c.Declared.Idempotent, ResponseTTL: c.Declared.ResponseTTL,
 		Timeout: c.Timeout, TimeoutRetries: c.OnTimeout.Retries, Concurrency: c.Concurrency, Handler: h,
+		KeepsDeadline: true, // a WASM guest: wazero closes it at the cut
 	}
 }
 

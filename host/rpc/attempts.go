@@ -113,22 +113,7 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		defer w.Stop()
 	}
 
-	type result struct {
-		resp *abi.Response
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer r.slots.release()
-		resp, err := r.cmd.Handler(ctx, &req)
-		done <- result{resp, err}
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		res.err = ctx.Err() // the handler's late result is dropped
-	}
+	res := e.callHandler(ctx, r, &req)
 	// A result that arrives at or after the deadline is after the cut and
 	// dropped, even before the context's timer has fired: otherwise which
 	// of two requests cut at nearly the same time answers depends on the
@@ -162,6 +147,36 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 	}
 	e.log.Warn("handler failed", "command", r.cmd.Name, "err", res.err)
 	return statusReply(abi.StatusInternalError, faultSummary(res.err), "", ""), false
+}
+
+// handlerResult is what a handler returned.
+type handlerResult struct {
+	resp *abi.Response
+	err  error
+}
+
+// callHandler calls r's handler and releases the slot it holds when the
+// handler returns. A handler that keeps its deadline is called here; any
+// other runs in a goroutine of its own and is left running at the cut,
+// its late result dropped (its slot stays taken until it returns).
+func (e *Executor) callHandler(ctx context.Context, r *route, req *abi.Request) handlerResult {
+	if r.cmd.KeepsDeadline {
+		defer r.slots.release()
+		resp, err := r.cmd.Handler(ctx, req)
+		return handlerResult{resp, err}
+	}
+	done := make(chan handlerResult, 1)
+	go func() {
+		defer r.slots.release()
+		resp, err := r.cmd.Handler(ctx, req)
+		done <- handlerResult{resp, err}
+	}()
+	select {
+	case res := <-done:
+		return res
+	case <-ctx.Done():
+		return handlerResult{err: ctx.Err()}
+	}
 }
 
 // maxFaultSummary bounds the part of a host fault's error that its 500

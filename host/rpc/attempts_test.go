@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,4 +179,42 @@ func TestBudgetWarning(t *testing.T) {
 		ev.Elapsed < 400*time.Millisecond || ev.Elapsed >= 500*time.Millisecond {
 		t.Fatalf("warning %+v: want budget 500ms, elapsed in [400ms, 500ms)", ev)
 	}
+}
+
+// A handler that keeps its deadline is waited for: the 408 goes out only
+// after it returned. Any other is not: the 408 goes out at the cut while
+// it still runs.
+func TestKeepsDeadline(t *testing.T) {
+	t.Run("waited for", func(t *testing.T) {
+		var returned atomic.Bool
+		h := start(t, Config{}, Command{Name: "slow", Timeout: 20 * time.Millisecond, KeepsDeadline: true,
+			Handler: func(ctx context.Context, _ *abi.Request) (*abi.Response, error) {
+				<-ctx.Done()
+				for range 100 { // still returning: the executor must wait
+					runtime.Gosched()
+				}
+				returned.Store(true)
+				return nil, ctx.Err()
+			}})
+		if got := stat(h.roundTrip(req("rpc/exec-1/slow", 1), 1)); got != "408" {
+			t.Fatalf("%s, want 408", got)
+		}
+		if !returned.Load() {
+			t.Fatal("answered before the handler returned")
+		}
+	})
+	t.Run("not waited for", func(t *testing.T) {
+		release, returned := make(chan struct{}), make(chan struct{})
+		h := start(t, Config{}, Command{Name: "slow", Timeout: 20 * time.Millisecond,
+			Handler: func(ctx context.Context, _ *abi.Request) (*abi.Response, error) {
+				defer close(returned)
+				<-release // ignores its deadline
+				return nil, nil
+			}})
+		if got := stat(h.roundTrip(req("rpc/exec-1/slow", 1), 1)); got != "408" {
+			t.Fatalf("%s, want 408", got)
+		}
+		close(release)
+		<-returned
+	})
 }

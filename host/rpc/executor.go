@@ -61,6 +61,15 @@ type Command struct {
 	// Concurrency bounds the command's calls at once; default 8.
 	Concurrency int
 	Handler     Handler
+	// KeepsDeadline says that Handler returns by its context's deadline
+	// or cancel on its own, however its command behaves (a WASM handler:
+	// wazero closes the guest's module then, and every host function
+	// waits on the context). The executor then calls it on the request's
+	// goroutine. Otherwise it runs in a goroutine of its own, and the
+	// executor answers at the cut without waiting for it to return: one
+	// more goroutine per request, and a hand-off that wakes another
+	// thread, which is most of a request's latency at one in flight.
+	KeepsDeadline bool
 }
 
 // DefaultSessionExpiry is Config.SessionExpiry when it is not set.
@@ -228,6 +237,7 @@ type Executor struct {
 	up       atomic.Bool    // connected and subscribed (Ready)
 	stopped  chan struct{}  // closed by Stop: waiting duplicates give up
 	stopOnce sync.Once
+	workers  *workers // run first receipts' executions (workers.go)
 }
 
 // NewExecutor checks the commands and returns an executor; Start connects
@@ -251,6 +261,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	}
 	e.dedup = dedup
 	e.claims = newClaimQueue(e)
+	e.workers = newWorkers(maxIdleWorkers)
 	if cfg.ReuseMaxBytes >= 0 {
 		if e.reuse, err = newReuse(&cfg); err != nil {
 			dedup.Close()
@@ -541,8 +552,8 @@ func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
 	}
 }
 
-// start runs a first receipt: clock merge, queue bound, then execution in
-// a goroutine of its own.
+// start runs a first receipt: clock merge, queue bound, then execution on
+// a worker (workers.go).
 func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]) {
 	e.beginTrace(in)
 	if in.timestamp != nil {
@@ -578,7 +589,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 		go e.sendAccepted(in, in.accepted)
 	}
 	turn := in.route.slots.enqueue() // here, in receipt order
-	go func() {
+	e.workers.run(func() {
 		defer e.pending.Add(-1)
 		r, ok := c.settle(e.execute(in, turn, c))
 		if !ok {
@@ -590,7 +601,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 		}
 		e.complete(in, entry, r)
 		e.finishTraced(in, r)
-	}()
+	})
 }
 
 // complete stores a first receipt's reply. The entry is kept one request

@@ -74,6 +74,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 			err = errors.Join(err, fmt.Errorf("duplicates not answered at stop: %w", werr))
 		}
 		close(e.stopped)
+		e.workers.close()
 		if ferr := e.acks.flushed(gctx); ferr != nil {
 			err = errors.Join(err, fmt.Errorf("at stop: %w", ferr))
 		}
