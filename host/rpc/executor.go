@@ -201,8 +201,9 @@ type route struct {
 // response is published or known to be owed none.
 //
 // Concurrency: paho delivers requests one at a time on one goroutine
-// (receive), which never blocks: every request that needs work or a
-// publish gets a goroutine of its own. pending bounds those goroutines.
+// (receive), which never blocks: a first receipt runs on a worker
+// (workers.go), and any other request that needs a publish gets a
+// goroutine of its own. pending bounds the first receipts in progress.
 // The dedup store and the HLC have their own locks.
 type Executor struct {
 	cfg Config
