@@ -65,10 +65,10 @@ type Command struct {
 	// or cancel on its own, however its command behaves (a WASM handler:
 	// wazero closes the guest's module then, and every host function
 	// waits on the context). The executor then calls it on the request's
-	// goroutine. Otherwise it runs in a goroutine of its own, and the
-	// executor answers at the cut without waiting for it to return: one
-	// more goroutine per request, and a hand-off that wakes another
-	// thread, which is most of a request's latency at one in flight.
+	// goroutine, and answers a cut call once the handler has returned.
+	// Otherwise the handler runs in a goroutine of its own, and the
+	// executor answers at the cut without waiting for it: one more
+	// goroutine and channel per request.
 	KeepsDeadline bool
 }
 
