@@ -383,12 +383,14 @@ func (c *ControlPacket) writeEncoded(w io.Writer, pieces net.Buffers) (int64, er
 	for _, piece := range pieces {
 		b = append(b, piece...)
 	}
+	var n int
+	var err error
 	if safe, ok := w.(sync.Locker); ok {
 		safe.Lock()
-	}
-	n, err := w.Write(b)
-	if safe, ok := w.(sync.Locker); ok {
+		n, err = w.Write(b)
 		safe.Unlock()
+	} else {
+		n, err = w.Write(b)
 	}
 	*bp = b
 	encodeBuffers.Put(bp)
