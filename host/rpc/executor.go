@@ -137,7 +137,21 @@ type Config struct {
 	// Tracer makes a span of each request run, a child of the trace
 	// context it carries (tracing.go); nil: no tracing.
 	Tracer trace.Tracer
+	// ReplyAckTimeout bounds how long a reply may wait for the broker's
+	// PUBACK before its send slot is released, and how long the broker
+	// may acknowledge nothing before the connection is dropped and made
+	// again (replywatch.go); default DefaultReplyAckTimeout (30 s).
+	ReplyAckTimeout time.Duration
+	// MaxRequestBytes is the Maximum Packet Size the executor announces in
+	// its CONNECT: the broker does not deliver a larger request (MQTT v5
+	// §3.1.2.11.4; it drops it for this client), so the host never reads
+	// one. Default DefaultMaxRequestBytes (8 MiB); negative: none
+	// announced (MQTT's 256 MB).
+	MaxRequestBytes int
 }
+
+// DefaultMaxRequestBytes is Config.MaxRequestBytes when it is not set.
+const DefaultMaxRequestBytes = 8 << 20
 
 func (c *Config) defaults() error {
 	if c.ExecutorID == "" {
@@ -178,6 +192,12 @@ func (c *Config) defaults() error {
 	}
 	if c.ReconnectDelay <= 0 {
 		c.ReconnectDelay = time.Second
+	}
+	if c.ReplyAckTimeout <= 0 {
+		c.ReplyAckTimeout = DefaultReplyAckTimeout
+	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	return nil
 }
@@ -235,10 +255,19 @@ type Executor struct {
 	closing  bool
 	lateDups sync.WaitGroup // duplicates answered while stopping
 	unsubbed atomic.Bool    // set by Unsubscribe: reconnections do not subscribe again
+	served   atomic.Bool    // Start succeeded: failed subscriptions are tried again (connection.go)
 	up       atomic.Bool    // connected and subscribed (Ready)
 	stopped  chan struct{}  // closed by Stop: waiting duplicates give up
 	stopOnce sync.Once
 	workers  *workers // run first receipts' executions (workers.go)
+
+	// The connection's health (replywatch.go, connection.go).
+	state         *state.State               // the client's session: abandons replies
+	watch         *replyWatch                // replies waiting for their PUBACK
+	conn          atomic.Pointer[brokerConn] // the latest connection, dropped when the broker is silent
+	link          connGeneration             // which connection the subscriptions were made on
+	stats         sessionStats               // counters (SessionStats)
+	topicRefusals refusalLog                 // rate of refused-response-topic log lines
 }
 
 // NewExecutor checks the commands and returns an executor; Start connects
@@ -254,8 +283,10 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		hlc:        hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
 		subscribed: make(chan error, 1),
 		stopped:    make(chan struct{}),
-		acks:       newAckLedger(state.New(newReplyStore(), memory.New())),
+		state:      state.New(newReplyStore(), memory.New()),
+		watch:      newReplyWatch(cfg.Now, cfg.ReplyAckTimeout),
 	}
+	e.acks = newAckLedger(&watchedSession{SessionManager: e.state, w: e.watch})
 	dedup, err := newDedup(&cfg)
 	if err != nil {
 		return nil, err
@@ -328,9 +359,12 @@ func (e *Executor) Filters() []string {
 	return out
 }
 
-// Ready says whether the executor takes requests: nil once it is
-// connected to the broker and subscribed on that connection, an error
-// naming what is missing before, while it reconnects and once Stop began.
+// Ready says whether the executor serves requests: nil once it is
+// connected to the broker and subscribed on that connection, and while
+// the broker acknowledges its replies (replywatch.go); an error naming
+// what is missing before, while it reconnects, while the broker has
+// acknowledged none of its waiting replies for a third of
+// Config.ReplyAckTimeout, and once Stop began.
 func (e *Executor) Ready() error {
 	e.admit.Lock()
 	stopping := e.stopping
@@ -341,7 +375,7 @@ func (e *Executor) Ready() error {
 	case !e.up.Load():
 		return fmt.Errorf("not connected and subscribed to the broker %s", e.cfg.Broker)
 	}
-	return nil
+	return e.watch.ready(e.cfg.Now())
 }
 
 // SessionExpiry is the session expiry the executor asks the broker for
@@ -358,18 +392,11 @@ func (e *Executor) Start(ctx context.Context) error {
 		SessionExpiryInterval:         uint32(e.cfg.SessionExpiry.Seconds()),
 		ReconnectBackoff:              autopaho.NewConstantBackoff(e.cfg.ReconnectDelay),
 		ConnectTimeout:                10 * time.Second,
-		AttemptConnection:             dialer(e.cfg.Dial),
-		ConnectPacketBuilder:          requestProblemInfo,
-		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
-			e.packetLimit.set(ca)
-			e.cm.Store(cm)
-			go e.subscribeAll(cm)
-		},
-		OnConnectionDown: func() bool {
-			e.up.Store(false)
-			return true // reconnect
-		},
-		OnConnectError: func(err error) { e.log.Warn("connecting to the broker", "broker", e.cfg.Broker, "err", err) },
+		AttemptConnection:             e.dial(),
+		ConnectPacketBuilder:          e.connectPacket,
+		OnConnectionUp:                e.connectionUp,
+		OnConnectionDown:              e.connectionDown,
+		OnConnectError:                func(err error) { e.log.Warn("connecting to the broker", "broker", e.cfg.Broker, "err", err) },
 		ClientConfig: paho.ClientConfig{
 			ClientID:                   e.cfg.ClientID,
 			Session:                    e.acks,
@@ -377,9 +404,7 @@ func (e *Executor) Start(ctx context.Context) error {
 			SendAcksInterval:           5 * time.Millisecond,
 			OnPublishReceived:          []func(paho.PublishReceived) (bool, error){e.receive},
 			OnClientError:              func(err error) { e.log.Warn("mqtt client error", "err", err) },
-			OnServerDisconnect: func(d *paho.Disconnect) {
-				e.log.Warn("broker disconnected us", "reason", d.ReasonCode)
-			},
+			OnServerDisconnect:         e.serverDisconnected,
 		},
 	}
 	cm, err := autopaho.NewConnection(context.Background(), acfg)
@@ -389,31 +414,14 @@ func (e *Executor) Start(ctx context.Context) error {
 	e.cm.Store(cm)
 	select {
 	case err := <-e.subscribed:
+		if err == nil {
+			e.served.Store(true) // from now on a failed subscription is tried again
+			go e.watchReplies()
+		}
 		return err
 	case <-ctx.Done():
 		_ = cm.Disconnect(context.Background())
 		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", e.cfg.Broker, ctx.Err())
-	}
-}
-
-// subscribeAll (re)subscribes every route on a new connection. The first
-// outcome is reported to Start.
-func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager) {
-	if e.unsubbed.Load() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := e.subscribe(ctx, cm, e.table())
-	if err != nil {
-		e.log.Error("subscription failed", "err", err)
-	} else {
-		e.log.Debug("subscribed", "topics", e.Filters()) // the host logs its topics once
-		e.up.Store(true)
-	}
-	select {
-	case e.subscribed <- err:
-	default:
 	}
 }
 
@@ -476,6 +484,9 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		e.log.Debug("request received", "command", in.route.cmd.Name, "topic", in.pub.Topic, "dup", in.pub.Duplicate())
 	}
 	if r := in.read(e.cfg.ExecutorID); r != nil {
+		if in.topicProblem != "" {
+			e.refuseResponseTopic(in, in.topicProblem)
+		}
 		go e.finishFirst(in, r)
 		return true, nil
 	}

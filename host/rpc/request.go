@@ -26,6 +26,7 @@ type incoming struct {
 	received time.Time
 
 	responseTopic string
+	topicProblem  string // why responseTopic cannot be answered on; "" when it can
 	correlation   []byte
 	expiry        time.Time // zero when the request had none
 	timestamp     *hlc.Timestamp
@@ -51,8 +52,8 @@ func (in *incoming) read(executorID string) *reply {
 		props = &paho.PublishProperties{}
 	}
 	in.responseTopic = props.ResponseTopic
-	if !validTopicName(in.responseTopic) || wireProblem(in.responseTopic) != "" {
-		return noReply // nowhere to answer; the request is still acked
+	if in.topicProblem = responseTopicProblem(in.responseTopic); in.topicProblem != "" {
+		return noReply // nowhere to answer; the request is still acked (responsetopic.go)
 	}
 	in.correlation = props.CorrelationData
 	if props.MessageExpiry != nil && *props.MessageExpiry > 0 {

@@ -83,6 +83,13 @@ type (
 		// We also guarantee to always send to the channel (assuming there is a clean shutdown) so that the end user knows
 		// the status of the request.
 		responseChan chan<- packets.ControlPacket
+
+		// cmdhost: abandoned marks the identifier of a PUBLISH given up
+		// (Abandon): its slot is free and it will not be resent, but the
+		// identifier stays in use until the broker acks it or the
+		// connection ends, so that a late PUBACK cannot complete another
+		// PUBLISH. responseChan is nil then.
+		abandoned bool
 	}
 )
 
@@ -139,7 +146,9 @@ func (s *State) Close() error {
 	defer s.mu.Unlock()
 	s.connectionLost(nil) // Connection may be up in which case we need to cleanup.
 	for packetID, cg := range s.clientPackets {
-		cg.responseChan <- packets.ControlPacket{} // Default control packet indicates that we are shutting down (TODO: better solution?)
+		if !cg.abandoned { // cmdhost: nobody waits for an abandoned PUBLISH
+			cg.responseChan <- packets.ControlPacket{} // Default control packet indicates that we are shutting down (TODO: better solution?)
+		}
 		delete(s.clientPackets, packetID)
 	}
 	return nil
@@ -190,6 +199,13 @@ func (s *State) ConAckReceived(conn io.Writer, cp *packets.Connect, ca *packets.
 	// the map will be populated/repopulated when we retransmit the messages.
 	if s.clientPackets == nil {
 		s.clientPackets = make(map[uint16]clientGenerated) // This will be populated whilst packets are resent
+	}
+	// cmdhost: the identifiers of abandoned PUBLISHes are free again: the
+	// broker acks nothing of a previous connection, and they are not resent.
+	for id, cg := range s.clientPackets {
+		if cg.abandoned {
+			delete(s.clientPackets, id)
+		}
 	}
 
 	if s.serverPackets == nil {
@@ -419,7 +435,11 @@ func (s *State) AddToSession(ctx context.Context, packet session.Packet, resp ch
 func (s *State) endClientGenerated(packetID uint16, recv *packets.ControlPacket) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cg, ok := s.clientPackets[packetID]; ok {
+	if cg, ok := s.clientPackets[packetID]; ok && cg.abandoned {
+		// cmdhost: the late ack of an abandoned PUBLISH frees its identifier;
+		// its slot and stored packet went when it was abandoned.
+		delete(s.clientPackets, packetID)
+	} else if ok {
 		cg.responseChan <- *recv
 		delete(s.clientPackets, packetID)
 		// Outgoing publish messages will be in the store (replaced with PUBREL that is sent)
@@ -435,6 +455,38 @@ func (s *State) endClientGenerated(packetID uint16, recv *packets.ControlPacket)
 		s.debug.Println("received a response for a message ID we don't know:", recv.PacketID())
 	}
 	return nil // TODO: Should we return errors here (not much that could be done with them)
+}
+
+// Abandon gives up a PUBLISH that is still waiting for its acknowledgement
+// (cmdhost: upstream keeps it until the broker acks it, however long that
+// takes; a broker that never does, such as one that silently drops a
+// PUBLISH to a topic it reserves, then holds one slot of the send quota
+// per such PUBLISH for good, and enough of them stop every publish). The
+// PUBLISH leaves the store (it is not resent after a reconnect) and its
+// slot of the send quota is released; whoever waits for it is sent the
+// empty ControlPacket, as at Close. Its identifier stays in use until the
+// broker acks it or the connection ends, so that a late PUBACK cannot be
+// taken for the acknowledgement of a later PUBLISH. Abandon reports
+// whether packetID was such a PUBLISH (false: acknowledged meanwhile, or
+// not a PUBLISH of this session).
+func (s *State) Abandon(packetID uint16) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cg, ok := s.clientPackets[packetID]
+	if !ok || cg.abandoned || cg.packetType != packets.PUBLISH {
+		return false
+	}
+	s.clientPackets[packetID] = clientGenerated{packetType: packets.PUBLISH, abandoned: true}
+	if s.inflight != nil {
+		if qErr := s.inflight.Release(); qErr != nil {
+			s.errors.Printf("quota release due to abandoning %d: %s", packetID, qErr)
+		}
+	}
+	if err := s.clientStore.Delete(packetID); err != nil {
+		s.errors.Printf("failed to remove abandoned message %d from store: %s", packetID, err)
+	}
+	cg.responseChan <- packets.ControlPacket{}
+	return true
 }
 
 // Ack is called when the client message handlers have completed (or, if manual acknowledgements are enabled, when

@@ -1,0 +1,83 @@
+package rpc
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// What a response topic may be (PROTOCOL.md "Topics"). A request names the
+// topic its reply goes to, and the executor publishes there at QoS 1,
+// holding one slot of the broker's Receive Maximum until the broker acks
+// it. So a topic an ordinary client may not publish to is refused before
+// anything runs: a broker answers a PUBLISH to it with an error, drops the
+// client, or (mochi, for `$SYS/…`) drops the PUBLISH silently and never
+// acks it. Such a request cannot be answered on its own topic, so, as the
+// protocol says of an invalid response topic, it gets no response and is
+// still acked; the executor logs who sent it and why it was refused, and
+// counts it (SessionStats.ResponseTopicsRefused).
+
+// responseTopicProblem says why s cannot be a response topic, or returns
+// "" when it can.
+func responseTopicProblem(s string) string {
+	switch {
+	case s == "":
+		return "the request has no response topic"
+	case len(s) > maxMQTTString:
+		return fmt.Sprintf("the response topic is %d bytes, more than MQTT's %d", len(s), maxMQTTString)
+	case strings.HasPrefix(s, "$"):
+		return "the response topic starts with $, which names the broker's own topics: a client may not publish there"
+	case strings.ContainsAny(s, "+#"):
+		return "the response topic holds a wildcard (+ or #): only a topic filter may"
+	case !validTopicName(s):
+		return "the response topic is not a valid topic name (NUL, an empty level, or not UTF-8)"
+	}
+	if p := wireProblem(s); p != "" {
+		return "the response topic cannot be sent: " + p
+	}
+	return ""
+}
+
+// refusalLog logs refusals at most once a second, with the number of
+// refusals not logged since the last line, so that a flood of bad
+// requests cannot flood the log; every refusal is counted all the same.
+type refusalLog struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// allow reports whether a refusal at now is logged, and how many were
+// not logged before it.
+func (l *refusalLog) allow(now time.Time) (ok bool, suppressed int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if since := now.Sub(l.last); !l.last.IsZero() && since >= 0 && since < time.Second {
+		l.suppressed++
+		return false, 0
+	}
+	l.last, suppressed, l.suppressed = now, l.suppressed, 0
+	return true, suppressed
+}
+
+// refuseResponseTopic counts and logs a request refused for its response
+// topic; it is acked and not answered (its caller finishes it).
+func (e *Executor) refuseResponseTopic(in *incoming, problem string) {
+	e.stats.responseTopicsRefused.Add(1)
+	ok, suppressed := e.topicRefusals.allow(e.cfg.Now())
+	if !ok {
+		return
+	}
+	var srcID string
+	if in.pub.Properties != nil {
+		for _, up := range in.pub.Properties.User {
+			if up.Key == propSourceID {
+				srcID = up.Value
+			}
+		}
+	}
+	e.log.Warn("request refused for its response topic: not answered, acked", "command", in.route.cmd.Name,
+		"topic", cleanText(in.pub.Topic, 128), "response_topic", cleanText(in.responseTopic, 128),
+		"src_id", cleanText(srcID, 128), "why", problem, "refusals_not_logged", suppressed)
+}
