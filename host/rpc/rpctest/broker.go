@@ -101,6 +101,7 @@ type Broker struct {
 	noRedeliver bool
 	refuse      bool   // Dial fails (the broker is "unreachable")
 	maxPacket   uint32 // Maximum Packet Size in CONNACKs; 0: none
+	receiveMax  uint16 // Receive Maximum in CONNACKs; 0: none (65,535)
 }
 
 // NewBroker returns a broker with no sessions and no queued faults.
@@ -278,6 +279,15 @@ func (b *Broker) SetMaximumPacketSize(n uint32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.maxPacket = n
+}
+
+// SetReceiveMaximum makes later CONNACKs carry a Receive Maximum of n (0:
+// none, which means 65,535): the client may have n QoS 1 PUBLISHes
+// unacknowledged at once.
+func (b *Broker) SetReceiveMaximum(n uint16) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.receiveMax = n
 }
 
 // RefuseConnections makes Dial fail while on, so a client stays disconnected

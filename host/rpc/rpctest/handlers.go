@@ -54,6 +54,10 @@ func (b *Broker) connect(c *conn, cp *packets.Connect) bool {
 		n := b.maxPacket
 		ack.Properties.MaximumPacketSize = &n
 	}
+	if b.receiveMax > 0 {
+		n := b.receiveMax
+		ack.Properties.ReceiveMaximum = &n
+	}
 	c.send(encode(ack))
 
 	// Resume the session: unacknowledged QoS 1 deliveries go out again in their
