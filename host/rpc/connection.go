@@ -64,11 +64,15 @@ func (e *Executor) connectionUp(cm *autopaho.ConnectionManager, ca *paho.Connack
 	e.packetLimit.set(ca)
 	e.cm.Store(cm)
 	gen := e.link.next(func() { e.up.Store(false) })
-	if ca.SessionPresent {
+	switch {
+	case ca.SessionPresent:
 		e.log.Debug("connected: the broker kept the session; subscribing again all the same", "broker", e.cfg.Broker)
-	} else {
+	case e.hadSession.Load():
+		e.sessionLost()
+	default:
 		e.log.Debug("connected: no session at the broker; subscribing", "broker", e.cfg.Broker)
 	}
+	e.hadSession.Store(e.cfg.SessionExpiry > 0)
 	go e.subscribeAll(cm, gen)
 }
 
@@ -146,6 +150,21 @@ func (e *Executor) serverDisconnected(d *paho.Disconnect) {
 	e.log.Warn("broker disconnected us", "reason", d.ReasonCode, "reason_string", why)
 }
 
+// sessionLost reports a reconnection that found no session at the broker
+// although the last connection had one that should have outlived it
+// (Config.SessionExpiry). A broker that says nothing of a takeover
+// (mosquitto 2.0.11 just closes the old connection) shows it this way when
+// the other client connected with a clean start; a broker restarted
+// without persistence, or a session expired, look the same. The requests
+// queued in the session are lost; the executor subscribes again.
+func (e *Executor) sessionLost() {
+	e.stats.sessionsLost.Add(1)
+	e.log.Error("session lost: the broker kept no session for this host across the reconnection. "+
+		"Another client may have connected with this host's client id and cleared it (two hosts sharing the id, "+
+		"or a client posing as this host), or the broker restarted without persistence; requests queued in it are lost. "+
+		"Subscribing again", "client_id", e.cfg.ClientID, "broker", e.cfg.Broker)
+}
+
 // dial is the executor's AttemptConnection: dialer's, keeping the latest
 // connection for dropConnection.
 func (e *Executor) dial() dialFunc {
@@ -200,6 +219,9 @@ type SessionStats struct {
 	// SessionTakeovers counts the broker's DISCONNECTs "session taken
 	// over": another client connected with the host's client id.
 	SessionTakeovers int64
+	// SessionsLost counts reconnections that found no session at the
+	// broker although the last connection had one (sessionLost).
+	SessionsLost int64
 	// RepliesWaiting is the number of replies waiting for their PUBACK now.
 	RepliesWaiting int
 }
@@ -209,6 +231,7 @@ type sessionStats struct {
 	repliesAbandoned      atomic.Int64
 	connectionsRecycled   atomic.Int64
 	sessionTakeovers      atomic.Int64
+	sessionsLost          atomic.Int64
 }
 
 // SessionStats returns the executor's connection counters.
@@ -221,6 +244,7 @@ func (e *Executor) SessionStats() SessionStats {
 		RepliesAbandoned:      e.stats.repliesAbandoned.Load(),
 		ConnectionsRecycled:   e.stats.connectionsRecycled.Load(),
 		SessionTakeovers:      e.stats.sessionTakeovers.Load(),
+		SessionsLost:          e.stats.sessionsLost.Load(),
 		RepliesWaiting:        waiting,
 	}
 }

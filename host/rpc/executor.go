@@ -266,6 +266,7 @@ type Executor struct {
 	watch         *replyWatch                // replies waiting for their PUBACK
 	conn          atomic.Pointer[brokerConn] // the latest connection, dropped when the broker is silent
 	link          connGeneration             // which connection the subscriptions were made on
+	hadSession    atomic.Bool                // the last connection had a session that outlives it
 	stats         sessionStats               // counters (SessionStats)
 	topicRefusals refusalLog                 // rate of refused-response-topic log lines
 }
