@@ -59,6 +59,11 @@ type Config struct {
 	ReuseMaxBytes int64
 	// MaxExpiry is the longest message expiry a request may ask for.
 	MaxExpiry time.Duration
+	// MaxRequestBytes bounds a request packet: the executor announces it
+	// as its Maximum Packet Size, so a broker does not deliver a larger
+	// request (rpc.Config.MaxRequestBytes); 0: rpc.DefaultMaxRequestBytes
+	// (8 MiB).
+	MaxRequestBytes int
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
 	// NestedNoAck sends nested calls to other executors as plain v1.0
@@ -120,8 +125,9 @@ type Server struct {
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
-// loads them before it starts the executor) and the executor is connected
-// and subscribed.
+// loads them before it starts the executor), the executor is connected
+// and subscribed, and the broker acknowledges its replies (rpc
+// Executor.Ready).
 func (s *Server) ready() error {
 	if !s.started.Load() {
 		return errors.New("starting: loading the plugins, connecting to the broker")
@@ -166,7 +172,7 @@ func New(cfg Config) (_ *Server, err error) {
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
-	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats})
+	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats, Session: s.sessionStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -179,6 +185,7 @@ func New(cfg Config) (_ *Server, err error) {
 		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
 		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store, Dial: s.dial(), Tracer: s.tracer(),
+		MaxRequestBytes: int(cfg.MaxRequestBytes),
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -192,8 +199,9 @@ func New(cfg Config) (_ *Server, err error) {
 func (s *Server) Broker() *url.URL { return s.broker }
 
 // The methods that close the loops the Server comment names.
-func (s *Server) dedupLen() int                { return s.exec.DedupLen() }
-func (s *Server) reuseStats() cache.ReuseStats { return s.exec.ReuseStats() }
+func (s *Server) dedupLen() int                  { return s.exec.DedupLen() }
+func (s *Server) reuseStats() cache.ReuseStats   { return s.exec.ReuseStats() }
+func (s *Server) sessionStats() rpc.SessionStats { return s.exec.SessionStats() }
 func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 	return s.exec.PublishTelemetry(ctx, EventsTopic(s.cfg.ExecutorID), payload, "application/json")
 }

@@ -24,18 +24,50 @@ type Server struct {
 	done chan error
 }
 
+// Timeouts of the metrics listener: a client may take ReadHeaderTimeout to
+// send a request's headers, and a keep-alive connection is closed after
+// IdleTimeout without a request, so that idle scrapers (or anyone who
+// opens connections and leaves them) cannot hold sockets and goroutines
+// for good.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+)
+
+// ListenConfig configures Collector.ListenWith.
+type ListenConfig struct {
+	Addr  string       // host:port; port 0 picks one
+	Ready func() error // /readyz; nil: always ready
+	// ReadHeaderTimeout and IdleTimeout: 0 is the default above.
+	ReadHeaderTimeout, IdleTimeout time.Duration
+}
+
 // Listen listens on addr (host:port; port 0 picks one) and serves, until
 // Close, the collector's metrics at /metrics and the probes of process
 // supervisors (systemd, Kubernetes):
 //
 //   - /healthz: 200 "ok" while the process serves HTTP at all (liveness);
 //   - /readyz: 200 "ready" when ready returns nil, else 503 with its
-//     error (readiness: a host is ready once its plugins are loaded and it
-//     is connected and subscribed; not while it reconnects or stops).
+//     error (readiness: a host is ready once its plugins are loaded, it
+//     is connected and subscribed, and the broker acknowledges its
+//     replies; not while it reconnects, stops, or its replies go
+//     unacknowledged).
 //
 // A nil ready is always ready.
 func (c *Collector) Listen(addr string, ready func() error) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+	return c.ListenWith(ListenConfig{Addr: addr, Ready: ready})
+}
+
+// ListenWith is Listen with its timeouts chosen.
+func (c *Collector) ListenWith(cfg ListenConfig) (*Server, error) {
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	ready := cfg.Ready
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +86,7 @@ func (c *Collector) Listen(addr string, ready func() error) (*Server, error) {
 		_, _ = io.WriteString(w, "ready\n")
 	})
 	s := &Server{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout},
 		ln:   ln,
 		done: make(chan error, 1),
 	}

@@ -22,6 +22,12 @@
 //	cmdhost_reuse_shared_hits_total              counter; hits found in Redis (serve --store), in hits_total too
 //	cmdhost_reuse_shared_errors_total            counter; calls to the reuse cache's Redis that failed
 //	cmdhost_reuse_shared_over_budget_total       counter; replies kept out of Redis: this host's share there was full
+//	cmdhost_response_topics_refused_total        counter; requests whose response topic a client may not publish to (acked, not answered)
+//	cmdhost_replies_unacknowledged_total         counter; replies the broker did not ack in time, their send slots released
+//	cmdhost_broker_connections_recycled_total    counter; connections dropped because the broker acked nothing for too long
+//	cmdhost_session_takeovers_total              counter; DISCONNECTs "session taken over" (another client with the host's id)
+//	cmdhost_sessions_lost_total                  counter; reconnections that found the host's session gone
+//	cmdhost_replies_awaiting_ack                 gauge; replies waiting for the broker's PUBACK
 //	cmdhost_plugin_instances{plugin}             gauge
 //	cmdhost_plugin_reloads_total{plugin}         counter
 //	cmdhost_plugin_load_failures_total{plugin}   counter
@@ -56,6 +62,9 @@ type Sources struct {
 	DedupLen func() int
 	Reuse    func() cache.ReuseStats
 	Plugins  func() []plugins.PluginStatus
+	// Session reads the executor's connection counters
+	// (rpc.Executor.SessionStats); nil reads as zero.
+	Session func() rpc.SessionStats
 }
 
 // Collector holds the host's metrics on a registry of its own (never the
@@ -143,6 +152,25 @@ func New(src Sources) *Collector {
 			Help: "Reusable replies kept in memory only because this host already held its --reuse-max-bytes in the shared Redis tier.",
 		}, func() float64 { return float64(c.reuse().SharedOverBudget) }),
 		&pluginCollector{status: src.Plugins},
+		sessionCounter("cmdhost_response_topics_refused_total",
+			"Requests refused for their response topic ($-topics, wildcards, empty, unsendable): acked, not answered.",
+			c.session, func(s rpc.SessionStats) float64 { return float64(s.ResponseTopicsRefused) }),
+		sessionCounter("cmdhost_replies_unacknowledged_total",
+			"Replies the broker did not acknowledge within their bound (their expiry, at most 30 s): their send slots were released and they are not resent.",
+			c.session, func(s rpc.SessionStats) float64 { return float64(s.RepliesAbandoned) }),
+		sessionCounter("cmdhost_broker_connections_recycled_total",
+			"Connections to the broker dropped (and made again) because it acknowledged none of the host's replies for 30 s.",
+			c.session, func(s rpc.SessionStats) float64 { return float64(s.ConnectionsRecycled) }),
+		sessionCounter("cmdhost_session_takeovers_total",
+			"DISCONNECTs \"session taken over\" from the broker: another client connected with the host's client id.",
+			c.session, func(s rpc.SessionStats) float64 { return float64(s.SessionTakeovers) }),
+		sessionCounter("cmdhost_sessions_lost_total",
+			"Reconnections that found no session at the broker although the host had one (taken by a client with a clean start, or a broker restart).",
+			c.session, func(s rpc.SessionStats) float64 { return float64(s.SessionsLost) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cmdhost_replies_awaiting_ack",
+			Help: "Replies sent and waiting for the broker's PUBACK, each holding one slot of its Receive Maximum.",
+		}, func() float64 { return float64(c.session().RepliesWaiting) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -187,6 +215,19 @@ func (c *Collector) dedupLen() int {
 		return c.src.DedupLen()
 	}
 	return 0
+}
+
+func (c *Collector) session() rpc.SessionStats {
+	if c.src.Session != nil {
+		return c.src.Session()
+	}
+	return rpc.SessionStats{}
+}
+
+// sessionCounter is a counter of the executor's SessionStats, read at
+// scrape time.
+func sessionCounter(name, help string, read func() rpc.SessionStats, field func(rpc.SessionStats) float64) prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return field(read()) })
 }
 
 func (c *Collector) reuse() cache.ReuseStats {
