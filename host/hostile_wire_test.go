@@ -95,6 +95,10 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 			for i := range cmds {
 				cmds[i].Timeout = time.Minute // large payloads: load must not make a case a 408
 			}
+			// No Maximum Packet Size announced: the 64 MiB case is the
+			// guest's to refuse (by default the broker would not deliver
+			// it: rpc.DefaultMaxRequestBytes).
+			c.MaxRequestBytes = -1
 			dial := c.Dial
 			c.Dial = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 				dials.Add(1)
