@@ -76,7 +76,7 @@ func TestHostClientIDsReserved(t *testing.T) {
 			t.Fatalf("TCP client with the host's id %s: CONNACK 0x%02x, want 0x85", id, ack.ReasonCode)
 		}
 		wantClosedByBroker(t, c, id)
-		if !logs.Contains("client=" + id) || !logs.Contains("remote=" + c.conn.LocalAddr().String()) {
+		if !logs.Contains("client="+id) || !logs.Contains("remote="+c.conn.LocalAddr().String()) {
 			t.Errorf("the refusal of %s is not logged with its id and address:\n%s", id, logs)
 		}
 	}
@@ -238,4 +238,3 @@ func TestMaxClients(t *testing.T) {
 		t.Errorf("ClientsRefused %d", got)
 	}
 }
-

@@ -268,11 +268,11 @@ func (c *boundedConn) SetWriteDeadline(time.Time) error { return nil }
 type frameReader struct {
 	max int
 
-	inHeader  bool // reading the remaining length
-	lenBytes  int  // of the remaining length read so far
-	length    int  // the remaining length read so far
-	shift     uint
-	bodyLeft  int // body bytes still to come
+	inHeader bool // reading the remaining length
+	lenBytes int  // of the remaining length read so far
+	length   int  // the remaining length read so far
+	shift    uint
+	bodyLeft int // body bytes still to come
 }
 
 // scan follows b. On a packet over max it returns how many bytes of b
