@@ -301,8 +301,8 @@ func (e *Embedded) disconnectClients(listener string) {
 }
 
 // clientWritesPending is mochi's queue of packets per client (see
-// newServer): 32 KiB of pointers per client.
-const clientWritesPending = 4096
+// newServer): 16 KiB of pointers per client, made at each CONNECT.
+const clientWritesPending = 2048
 
 // closeDrain bounds how long Close waits for deliveries in flight.
 const closeDrain = 2 * time.Second
