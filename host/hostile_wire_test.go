@@ -32,6 +32,10 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 		props         []string
 		format        byte // payload format indicator; 0: none
 		status        string
+		// overMaxPacket: the embedded broker refuses the request itself
+		// (over its --max-request-bytes, host/broker TestMaxPacketSize):
+		// the case is for the other brokers.
+		overMaxPacket bool
 		check         func(t *testing.T, p *paho.Publish)
 	}{
 		{name: "guest panic", command: "panic", status: "500", check: func(t *testing.T, p *paho.Publish) {
@@ -67,7 +71,7 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 		{name: "guest recursing without end", command: "badreply", payload: "recurse", status: "500", check: func(t *testing.T, p *paho.Publish) {
 			wantMessage(t, p, "badreply", "details in the host log")
 		}},
-		{name: "64 MiB payload to echo", command: "echo", payload: strings.Repeat("x", 64<<20), status: "500", check: func(t *testing.T, p *paho.Publish) {
+		{name: "64 MiB payload to echo", command: "echo", payload: strings.Repeat("x", 64<<20), status: "500", overMaxPacket: true, check: func(t *testing.T, p *paho.Publish) {
 			wantMessage(t, p, "echo")
 		}},
 		{name: "5 MiB payload to echo", command: "echo", payload: strings.Repeat("x", 5<<20), status: "500", check: func(t *testing.T, p *paho.Publish) {
@@ -108,6 +112,9 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 		c := newRawClient(t, u)
 		for i, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
+				if tc.overMaxPacket && strings.Contains(t.Name(), "/embedded/") {
+					t.Skip("over the embedded broker's maximum packet size: refused before it is read")
+				}
 				expiry := uint32(30)
 				corr := []byte("hostile-case-" + string(rune('a'+i)) + "xx")
 				pub := &paho.Publish{QoS: 1, Topic: "rpc/it-host/" + tc.command, Payload: []byte(tc.payload),

@@ -35,6 +35,16 @@ type Config struct {
 	Broker *url.URL
 	// Listen is the embedded broker's address (with Broker nil).
 	Listen string
+	// MaxRequestBytes is the largest packet a request may be: the
+	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
+	// packet ends its sender's connection before it is read), and the one
+	// the executor announces in its CONNECT, so that no broker delivers it
+	// a larger request (rpc.Config.MaxRequestBytes); 0: 8 MiB.
+	MaxRequestBytes int
+	// BrokerMaxClients, BrokerMaxInflight and BrokerQueueBytes bound the
+	// embedded broker's clients (broker.Config MaxClients, MaxInflight,
+	// ClientQueueBytes); 0: the broker's defaults.
+	BrokerMaxClients, BrokerMaxInflight, BrokerQueueBytes int
 	// ExecutorID is the executor id; ClientID the MQTT client id (default
 	// the executor id); ShareGroup, if set, makes the requests'
 	// subscriptions shared so that replicas split them.
@@ -59,11 +69,6 @@ type Config struct {
 	ReuseMaxBytes int64
 	// MaxExpiry is the longest message expiry a request may ask for.
 	MaxExpiry time.Duration
-	// MaxRequestBytes bounds a request packet: the executor announces it
-	// as its Maximum Packet Size, so a broker does not deliver a larger
-	// request (rpc.Config.MaxRequestBytes); 0: rpc.DefaultMaxRequestBytes
-	// (8 MiB).
-	MaxRequestBytes int
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
 	// NestedNoAck sends nested calls to other executors as plain v1.0
@@ -159,9 +164,14 @@ func New(cfg Config) (_ *Server, err error) {
 		}
 	}()
 	if s.broker == nil {
-		if s.embedded, err = broker.Start(broker.Config{Addr: cfg.Listen, Logger: s.log}); err != nil {
+		if s.embedded, err = broker.Start(broker.Config{Addr: cfg.Listen, Logger: s.log, MaxPacketBytes: cfg.MaxRequestBytes,
+			MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes}); err != nil {
 			return nil, err
 		}
+		// The executor's client id is the host's before it connects: no
+		// client over TCP can take its session (the nested-call invoker's,
+		// random, is reserved at its first connect).
+		s.embedded.Reserve(executorClientID(cfg))
 		s.broker = s.embedded.URL()
 		s.log.Info("embedded broker listening", "url", s.broker.String())
 	}
@@ -185,13 +195,25 @@ func New(cfg Config) (_ *Server, err error) {
 		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
 		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store, Dial: s.dial(), Tracer: s.tracer(),
-		MaxRequestBytes: int(cfg.MaxRequestBytes),
+		MaxRequestBytes: cfg.MaxRequestBytes,
+		// On the embedded broker the client id it stamps on a request is
+		// one no client can forge: dedup shares are keyed by it.
+		TrustBrokerClientID: s.embedded != nil,
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
 	s.admin = &admin{Manager: s.plugins, Token: cfg.AdminToken, Reuse: s.exec.ReuseStats}
 	return s, nil
+}
+
+// executorClientID is the executor's MQTT client id (rpc.Config's
+// default: the executor id).
+func executorClientID(cfg Config) string {
+	if cfg.ClientID != "" {
+		return cfg.ClientID
+	}
+	return cfg.ExecutorID
 }
 
 // Broker is the URL of the broker the server serves on: Config.Broker or

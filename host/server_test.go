@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/packets"
+
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -65,6 +67,12 @@ func TestServerServesAndStops(t *testing.T) {
 		t.Fatal("the server did not start serving")
 	}
 
+	// The executor's client id is the host's: a TCP client using it is
+	// refused (CONNACK 0x85) and the host serves on.
+	if code := connackCode(t, srv.Broker().Host, "srv-test"); code != 0x85 {
+		t.Fatalf("a TCP client with the executor's client id: CONNACK 0x%02x, want 0x85", code)
+	}
+
 	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: srv.Broker()})
 	if err != nil {
 		t.Fatal(err)
@@ -94,4 +102,31 @@ func TestServerServesAndStops(t *testing.T) {
 		c.Close()
 		t.Error("the embedded broker still listens after Run returned")
 	}
+}
+
+// connackCode connects to addr as clientID (MQTT v5) and returns the
+// CONNACK's reason code.
+func connackCode(t *testing.T, addr, clientID string) byte {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second)) // hang guard
+	cp := packets.NewControlPacket(packets.CONNECT)
+	connect := cp.Content.(*packets.Connect)
+	connect.ProtocolName, connect.ProtocolVersion, connect.ClientID, connect.CleanStart = "MQTT", 5, clientID, true
+	if _, err := cp.WriteTo(c); err != nil {
+		t.Fatal(err)
+	}
+	ack, err := packets.ReadPacket(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, ok := ack.Content.(*packets.Connack)
+	if !ok {
+		t.Fatalf("got %T, want a CONNACK", ack.Content)
+	}
+	return ca.ReasonCode
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/broker"
 	"github.com/cmdhost/cmdhost/host/otlp"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
@@ -47,6 +48,10 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` (required)", EnvVars: []string{"CMDHOST_PLUGINS"}},
 			&cli.StringFlag{Name: "broker", Usage: "MQTT broker `URL` (mqtt://host:port); none: start the embedded broker", EnvVars: []string{"CMDHOST_BROKER"}},
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "embedded broker `ADDR`", EnvVars: []string{"CMDHOST_LISTEN"}},
+			&cli.IntFlag{Name: "max-request-bytes", Value: broker.DefaultMaxPacketBytes, Usage: "largest request packet, in bytes: the embedded broker's Maximum Packet Size (a larger packet ends its sender's connection before it is read) and the one the host announces to an external broker (which then does not deliver a larger request)", EnvVars: []string{"CMDHOST_MAX_REQUEST_BYTES"}},
+			&cli.IntFlag{Name: "broker-max-clients", Value: broker.DefaultMaxClients, Usage: "clients the embedded broker admits at once (the host's own not counted); beyond: CONNACK 0x89 server busy", EnvVars: []string{"CMDHOST_BROKER_MAX_CLIENTS"}},
+			&cli.IntFlag{Name: "broker-max-inflight", Value: broker.DefaultMaxInflight, Usage: "QoS 1 messages a client of the embedded broker may leave unacknowledged; beyond, messages for it are dropped (counted) until it acknowledges", EnvVars: []string{"CMDHOST_BROKER_MAX_INFLIGHT"}},
+			&cli.IntFlag{Name: "broker-queue-bytes", Value: broker.DefaultClientQueueBytes, Usage: "bytes the embedded broker queues for one client; a client that lets more pile up (it does not read) is disconnected", EnvVars: []string{"CMDHOST_BROKER_QUEUE_BYTES"}},
 			&cli.StringFlag{Name: "id", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_ID"}},
 			&cli.StringFlag{Name: "client-id", Usage: "MQTT client id (default: the executor id)", EnvVars: []string{"CMDHOST_CLIENT_ID"}},
 			&cli.StringFlag{Name: "share", Usage: "shared subscription `GROUP`: replicas split requests", EnvVars: []string{"CMDHOST_SHARE"}},
@@ -118,7 +123,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		ReuseMaxBytes: c.Int64("reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
 		MetricsAddr: c.String("metrics"), MaxDepth: c.Int("max-depth"), MaxExpiry: c.Duration("max-expiry"),
 		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: c.Int("max-module-size"),
-		MaxResponseBytes: c.Int("max-response-bytes"),
+		MaxResponseBytes: c.Int("max-response-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),
+		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
+		BrokerQueueBytes: c.Int("broker-queue-bytes"),
 		SessionExpiry:    c.Duration("session-expiry"), Store: c.String("store"),
 	}
 	if cfg.Store != "" && !strings.HasPrefix(cfg.Store, "redis://") {
@@ -148,6 +155,12 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	}
 	if cfg.MaxExpiry < time.Second {
 		return cfg, errors.New("--max-expiry must be at least 1s (message expiry counts whole seconds)")
+	}
+	if cfg.MaxRequestBytes <= 0 || cfg.MaxRequestBytes > maxMQTTPacket {
+		return cfg, fmt.Errorf("--max-request-bytes must be between 1 and %d (MQTT's largest packet)", maxMQTTPacket)
+	}
+	if cfg.BrokerMaxClients <= 0 || cfg.BrokerMaxInflight <= 0 || cfg.BrokerMaxInflight > math.MaxUint16 || cfg.BrokerQueueBytes <= 0 {
+		return cfg, errors.New("--broker-max-clients and --broker-queue-bytes must be positive, --broker-max-inflight between 1 and 65535")
 	}
 	if cfg.MaxModuleBytes <= 0 {
 		return cfg, errors.New("--max-module-size must be positive")
@@ -180,6 +193,10 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
 	return cfg, nil
 }
+
+// maxMQTTPacket is the largest packet MQTT can frame (a remaining length
+// of 268,435,455 bytes and its 5-byte fixed header).
+const maxMQTTPacket = 268435455 + 5
 
 func hostname() string {
 	h, err := os.Hostname()

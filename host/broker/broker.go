@@ -4,6 +4,15 @@
 // configured for request/response traffic (see newServer for every choice and
 // why). It is meant for development and single-machine use: anonymous, no TLS,
 // no persistence.
+//
+// Anyone on the network may connect, so what one client can take is bounded
+// (Config, guard.go, tcpconn.go): the packet size (announced in CONNACK and
+// checked before a packet's body is read), the clients, the messages awaiting
+// a client's acknowledgement, the bytes queued for a client (one that does
+// not read is disconnected instead of holding up the others), the time to
+// send a CONNECT. Retained messages are off (not kept; CONNACK says so). The
+// client ids of the host's own clients are reserved, and every request is
+// stamped with the client id of its sender (ClientIDProperty).
 package broker
 
 import (
@@ -21,7 +30,6 @@ import (
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
@@ -33,6 +41,60 @@ type Config struct {
 	Addr string
 	// Logger receives mochi's logs. Nil discards them.
 	Logger *slog.Logger
+
+	// The bounds on the clients over TCP (the host's own clients, in
+	// process, are not bounded by them). Zero takes the default.
+
+	// MaxPacketBytes is the largest packet a client may send, announced in
+	// CONNACK (Maximum Packet Size); a larger one ends its connection
+	// before its body is read. Default DefaultMaxPacketBytes.
+	MaxPacketBytes int
+	// MaxClients bounds the clients connected at once: beyond it a CONNECT
+	// is refused (CONNACK 0x89 server busy), and beyond twice as many open
+	// connections (those yet to send their CONNECT included) a connection
+	// is closed at once. Default DefaultMaxClients.
+	MaxClients int
+	// MaxInflight bounds the QoS 1/2 messages a client has not yet
+	// acknowledged: beyond it, messages for it are dropped (counted) until
+	// it acknowledges. Default DefaultMaxInflight.
+	MaxInflight int
+	// ClientQueueBytes bounds the bytes waiting to be written to one
+	// client: a client that lets more pile up (it does not read) is
+	// disconnected. One packet is always accepted into an empty queue.
+	// Default DefaultClientQueueBytes.
+	ClientQueueBytes int
+	// WriteTimeout disconnects a client whose socket takes nothing for
+	// so long. Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
+}
+
+// The defaults of Config's bounds.
+const (
+	DefaultMaxPacketBytes   = 8 << 20
+	DefaultMaxClients       = 1000
+	DefaultMaxInflight      = 1024
+	DefaultClientQueueBytes = 4 << 20
+	DefaultWriteTimeout     = 10 * time.Second
+)
+
+// withDefaults returns c with its zero bounds set to the defaults.
+func (c Config) withDefaults() Config {
+	if c.MaxPacketBytes <= 0 {
+		c.MaxPacketBytes = DefaultMaxPacketBytes
+	}
+	if c.MaxClients <= 0 {
+		c.MaxClients = DefaultMaxClients
+	}
+	if c.MaxInflight <= 0 {
+		c.MaxInflight = DefaultMaxInflight
+	}
+	if c.ClientQueueBytes <= 0 {
+		c.ClientQueueBytes = DefaultClientQueueBytes
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	return c
 }
 
 // Embedded is a running embedded broker.
@@ -40,6 +102,8 @@ type Embedded struct {
 	srv       *mqtt.Server
 	addr      string
 	pipes     *pipeListener // DialInProcess's connections (inprocess.go)
+	guard     *guard
+	stats     *stats
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -64,25 +128,39 @@ func Start(cfg Config) (*Embedded, error) {
 	if cfg.Addr == "" {
 		return nil, errors.New("broker: no listen address")
 	}
+	cfg = cfg.withDefaults()
 	logger := slog.New(slog.DiscardHandler) // mochi's own default logs every event to stdout
+	hostLog := logger
 	if cfg.Logger != nil {
 		logger = slog.New(quietEOF{cfg.Logger.Handler()})
+		hostLog = cfg.Logger
 	}
-	return start(cfg, newServer(logger))
+	return start(&cfg, newServer(logger), hostLog)
 }
 
-// start attaches the TCP listener to srv and serves.
-func start(cfg Config, srv *mqtt.Server) (*Embedded, error) {
-	l := listeners.NewTCP(listeners.Config{ID: "tcp", Address: cfg.Addr})
-	if err := srv.AddListener(l); err != nil { // AddListener is where mochi calls net.Listen
+// start attaches the listeners and the guard to srv and serves.
+func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (*Embedded, error) {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
 		_ = srv.Close()
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, &AddrInUseError{Addr: cfg.Addr, Err: err}
 		}
 		return nil, fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
+	st := new(stats)
+	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log}
+	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, tcp: tcp, reserved: map[string]bool{}}
+	if err := srv.AddHook(g, nil); err != nil {
+		_, _ = ln.Close(), srv.Close()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := srv.AddListener(listeners.NewNet(tcpListenerID, tcp)); err != nil {
+		_, _ = ln.Close(), srv.Close()
+		return nil, fmt.Errorf("broker: tcp listener: %w", err)
+	}
 	pipes := newPipeListener()
-	if err := srv.AddListener(listeners.NewNet("in-process", pipes)); err != nil {
+	if err := srv.AddListener(listeners.NewNet(inProcessListener, pipes)); err != nil {
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: in-process listener: %w", err)
 	}
@@ -90,13 +168,29 @@ func start(cfg Config, srv *mqtt.Server) (*Embedded, error) {
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	return &Embedded{srv: srv, addr: l.Address(), pipes: pipes}, nil
+	return &Embedded{srv: srv, addr: ln.Addr().String(), pipes: pipes, guard: g, stats: st}, nil
 }
+
+// Reserve reserves a client id for the host's own clients: a client over
+// TCP connecting with it is refused (CONNACK 0x85). Every id that connects
+// in process is reserved from its first CONNECT; Reserve closes the window
+// before it (the host reserves its executor's id before connecting it).
+func (e *Embedded) Reserve(clientID string) { e.guard.reserve(clientID) }
 
 // newServer builds the mochi server. Each setting below is a deliberate
 // departure from (or a deliberate keeping of) mochi's defaults.
 func newServer(logger *slog.Logger) *mqtt.Server {
 	caps := mqtt.NewDefaultServerCapabilities()
+
+	// Retained messages off: a retained PUBLISH is delivered to the
+	// current subscribers and not kept (mochi kept each one, any size,
+	// until restart). The guard's CONNACK says Retain Available 0.
+	caps.RetainAvailable = 0
+
+	// Packet size: mochi's own MaximumPacketSize would bound the host's
+	// in-process clients too (their replies may be larger than a request
+	// may be); the TCP clients' packets are bounded as they are read
+	// (tcpconn.go) and the bound announced by the guard.
 
 	// Message expiry. mochi's default MaximumMessageExpiryInterval (86400)
 	// does two things: it stamps a one-day expiry on every message that had
@@ -112,13 +206,19 @@ func newServer(logger *slog.Logger) *mqtt.Server {
 
 	// In flight per client. mochi keeps at most MaximumInflight QoS>0 messages
 	// per client and drops the rest (default 8192), and also caps a client's
-	// own Receive Maximum at it; its per-client write queue
-	// (MaximumClientWritesPending, default 8192) drops messages when full.
-	// Raise both to the protocol's limit of 65535 packet ids so a burst to one
-	// executor is never silently dropped. The write queue is a buffered
-	// channel of pointers (~512 KiB reserved per connected client).
+	// own Receive Maximum at it. Raised to the protocol's limit of 65535
+	// packet ids so a burst to the host's executor (in process) is never
+	// silently dropped; the guard bounds the TCP clients (Config.MaxInflight).
 	caps.MaximumInflight = math.MaxUint16
-	caps.MaximumClientWritesPending = math.MaxUint16
+
+	// The per-client write queue (MaximumClientWritesPending, default 8192)
+	// drops messages when full. It is a buffered channel of pointers made
+	// whole at each CONNECT: 65535 reserved ~512 KiB per client, idle or not
+	// (1000 idle connections took ~0.5 GiB). It only fills while the
+	// client's writer falls behind: a TCP client's writes never wait
+	// (tcpconn.go), and the in-process pipe takes 1 MiB before it waits.
+	// Drops are counted (Stats.MessagesDropped).
+	caps.MaximumClientWritesPending = clientWritesPending
 
 	// Receive Maximum, the broker's (how many QoS 1/2 PUBLISHes a client may
 	// have unacked towards the broker): kept at mochi's default, 1024,
@@ -146,9 +246,10 @@ func newServer(logger *slog.Logger) *mqtt.Server {
 		InlineClient: false,
 	})
 
-	// Anyone may connect, publish and subscribe: the embedded broker is for
-	// local use. Without an auth hook mochi refuses every CONNECT.
-	_ = srv.AddHook(new(auth.AllowHook), nil)
+	// Anyone may connect, publish and subscribe (the embedded broker is for
+	// local use), within the bounds of the guard (added by start: it allows
+	// every CONNECT that passes them; without such a hook mochi refuses
+	// every CONNECT).
 	_ = srv.AddHook(&sharedRoundRobin{clients: srv.Clients, next: map[string]uint64{}}, nil)
 	_ = srv.AddHook(new(keepPublishUserProperties), nil)
 	// No storage hook: sessions, in-flight and retained messages live in
@@ -198,6 +299,10 @@ func (e *Embedded) disconnectClients(listener string) {
 		}
 	}
 }
+
+// clientWritesPending is mochi's queue of packets per client (see
+// newServer): 16 KiB of pointers per client, made at each CONNECT.
+const clientWritesPending = 2048
 
 // closeDrain bounds how long Close waits for deliveries in flight.
 const closeDrain = 2 * time.Second

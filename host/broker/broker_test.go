@@ -235,8 +235,14 @@ func TestRequestResponseRoundTrip(t *testing.T) {
 	}
 }
 
+// stamped is user as a request's sender set them, as the receiver gets
+// them: with the sender's client id added by the broker.
+func stamped(user paho.UserProperties, clientID string) paho.UserProperties {
+	return append(slices.Clip(user), paho.UserProperty{Key: ClientIDProperty, Value: clientID})
+}
+
 // The executor side of the round trip, checked on its own: every request
-// property arrives as sent.
+// property arrives as sent (and stamped with the sender's client id).
 func TestRequestPropertiesPreserved(t *testing.T) {
 	ctx := testCtx(t)
 	e := startBroker(t)
@@ -259,7 +265,7 @@ func TestRequestPropertiesPreserved(t *testing.T) {
 	req := exec.next(t, ctx)
 	p := req.Properties
 	if string(p.CorrelationData) != "corr-1" || p.ResponseTopic != "resp/topic" || p.ContentType != "application/json" ||
-		p.PayloadFormat == nil || *p.PayloadFormat != 1 || !slices.Equal(p.User, user) {
+		p.PayloadFormat == nil || *p.PayloadFormat != 1 || !slices.Equal(p.User, stamped(user, "invoker")) {
 		t.Errorf("request properties arrived as %+v", p)
 	}
 	checkExpiry(t, "request", p.MessageExpiry, 10)
@@ -287,7 +293,7 @@ func TestInProcessClient(t *testing.T) {
 	}
 	req := exec.next(t, ctx)
 	if p := req.Properties; string(p.CorrelationData) != "corr-1" || p.ResponseTopic != "resp/topic" || p.ContentType != "text/plain" ||
-		!slices.Equal(p.User, user) {
+		!slices.Equal(p.User, stamped(user, "invoker")) {
 		t.Errorf("the request arrived in process as %+v", p)
 	}
 	checkExpiry(t, "request", req.Properties.MessageExpiry, 10)
@@ -331,7 +337,8 @@ func TestStockMochiTraps(t *testing.T) {
 	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
 		t.Fatal(err)
 	}
-	e, err := start(Config{Addr: "127.0.0.1:0"}, srv)
+	cfg := Config{Addr: "127.0.0.1:0"}.withDefaults()
+	e, err := start(&cfg, srv, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

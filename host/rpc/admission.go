@@ -59,14 +59,27 @@ func (e *Executor) overMaxExpiry(in *incoming) *reply {
 }
 
 // invokerOf names the sender of a request for its share of the dedup
-// store: its __srcId, else its response topic (prefixed so that neither
-// can pose as the other).
-func invokerOf(in *incoming) string {
+// store: with Config.TrustBrokerClientID, the client id the broker
+// stamped on it (BrokerClientIDProperty); else its __srcId, else its response
+// topic. Both are chosen by the client: an invoker sending another's
+// could exhaust that one's share (docs/timeouts.md). The prefixes keep
+// any of them from posing as another.
+func (e *Executor) invokerOf(in *incoming) string {
+	if e.cfg.TrustBrokerClientID && in.pub.Properties != nil {
+		if id := in.pub.Properties.User.Get(BrokerClientIDProperty); id != "" {
+			return "client:" + id
+		}
+	}
 	if in.req != nil && in.req.InvokerID != "" {
 		return "srcId:" + in.req.InvokerID
 	}
 	return "topic:" + in.responseTopic
 }
+
+// BrokerClientIDProperty is the user property in which cmdhost's embedded
+// broker puts the client id of a request's sender (broker.ClientIDProperty;
+// a test of package host checks the two agree). Config.TrustBrokerClientID.
+const BrokerClientIDProperty = "__brokerClientId"
 
 // dedupRefusal is the 503 owed to a request the dedup store cannot admit.
 func dedupRefusal(err error) *reply {

@@ -66,7 +66,7 @@ func (q *claimQueue) run() {
 		var reqs []cache.ClaimRequest
 		for _, c := range batch {
 			if !c.in.cancel {
-				reqs = append(reqs, cache.ClaimRequest{Invoker: invokerOf(c.in), Key: c.key, Expiry: c.in.expiry,
+				reqs = append(reqs, cache.ClaimRequest{Invoker: q.e.invokerOf(c.in), Key: c.key, Expiry: c.in.expiry,
 					Idempotent: c.in.route.cmd.Idempotent})
 			}
 		}

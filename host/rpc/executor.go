@@ -119,6 +119,12 @@ type Config struct {
 	// requests get 503. Default a tenth of MaxDedupEntries; negative: no
 	// bound but MaxDedupEntries (admission.go).
 	MaxDedupPerInvoker int
+	// TrustBrokerClientID keys an invoker's dedup share by the client id
+	// the broker stamped on its request (the __brokerClientId user
+	// property, which cmdhost's embedded broker sets and no client can
+	// forge there), when present. Set it only on the embedded broker:
+	// elsewhere any client may send that property.
+	TrustBrokerClientID bool
 	// MaxExpiry is the longest message expiry honoured; a request asking
 	// for more gets 400 (Message Expiry), as its dedup entry would be
 	// protected that long. Default DefaultMaxExpiry (1 h); at least 1 s.
@@ -508,7 +514,7 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		e.claims.add(in, key)
 		return true, nil
 	}
-	entry, first, err := e.dedup.Claim(invokerOf(in), key, in.expiry, in.route.cmd.Idempotent)
+	entry, first, err := e.dedup.Claim(e.invokerOf(in), key, in.expiry, in.route.cmd.Idempotent)
 	e.admitClaimed(in, key, entry, first, err)
 	return true, nil
 }

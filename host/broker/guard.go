@@ -1,0 +1,230 @@
+package broker
+
+import (
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// ClientIDProperty is the user property the embedded broker stamps on
+// every request (a PUBLISH with a response topic) with the client id of
+// the connection that sent it: the id the broker authenticated, not one
+// the sender chose. The broker removes any such property a client sent,
+// from every PUBLISH, so that a host on the embedded broker may key what
+// it keeps per invoker (its dedup share) by it (rpc.Config.TrustBrokerClientID).
+// Its name starts with __: it never reaches a handler's metadata.
+const ClientIDProperty = "__brokerClientId"
+
+// inProcessListener is the id of the listener of the host's own clients
+// (DialInProcess); tcpListenerID the one of everyone else.
+const (
+	inProcessListener = "in-process"
+	tcpListenerID     = "tcp"
+)
+
+// Stats counts what the embedded broker refused or dropped, for the
+// metrics and the tests.
+type Stats struct {
+	// ClientsRefused counts CONNECTs refused (a client id the host uses,
+	// too many clients) and connections closed at accept (too many open).
+	ClientsRefused uint64
+	// ClientsDropped counts clients disconnected because they did not read
+	// what they were sent (their write queue over its bound, or their
+	// socket taking nothing for the write timeout).
+	ClientsDropped uint64
+	// MessagesDropped counts messages not delivered to a client: its
+	// in-flight window full (a client that does not acknowledge), or the
+	// broker's queue of packets for it full.
+	MessagesDropped uint64
+	// PacketsTooLarge counts connections ended for a packet over the
+	// maximum packet size.
+	PacketsTooLarge uint64
+}
+
+// stats is what Stats reads, and the rate limit of the refusals' log.
+type stats struct {
+	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge atomic.Uint64
+	refusals                                                         logLimiter
+}
+
+// Stats returns the broker's counters.
+func (e *Embedded) Stats() Stats {
+	s := e.stats
+	return Stats{ClientsRefused: s.clientsRefused.Load(), ClientsDropped: s.clientsDropped.Load(),
+		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load()}
+}
+
+// logLimiter logs at most one refusal a second, with the number left
+// unlogged since the last: a flood of connections, each refused, must not
+// become a flood of log lines.
+type logLimiter struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+func (l *logLimiter) note(log *slog.Logger, msg string, args ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	if now.Sub(l.last) < time.Second {
+		l.suppressed++
+		l.mu.Unlock()
+		return
+	}
+	l.last = now
+	n := l.suppressed
+	l.suppressed = 0
+	l.mu.Unlock()
+	if n > 0 {
+		args = append(args, "refusals_not_logged", n)
+	}
+	log.Warn("embedded broker: "+msg, args...)
+}
+
+// guard is the hook through which the broker admits clients and what
+// they send (it replaces mochi's allow-all auth hook):
+//
+//   - The client ids of the host's own clients are reserved (Reserve, and
+//     every id that connected in process): a client over TCP connecting
+//     with one is refused with CONNACK 0x85 (client identifier not valid)
+//     instead of taking over the host's session and its subscriptions.
+//   - Beyond Config.MaxClients open TCP connections, a CONNECT is refused
+//     with CONNACK 0x89 (server busy). The host's own clients always get in.
+//   - A TCP client with Config.MaxInflight QoS 1/2 messages unacknowledged
+//     gets no more until it acknowledges (each one not delivered is counted
+//     in MessagesDropped): mochi otherwise keeps up to 65,535 copies per
+//     client, connected or not, for as long as its session lasts.
+//   - Every PUBLISH loses any ClientIDProperty its sender set; a request
+//     gets the sender's client id in it.
+//   - CONNACKs to TCP clients announce the Maximum Packet Size, and to
+//     everyone that retained messages are not available (mochi's CONNACK
+//     says neither).
+type guard struct {
+	mqtt.HookBase
+	srv   *mqtt.Server
+	cfg   *Config
+	stats *stats
+	log   *slog.Logger
+	tcp   *tcpListener
+
+	mu       sync.Mutex
+	reserved map[string]bool
+}
+
+func (g *guard) ID() string { return "cmdhost-guard" }
+
+func (g *guard) Provides(b byte) bool {
+	switch b {
+	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnPacketEncode:
+		return true
+	}
+	return false
+}
+
+// reserve reserves a client id for the host's own clients.
+func (g *guard) reserve(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reserved[id] = true
+}
+
+func (g *guard) isReserved(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reserved[id]
+}
+
+// OnConnect admits a client (it runs after mochi checked the CONNECT and
+// before the session is set up: a refused client takes nothing over).
+func (g *guard) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
+	if cl.Net.Listener == inProcessListener {
+		g.reserve(cl.ID)
+		return nil
+	}
+	if g.isReserved(cl.ID) {
+		g.stats.clientsRefused.Add(1)
+		// Logged each time, not rate-limited: someone is trying to take the
+		// host's session, and the operator must see who.
+		g.log.Warn("embedded broker: client refused: its client id is one the host uses", "client", cl.ID,
+			"remote", cl.Net.Remote)
+		return g.refuse(cl, packets.ErrClientIdentifierNotValid)
+	}
+	if open := g.tcp.open.Load(); open > int64(g.cfg.MaxClients) {
+		g.stats.clientsRefused.Add(1)
+		g.stats.refusals.note(g.log, "client refused: too many clients", "client", cl.ID, "remote", cl.Net.Remote,
+			"max_clients", g.cfg.MaxClients)
+		return g.refuse(cl, packets.ErrServerBusy)
+	}
+	return nil
+}
+
+// refuse sends a CONNACK with code and returns the error that makes mochi
+// close the connection (errRefused: logged above, so quiet in mochi's log).
+func (g *guard) refuse(cl *mqtt.Client, code packets.Code) error {
+	_ = g.srv.SendConnack(cl, code, false, nil)
+	return &refusedError{code}
+}
+
+// refusedError is what OnConnect returns for a refused client.
+type refusedError struct{ code packets.Code }
+
+func (e *refusedError) Error() string { return "client refused: " + e.code.Reason }
+
+// OnConnectAuthenticate lets everyone in: the embedded broker is
+// anonymous (the checks above are not about who a client is).
+func (g *guard) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
+
+// OnACLCheck allows every publish and subscription, and a delivery unless
+// a TCP client's in-flight window is full. mochi asks it before each
+// delivery (write false) and each subscription (write false too, with the
+// filter: a client whose window is full gets its subscriptions refused
+// as well until it acknowledges).
+func (g *guard) OnACLCheck(cl *mqtt.Client, _ string, write bool) bool {
+	if write || cl.Net.Listener == inProcessListener || cl.State.Inflight.Len() < g.cfg.MaxInflight {
+		return true
+	}
+	g.stats.messagesDropped.Add(1)
+	g.stats.refusals.note(g.log, "message not delivered: the client's in-flight window is full (it does not acknowledge)",
+		"client", cl.ID, "remote", cl.Net.Remote, "max_inflight", g.cfg.MaxInflight)
+	return false
+}
+
+// OnPublish removes any ClientIDProperty the sender set and stamps a
+// request with the sender's client id.
+func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	user := pk.Properties.User
+	if slices.ContainsFunc(user, isClientIDProperty) {
+		user = slices.DeleteFunc(slices.Clone(user), isClientIDProperty)
+	}
+	if pk.Properties.ResponseTopic != "" {
+		user = append(slices.Clip(user), packets.UserProperty{Key: ClientIDProperty, Val: cl.ID})
+	}
+	pk.Properties.User = user
+	return pk, nil
+}
+
+func isClientIDProperty(u packets.UserProperty) bool { return u.Key == ClientIDProperty }
+
+// OnPublishDropped counts a message mochi dropped because its queue of
+// packets for the client was full.
+func (g *guard) OnPublishDropped(cl *mqtt.Client, _ packets.Packet) {
+	g.stats.messagesDropped.Add(1)
+	g.stats.refusals.note(g.log, "message not delivered: the client's queue is full", "client", cl.ID, "remote", cl.Net.Remote)
+}
+
+// OnPacketEncode completes a successful CONNACK.
+func (g *guard) OnPacketEncode(cl *mqtt.Client, pk packets.Packet) packets.Packet {
+	if pk.FixedHeader.Type != packets.Connack || pk.ReasonCode >= packets.ErrUnspecifiedError.Code {
+		return pk
+	}
+	pk.Properties.RetainAvailable, pk.Properties.RetainAvailableFlag = 0, true
+	if cl.Net.Listener != inProcessListener {
+		pk.Properties.MaximumPacketSize = uint32(g.cfg.MaxPacketBytes)
+	}
+	return pk
+}
