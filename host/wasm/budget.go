@@ -110,6 +110,8 @@ type memoryBudget struct {
 	mu       sync.Mutex
 	reserved int64
 	changed  chan struct{} // nil until a caller waits
+
+	onWait func() // tests: called when a caller starts to wait
 }
 
 // tryReserve reserves n bytes when they fit.
@@ -197,6 +199,9 @@ func (e *Engine) reserveInstance(ctx context.Context, p *Plugin, wait bool) erro
 		}
 		if !wait {
 			break
+		}
+		if e.budget.onWait != nil {
+			e.budget.onWait()
 		}
 		select {
 		case <-changed:
