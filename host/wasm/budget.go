@@ -53,7 +53,7 @@ const DefaultMaxGuestMemory = 1 << 30
 // TestInstanceOverhead measures for Go, Rust, C and WAT guests (~10 KiB for
 // a WAT module, ~0.9–1.1 MiB for a Go guest). A call's stack grows beyond
 // it on the Go heap while the guest recurses (up to wazero's ceiling of
-// ~400 MB) and is outside the budget (docs/limits.md).
+// ~400 MB) and is outside the budget (docs/operations.md, Guest memory).
 const (
 	instanceBaseBytes   = 64 << 10
 	perDataSegmentBytes = 32
