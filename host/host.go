@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -54,6 +55,8 @@ func resolvingHandler(r plugins.Lookuper, name string) rpc.Handler {
 			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is no longer served"}
 		case errors.Is(err, plugins.ErrBeingReplaced):
 			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is being replaced; retry"}
+		case errors.Is(err, wasm.KindMemoryBudget): // the guest did not run: safe to retry
+			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "guest memory budget exhausted; retry later"}
 		}
 		return resp, err
 	}

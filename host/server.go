@@ -61,6 +61,9 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxModuleBytes refuses larger module files; 0: the engine's default.
 	MaxModuleBytes int
+	// MaxGuestMemory bounds the memory of all plugin instances together
+	// (wasm.Config.MaxGuestMemory); 0: wasm.DefaultMaxGuestMemory.
+	MaxGuestMemory int64
 	// MaxResponseBytes bounds each plugin's encoded responses unless its
 	// operator file says otherwise; 0: the engine's default (4 MiB).
 	MaxResponseBytes int
@@ -175,7 +178,7 @@ func New(cfg Config) (_ *Server, err error) {
 		s.broker = s.embedded.URL()
 		s.log.Info("embedded broker listening", "url", s.broker.String())
 	}
-	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log}); err != nil {
+	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log, MaxGuestMemory: cfg.MaxGuestMemory}); err != nil {
 		return nil, err
 	}
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,

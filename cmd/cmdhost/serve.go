@@ -61,6 +61,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
 			&cli.IntFlag{Name: "max-response-bytes", Value: wasm.DefaultMaxResponseBytes, Usage: "largest reply a plugin may give, in bytes (payload and properties); a plugin's operator file may set its own (maxResponseBytes)", EnvVars: []string{"CMDHOST_MAX_RESPONSE_BYTES"}},
+			&cli.Int64Flag{Name: "max-guest-memory", Value: wasm.DefaultMaxGuestMemory, Usage: "bound of all plugin instances' memory together, in bytes: each instance reserves its memory limit and the runtime's overhead while it lives; a call that needs an instance past it waits (a nested call gets 503)", EnvVars: []string{"CMDHOST_MAX_GUEST_MEMORY"}},
 			&cli.IntFlag{Name: "max-module-size", Value: wasm.DefaultMaxModuleBytes, Usage: "largest plugin module in bytes: a larger file is refused", EnvVars: []string{"CMDHOST_MAX_MODULE_SIZE"}},
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
@@ -125,8 +126,8 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: c.Int("max-module-size"),
 		MaxResponseBytes: c.Int("max-response-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),
 		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
-		BrokerQueueBytes: c.Int("broker-queue-bytes"),
-		SessionExpiry:    c.Duration("session-expiry"), Store: c.String("store"),
+		BrokerQueueBytes: c.Int("broker-queue-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
+		SessionExpiry: c.Duration("session-expiry"), Store: c.String("store"),
 	}
 	if cfg.Store != "" && !strings.HasPrefix(cfg.Store, "redis://") {
 		return cfg, fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0", cfg.Store)
@@ -161,6 +162,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	}
 	if cfg.BrokerMaxClients <= 0 || cfg.BrokerMaxInflight <= 0 || cfg.BrokerMaxInflight > math.MaxUint16 || cfg.BrokerQueueBytes <= 0 {
 		return cfg, errors.New("--broker-max-clients and --broker-queue-bytes must be positive, --broker-max-inflight between 1 and 65535")
+	}
+	if cfg.MaxGuestMemory <= 0 {
+		return cfg, errors.New("--max-guest-memory must be positive")
 	}
 	if cfg.MaxModuleBytes <= 0 {
 		return cfg, errors.New("--max-module-size must be positive")

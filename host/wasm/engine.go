@@ -27,6 +27,10 @@ type Config struct {
 	CacheDir string
 	// VarLimits bound each plugin's variables.
 	VarLimits VarLimits
+	// MaxGuestMemory bounds the memory of all the engine's instances
+	// together, in bytes (budget.go); 0: DefaultMaxGuestMemory, negative:
+	// no bound.
+	MaxGuestMemory int64
 }
 
 // Engine loads plugins. It owns what outlives one plugin version: the
@@ -37,14 +41,20 @@ type Engine struct {
 	varLimits VarLimits
 
 	nester atomic.Pointer[nesterBox] // SetNester
+	budget *memoryBudget
 
-	mu   sync.Mutex
-	vars map[string]*Vars // by plugin name; survive instances and versions
+	mu      sync.Mutex
+	vars    map[string]*Vars     // by plugin name; survive instances and versions
+	plugins map[*Plugin]struct{} // loaded and not closed: their idle instances make room in the budget
 }
 
 // NewEngine returns an Engine; Close releases its compilation cache.
 func NewEngine(cfg Config) (*Engine, error) {
-	e := &Engine{log: cfg.Logger, varLimits: cfg.VarLimits, vars: make(map[string]*Vars)}
+	e := &Engine{log: cfg.Logger, varLimits: cfg.VarLimits, vars: make(map[string]*Vars), plugins: make(map[*Plugin]struct{}),
+		budget: &memoryBudget{limit: cfg.MaxGuestMemory}}
+	if e.budget.limit == 0 {
+		e.budget.limit = DefaultMaxGuestMemory
+	}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -189,6 +199,11 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	if p.compiled, err = compile(ctx, rt, wasm, cfg); err != nil {
 		return nil, err
 	}
+	p.instanceCost = instanceCost(wasm, p.compiled, cfg)
+	if l := e.budget.limit; l > 0 && p.instanceCost > l {
+		return nil, fmt.Errorf("one instance needs %s (its memory limit, tables and the runtime's overhead), more than the whole guest memory budget of %s: raise the budget (serve --max-guest-memory) or lower the plugin's memory limit",
+			mib(p.instanceCost), mib(l))
+	}
 	if p.caps, err = checkImports(p.compiled, provided); err != nil {
 		return nil, err
 	}
@@ -198,7 +213,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 
 	guestCtx, cancel := context.WithTimeout(ctx, cfg.LoadTimeout)
 	defer cancel()
-	inst, err := p.newInstance(guestCtx)
+	inst, err := p.newInstance(guestCtx, true)
 	if err == nil {
 		if p.desc, err = p.describe(guestCtx, inst); err != nil {
 			inst.close(p)
@@ -212,7 +227,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		return nil, err
 	}
 	p.pool.putIdle(inst) // warm: the first call needs no instantiation
-	p.idle.start()       // a plugin never called is released too
+	e.register(p)
+	p.idle.start() // a plugin never called is released too
 	return p, nil
 }
 

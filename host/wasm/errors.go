@@ -30,6 +30,10 @@ const (
 	KindClosed
 	// KindInstantiate: a fresh instance could not be made.
 	KindInstantiate
+	// KindMemoryBudget: the call needed a fresh instance and the engine's
+	// guest memory budget had no room for it, even after closing every
+	// idle instance; the guest did not run (budget.go).
+	KindMemoryBudget
 )
 
 var kindNames = map[Kind]string{
@@ -41,6 +45,7 @@ var kindNames = map[Kind]string{
 	KindUnknownCommand: "unknown command",
 	KindClosed:         "plugin closed",
 	KindInstantiate:    "instantiate failed",
+	KindMemoryBudget:   "guest memory budget exhausted",
 }
 
 func (k Kind) String() string {

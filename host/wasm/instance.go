@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -31,9 +32,20 @@ type instance struct {
 	state  callState
 }
 
-// newInstance instantiates the plugin's compiled module and runs its
-// reactor initializer under ctx.
-func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+// newInstance reserves an instance's memory in the engine's budget
+// (waiting for it until ctx ends when wait is set), instantiates the
+// plugin's compiled module and runs its reactor initializer under ctx.
+func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err error) {
+	if err := p.engine.reserveInstance(ctx, p, wait); err != nil {
+		return nil, err
+	}
+	mem := &instanceMemory{}
+	defer func() {
+		if err != nil {
+			mem.free()
+			p.engine.budget.release(p.instanceCost)
+		}
+	}()
 	inst := &instance{}
 	done := ctx.Done()
 	inst.done.Store(&done)
@@ -49,7 +61,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
 		WithNanosleep(inst.nanosleep)
-	mod, err := p.rt.InstantiateModule(ctx, p.compiled, cfg)
+	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, mem), p.compiled, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("instantiating: %w", err)
 	}
@@ -100,8 +112,9 @@ func (inst *instance) freshHandle() {
 }
 
 func (inst *instance) close(p *Plugin) {
-	_ = inst.mod.Close(context.Background())
+	_ = inst.mod.Close(context.Background()) // frees its memory (instanceMemory)
 	p.stats.instances.Add(-1)
+	p.engine.budget.release(p.instanceCost)
 }
 
 // run calls an export with the call state st carried by the context and

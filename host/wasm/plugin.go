@@ -23,14 +23,17 @@ type Plugin struct {
 	cfg      PluginConfig
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
-	desc     *abi.Description
-	caps     []Capability
-	log      *slog.Logger
-	engine   *Engine
-	pool     *pool
-	idle     *idleTimer // nil without an idle timeout
-	output   *outputGate
-	stats    stats
+	// instanceCost is what each instance reserves of the engine's guest
+	// memory budget (budget.go).
+	instanceCost int64
+	desc         *abi.Description
+	caps         []Capability
+	log          *slog.Logger
+	engine       *Engine
+	pool         *pool
+	idle         *idleTimer // nil without an idle timeout
+	output       *outputGate
+	stats        stats
 
 	closeOnce sync.Once
 	closeErr  error
@@ -178,7 +181,11 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 	defer func() {
 		// release hands back an instance to close: a failed one, or a
 		// healthy one whose plugin is closing. Only the first is replaced.
-		if done := p.pool.release(inst, healthy); done != nil {
+		done := p.pool.release(inst, healthy)
+		if done == nil && inst != nil {
+			p.engine.budget.signal() // an idle instance: a call waiting for memory may close it
+		}
+		if done != nil {
 			done.close(p)
 			if !healthy {
 				p.stats.replaced.Add(1)
@@ -193,9 +200,14 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 		inst = nil
 	}
 	if inst == nil {
-		if inst, err = p.newInstance(ctx); err != nil {
-			if ctx.Err() != nil {
+		// A nested call does not wait for memory: its callers may hold it.
+		_, nested := req.Metadata[abi.ChainKey]
+		if inst, err = p.newInstance(ctx, !nested); err != nil {
+			switch {
+			case ctx.Err() != nil:
 				return nil, ctxKind(ctx.Err()), err
+			case errors.Is(err, ErrMemoryBudget):
+				return nil, KindMemoryBudget, err
 			}
 			return nil, KindInstantiate, err
 		}
@@ -250,6 +262,18 @@ func (p *Plugin) ReleaseIdle() int {
 	return len(idle)
 }
 
+// closeOneIdle closes one idle instance, to make room in the guest memory
+// budget, and says whether there was one.
+func (p *Plugin) closeOneIdle() bool {
+	inst := p.pool.takeOneIdle()
+	if inst == nil {
+		return false
+	}
+	inst.close(p)
+	p.log.Debug("closed an idle instance to make room in the guest memory budget", "plugin", p.name)
+	return true
+}
+
 // releaseForIdle is the idle timer's onIdle.
 func (p *Plugin) releaseForIdle() {
 	if n := p.ReleaseIdle(); n > 0 {
@@ -264,6 +288,7 @@ func (p *Plugin) releaseForIdle() {
 func (p *Plugin) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
 		p.idle.stop()
+		p.engine.unregister(p)
 		idle, err := p.pool.close(ctx)
 		for _, inst := range idle {
 			inst.close(p)

@@ -70,6 +70,22 @@ func (pl *pool) putIdle(inst *instance) {
 	pl.idle = append(pl.idle, inst)
 }
 
+// takeOneIdle removes and returns the idle instance used longest ago (the
+// bottom of the stack), or nil.
+func (pl *pool) takeOneIdle() *instance {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if len(pl.idle) == 0 {
+		return nil
+	}
+	n := len(pl.idle)
+	inst := pl.idle[0]
+	copy(pl.idle, pl.idle[1:])
+	pl.idle[n-1] = nil // the stack's array must not keep it
+	pl.idle = pl.idle[:n-1]
+	return inst
+}
+
 // takeIdle removes and returns every idle instance, for closing.
 func (pl *pool) takeIdle() []*instance {
 	pl.mu.Lock()

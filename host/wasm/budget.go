@@ -1,0 +1,298 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// The guest memory budget bounds the memory of all of an engine's
+// instances together, across plugins.
+//
+// What an instance costs is reserved when it is made and given back when
+// it is closed: its memory maximum (the plugin's memory limit, or the
+// module's own smaller maximum) plus what the runtime adds per instance
+// (instanceOverheadBytes and its tables). Reserving the maximum, not
+// charging each memory.grow, has two reasons: a guest never fails half way
+// through a call because other plugins' guests are busy (the refusal comes
+// before it runs, so a refused call has no effect and is safe to retry),
+// and whether a call runs does not depend on how far its guest happens to
+// grow.
+//
+// A call that needs a new instance when the budget is full first closes
+// idle instances, of any plugin, until its reservation fits. If it still
+// does not, a call from an invoker waits, as it waits for a pool slot,
+// until an instance closes or goes idle, or its context ends; a nested
+// call (its request carries abi.ChainKey) is refused at once
+// (KindMemoryBudget, which the host answers 503): its callers hold
+// instances while they wait for it, so waiting for memory they hold could
+// only end at the deadline. The pool bounds the calls per plugin and the
+// budget what the pools together hold: an operator sizes it to the sum over
+// plugins of pool × (memory limit + overhead) to never wait, or below that
+// to overcommit (the engine logs a warning when the loaded plugins' pools
+// can hold more than the budget).
+//
+// Guest memory lives outside the Go heap (linearmem_linux.go), so the
+// budget is what the guests' memory adds to the host's RSS at most.
+
+// DefaultMaxGuestMemory is Config.MaxGuestMemory when it is not set: room
+// for four plugins of the default pool (4) and memory limit (64 MiB).
+const DefaultMaxGuestMemory = 1 << 30
+
+// What an instance costs the host's Go heap besides its linear memory,
+// from the module's shape (instanceOverhead). wazero makes, per instance,
+// a slice header for each data segment (a Go guest has ~41,000: most of
+// its ~0.9 MiB), one for each element segment, a global instance for each
+// global, an entry for each imported function, its tables, the module
+// instance and the call's initial stack. The figures are above what
+// TestInstanceOverhead measures for Go, Rust, C and WAT guests (~10 KiB for
+// a WAT module, ~0.9–1.1 MiB for a Go guest). A call's stack grows beyond
+// it on the Go heap while the guest recurses (up to wazero's ceiling of
+// ~400 MB) and is outside the budget (docs/operations.md, Guest memory).
+const (
+	instanceBaseBytes   = 64 << 10
+	perDataSegmentBytes = 32
+	perElemSegmentBytes = 32
+	perGlobalBytes      = 96
+	perImportBytes      = 64
+	perFunctionBytes    = 16
+	perTableEntryBytes  = 8
+)
+
+// instanceOverhead is what one instance of wasm costs besides its linear
+// memory, its tables counted at the plugin's table limit. The module was
+// checked by boundModule: its counts are bounded, and a section whose
+// count does not read is counted as empty (wazero refuses the module).
+func instanceOverhead(wasm []byte, tableEntries uint32) int64 {
+	n := int64(instanceBaseBytes) + int64(tableEntries)*perTableEntryBytes
+	if len(wasm) < len(wasmMagic) {
+		return n
+	}
+	r := &binReader{b: wasm, off: len(wasmMagic)}
+	for !r.done() {
+		id, _ := r.byte()
+		size, err := r.u32()
+		if err != nil {
+			break
+		}
+		body, err := r.bytes(size)
+		if err != nil {
+			break
+		}
+		per := map[byte]int64{secData: perDataSegmentBytes, secElement: perElemSegmentBytes, secGlobal: perGlobalBytes,
+			secImport: perImportBytes, secFunction: perFunctionBytes}[id]
+		if per == 0 {
+			continue
+		}
+		count, err := (&binReader{b: body}).u32()
+		if err != nil {
+			continue
+		}
+		n += int64(count) * per
+	}
+	return n
+}
+
+// memoryBudget is the engine's account of reserved guest memory. Its
+// fields are under mu; refusals is atomic for the stats. changed is
+// closed, and replaced, whenever memory may have become available: an
+// instance closed (release) or went idle (signal), so that waiting calls
+// try again.
+type memoryBudget struct {
+	limit    int64 // <= 0: no budget, only accounting
+	refusals atomic.Int64
+
+	mu       sync.Mutex
+	reserved int64
+	changed  chan struct{} // nil until a caller waits
+
+	onWait func() // tests: called when a caller starts to wait
+}
+
+// tryReserve reserves n bytes when they fit.
+func (b *memoryBudget) tryReserve(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.limit > 0 && b.reserved+n > b.limit {
+		return false
+	}
+	b.reserved += n
+	return true
+}
+
+// release gives back n bytes reserved before.
+func (b *memoryBudget) release(n int64) {
+	b.mu.Lock()
+	b.reserved -= n
+	b.signalLocked()
+	b.mu.Unlock()
+}
+
+// signal wakes the waiting calls: an instance went idle and may be closed
+// for them.
+func (b *memoryBudget) signal() {
+	b.mu.Lock()
+	b.signalLocked()
+	b.mu.Unlock()
+}
+
+func (b *memoryBudget) signalLocked() {
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
+	}
+}
+
+// next returns a channel closed at the next release or signal. A caller
+// takes it before it tries to reserve, so it cannot miss a release that
+// happens between its try and its wait.
+func (b *memoryBudget) next() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	return b.changed
+}
+
+func (b *memoryBudget) used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reserved
+}
+
+// GuestMemoryStats is a snapshot of the engine's guest memory budget.
+type GuestMemoryStats struct {
+	// Limit is the budget in bytes; 0 when there is none.
+	Limit int64
+	// Reserved is what the live instances hold of it.
+	Reserved int64
+	// Refusals counts the nested calls refused at once because the budget
+	// was full even after closing every idle instance (calls that waited
+	// until their deadline are counted as timeouts).
+	Refusals int64
+}
+
+// GuestMemory returns the budget's figures.
+func (e *Engine) GuestMemory() GuestMemoryStats {
+	return GuestMemoryStats{Limit: max(e.budget.limit, 0), Reserved: e.budget.used(), Refusals: e.budget.refusals.Load()}
+}
+
+// ErrMemoryBudget is the cause of KindMemoryBudget errors.
+var ErrMemoryBudget = errors.New("guest memory budget exhausted")
+
+// reserveInstance reserves p's instance cost, closing idle instances of
+// the engine's plugins to make room when the budget is full, and waiting
+// for room until ctx ends when wait is set. The error wraps ErrMemoryBudget,
+// and ctx's error when the wait ended with it.
+func (e *Engine) reserveInstance(ctx context.Context, p *Plugin, wait bool) error {
+	cost := p.instanceCost
+	for {
+		changed := e.budget.next()
+		if e.budget.tryReserve(cost) || e.makeRoom(cost) {
+			return nil
+		}
+		if !wait {
+			break
+		}
+		if e.budget.onWait != nil {
+			e.budget.onWait()
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%w (waited for memory until the call's context ended): %w", e.budgetRefusal(p), ctx.Err())
+		}
+	}
+	e.budget.refusals.Add(1)
+	return e.budgetRefusal(p)
+}
+
+// makeRoom closes idle instances, oldest first in each plugin, until cost
+// fits, and reserves it; false when every idle instance is closed and it
+// still does not fit.
+func (e *Engine) makeRoom(cost int64) bool {
+	for _, other := range e.livePlugins() {
+		for other.closeOneIdle() {
+			if e.budget.tryReserve(cost) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (e *Engine) budgetRefusal(p *Plugin) error {
+	return fmt.Errorf("%w: a new instance of %s needs %s; running instances hold %s of the %s budget (serve --max-guest-memory): retry later, or raise the budget or lower pools or memory limits",
+		ErrMemoryBudget, p.name, mib(p.instanceCost), mib(e.budget.used()), mib(e.budget.limit))
+}
+
+// livePlugins returns the plugins loaded and not closed.
+func (e *Engine) livePlugins() []*Plugin {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*Plugin, 0, len(e.plugins))
+	for p := range e.plugins {
+		out = append(out, p)
+	}
+	return out
+}
+
+// register adds a loaded plugin to those whose idle instances make room,
+// and warns when the loaded plugins' pools can hold more than the budget.
+func (e *Engine) register(p *Plugin) {
+	e.mu.Lock()
+	e.plugins[p] = struct{}{}
+	var most int64
+	for q := range e.plugins {
+		most += int64(q.cfg.PoolSize) * q.instanceCost
+	}
+	e.mu.Unlock()
+	if e.budget.limit > 0 && most > e.budget.limit {
+		e.log.Warn("the loaded plugins' pools can hold more guest memory than the budget: calls that need an instance beyond it get 503",
+			"plugin", p.name, "pools_bytes", most, "budget_bytes", e.budget.limit)
+	}
+}
+
+func (e *Engine) unregister(p *Plugin) {
+	e.mu.Lock()
+	delete(e.plugins, p)
+	e.mu.Unlock()
+}
+
+// instanceCost is what one instance of a plugin reserves of the budget:
+// its memory maximum and the runtime's overhead (instanceOverhead).
+func instanceCost(wasm []byte, compiled wazero.CompiledModule, cfg PluginConfig) int64 {
+	mem := int64(cfg.MemoryPages) * pageSize
+	if mems := compiled.ExportedMemories(); len(mems) == 1 {
+		for _, m := range mems {
+			if max, ok := m.Max(); ok && int64(max)*pageSize < mem {
+				mem = int64(max) * pageSize
+			}
+		}
+	}
+	return mem + instanceOverhead(wasm, cfg.TableEntries)
+}
+
+// instanceMemory is the memory allocator of one instance: it makes the
+// instance's linear memory (newLinearMemory) and remembers it, so that an
+// instantiation that fails after the memory was made can free it.
+type instanceMemory struct{ mem experimental.LinearMemory }
+
+func (a *instanceMemory) Allocate(_, max uint64) experimental.LinearMemory {
+	a.mem = newLinearMemory(max)
+	return a.mem
+}
+
+// free frees the memory; wazero frees it too when it closes the module,
+// and a second Free does nothing.
+func (a *instanceMemory) free() {
+	if a.mem != nil {
+		a.mem.Free()
+	}
+}
