@@ -59,6 +59,10 @@ type Config struct {
 	ReuseMaxBytes int64
 	// MaxExpiry is the longest message expiry a request may ask for.
 	MaxExpiry time.Duration
+	// MaxDedupBytes bounds the replies the dedup store keeps for
+	// duplicates (rpc.Config.MaxDedupBytes: 0 the default, negative
+	// none).
+	MaxDedupBytes int64
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
 	// NestedNoAck sends nested calls to other executors as plain v1.0
@@ -166,7 +170,8 @@ func New(cfg Config) (_ *Server, err error) {
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
-	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats})
+	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
+		Dedup: s.dedupStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -179,6 +184,7 @@ func New(cfg Config) (_ *Server, err error) {
 		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
 		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store, Dial: s.dial(), Tracer: s.tracer(),
+		MaxDedupBytes: cfg.MaxDedupBytes,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -194,6 +200,7 @@ func (s *Server) Broker() *url.URL { return s.broker }
 // The methods that close the loops the Server comment names.
 func (s *Server) dedupLen() int                { return s.exec.DedupLen() }
 func (s *Server) reuseStats() cache.ReuseStats { return s.exec.ReuseStats() }
+func (s *Server) dedupStats() cache.DedupStats { return s.exec.DedupStats() }
 func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 	return s.exec.PublishTelemetry(ctx, EventsTopic(s.cfg.ExecutorID), payload, "application/json")
 }
