@@ -2,11 +2,14 @@ package rpc
 
 import (
 	"bytes"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/eclipse/paho.golang/packets"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 func withPayload(b []byte) func(*packets.Publish) {
@@ -24,7 +27,9 @@ func TestDedupStoreBoundedInBytes(t *testing.T) {
 		n     = 24
 	)
 	var ran atomic.Int64
-	h := start(t, Config{MaxDedupBytes: bound}, Command{Name: "echo", Handler: countingEcho(&ran)})
+	logs := &testkit.LogBuffer{}
+	h := start(t, Config{MaxDedupBytes: bound, Logger: slog.New(slog.NewTextHandler(logs, nil))},
+		Command{Name: "echo", Handler: countingEcho(&ran)})
 	s := &sender{harness: h}
 	const topic = "rpc/exec-1/echo"
 	payload := bytes.Repeat([]byte("x"), 1<<20)
@@ -57,6 +62,10 @@ func TestDedupStoreBoundedInBytes(t *testing.T) {
 	}
 	if len(resp.Payload) != 0 {
 		t.Fatalf("the digest's 500 carries %d bytes of payload", len(resp.Payload))
+	}
+	// Logged once a minute at most (the harness's clock stands still).
+	if got := strings.Count(logs.String(), "dedup store over --max-dedup-bytes"); got != 1 {
+		t.Fatalf("%d log lines about replies kept as digests; want 1:\n%s", got, logs)
 	}
 	if got := ran.Load(); got != n {
 		t.Fatalf("echo ran %d times for %d requests and 2 duplicates; want %d", got, n, n)
