@@ -76,6 +76,9 @@ type Entry[V any] struct {
 	// (pos[inStore]) and in its share's (pos[inShare]); -1 when not in it.
 	pos       [2]int
 	completed bool
+	// size is what the stored outcome counts against ByteBound.MaxBytes, 0
+	// until it is stored.
+	size int64
 	// share counts the entry against its first receipt's invoker; nil when
 	// none was named or there is no per-invoker bound.
 	share *invokerShare[V]
@@ -135,6 +138,9 @@ func (e *Entry[V]) Key() Key { return e.key }
 type DedupStore[V any] struct {
 	max        int
 	perInvoker int
+	maxBytes   int64
+	size       func(V) int64
+	digest     func(V) V
 	now        func() time.Time
 
 	mu      sync.Mutex
@@ -146,6 +152,10 @@ type DedupStore[V any] struct {
 	// shares counts each invoker's entries (dedup_share.go).
 	shares  map[string]*invokerShare[V]
 	evicted int
+	// bytes is the sum of the held entries' sizes; digested counts the
+	// outcomes kept as their digest (dedup_bytes.go).
+	bytes    int64
+	digested int64
 	// last is the latest clock reading seen under mu. Readings are taken
 	// before locking, so a goroutine may arrive with an older one than a
 	// goroutine that already swept; clamping to last keeps the store's time
@@ -153,10 +163,21 @@ type DedupStore[V any] struct {
 	last time.Time
 }
 
-// NewDedupStore returns an empty store configured by cfg.
+// NewDedupStore returns an empty store configured by cfg, bounded by
+// entries only (see NewBoundedDedupStore).
 func NewDedupStore[V any](cfg DedupConfig) *DedupStore[V] {
+	return NewBoundedDedupStore(cfg, ByteBound[V]{})
+}
+
+// NewBoundedDedupStore returns an empty store configured by cfg whose
+// outcomes are also bounded in bytes by b (dedup_bytes.go).
+func NewBoundedDedupStore[V any](cfg DedupConfig, b ByteBound[V]) *DedupStore[V] {
 	s := &DedupStore[V]{max: cfg.MaxEntries, perInvoker: cfg.MaxPerInvoker, now: cfg.Now,
+		maxBytes: b.MaxBytes, size: b.Size, digest: b.Digest,
 		entries: map[Key]*Entry[V]{}, shares: map[string]*invokerShare[V]{}}
+	if s.maxBytes > 0 && (s.size == nil || s.digest == nil) {
+		panic("cache: ByteBound.MaxBytes needs Size and Digest")
+	}
 	if s.max <= 0 {
 		s.max = DefaultMaxEntries
 	}
@@ -267,21 +288,44 @@ func (s *DedupStore[V]) Lookup(key Key) *Entry[V] {
 // has already expired (the executor finished after the request's keep-until),
 // waiters are still released with v but the entry is not kept any longer. An
 // entry created by another store is completed in that store.
+//
+// With a ByteBound, an outcome that does not fit (after evicting
+// completed entries whose request expired, as a full store does) is kept
+// as its Digest: every duplicate, those waiting now included, gets the
+// digest, never a second run (dedup_bytes.go).
 func (s *DedupStore[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 	if e == nil || e.owner == nil {
 		return
 	}
-	s = e.owner // the store whose map and heap hold e
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.completed {
-		return
+	s = e.owner         // the store whose map and heap hold e
+	size := s.sizeOf(v) // user code: before locking
+	digested := false
+	var now time.Time
+	for {
+		now = s.now()
+		s.mu.Lock()
+		if e.completed {
+			s.mu.Unlock()
+			return
+		}
+		now = s.advance(now)
+		if digested || e.index < 0 || now.After(e.keepUntil) || s.roomLocked(size, now) {
+			break // with s.mu held
+		}
+		// Over MaxBytes: keep the digest instead. Digest is user code, so
+		// it runs unlocked; the loop takes the lock again and checks
+		// that no other Complete won meanwhile.
+		s.mu.Unlock()
+		v, digested = s.digest(v), true
+		size = s.sizeOf(v)
 	}
+	defer s.mu.Unlock()
 	e.completed = true
 	e.value = v
 	close(e.done)
-	now = s.advance(now)
+	if digested {
+		s.digested++
+	}
 	if e.index < 0 { // already swept: lost track, or expired while running
 		return
 	}
@@ -293,6 +337,8 @@ func (s *DedupStore[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 		e.keepUntil = keepUntil
 		heap.Fix(&s.heap, e.index)
 	}
+	e.size = size
+	s.bytes += size
 	heap.Push(&s.terminal, e)
 	if e.share != nil {
 		heap.Push(&e.share.terminal, e)
@@ -374,6 +420,8 @@ func (s *DedupStore[V]) forgetLocked(e *Entry[V]) {
 	}
 	s.leaveLocked(e)
 	delete(s.entries, e.key)
+	s.bytes -= e.size
+	e.size = 0
 }
 
 // keepHeap is a container/heap min-heap of entries by keepUntil; each entry

@@ -474,6 +474,11 @@ func (s *RedisDedup[V]) Len() int {
 	return len(s.local) + len(s.unsettled)
 }
 
+// Stats is zero: the outcomes are held in Redis, not in this process
+// (bounded by Redis's own maxmemory; see docs/operations.md), but for
+// the few Redis could not take while it was down (unsettled).
+func (s *RedisDedup[V]) Stats() DedupStats { return DedupStats{} }
+
 // settleLater stores the outcomes Complete could not, while their keys
 // are kept.
 func (s *RedisDedup[V]) settleLater() {

@@ -27,6 +27,9 @@ type Dedup[V any] interface {
 	Lookup(key Key) *Entry[V]
 	// Len is the number of entries this process holds.
 	Len() int
+	// Stats returns the byte counters of the outcomes this process
+	// holds (DedupStats).
+	Stats() DedupStats
 	// Close stops the store's background work.
 	Close()
 }

@@ -72,6 +72,10 @@ type Config struct {
 	ReuseMaxBytes int64
 	// MaxExpiry is the longest message expiry a request may ask for.
 	MaxExpiry time.Duration
+	// MaxDedupBytes bounds the replies the dedup store keeps for
+	// duplicates (rpc.Config.MaxDedupBytes: 0 the default, negative
+	// none).
+	MaxDedupBytes int64
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
 	// NestedNoAck sends nested calls to other executors as plain v1.0
@@ -185,7 +189,8 @@ func New(cfg Config) (_ *Server, err error) {
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
-	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats, Session: s.sessionStats})
+	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
+		Dedup: s.dedupStats, Session: s.sessionStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -202,6 +207,7 @@ func New(cfg Config) (_ *Server, err error) {
 		// On the embedded broker the client id it stamps on a request is
 		// one no client can forge: dedup shares are keyed by it.
 		TrustBrokerClientID: s.embedded != nil,
+		MaxDedupBytes:       cfg.MaxDedupBytes,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -226,6 +232,7 @@ func (s *Server) Broker() *url.URL { return s.broker }
 // The methods that close the loops the Server comment names.
 func (s *Server) dedupLen() int                  { return s.exec.DedupLen() }
 func (s *Server) reuseStats() cache.ReuseStats   { return s.exec.ReuseStats() }
+func (s *Server) dedupStats() cache.DedupStats   { return s.exec.DedupStats() }
 func (s *Server) sessionStats() rpc.SessionStats { return s.exec.SessionStats() }
 func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 	return s.exec.PublishTelemetry(ctx, EventsTopic(s.cfg.ExecutorID), payload, "application/json")

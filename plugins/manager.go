@@ -14,7 +14,6 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -542,7 +541,7 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 	}
 	l.digest = sha(bin)
 	var opErr error
-	opBin, err := os.ReadFile(l.opPath)
+	opBin, err := readOperatorFile(l.opPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -898,24 +897,6 @@ func (m *Manager) withKnown(names []string) []string {
 	m.mu.Unlock()
 	sortByFile(names)
 	return names
-}
-
-// pluginName returns the plugin name of a file name (base name), and
-// whether the file is a plugin at all: NAME.wasm, not a dotfile.
-func pluginName(file string) (string, bool) {
-	name, ok := strings.CutSuffix(file, ".wasm")
-	if !ok || name == "" || strings.HasPrefix(file, ".") {
-		return "", false
-	}
-	return name, true
-}
-
-// checkName refuses names that are no plugin file's.
-func checkName(name string) error {
-	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		return fmt.Errorf("invalid plugin name %q: the name of a file NAME.wasm in the plugins folder", name)
-	}
-	return nil
 }
 
 // sortByFile sorts plugin names by their file names ("a-b.wasm" sorts

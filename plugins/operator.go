@@ -106,7 +106,7 @@ func (e *OperatorError) Error() string {
 // ReadOperator reads and validates the operator file at path. It returns
 // nil, nil when there is none.
 func ReadOperator(path string) (*Operator, error) {
-	data, err := os.ReadFile(path)
+	data, err := readOperatorFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
@@ -260,16 +260,6 @@ func merged(base, over map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// operatorName returns the plugin name of an operator file name (base
-// name), and whether it is one: NAME.json, not a dotfile.
-func operatorName(file string) (string, bool) {
-	name, ok := strings.CutSuffix(file, OperatorExt)
-	if !ok || name == "" || strings.HasPrefix(file, ".") {
-		return "", false
-	}
-	return name, true
 }
 
 // opParser validates the parts of one operator file.

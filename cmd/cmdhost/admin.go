@@ -16,6 +16,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/wasm"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // The plugin subcommands that talk to a running host go through its admin
@@ -208,6 +209,20 @@ func runInstall(c *cli.Context) error {
 	return nil
 }
 
+// installMode is the mode of a module installed into the plugins folder
+// dir: readable by whoever may read the folder (0644 masked by the
+// folder's permissions: 0644 in a 0755 folder, 0640 in 0750, 0600 in
+// 0700), so that a host running as another user (the systemd unit's
+// DynamicUser) can read what an operator installed as root, and no one
+// the folder keeps out.
+func installMode(dir string) (os.FileMode, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return 0, fmt.Errorf("plugins folder: %w", err)
+	}
+	return 0o644 & st.Mode().Perm(), nil
+}
+
 // invalidModule is installModule's error for a module the host would not
 // load.
 type invalidModule struct{ err error }
@@ -222,6 +237,15 @@ func (e *invalidModule) Error() string { return e.err.Error() }
 func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string) (string, []string, error) {
 	if name == "" {
 		name = pluginName(src)
+	}
+	// The host's own rule: a name it would skip (a dotfile) or a path
+	// is refused here rather than installed and never served.
+	if err := pluginmgr.CheckName(name); err != nil {
+		return "", nil, &invalidModule{fmt.Errorf("%w (choose it with --name)", err)}
+	}
+	mode, err := installMode(dir)
+	if err != nil {
+		return "", nil, err
 	}
 	p, bin, err := loadFile(c, e, src, wasm.PluginConfig{PoolSize: 1})
 	if err != nil {
@@ -238,6 +262,10 @@ func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string) (strin
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(bin); err != nil {
+		tmp.Close()
+		return "", nil, err
+	}
+	if err := tmp.Chmod(mode); err != nil { // CreateTemp made it 0600
 		tmp.Close()
 		return "", nil, err
 	}

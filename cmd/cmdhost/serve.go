@@ -65,6 +65,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-module-size", Value: wasm.DefaultMaxModuleBytes, Usage: "largest plugin module in bytes: a larger file is refused", EnvVars: []string{"CMDHOST_MAX_MODULE_SIZE"}},
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
+			&cli.Int64Flag{Name: "max-dedup-bytes", Value: rpc.DefaultMaxDedupBytes, Usage: "bound of the replies kept in memory for duplicates until their request expires; past it a reply is kept as a digest and a duplicate of its request gets 500, never a second run; 0: no bound but the entries'", EnvVars: []string{"CMDHOST_MAX_DEDUP_BYTES"}},
 			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
 			&cli.DurationFlag{Name: "max-expiry", Value: rpc.DefaultMaxExpiry, Usage: "longest message expiry honoured (at least 1s): a request asking for more gets 400, as its dedup entry would be kept that long", EnvVars: []string{"CMDHOST_MAX_EXPIRY"}},
 			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
@@ -127,6 +128,7 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		MaxResponseBytes: c.Int("max-response-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),
 		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
 		BrokerQueueBytes: c.Int("broker-queue-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
+		MaxDedupBytes: c.Int64("max-dedup-bytes"),
 		SessionExpiry: c.Duration("session-expiry"), Store: c.String("store"),
 	}
 	if cfg.Store != "" && !strings.HasPrefix(cfg.Store, "redis://") {
@@ -174,6 +176,12 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	}
 	if cfg.ReuseMaxBytes == 0 {
 		cfg.ReuseMaxBytes = -1 // off, in the executor's terms
+	}
+	switch {
+	case cfg.MaxDedupBytes < 0:
+		return cfg, errors.New("--max-dedup-bytes must not be negative (0: no bound but the entries')")
+	case cfg.MaxDedupBytes == 0:
+		cfg.MaxDedupBytes = -1 // none, in the executor's terms
 	}
 	switch {
 	case !c.IsSet("session-expiry") && cfg.ShareGroup == "":

@@ -15,6 +15,8 @@
 //	cmdhost_replies_dropped_total{command,reason} counter; replies the broker would refuse, not sent
 //	cmdhost_dedup_store_unavailable_total{command} counter; requests the shared dedup store could not record
 //	cmdhost_dedup_entries                        gauge
+//	cmdhost_dedup_bytes                          gauge; bytes of the replies the dedup store holds (serve --max-dedup-bytes)
+//	cmdhost_dedup_digests_total                  counter; replies kept as a digest: over --max-dedup-bytes
 //	cmdhost_reuse_hits_total                     counter
 //	cmdhost_reuse_misses_total                   counter
 //	cmdhost_reuse_evictions_total                counter
@@ -60,8 +62,10 @@ var DurationBuckets = []float64{
 // (Plugins: no plugin series).
 type Sources struct {
 	DedupLen func() int
-	Reuse    func() cache.ReuseStats
-	Plugins  func() []plugins.PluginStatus
+	// Dedup reads the dedup store's byte counters.
+	Dedup   func() cache.DedupStats
+	Reuse   func() cache.ReuseStats
+	Plugins func() []plugins.PluginStatus
 	// Session reads the executor's connection counters
 	// (rpc.Executor.SessionStats); nil reads as zero.
 	Session func() rpc.SessionStats
@@ -123,6 +127,14 @@ func New(src Sources) *Collector {
 			Name: "cmdhost_dedup_entries",
 			Help: "Entries in the dedup store, expired ones not yet swept included.",
 		}, func() float64 { return float64(c.dedupLen()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cmdhost_dedup_bytes",
+			Help: "Bytes of the replies the dedup store holds for duplicates, in memory (0 with serve --store: they are in Redis); bounded by serve --max-dedup-bytes.",
+		}, func() float64 { return float64(c.dedup().Bytes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cmdhost_dedup_digests_total",
+			Help: "Replies the dedup store kept as a digest because keeping them whole would pass serve --max-dedup-bytes: a duplicate of their request gets 500, and the request is not run again.",
+		}, func() float64 { return float64(c.dedup().Digested) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "cmdhost_reuse_hits_total",
 			Help: "Requests answered from the reuse cache of idempotent replies.",
@@ -215,6 +227,13 @@ func (c *Collector) dedupLen() int {
 		return c.src.DedupLen()
 	}
 	return 0
+}
+
+func (c *Collector) dedup() cache.DedupStats {
+	if c.src.Dedup != nil {
+		return c.src.Dedup()
+	}
+	return cache.DedupStats{}
 }
 
 func (c *Collector) session() rpc.SessionStats {

@@ -87,6 +87,7 @@ func value(t *testing.T, lines map[string]bool, name string) float64 {
 func TestObserverAndSources(t *testing.T) {
 	c := New(Sources{
 		DedupLen: func() int { return 3 },
+		Dedup:    func() cache.DedupStats { return cache.DedupStats{Bytes: 4096, Digested: 2} },
 		Reuse: func() cache.ReuseStats {
 			return cache.ReuseStats{Hits: 5, Misses: 7, Evictions: 2, Rejections: 1, CostUsed: 1234, Entries: 4, SharedHits: 4, SharedErrors: 6, SharedOverBudget: 3}
 		},
@@ -131,6 +132,10 @@ func TestObserverAndSources(t *testing.T) {
 		`cmdhost_budget_warnings_total{command="slow",type="execution"} 1`,
 		"# TYPE cmdhost_dedup_entries gauge",
 		"cmdhost_dedup_entries 3",
+		"# TYPE cmdhost_dedup_bytes gauge",
+		"cmdhost_dedup_bytes 4096",
+		"# TYPE cmdhost_dedup_digests_total counter",
+		"cmdhost_dedup_digests_total 2",
 		"# TYPE cmdhost_reuse_hits_total counter",
 		"cmdhost_reuse_hits_total 5",
 		"cmdhost_reuse_misses_total 7",
@@ -165,6 +170,7 @@ func TestNoSources(t *testing.T) {
 	lines := scrape(t, c.Handler())
 	expect(t, lines,
 		"cmdhost_dedup_entries 0",
+		"cmdhost_dedup_bytes 0",
 		"cmdhost_reuse_hits_total 0",
 		"cmdhost_reuse_misses_total 0",
 		"cmdhost_reuse_evictions_total 0",

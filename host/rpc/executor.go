@@ -125,6 +125,11 @@ type Config struct {
 	// forge there), when present. Set it only on the embedded broker:
 	// elsewhere any client may send that property.
 	TrustBrokerClientID bool
+	// MaxDedupBytes bounds the bytes of the replies the dedup store
+	// keeps (in memory; not with Store); past it a reply is kept as a
+	// digest, and a duplicate of its request gets 500 (dedupbytes.go).
+	// Default DefaultMaxDedupBytes; negative: no bound but the entries'.
+	MaxDedupBytes int64
 	// MaxExpiry is the longest message expiry honoured; a request asking
 	// for more gets 400 (Message Expiry), as its dedup entry would be
 	// protected that long. Default DefaultMaxExpiry (1 h); at least 1 s.

@@ -29,7 +29,7 @@ var (
 // newDedup makes the executor's dedup store.
 func newDedup(cfg *Config) (cache.Dedup[*reply], error) {
 	if cfg.Store == "" {
-		return cache.NewDedupStore[*reply](cfg.dedupConfig()), nil
+		return cache.NewBoundedDedupStore(cfg.dedupConfig(), dedupBound(cfg)), nil
 	}
 	s, err := cache.NewRedisDedup(cache.RedisConfig[*reply]{
 		URL: cfg.Store, Name: cfg.ClientID, Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger,

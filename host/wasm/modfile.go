@@ -1,9 +1,10 @@
 package wasm
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/cmdhost/cmdhost/internal/regfile"
 )
 
 // DefaultMaxModuleBytes is the default bound on a module's size: 32 MiB, ten
@@ -13,31 +14,18 @@ import (
 const DefaultMaxModuleBytes = 32 << 20
 
 // ReadModule reads the module file at path, refusing one larger than
-// maxBytes (<= 0: DefaultMaxModuleBytes) before reading it whole.
+// maxBytes (<= 0: DefaultMaxModuleBytes) before reading it whole, and
+// anything but a regular file (or a symlink to one): a FIFO would block
+// the read, a device read forever (internal/regfile).
 func ReadModule(path string, maxBytes int) ([]byte, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxModuleBytes
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := regfile.Read(path, int64(maxBytes))
+	if tooLarge := (*regfile.TooLargeError)(nil); errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("%s: %w", path, checkModuleSize(tooLarge.Size, maxBytes))
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil {
-		if err := checkModuleSize(st.Size(), maxBytes); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	// The file may grow between Stat and the read: read one byte more than
-	// allowed to tell.
-	b, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
-	if err != nil {
-		return nil, err
-	}
-	if err := checkModuleSize(int64(len(b)), maxBytes); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
+	return b, err
 }
 
 // checkModuleSize refuses a module of size bytes over maxBytes.
