@@ -163,6 +163,12 @@ func TestMountCannotBeLeftWritable(t *testing.T) {
 	if n := p.Stats().MountRefusals; n == 0 {
 		t.Error("Stats.MountRefusals is 0 after the escapes")
 	}
+	for _, want := range []string{`msg="plugin refused: a mount cannot be left" plugin=hostile-mount-escape mount=/data op=symlink path="esc -> .."`,
+		`reason="a symlink's target must be relative with no '..'" refusals=1`} {
+		if !logBuf.Contains(want) {
+			t.Errorf("the log does not say %s", want)
+		}
+	}
 }
 
 // A read-only mount is not left through the links planted in it, and

@@ -122,9 +122,21 @@ func (m *mountFS) refuse(op, p, why string, errno experimentalsys.Errno) experim
 	n := m.refused.Add(1)
 	if n&(n-1) == 0 {
 		m.log.Warn("plugin refused: a mount cannot be left", "plugin", m.plugin, "mount", m.guestDir, "op", op,
-			"path", p, "reason", why, "refusals", n)
+			"path", clip(p), "reason", clip(why), "refusals", n)
 	}
 	return errno
+}
+
+// logPathBytes bounds a guest's path in the log: a guest chooses its
+// paths, of any length its memory holds.
+const logPathBytes = 256
+
+// clip returns s cut to logPathBytes, marked when cut.
+func clip(s string) string {
+	if len(s) <= logPathBytes {
+		return s
+	}
+	return s[:logPathBytes] + "…(cut)"
 }
 
 // errno maps err of an os.Root call on p to the errno the guest gets.
