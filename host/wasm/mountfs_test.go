@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -203,4 +204,110 @@ func FuzzMountPath(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+// The file calls wazero's WASI makes on a mount's files: positional reads
+// and writes, truncation, times, the append mode (a reopen through the
+// mount), readdir and its rewind, and refusals in a read-only mount.
+func TestMountFileCalls(t *testing.T) {
+	sc := newMountScene(t)
+	m := newTestMount(t, sc)
+	f, errno := m.OpenFile("sub/f", experimentalsys.O_RDWR|experimentalsys.O_CREAT|experimentalsys.O_EXCL, 0o644)
+	if errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	defer f.Close()
+	must := func(what string, errno experimentalsys.Errno) {
+		t.Helper()
+		if errno != 0 {
+			t.Fatalf("%s: %v", what, errno)
+		}
+	}
+	_, errno = f.Write([]byte("hello"))
+	must("write", errno)
+	_, errno = f.Pwrite([]byte("J"), 0)
+	must("pwrite", errno)
+	must("set append", f.SetAppend(true))
+	if !f.IsAppend() {
+		t.Error("IsAppend after SetAppend(true) is false")
+	}
+	_, errno = f.Seek(0, 0)
+	must("seek", errno)
+	_, errno = f.Write([]byte("!"))
+	must("append", errno)
+	buf := make([]byte, 16)
+	n, errno := f.Pread(buf, 0)
+	must("pread", errno)
+	if got := string(buf[:n]); got != "Jello!" {
+		t.Errorf("after write, pwrite and an append at offset 0: %q, want Jello!", got)
+	}
+	must("truncate", f.Truncate(4))
+	must("utimens", f.Utimens(1e9, experimentalsys.UTIME_OMIT))
+	st, errno := m.Stat("sub/f")
+	must("stat", errno)
+	if st.Size != 4 || st.Atim != 1e9 {
+		t.Errorf("stat after truncate(4) and atime 1s: size %d, atime %d", st.Size, st.Atim)
+	}
+
+	d, errno := m.OpenFile("sub", experimentalsys.O_RDONLY|experimentalsys.O_DIRECTORY, 0)
+	must("open dir", errno)
+	defer d.Close()
+	names := func() []string {
+		t.Helper()
+		_, errno := d.Seek(0, 0)
+		must("rewind", errno)
+		es, errno := d.Readdir(-1)
+		must("readdir", errno)
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"f", "inner"}) {
+		t.Errorf("readdir: %v", got)
+	}
+	must("mkdir", m.Mkdir("sub/g", 0o755))
+	if got := names(); !slices.Equal(got, []string{"f", "g", "inner"}) {
+		t.Errorf("readdir after a rewind and a mkdir: %v", got)
+	}
+	if _, errno := d.Write([]byte("x")); errno != experimentalsys.EISDIR {
+		t.Errorf("write to a directory: %v, want EISDIR", errno)
+	}
+
+	ro, err := openMount(Mount{HostDir: sc.mount, GuestDir: "/ro", ReadOnly: true}, "test", slog.New(slog.DiscardHandler), new(atomic.Int64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for what, errno := range map[string]experimentalsys.Errno{
+		"mkdir": ro.Mkdir("x", 0o755), "rmdir": ro.Rmdir("sub/g"), "unlink": ro.Unlink("sub/f"),
+		"rename": ro.Rename("sub/f", "sub/h"), "link": ro.Link("sub/f", "sub/h"), "symlink": ro.Symlink("f", "sub/h"),
+		"chmod": ro.Chmod("sub/f", 0o777), "utimens": ro.Utimens("sub/f", 0, 0),
+	} {
+		if errno != experimentalsys.EROFS {
+			t.Errorf("%s in a read-only mount: %v, want EROFS", what, errno)
+		}
+	}
+	for _, flag := range []experimentalsys.Oflag{experimentalsys.O_WRONLY, experimentalsys.O_RDWR,
+		experimentalsys.O_RDONLY | experimentalsys.O_CREAT, experimentalsys.O_RDONLY | experimentalsys.O_TRUNC} {
+		if _, errno := ro.OpenFile("sub/f", flag, 0o644); errno != experimentalsys.EROFS {
+			t.Errorf("open with %v in a read-only mount: %v, want EROFS", flag, errno)
+		}
+	}
+	rf, errno := ro.OpenFile("sub/f", experimentalsys.O_RDONLY, 0)
+	must("open read-only", errno)
+	defer rf.Close()
+	if _, errno := rf.Write([]byte("x")); errno != experimentalsys.EBADF {
+		t.Errorf("write through a read-only mount's file: %v, want EBADF", errno)
+	}
+	for what, errno := range map[string]experimentalsys.Errno{"truncate": rf.Truncate(0), "utimens": rf.Utimens(0, 0), "sync": rf.Sync()} {
+		if errno != experimentalsys.EBADF {
+			t.Errorf("%s through a read-only mount's file: %v, want EBADF", what, errno)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(sc.mount, "sub", "f")); err != nil || string(b) != "Jell" {
+		t.Errorf("sub/f after the read-only calls: %q, %v; want Jell", b, err)
+	}
 }
