@@ -160,6 +160,9 @@ func TestMountCannotBeLeftWritable(t *testing.T) {
 			t.Errorf("m/%s exists; the guest made it leaving its mount", name)
 		}
 	}
+	if resp := mustCall(t, load(t, "wat-echo", PluginConfig{}), "wat-echo", "ping"); string(resp.Payload) != "ping" {
+		t.Errorf("wat-echo after the escapes: %q", resp.Payload)
+	}
 	if n := p.Stats().MountRefusals; n == 0 {
 		t.Error("Stats.MountRefusals is 0 after the escapes")
 	}

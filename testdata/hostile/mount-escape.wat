@@ -11,7 +11,7 @@
 ;; The command "escape" runs every step below, each on its own, and
 ;; answers a payload of one little-endian u32 per step, the step's WASI
 ;; errno (0: it worked), followed by every byte its reads got (each read
-;; at most 64 bytes). Generated; the steps:
+;; at most 64 bytes). The steps:
 ;;
 ;;    0  symlink esc -> ..: a link up out of the mount (refused: targets must point down)
 ;;    1  read esc/outside/secret: read the secret through the guest's link
