@@ -182,7 +182,7 @@ func osFlag(flag experimentalsys.Oflag) int {
 		{experimentalsys.O_APPEND, os.O_APPEND}, {experimentalsys.O_CREAT, os.O_CREATE},
 		{experimentalsys.O_EXCL, os.O_EXCL}, {experimentalsys.O_TRUNC, os.O_TRUNC},
 		{experimentalsys.O_SYNC, os.O_SYNC}, {experimentalsys.O_DSYNC, os.O_SYNC}, {experimentalsys.O_RSYNC, os.O_SYNC},
-		{experimentalsys.O_DIRECTORY, syscall.O_DIRECTORY}, {experimentalsys.O_NONBLOCK, syscall.O_NONBLOCK},
+		{experimentalsys.O_DIRECTORY, oDirectory}, {experimentalsys.O_NONBLOCK, oNonblock},
 	} {
 		if flag&b.in != 0 {
 			f |= b.out
@@ -219,6 +219,12 @@ func (m *mountFS) open(p string, flag experimentalsys.Oflag, perm fs.FileMode) (
 	f, err := m.root.OpenFile(p, osFlag(flag), perm)
 	if err != nil {
 		return nil, m.errno("open", p, err)
+	}
+	if oDirectory == 0 && flag&experimentalsys.O_DIRECTORY != 0 {
+		if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+			_ = f.Close()
+			return nil, experimentalsys.ENOTDIR
+		}
 	}
 	return newMountFile(m, p, flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_EXCL), f)
 }
