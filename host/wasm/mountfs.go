@@ -51,8 +51,14 @@ import (
 //
 // A read-only mount refuses every write: opening for writing, creating or
 // truncating, mkdir, rmdir, unlink, rename, link, symlink, chmod and times
-// fail with EROFS; writes, truncation and times through a file opened for
-// reading fail with EBADF (the same errnos as wazero's read-only mount).
+// fail with EROFS (as on a read-only file system; wazero's read-only mount
+// said ENOSYS to an open for writing); writes, truncation and times through
+// a file opened for reading fail with EBADF.
+//
+// os.Root follows at most 8 symlinks on one path (ELOOP past that), and a
+// file of a mount cannot be put in non-blocking mode (mountFile is not a
+// PollableFile: fd_fdstat_set_flags with NONBLOCK gets ENOSYS, after which
+// Go's runtime reads blocking, as it does for regular files anyway).
 //
 // Each refusal of a path or symlink that would leave the mount is counted
 // (Stats.MountRefusals) and logged, the first and then at each power of two,
