@@ -163,7 +163,8 @@ conformance:
 FUZZ_TARGETS := abi:FuzzDecodeRequest:500000 abi:FuzzDecodeResponse:500000 \
                 abi:FuzzDecodeDescription:500000 abi:FuzzDecodeInvocation:500000 \
                 abi:FuzzDecodeInvocationResult:500000 host/rpc:FuzzParseTimestamp:100000 \
-                host/rpc:FuzzCleanText:100000 host/wasm:FuzzBoundModule:100000
+                host/rpc:FuzzCleanText:100000 host/wasm:FuzzBoundModule:100000 \
+                host/wasm:FuzzMountPath:5000
 FUZZMULT ?= 3
 
 fuzz:

@@ -33,6 +33,11 @@
 //     (config values, the plugin's variables shared by all its instances,
 //     logging, nested calls through a Nester) and what its Grants give;
 //     the zero Grants give no filesystem, no environment and no network.
+//     A mount (Grants.Mounts) cannot be left: the guest's file calls go
+//     through an os.Root on the directory (mountFS), so no path, "..",
+//     symlink, hard link, rename or symlink swapped in mid-call reaches
+//     outside it; symlinks the guest makes must point down (relative, no
+//     ".."), and a read-only mount refuses every write (EROFS, EBADF).
 //   - Errors: every failure is an *Error with a Kind (KindOf), which callers
 //     map to protocol statuses; Stats counts calls, failures, replaced
 //     instances and latencies per plugin.

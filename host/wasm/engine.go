@@ -177,9 +177,11 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(cfg.MemoryPages).
 		WithCompilationCache(e.cache))
+	var mounts []*mountFS
 	defer func() {
 		if err != nil {
 			_ = rt.Close(context.Background())
+			closeMounts(mounts)
 			err = fmt.Errorf("loading plugin %s: %w", name, err)
 		}
 	}()
@@ -191,6 +193,10 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		now = cfg.Clock.Now
 	}
 	p.output = newOutputGate(cfg.Output, now, e.log, name)
+	if mounts, err = cfg.Grants.openMounts(name, e.log, &p.stats.mountRefused); err != nil {
+		return nil, err
+	}
+	p.mounts = mounts
 	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
 	provided, err := e.instantiateHostModules(ctx, rt, host)
 	if err != nil {

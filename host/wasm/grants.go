@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -23,15 +24,19 @@ type Grants struct {
 	Mounts []Mount
 }
 
-// Mount exposes a host directory to the guest.
+// Mount exposes a host directory to the guest. The guest cannot leave it:
+// no path, symlink, "..", hard link or rename reaches outside HostDir, and
+// symlinks the guest makes must point down (relative, no ".."); see
+// mountFS.
 type Mount struct {
 	HostDir  string
 	GuestDir string // absolute path inside the guest, e.g. "/data"
 	ReadOnly bool
 }
 
-// moduleConfig applies g to a guest module's configuration.
-func (g Grants) moduleConfig(cfg wazero.ModuleConfig) wazero.ModuleConfig {
+// moduleConfig applies g to a guest module's configuration; mounts are
+// g.Mounts opened (openMounts), shared by the plugin's instances.
+func (g Grants) moduleConfig(cfg wazero.ModuleConfig, mounts []*mountFS) wazero.ModuleConfig {
 	keys := make([]string, 0, len(g.Env))
 	for k := range g.Env {
 		keys = append(keys, k)
@@ -40,14 +45,11 @@ func (g Grants) moduleConfig(cfg wazero.ModuleConfig) wazero.ModuleConfig {
 	for _, k := range keys {
 		cfg = cfg.WithEnv(k, g.Env[k])
 	}
-	if len(g.Mounts) > 0 {
+	if len(mounts) > 0 {
+		// Not wazero's WithDirMount: its mounts can be left (see mountFS).
 		fs := wazero.NewFSConfig()
-		for _, m := range g.Mounts {
-			if m.ReadOnly {
-				fs = fs.WithReadOnlyDirMount(m.HostDir, m.GuestDir)
-			} else {
-				fs = fs.WithDirMount(m.HostDir, m.GuestDir)
-			}
+		for _, m := range mounts {
+			fs = fs.(sysfs.FSConfig).WithSysFSMount(m, m.guestDir)
 		}
 		cfg = cfg.WithFSConfig(fs)
 	}

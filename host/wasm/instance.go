@@ -52,7 +52,7 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 	out := func(stream string, level slog.Level) *guestOutput {
 		return &guestOutput{gate: p.output, stream: stream, level: level, oom: &inst.oom}
 	}
-	cfg := p.cfg.Grants.moduleConfig(wazero.NewModuleConfig()).
+	cfg := p.cfg.Grants.moduleConfig(wazero.NewModuleConfig(), p.mounts).
 		WithName(""). // instances are anonymous: names would clash
 		WithStartFunctions(abi.ExportInitialize).
 		WithStdout(out("stdout", slog.LevelInfo)).

@@ -33,6 +33,7 @@ type Plugin struct {
 	pool         *pool
 	idle         *idleTimer // nil without an idle timeout
 	output       *outputGate
+	mounts       []*mountFS // Grants.Mounts, opened at Load, closed by Close
 	stats        stats
 
 	closeOnce sync.Once
@@ -46,6 +47,7 @@ type stats struct {
 	replaced     atomic.Int64 // instances discarded after a failed call
 	instances    atomic.Int64 // instances alive
 	idleRel      atomic.Int64 // releases by the idle timer
+	mountRefused atomic.Int64 // paths and symlinks refused for leaving a mount
 	latency      latencyWindow
 }
 
@@ -70,6 +72,10 @@ type Stats struct {
 	// (stdout, stderr, log calls) dropped over the plugin's OutputLimits;
 	// the bytes include those cut from over-long lines.
 	OutputDroppedLines, OutputDroppedBytes int64
+	// MountRefusals counts the guest's file system calls refused because
+	// they would leave a mount (a path or symlink out of it) or make a
+	// symlink that points up (see Mount).
+	MountRefusals int64
 }
 
 // Name returns the plugin's name.
@@ -104,6 +110,7 @@ func (p *Plugin) Stats() Stats {
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
 		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
 		OutputDroppedLines: p.output.droppedLines.Load(), OutputDroppedBytes: p.output.droppedBytes.Load(),
+		MountRefusals: p.stats.mountRefused.Load(),
 	}
 	st.P50, st.P99 = p.stats.latency.percentiles()
 	return st
@@ -294,6 +301,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 			inst.close(p)
 		}
 		p.closeErr = errors.Join(err, p.rt.Close(context.Background()))
+		closeMounts(p.mounts)
 		// A plugin's instances may hold hundreds of MiB (pool size times
 		// the memory limit); the runtime's scavenger would return them to
 		// the OS over seconds (measured: half of 1.2 GiB after 3 s). A

@@ -127,6 +127,73 @@ func init() {
 		return text(string(b)), nil
 	})
 
+	// probe-fs does one file system call, named by the payload's first
+	// word, on the paths that follow: "read P", "write P DATA", "append P
+	// DATA", "list D", "mkdir D", "rename A B", "symlink TARGET LINK",
+	// "link A B", "readlink P", "stat P", "remove P". It answers what it
+	// read, or "ok"; a failed call is an application error with the
+	// guest's error (mount tests: what a guest may do in its mounts).
+	sdk.Handle("probe-fs", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
+		f := strings.SplitN(string(req.Payload), " ", 3)
+		arg := func(i int) string {
+			if i < len(f) {
+				return f[i]
+			}
+			return ""
+		}
+		var err error
+		switch f[0] {
+		case "read":
+			var b []byte
+			if b, err = os.ReadFile(arg(1)); err == nil {
+				return text(string(b)), nil
+			}
+		case "write":
+			err = os.WriteFile(arg(1), []byte(arg(2)), 0o644)
+		case "append":
+			var fh *os.File
+			if fh, err = os.OpenFile(arg(1), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+				_, err = fh.WriteString(arg(2))
+				err = errors.Join(err, fh.Close())
+			}
+		case "list":
+			var es []os.DirEntry
+			if es, err = os.ReadDir(arg(1)); err == nil {
+				names := make([]string, len(es))
+				for i, e := range es {
+					names[i] = e.Name()
+				}
+				return text(strings.Join(names, ",")), nil
+			}
+		case "mkdir":
+			err = os.Mkdir(arg(1), 0o755)
+		case "rename":
+			err = os.Rename(arg(1), arg(2))
+		case "symlink":
+			err = os.Symlink(arg(1), arg(2))
+		case "link":
+			err = os.Link(arg(1), arg(2))
+		case "readlink":
+			var dst string
+			if dst, err = os.Readlink(arg(1)); err == nil {
+				return text(dst), nil
+			}
+		case "stat":
+			var fi os.FileInfo
+			if fi, err = os.Stat(arg(1)); err == nil {
+				return text(strconv.FormatInt(fi.Size(), 10) + " " + fi.Mode().String()), nil
+			}
+		case "remove":
+			err = os.Remove(arg(1))
+		default:
+			return nil, sdk.InvalidPayload("unknown probe-fs call " + strconv.Quote(f[0]))
+		}
+		if err != nil {
+			return nil, err
+		}
+		return text("ok"), nil
+	})
+
 	// probe-env reports the environment variable named in the payload and
 	// how many variables the guest sees.
 	sdk.Handle("probe-env", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
