@@ -190,7 +190,7 @@ func New(cfg Config) (_ *Server, err error) {
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
-		Dedup: s.dedupStats, Session: s.sessionStats})
+		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -234,6 +234,15 @@ func (s *Server) dedupLen() int                  { return s.exec.DedupLen() }
 func (s *Server) reuseStats() cache.ReuseStats   { return s.exec.ReuseStats() }
 func (s *Server) dedupStats() cache.DedupStats   { return s.exec.DedupStats() }
 func (s *Server) sessionStats() rpc.SessionStats { return s.exec.SessionStats() }
+
+// brokerStats reads the embedded broker's counters; zero with an external
+// broker.
+func (s *Server) brokerStats() broker.Stats {
+	if s.embedded == nil {
+		return broker.Stats{}
+	}
+	return s.embedded.Stats()
+}
 func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 	return s.exec.PublishTelemetry(ctx, EventsTopic(s.cfg.ExecutorID), payload, "application/json")
 }

@@ -799,6 +799,7 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 	e.retired.Replaced += st.Replaced
 	e.retired.OutputDroppedLines += st.OutputDroppedLines
 	e.retired.OutputDroppedBytes += st.OutputDroppedBytes
+	e.retired.MountRefusals += st.MountRefusals
 }
 
 // retryClashed loads again, in file name order and in the background, the

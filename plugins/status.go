@@ -65,7 +65,10 @@ type PluginStatus struct {
 	// dropped over the plugin's output limits (wasm.OutputLimits).
 	OutputDroppedLines int64 `json:"outputDroppedLines"`
 	OutputDroppedBytes int64 `json:"outputDroppedBytes"`
-	Instances          int64 `json:"instances"` // instances alive now, draining versions' included
+	// MountRefusals counts the guest's file system calls refused because
+	// they would have left a mount (wasm.Stats.MountRefusals).
+	MountRefusals int64 `json:"mountRefusals"`
+	Instances     int64 `json:"instances"` // instances alive now, draining versions' included
 	// InUse counts the calls running now on the version serving. (A
 	// draining version's calls are not counted: while a version closes,
 	// wasm.Stats.InUse reports its whole pool as in use.)
@@ -89,7 +92,7 @@ func (m *Manager) Status() []PluginStatus {
 			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
 			Calls: e.retired.Calls, Failures: e.retired.Failures, ErrorReplies: e.retired.ErrorReplies, Replaced: e.retired.Replaced,
 			OutputDroppedLines: e.retired.OutputDroppedLines, OutputDroppedBytes: e.retired.OutputDroppedBytes,
-			Draining: len(e.draining),
+			MountRefusals: e.retired.MountRefusals, Draining: len(e.draining),
 		}
 		switch {
 		case e.cur != nil:
@@ -134,6 +137,7 @@ func (m *Manager) Status() []PluginStatus {
 			st.Replaced += s.Replaced
 			st.OutputDroppedLines += s.OutputDroppedLines
 			st.OutputDroppedBytes += s.OutputDroppedBytes
+			st.MountRefusals += s.MountRefusals
 			st.Instances += s.Instances
 			if p == serving {
 				st.InUse = s.InUse

@@ -30,10 +30,18 @@
 //	cmdhost_session_takeovers_total              counter; DISCONNECTs "session taken over" (another client with the host's id)
 //	cmdhost_sessions_lost_total                  counter; reconnections that found the host's session gone
 //	cmdhost_replies_awaiting_ack                 gauge; replies waiting for the broker's PUBACK
+//	cmdhost_broker_clients_refused_total         counter; embedded broker: CONNECTs refused (reserved id, too many clients)
+//	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading
+//	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight window
+//	cmdhost_broker_packets_too_large_total       counter; embedded broker: connections ended for a packet over --max-request-bytes
+//	cmdhost_guest_memory_limit_bytes             gauge; serve --max-guest-memory
+//	cmdhost_guest_memory_reserved_bytes          gauge; what live instances reserve of it
+//	cmdhost_guest_memory_refusals_total          counter; nested calls refused 503: the budget was full
 //	cmdhost_plugin_instances{plugin}             gauge
 //	cmdhost_plugin_reloads_total{plugin}         counter
 //	cmdhost_plugin_load_failures_total{plugin}   counter
 //	cmdhost_plugin_calls_total{plugin}           counter
+//	cmdhost_plugin_mount_refusals_total{plugin}  counter; file system calls refused for leaving a mount
 //
 // plus the Go runtime's and the process's standard collectors.
 package metrics
@@ -46,8 +54,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/broker"
 	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -69,6 +79,11 @@ type Sources struct {
 	// Session reads the executor's connection counters
 	// (rpc.Executor.SessionStats); nil reads as zero.
 	Session func() rpc.SessionStats
+	// Broker reads the embedded broker's counters (nil with an external
+	// broker: zero); GuestMemory the engine's guest memory budget
+	// (bounds.go).
+	Broker      func() broker.Stats
+	GuestMemory func() wasm.GuestMemoryStats
 }
 
 // Collector holds the host's metrics on a registry of its own (never the
@@ -186,6 +201,7 @@ func New(src Sources) *Collector {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	c.reg.MustRegister(c.boundCollectors()...)
 	return c
 }
 
@@ -272,6 +288,8 @@ var (
 		"Calls of the plugin's commands, over all its versions.", []string{"plugin"}, nil)
 	pluginOutputDropped = prometheus.NewDesc("cmdhost_guest_output_dropped_lines_total",
 		"Lines of the plugin's stdout, stderr and log calls dropped over its output limits.", []string{"plugin"}, nil)
+	pluginMountRefusals = prometheus.NewDesc("cmdhost_plugin_mount_refusals_total",
+		"File system calls of the plugin refused because they would have left its mounts (a symlink, .., link or rename out).", []string{"plugin"}, nil)
 )
 
 func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -280,6 +298,7 @@ func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pluginLoadFailures
 	ch <- pluginCalls
 	ch <- pluginOutputDropped
+	ch <- pluginMountRefusals
 }
 
 func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
@@ -292,5 +311,6 @@ func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pluginLoadFailures, prometheus.CounterValue, float64(st.LoadFailures), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginCalls, prometheus.CounterValue, float64(st.Calls), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginOutputDropped, prometheus.CounterValue, float64(st.OutputDroppedLines), st.Name)
+		ch <- prometheus.MustNewConstMetric(pluginMountRefusals, prometheus.CounterValue, float64(st.MountRefusals), st.Name)
 	}
 }

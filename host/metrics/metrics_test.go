@@ -17,9 +17,11 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/broker"
 	"github.com/cmdhost/cmdhost/host/events"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -91,9 +93,15 @@ func TestObserverAndSources(t *testing.T) {
 		Reuse: func() cache.ReuseStats {
 			return cache.ReuseStats{Hits: 5, Misses: 7, Evictions: 2, Rejections: 1, CostUsed: 1234, Entries: 4, SharedHits: 4, SharedErrors: 6, SharedOverBudget: 3}
 		},
+		Broker: func() broker.Stats {
+			return broker.Stats{ClientsRefused: 11, ClientsDropped: 12, MessagesDropped: 13, PacketsTooLarge: 14}
+		},
+		GuestMemory: func() wasm.GuestMemoryStats {
+			return wasm.GuestMemoryStats{Limit: 1 << 30, Reserved: 5 << 20, Refusals: 15}
+		},
 		Plugins: func() []plugins.PluginStatus {
 			return []plugins.PluginStatus{
-				{Name: "echo", State: plugins.StateServing, Instances: 2, Reloads: 1, Calls: 40},
+				{Name: "echo", State: plugins.StateServing, Instances: 2, Reloads: 1, Calls: 40, MountRefusals: 9},
 				{Name: "broken", State: plugins.StateFailed, LoadFailures: 3},
 			}
 		},
@@ -155,6 +163,16 @@ func TestObserverAndSources(t *testing.T) {
 		`cmdhost_plugin_load_failures_total{plugin="broken"} 3`,
 		`cmdhost_plugin_calls_total{plugin="echo"} 40`,
 		`cmdhost_plugin_calls_total{plugin="broken"} 0`,
+		`cmdhost_plugin_mount_refusals_total{plugin="echo"} 9`,
+		"# TYPE cmdhost_broker_clients_refused_total counter",
+		"cmdhost_broker_clients_refused_total 11",
+		"cmdhost_broker_clients_dropped_total 12",
+		"cmdhost_broker_messages_dropped_total 13",
+		"cmdhost_broker_packets_too_large_total 14",
+		"# TYPE cmdhost_guest_memory_limit_bytes gauge",
+		"cmdhost_guest_memory_limit_bytes 1.073741824e+09",
+		"cmdhost_guest_memory_reserved_bytes 5.24288e+06",
+		"cmdhost_guest_memory_refusals_total 15",
 	)
 	absent(t, lines, `cmdhost_timeouts_total{command="slow",policy="none",type="expiry"}`)
 	absent(t, lines, `cmdhost_requests_total{command="slow",status="none"}`)
@@ -176,6 +194,8 @@ func TestNoSources(t *testing.T) {
 		"cmdhost_reuse_evictions_total 0",
 		"cmdhost_reuse_cost_bytes 0",
 		"cmdhost_reuse_shared_hits_total 0",
+		"cmdhost_broker_clients_dropped_total 0",
+		"cmdhost_guest_memory_reserved_bytes 0",
 	)
 	absent(t, lines, "cmdhost_plugin_")
 	absent(t, lines, "cmdhost_requests_total{")
