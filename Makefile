@@ -133,7 +133,7 @@ test: deps plugins vet conformance sdk-tests paho-tests
 # The tests of cmdhost's copy of paho.golang's packet codec
 # (third_party/paho.golang/CMDHOST.md), its fuzz target included.
 paho-tests:
-	cd third_party/paho.golang && $(GO) test -count=1 ./packets ./paho && \
+	cd third_party/paho.golang && $(GO) test -count=1 ./packets ./paho ./paho/session/state && \
 	  $(GO) test ./packets -run '^$$' -fuzz '^FuzzReadPacket$$' -fuzztime 20000x
 
 # The Rust SDK's own tests, natively (its codec; the guest kit covers the

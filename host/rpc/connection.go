@@ -142,7 +142,7 @@ func (e *Executor) serverDisconnected(d *paho.Disconnect) {
 	if d.ReasonCode == reasonSessionTakenOver {
 		e.stats.sessionTakeovers.Add(1)
 		e.log.Error("session taken over: another client connected to the broker with this host's client id and took its session; "+
-			"reconnecting to take it back. If this repeats, two hosts share the client id (give each its own --executor-id) "+
+			"reconnecting to take it back. If this repeats, two hosts share the client id (give each its own --client-id) "+
 			"or a client poses as this host (make the broker authenticate its clients)",
 			"client_id", e.cfg.ClientID, "broker", e.cfg.Broker, "reason", why)
 		return
