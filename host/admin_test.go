@@ -84,8 +84,8 @@ func TestAdminInspectTimeouts(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", name, probe[name], w)
 		}
 	}
-	if len(probe) != 11 {
-		t.Errorf("%d commands with timeouts, want probe's 11", len(probe))
+	if len(probe) != 12 {
+		t.Errorf("%d commands with timeouts, want probe's 12", len(probe))
 	}
 	hostDefault := host.TimeoutView{EffectiveTimeout: "10s", TimeoutSource: plugins.TimeoutFromHost, OnTimeout: "fail"}
 	if got := timeouts(inspect(a, "counter-idem"))["counter-idem"]; got != hostDefault {

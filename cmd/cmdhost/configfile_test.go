@@ -105,11 +105,11 @@ func TestCompletionBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	for line, want := range map[string]string{
-		"cmdhost se":            "serve",
-		"cmdhost plugin l":      "list",
-		"cmdhost serve --max-r": "--max-response-bytes",
-		"cmdhost invoke --j":    "--json",
-		"cmdhost comp":          "completion",
+		"cmdhost se":              "serve",
+		"cmdhost plugin l":        "list",
+		"cmdhost serve --max-res": "--max-response-bytes",
+		"cmdhost invoke --j":      "--json",
+		"cmdhost comp":            "completion",
 	} {
 		sh := `source completion.bash; COMP_WORDS=(` + line + `); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _cmdhost_complete; echo "${COMPREPLY[*]}"`
 		cmd := exec.Command(bash, "-c", sh)

@@ -250,7 +250,7 @@ func TestListDir(t *testing.T) {
 		t.Errorf("echo: %+v", p)
 	}
 	p := byName["probe"]
-	if p.State != "serving" || len(p.Commands) != 11 {
+	if p.State != "serving" || len(p.Commands) != 12 {
 		t.Fatalf("probe: %+v", p)
 	}
 	for _, c := range p.Commands {

@@ -20,7 +20,7 @@ func TestValidateGood(t *testing.T) {
 	if want := echo + ": ok: 1 command (echo)"; lines[0] != want {
 		t.Errorf("line 1 %q, want %q", lines[0], want)
 	}
-	if want := probe + ": ok: 11 commands (probe-request, probe-status,"; !strings.HasPrefix(lines[1], want) {
+	if want := probe + ": ok: 12 commands (probe-request, probe-status,"; !strings.HasPrefix(lines[1], want) {
 		t.Errorf("line 2 %q, want it to start with %q", lines[1], want)
 	}
 }

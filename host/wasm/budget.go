@@ -280,19 +280,72 @@ func instanceCost(wasm []byte, compiled wazero.CompiledModule, cfg PluginConfig)
 }
 
 // instanceMemory is the memory allocator of one instance: it makes the
-// instance's linear memory (newLinearMemory) and remembers it, so that an
-// instantiation that fails after the memory was made can free it.
-type instanceMemory struct{ mem experimental.LinearMemory }
+// instance's linear memory (newLinearMemory), and frees it only when no
+// guest code can run on it any more.
+//
+// wazero frees a module's memory when the module closes, and a module may
+// close while its guest still runs: the runtime closed by Plugin.Close
+// over a call that outlived the drain, or a host function closing its
+// caller at the cut (nest.go). The guest goes on until its next check of
+// the close flag, and the host function that closed it returns into it.
+// With wazero's default memory, a Go slice, that was harmless; an mmap'd
+// memory unmapped under a running guest is a segmentation fault that
+// takes the whole host down. So wazero's Free (through guardedMemory)
+// only marks the memory freed while the instance is busy (enter, leave
+// around every run of guest code), and the last leave unmaps it.
+type instanceMemory struct {
+	mu    sync.Mutex
+	mem   experimental.LinearMemory
+	busy  int  // runs of guest code under way on this memory
+	freed bool // freed (by wazero or free) while busy: leave unmaps it
+}
 
 func (a *instanceMemory) Allocate(_, max uint64) experimental.LinearMemory {
 	a.mem = newLinearMemory(max)
-	return a.mem
+	return guardedMemory{LinearMemory: a.mem, owner: a}
 }
 
-// free frees the memory; wazero frees it too when it closes the module,
-// and a second Free does nothing.
-func (a *instanceMemory) free() {
-	if a.mem != nil {
+// enter marks guest code running on the memory until the matching leave.
+func (a *instanceMemory) enter() {
+	a.mu.Lock()
+	a.busy++
+	a.mu.Unlock()
+}
+
+// leave ends a run of guest code, and frees the memory if it was freed
+// meanwhile.
+func (a *instanceMemory) leave() {
+	a.mu.Lock()
+	a.busy--
+	unmap := a.busy == 0 && a.freed
+	a.mu.Unlock()
+	if unmap {
 		a.mem.Free()
 	}
 }
+
+// free frees the memory now, or at the last leave when guest code runs
+// on it. It is called by wazero (the module closed) and by newInstance
+// (an instantiation that failed); a second call does nothing more.
+func (a *instanceMemory) free() {
+	a.mu.Lock()
+	if a.mem == nil || a.freed {
+		a.mu.Unlock()
+		return
+	}
+	a.freed = true
+	busy := a.busy > 0
+	a.mu.Unlock()
+	if !busy {
+		a.mem.Free()
+	}
+}
+
+// guardedMemory is the linear memory as wazero sees it: its Free goes
+// through the instance's allocator (instanceMemory.free).
+type guardedMemory struct {
+	experimental.LinearMemory
+	owner *instanceMemory
+}
+
+func (g guardedMemory) Free() { g.owner.free() }

@@ -22,6 +22,7 @@ import (
 type instance struct {
 	mod    api.Module
 	handle api.Function
+	mem    *instanceMemory // its linear memory, freed once no guest code runs on it
 
 	// done is the Done channel of the running call's context, read by the
 	// nanosleep hook so a guest's sleep ends at the deadline (wazero's own
@@ -61,11 +62,13 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
 		WithNanosleep(inst.nanosleep)
+	mem.enter() // the start functions run guest code on the memory
 	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, mem), p.compiled, cfg)
+	mem.leave()
 	if err != nil {
 		return nil, fmt.Errorf("instantiating: %w", err)
 	}
-	inst.mod = mod
+	inst.mod, inst.mem = mod, mem
 	inst.handle = mod.ExportedFunction(abi.ExportHandle)
 	p.stats.instances.Add(1)
 	return inst, nil
@@ -124,7 +127,9 @@ func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, l
 	done := ctx.Done()
 	inst.done.Store(&done)
 	inst.oom.Store(false)
+	inst.mem.enter()
 	res, err := fn.Call(context.WithValue(ctx, callKey{}, st))
+	inst.mem.leave()
 	if err == nil {
 		return api.DecodeI32(res[0]), 0, nil
 	}
