@@ -69,15 +69,14 @@ func (e *Executor) refuseResponseTopic(in *incoming, problem string) {
 	if !ok {
 		return
 	}
-	var srcID string
+	var srcID, clientID string
 	if in.pub.Properties != nil {
-		for _, up := range in.pub.Properties.User {
-			if up.Key == propSourceID {
-				srcID = up.Value
-			}
+		srcID = in.pub.Properties.User.Get(propSourceID)
+		if e.cfg.TrustBrokerClientID { // the embedded broker's word: who really sent it
+			clientID = in.pub.Properties.User.Get(BrokerClientIDProperty)
 		}
 	}
 	e.log.Warn("request refused for its response topic: not answered, acked", "command", in.route.cmd.Name,
 		"topic", cleanText(in.pub.Topic, 128), "response_topic", cleanText(in.responseTopic, 128),
-		"src_id", cleanText(srcID, 128), "why", problem, "refusals_not_logged", suppressed)
+		"src_id", cleanText(srcID, 128), "client_id", cleanText(clientID, 128), "why", problem, "refusals_not_logged", suppressed)
 }
