@@ -235,9 +235,7 @@ func (w *waiter) wait(ctx context.Context, arrivals <-chan arrival) *abi.Invocat
 	for w.finished < total && answered < need {
 		select {
 		case a := <-arrivals:
-			w.results[a.i], w.arrived[a.i] = a.res, true
-			w.finished++
-			if a.res.Outcome != abi.OutcomeDone {
+			if !w.record(a) {
 				continue
 			}
 			answered++
@@ -247,13 +245,42 @@ func (w *waiter) wait(ctx context.Context, arrivals <-chan arrival) *abi.Invocat
 				timer = w.n.cfg.Clock.AfterFunc(syncTimeout, func() { fired <- struct{}{} })
 			}
 		case <-fired:
-			return w.syncTimedOut(first, syncTimeout, answered)
+			answered += w.recordArrived(arrivals, total, need-answered)
+			if w.finished < total && answered < need {
+				return w.syncTimedOut(first, syncTimeout, answered)
+			}
 		case <-ctx.Done():
 			return &abi.InvocationResult{Failure: abi.ReasonCanceled, Message: "the caller's call ended: " + ctx.Err().Error()}
 		}
 	}
 	w.ended = fmt.Sprintf("the sync ended before it arrived: strategy %s met", w.inv.Sync.Strategy)
 	return &abi.InvocationResult{}
+}
+
+// record keeps a branch's arrival and reports whether it answered
+// (abi.OutcomeDone, whatever its status).
+func (w *waiter) record(a arrival) bool {
+	w.results[a.i], w.arrived[a.i] = a.res, true
+	w.finished++
+	return a.res.Outcome == abi.OutcomeDone
+}
+
+// recordArrived records the arrivals already waiting when the sync timer
+// fired (the select may take the timer first), until every branch
+// finished or want answered, and returns how many answered.
+func (w *waiter) recordArrived(arrivals <-chan arrival, total, want int) int {
+	answered := 0
+	for w.finished < total && answered < want {
+		select {
+		case a := <-arrivals:
+			if w.record(a) {
+				answered++
+			}
+		default:
+			return answered
+		}
+	}
+	return answered
 }
 
 // syncTimeout is the invocation's sync timeout: its own, or the default

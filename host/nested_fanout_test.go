@@ -95,33 +95,49 @@ func TestNestedFanOutStrategies(t *testing.T) {
 	}
 }
 
-// The sync timeout is wait time, measured from the first arrival: with
-// arrivals at ~300 ms and ~700 ms and a sync timeout of 600 ms, both
-// arrive (the timeout fires at ~900 ms). Measured from the fan-out it
-// would fire at 600 ms, without the second.
+// The sync timeout is wait time, measured from the first arrival: the
+// sync timer is armed once branch a arrived (its 300 ms sleep is a lower
+// bound, whatever the load), with the whole 600 ms; b, arriving before the
+// timer fires, is collected, and c, still sleeping when it fires, is not.
+// Measured from the fan-out, the timer would be armed at once. The clock
+// is the test's: it fires the timer only once b has arrived, so no load
+// can reorder them.
 func TestNestedSyncTimeoutFromFirstArrival(t *testing.T) {
 	h := newNestHost(t, "h1", "nest", "sleep")
+	clock := newManualClock()
+	h.configure(host.NestedConfig{Clock: clock})
 	start := time.Now()
-	v := decode[fanView](t)(h.invoke(ctxFor(t, 30*time.Second), "nest-fan", fanSpec{
-		Branches: map[string]callSpec{
-			"a": {Command: "sleep", Payload: "300"},
-			"b": {Command: "sleep", Payload: "700"},
-			"c": {Command: "sleep", Payload: "20000"},
-		},
-		Sync: syncSpec{TimeoutMs: 600},
-	}, nil))
-	took := time.Since(start)
+	got := make(chan fanView, 1)
+	go func() {
+		resp, err := h.invoke(ctxFor(t, 5*time.Minute), "nest-fan", fanSpec{
+			Branches: map[string]callSpec{
+				"a": {Command: "sleep", Payload: "300"},
+				"b": {Command: "sleep", Payload: "700"},
+				"c": {Command: "sleep", Payload: "600000"},
+			},
+			Sync: syncSpec{TimeoutMs: 600},
+		}, nil)
+		got <- decode[fanView](t)(resp, err)
+	}()
+	tm := clock.next(t)
+	if tm.d != 600*time.Millisecond {
+		t.Fatalf("sync timer armed for %v, want the whole sync timeout (600ms)", tm.d)
+	}
+	if since := tm.armedAt.Sub(start); since < 300*time.Millisecond {
+		t.Fatalf("sync timer armed %v after the fan-out, before the first arrival (300 ms)", since)
+	}
+	sleep := h.plugins["sleep"]
+	waitFor(t, func() bool { return sleep.Stats().InUse == 1 }) // a and b have returned; c sleeps on
+	tm.fire()
+	v := <-got
 	if v.Error != "" || v.Results["a"].Outcome != "done" || v.Results["b"].Outcome != "done" || v.Results["c"].Outcome != "not_arrived" {
 		t.Fatalf("%+v", v)
-	}
-	if took < 900*time.Millisecond || took >= 20*time.Second { // c's 20 s is not waited for
-		t.Fatalf("the fan-out took %v; the sync timeout should fire 600 ms after the first arrival (~300 ms)", took)
 	}
 	evs := h.events.take(events.TypeSync)
 	if len(evs) != 1 || evs[0].Elapsed < 600*time.Millisecond || evs[0].Branch != "c" {
 		t.Fatalf("%+v", evs)
 	}
-	idle(t, h.plugins["sleep"])
+	idle(t, sleep)
 }
 
 // manualClock is a wasm.Clock whose timers fire when the test says so.

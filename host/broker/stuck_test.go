@@ -2,8 +2,10 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 )
@@ -20,7 +22,12 @@ func TestStuckSubscriberHoldsUpNoOne(t *testing.T) {
 	for _, qos := range []byte{0, 1} {
 		t.Run(fmt.Sprintf("qos%d", qos), func(t *testing.T) {
 			e := startBroker(t)
-			ctx := testCtx(t)
+			// A hang guard, not a margin: 32 MiB through the broker to two
+			// subscribers takes seconds on two busy cores (15 s were not
+			// enough beside four other jobs); before the fix the publisher
+			// hung for good.
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
 			stuck := rawConnected(t, e.Addr(), "stuck")
 			stuck.subscribe(t, "#", qos)
 			honest := connect(t, ctx, e.URL(), "honest", "load/#")

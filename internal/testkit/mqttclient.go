@@ -36,6 +36,10 @@ func Dial(tb testing.TB, broker *url.URL, clientID string) *Client {
 		OnConnectionUp:       func(*autopaho.ConnectionManager, *paho.Connack) { upOnce.Do(func() { close(up) }) },
 		ConnectPacketBuilder: problemInfo,
 		ClientConfig: paho.ClientConfig{ClientID: clientID,
+			// paho waits PacketTimeout (10 s by default) for an ack,
+			// whatever the context says: a 64 MiB publish on two busy
+			// cores took longer. Only a hang may fail a test.
+			PacketTimeout: hangGuard,
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
 				c.got <- pr.Packet
 				return true, nil
