@@ -130,6 +130,9 @@ func TestProbesWhilePluginsLoad(t *testing.T) {
 	if code, body := get(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
 		t.Errorf("/healthz while loading: %d %q, want 200 ok", code, body)
 	}
+	if code, body := get(t, base+"/metrics"); code != http.StatusOK || !strings.Contains(body, "cmdhost_") {
+		t.Errorf("/metrics while loading: %d %.200q", code, body)
+	}
 	code, body := get(t, base+"/readyz")
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "starting: loading plugins") || !strings.Contains(body, "still loading: hostile-slow-load") {
 		t.Errorf("/readyz while loading: %d %q, want 503 naming the plugin still loading", code, body)

@@ -38,8 +38,9 @@ import (
 // WatchErr says hot reload is off, until a folder appears again at the
 // path: Watch then watches it and syncs with it as on start (new modules
 // load, plugins whose file is not in it stop being served). It learns of
-// the new folder from the parent folder's events, or, when the parent
-// cannot be watched (gone as well), by looking every rewatchPoll.
+// the new folder from the parent folder's events and, where those say
+// nothing (the parent gone as well, a folder behind a symlink, a network
+// file system), by looking every rewatchPoll.
 //
 // Only one Watch may run at a time.
 func (m *Manager) Watch(ctx context.Context) error {
@@ -86,7 +87,7 @@ func (m *Manager) Watch(ctx context.Context) error {
 	var lost *lostFolder // non-nil while the folder is gone
 	for {
 		var poll <-chan time.Time
-		if lost != nil && lost.poll != nil {
+		if lost != nil {
 			poll = lost.poll.C
 		}
 		select {
@@ -107,7 +108,7 @@ func (m *Manager) Watch(ctx context.Context) error {
 						lost = nil
 					}
 				case ev.Name == lost.parent && ev.Has(fsnotify.Remove|fsnotify.Rename):
-					lost.parent, lost.poll = "", time.NewTicker(rewatchPoll) // the parent went too
+					lost.parent = "" // the parent went too: the ticker finds the folder back
 				}
 				continue
 			}
@@ -164,19 +165,20 @@ func (m *Manager) Watch(ctx context.Context) error {
 }
 
 // rewatchPoll is how often Watch looks for a removed plugins folder to
-// come back when it cannot watch the folder's parent either.
+// come back, besides the parent folder's events: a stat a second while
+// the folder is gone.
 const rewatchPoll = time.Second
 
 // lostFolder is the state of Watch while the plugins folder is gone: the
-// parent folder it watches for the folder's return ("" when it could not),
-// or the ticker it looks on.
+// parent folder it watches for the folder's return ("" when it could not,
+// or the parent went too), and the ticker it looks on.
 type lostFolder struct {
 	parent string
 	poll   *time.Ticker
 }
 
 func (l *lostFolder) stop() {
-	if l != nil && l.poll != nil {
+	if l != nil {
 		l.poll.Stop()
 	}
 }
@@ -203,21 +205,13 @@ func (m *Manager) loseFolder(w *fsnotify.Watcher) *lostFolder {
 	_ = w.Remove(m.cfg.Dir) // fsnotify may have dropped the watch already
 	err := fmt.Errorf("the plugins folder %s was removed or renamed: hot reload is off until it is created again (the plugins loaded keep serving)", m.cfg.Dir)
 	m.setWatchErr(err)
-	l := &lostFolder{parent: filepath.Dir(filepath.Clean(m.cfg.Dir))}
+	l := &lostFolder{parent: filepath.Dir(filepath.Clean(m.cfg.Dir)), poll: time.NewTicker(rewatchPoll)}
 	if aerr := w.Add(l.parent); aerr != nil {
 		l.parent = ""
-		l.poll = time.NewTicker(rewatchPoll)
 	}
 	m.log.Error("plugins folder gone: hot reload is off until it is created again; the plugins loaded keep serving",
-		"dir", m.cfg.Dir, "looking", cmpOr(l.parent, "every "+rewatchPoll.String()))
+		"dir", m.cfg.Dir, "watching_parent", l.parent != "", "looking_every", rewatchPoll)
 	return l
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // rewatch watches the folder again if it is back, and then syncs with it
