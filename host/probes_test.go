@@ -134,7 +134,7 @@ func TestProbesWhilePluginsLoad(t *testing.T) {
 		t.Errorf("/metrics while loading: %d %.200q", code, body)
 	}
 	code, body := get(t, base+"/readyz")
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "starting: loading plugins") || !strings.Contains(body, "still loading: hostile-slow-load") {
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "starting: loading plugins (0 of 1 loaded, 0 failed; still loading: hostile-slow-load)") {
 		t.Errorf("/readyz while loading: %d %q, want 503 naming the plugin still loading", code, body)
 	}
 	t.Logf("/readyz while loading: %d %s", code, strings.TrimSpace(body))

@@ -130,8 +130,9 @@ type Server struct {
 	engine   *wasm.Engine
 	plugins  *plugins.Manager
 	metrics  *metrics.Collector
-	started  atomic.Bool // the executor started: /readyz asks it from then on
-	loaded   atomic.Bool // Run's LoadAll returned: the start connects to the broker
+	started  atomic.Bool  // the executor started: /readyz asks it from then on
+	loaded   atomic.Bool  // Run's LoadAll returned: the start connects to the broker
+	toLoad   atomic.Int64 // the plugin files Run's LoadAll found, for /readyz
 	// watchErr is why the plugins folder is not watched, set when Watch
 	// returns an error (nil: no such error); /readyz reports it.
 	watchErr atomic.Pointer[error]
@@ -164,8 +165,8 @@ func (s *Server) ready() error {
 }
 
 // loadingProgress says how far the first load of the plugins is:
-// "loading plugins (2 loaded, 1 failed; still loading: a, b)". The plugins
-// waiting for a compiler slot are not named yet.
+// "loading plugins (2 of 5 loaded, 1 failed; still loading: a, b)". The
+// plugins waiting for a compiler slot are not named yet.
 func (s *Server) loadingProgress() string {
 	var loaded, failed int
 	var loading []string
@@ -179,7 +180,7 @@ func (s *Server) loadingProgress() string {
 			failed++
 		}
 	}
-	msg := fmt.Sprintf("loading plugins (%d loaded, %d failed", loaded, failed)
+	msg := fmt.Sprintf("loading plugins (%d of %d loaded, %d failed", loaded, s.toLoad.Load(), failed)
 	if len(loading) > 0 {
 		msg += "; still loading: " + strings.Join(loading, ", ")
 	}
@@ -311,6 +312,9 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		defer closeWithin(5*time.Second, ms.Close)
 		s.log.Info("metrics listening", "url", ms.URL())
+	}
+	if names, err := s.plugins.Names(); err == nil {
+		s.toLoad.Store(int64(len(names)))
 	}
 	for _, err := range s.plugins.LoadAll(ctx) {
 		s.log.Error("plugin not loaded", "err", err)
