@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,7 +130,12 @@ type Server struct {
 	engine   *wasm.Engine
 	plugins  *plugins.Manager
 	metrics  *metrics.Collector
-	started  atomic.Bool // the executor started: /readyz asks it from then on
+	started  atomic.Bool  // the executor started: /readyz asks it from then on
+	loaded   atomic.Bool  // Run's LoadAll returned: the start connects to the broker
+	toLoad   atomic.Int64 // the plugin files Run's LoadAll found, for /readyz
+	// watchErr is why the plugins folder is not watched, set when Watch
+	// returns an error (nil: no such error); /readyz reports it.
+	watchErr atomic.Pointer[error]
 	events   events.Sink
 	publish  *events.Publisher // nil without Config.Events
 	exec     *rpc.Executor
@@ -138,13 +144,47 @@ type Server struct {
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
 // loads them before it starts the executor), the executor is connected
-// and subscribed, and the broker acknowledges its replies (rpc
-// Executor.Ready).
+// and subscribed, the broker acknowledges its replies (rpc
+// Executor.Ready), and the plugins folder is watched (hot reload works).
+// The probes are served from the start of Run, so during a cold start it
+// says what is still loading.
 func (s *Server) ready() error {
 	if !s.started.Load() {
-		return errors.New("starting: loading the plugins, connecting to the broker")
+		if !s.loaded.Load() {
+			return errors.New("starting: " + s.loadingProgress())
+		}
+		return errors.New("starting: plugins loaded, connecting to the broker")
 	}
-	return s.exec.Ready()
+	if err := s.exec.Ready(); err != nil {
+		return err
+	}
+	if p := s.watchErr.Load(); p != nil {
+		return *p
+	}
+	return s.plugins.WatchErr()
+}
+
+// loadingProgress says how far the first load of the plugins is:
+// "loading plugins (2 of 5 loaded, 1 failed; still loading: a, b)". The
+// plugins waiting for a compiler slot are not named yet.
+func (s *Server) loadingProgress() string {
+	var loaded, failed int
+	var loading []string
+	for _, st := range s.plugins.Status() {
+		switch st.State {
+		case plugins.StateServing:
+			loaded++
+		case plugins.StateLoading:
+			loading = append(loading, st.Name)
+		case plugins.StateFailed:
+			failed++
+		}
+	}
+	msg := fmt.Sprintf("loading plugins (%d of %d loaded, %d failed", loaded, s.toLoad.Load(), failed)
+	if len(loading) > 0 {
+		msg += "; still loading: " + strings.Join(loading, ", ")
+	}
+	return msg + ")"
 }
 
 // dial is how the server's own clients reach the broker: in process when
@@ -261,17 +301,25 @@ func (s *Server) commands() []rpc.Command {
 // logged and does not stop the others.
 func (s *Server) Run(ctx context.Context) error {
 	defer s.close()
-	for _, err := range s.plugins.LoadAll(ctx) {
-		s.log.Error("plugin not loaded", "err", err)
-	}
+	// The probes first: /healthz answers during a cold start (which may
+	// take a minute of compiling, and a liveness probe that is refused
+	// restarts the process), /readyz says what is still loading, and a
+	// metrics port in use fails the start before anything is compiled.
 	if s.cfg.MetricsAddr != "" {
 		ms, err := s.metrics.Listen(s.cfg.MetricsAddr, s.ready)
 		if err != nil {
-			return fmt.Errorf("serving metrics: %w", err)
+			return fmt.Errorf("serving metrics and probes on %s (--metrics): %w; free the port or choose another one", s.cfg.MetricsAddr, err)
 		}
 		defer closeWithin(5*time.Second, ms.Close)
 		s.log.Info("metrics listening", "url", ms.URL())
 	}
+	if names, err := s.plugins.Names(); err == nil {
+		s.toLoad.Store(int64(len(names)))
+	}
+	for _, err := range s.plugins.LoadAll(ctx) {
+		s.log.Error("plugin not loaded", "err", err)
+	}
+	s.loaded.Store(true)
 	if s.publish != nil {
 		s.log.Info("publishing timeout events", "topic", EventsTopic(s.cfg.ExecutorID))
 	}
@@ -312,6 +360,9 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		if err := s.plugins.Watch(ctx); err != nil && ctx.Err() == nil {
+			// Hot reload has ended: /readyz says so until the host restarts.
+			err = fmt.Errorf("hot reload off: watching the plugins folder %s stopped: %w; restart the host", s.cfg.PluginsDir, err)
+			s.watchErr.Store(&err)
 			s.log.Error("watching the plugins folder stopped", "dir", s.cfg.PluginsDir, "err", err)
 		}
 	}()

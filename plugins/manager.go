@@ -102,6 +102,7 @@ type Manager struct {
 	seq      uint64 // bumped when the served table changes in substance
 	closed   bool
 	watching bool
+	watchErr error          // why the running Watch does not watch the folder now (watch.go); nil when it does
 	ops      sync.WaitGroup // operations in progress (Close waits for them)
 	drains   sync.WaitGroup // old versions draining
 

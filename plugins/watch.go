@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -13,8 +14,8 @@ import (
 
 // Watch follows the plugins folder until ctx is done or Close is called,
 // then returns nil once the loads it started have stopped; it returns an
-// error when the folder cannot be watched, or is removed or renamed (the
-// plugins then keep being served). A create, write, rename or remove of a
+// error when the folder cannot be watched at the start, or when the
+// watcher itself stops. A create, write, rename or remove of a
 // NAME.wasm file or of its operator file NAME.json (dotfiles and other
 // names, such as the installer's NAME.wasm.tmp, are ignored) is acted on
 // once the plugin's files have been quiet for Config.Debounce: both files
@@ -32,6 +33,15 @@ import (
 // is already served cost a read and a hash. When the kernel's event queue
 // overflows, every file is checked again as if it had changed.
 //
+// When the folder itself is removed or renamed away (rm -rf, a deploy
+// that swaps folders), the plugins loaded keep serving as they are, and
+// WatchErr says hot reload is off, until a folder appears again at the
+// path: Watch then watches it and syncs with it as on start (new modules
+// load, plugins whose file is not in it stop being served). It learns of
+// the new folder from the parent folder's events and, where those say
+// nothing (the parent gone as well, a folder behind a symlink, a network
+// file system), by looking every rewatchPoll.
+//
 // Only one Watch may run at a time.
 func (m *Manager) Watch(ctx context.Context) error {
 	if err := m.begin(); err != nil {
@@ -47,7 +57,7 @@ func (m *Manager) Watch(ctx context.Context) error {
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
-		m.watching = false
+		m.watching, m.watchErr = false, nil
 		m.mu.Unlock()
 	}()
 
@@ -73,29 +83,68 @@ func (m *Manager) Watch(ctx context.Context) error {
 
 	m.loadAll(ctx) // failures are logged and kept in Status
 	m.log.Info("watching the plugins folder", "dir", m.cfg.Dir, "debounce", m.cfg.Debounce)
+	dir := filepath.Clean(m.cfg.Dir)
+	var lost *lostFolder // non-nil while the folder is gone
 	for {
+		var poll <-chan time.Time
+		if lost != nil {
+			poll = lost.poll.C
+		}
 		select {
 		case <-ctx.Done():
+			lost.stop()
 			return nil
 		case ev, ok := <-w.Events:
 			if !ok {
+				lost.stop()
 				return errors.New("plugins: the folder watcher stopped")
+			}
+			if lost != nil {
+				// Only the parent is watched: its events about the
+				// folder's name may be its return.
+				switch {
+				case filepath.Clean(ev.Name) == dir && ev.Has(fsnotify.Create|fsnotify.Rename):
+					if m.rewatch(ctx, w, lost) {
+						lost = nil
+					}
+				case ev.Name == lost.parent && ev.Has(fsnotify.Remove|fsnotify.Rename):
+					lost.parent = "" // the parent went too: the ticker finds the folder back
+				}
+				continue
 			}
 			if !ev.Has(fsnotify.Create | fsnotify.Write | fsnotify.Rename | fsnotify.Remove) {
 				continue // chmod alone changes nothing we load
 			}
-			if filepath.Clean(ev.Name) == filepath.Clean(m.cfg.Dir) {
-				// The plugins keep being served; the host decides.
-				return fmt.Errorf("plugins: the plugins folder %s was removed or renamed: no longer watching it", m.cfg.Dir)
+			if filepath.Clean(ev.Name) == dir {
+				// The events of the files removed with it (rm -rf) are
+				// not acted on: what is loaded keeps serving until the
+				// folder is back.
+				d.stopAll()
+				lost = m.loseFolder(w)
+				if m.rewatch(ctx, w, lost) { // back already
+					lost = nil
+				}
+				continue
 			}
 			if name, ok := watchedName(filepath.Base(ev.Name)); ok {
 				d.touch(name)
 			}
+		case <-poll:
+			if m.rewatch(ctx, w, lost) {
+				lost = nil
+			}
 		case err, ok := <-w.Errors:
 			if !ok {
+				lost.stop()
 				return errors.New("plugins: the folder watcher stopped")
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				if lost != nil {
+					if m.rewatch(ctx, w, lost) {
+						lost = nil
+					}
+					continue
+				}
 				m.log.Warn("plugins folder: events were lost; checking every file", "dir", m.cfg.Dir)
 				d.rescan()
 				continue
@@ -113,6 +162,76 @@ func (m *Manager) Watch(ctx context.Context) error {
 			}()
 		}
 	}
+}
+
+// rewatchPoll is how often Watch looks for a removed plugins folder to
+// come back, besides the parent folder's events: a stat a second while
+// the folder is gone.
+const rewatchPoll = time.Second
+
+// lostFolder is the state of Watch while the plugins folder is gone: the
+// parent folder it watches for the folder's return ("" when it could not,
+// or the parent went too), and the ticker it looks on.
+type lostFolder struct {
+	parent string
+	poll   *time.Ticker
+}
+
+func (l *lostFolder) stop() {
+	if l != nil {
+		l.poll.Stop()
+	}
+}
+
+// WatchErr returns why the running Watch does not follow the plugins
+// folder now (the folder was removed or renamed and has not come back: hot
+// reload is off, the plugins loaded keep serving), or nil. It is nil when
+// no Watch runs.
+func (m *Manager) WatchErr() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.watchErr
+}
+
+func (m *Manager) setWatchErr(err error) {
+	m.mu.Lock()
+	m.watchErr = err
+	m.mu.Unlock()
+}
+
+// loseFolder records that the folder is gone and starts looking for its
+// return: through the parent folder's events, or a ticker.
+func (m *Manager) loseFolder(w *fsnotify.Watcher) *lostFolder {
+	_ = w.Remove(m.cfg.Dir) // fsnotify may have dropped the watch already
+	err := fmt.Errorf("the plugins folder %s was removed or renamed: hot reload is off until it is created again (the plugins loaded keep serving)", m.cfg.Dir)
+	m.setWatchErr(err)
+	l := &lostFolder{parent: filepath.Dir(filepath.Clean(m.cfg.Dir)), poll: time.NewTicker(rewatchPoll)}
+	if aerr := w.Add(l.parent); aerr != nil {
+		l.parent = ""
+	}
+	m.log.Error("plugins folder gone: hot reload is off until it is created again; the plugins loaded keep serving",
+		"dir", m.cfg.Dir, "watching_parent", l.parent != "", "looking_every", rewatchPoll)
+	return l
+}
+
+// rewatch watches the folder again if it is back, and then syncs with it
+// as Watch does on start; it reports whether it did. A folder that is
+// not (yet) a directory is not watched.
+func (m *Manager) rewatch(ctx context.Context, w *fsnotify.Watcher, l *lostFolder) bool {
+	if fi, err := os.Stat(m.cfg.Dir); err != nil || !fi.IsDir() {
+		return false
+	}
+	if err := w.Add(m.cfg.Dir); err != nil {
+		return false // gone again: its next return has an event of its own
+	}
+	if l.parent != "" {
+		_ = w.Remove(l.parent)
+	}
+	l.stop()
+	m.setWatchErr(nil)
+	m.log.Warn("plugins folder back: watching it again and loading what it holds", "dir", m.cfg.Dir)
+	m.loadAll(ctx) // failures are logged and kept in Status
+	return true
 }
 
 // debouncer holds one timer per file name: every event restarts it, and
@@ -183,8 +302,10 @@ func watchedName(file string) (string, bool) {
 	return operatorName(file)
 }
 
+// stopAll stops and forgets every timer: the files are not acted on.
 func (d *debouncer) stopAll() {
-	for _, p := range d.timers {
+	for name, p := range d.timers {
 		p.timer.Stop()
+		delete(d.timers, name)
 	}
 }

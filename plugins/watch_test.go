@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,32 +291,97 @@ func TestCloseStopsWatch(t *testing.T) {
 	}
 }
 
-// TestWatchDirRemoved: Watch says so when the folder goes away; what was
-// served stays served.
-func TestWatchDirRemoved(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "plugins")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
+// hostileDir holds the hand-written WAT test modules (the Makefile builds
+// them from testdata/hostile).
+const hostileDir = "../testdata/plugins-hostile"
+
+// TestWatchDirRemovedAndBack: the plugins folder removed (rm -rf),
+// renamed away, or gone with its parent: what was served stays served and
+// WatchErr says hot reload is off; once a folder is back at the path, Watch
+// follows it again and syncs with it: plugins not in it stop being served,
+// a module dropped in is served, a module deleted from it stops being
+// served.
+func TestWatchDirRemovedAndBack(t *testing.T) {
+	deep, err := os.ReadFile(filepath.Join(hostileDir, "hostile-deep.wasm"))
+	if err != nil {
+		t.Fatalf("%v (run `make testdata/plugins-hostile/hostile-deep.wasm`)", err)
 	}
-	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
-	m, _ := newManager(t, dir, 0)
-	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
-		t.Fatal(errs)
+	for _, tc := range []struct {
+		name string
+		// lose takes the folder dir away; back puts a folder at dir again,
+		// holding what it held (renamed) or nothing.
+		lose, back func(t *testing.T, dir string)
+		kept       bool // the folder back holds wat-echo.wasm
+	}{
+		{"removed", removeAll, mkdir, false},
+		{"renamed", func(t *testing.T, dir string) { rename(t, dir, dir+".old") },
+			func(t *testing.T, dir string) { rename(t, dir+".old", dir) }, true},
+		// The parent goes too: Watch looks for the folder every rewatchPoll.
+		{"parent removed", func(t *testing.T, dir string) { removeAll(t, filepath.Dir(dir)) },
+			func(t *testing.T, dir string) { mkdir(t, filepath.Dir(dir)); mkdir(t, dir) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "parent", "plugins")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+			m, logs := newManager(t, dir, 50*time.Millisecond)
+			watch(t, m)
+			// Watch's first scan serves wat-echo once the folder is watched.
+			waitFor(t, 60*time.Second, "wat-echo to be served", func() bool { _, ok := m.Lookup("wat-echo"); return ok })
+			if err := m.WatchErr(); err != nil {
+				t.Fatalf("WatchErr = %v while the folder is watched", err)
+			}
+
+			tc.lose(t, dir)
+			waitFor(t, 60*time.Second, "WatchErr to report the lost folder", func() bool { return m.WatchErr() != nil })
+			if err := m.WatchErr(); !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "hot reload is off") {
+				t.Errorf("WatchErr = %v; want it to name %s and say hot reload is off", err, dir)
+			}
+			mustEcho(t, m, "wat-echo") // what was loaded keeps serving
+
+			tc.back(t, dir)
+			waitFor(t, 60*time.Second, "the folder to be watched again", func() bool { return m.WatchErr() == nil })
+			if !tc.kept {
+				waitFor(t, 60*time.Second, "wat-echo, not in the folder back, to stop being served", func() bool {
+					_, ok := m.Lookup("wat-echo")
+					return !ok
+				})
+			}
+			install(t, dir, "hostile-deep.wasm", deep)
+			waitFor(t, 60*time.Second, "a module dropped in the folder back to be served", func() bool { _, ok := m.Lookup("deep"); return ok })
+			if err := os.Remove(filepath.Join(dir, "hostile-deep.wasm")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 60*time.Second, "a module deleted from the folder back to stop being served", func() bool { _, ok := m.Lookup("deep"); return !ok })
+			if _, ok := m.Lookup("wat-echo"); ok != tc.kept {
+				t.Errorf("wat-echo served: %v, want %v", ok, tc.kept)
+			}
+			if !logs.Contains("plugins folder gone") || !logs.Contains("plugins folder back") {
+				t.Errorf("the log does not say the folder went and came back:\n%s", logs)
+			}
+		})
 	}
-	done := make(chan error, 1)
-	go func() { done <- m.Watch(context.Background()) }()
-	time.Sleep(100 * time.Millisecond)
+}
+
+func removeAll(t *testing.T, dir string) {
+	t.Helper()
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("Watch returned nil after the folder was removed")
-		}
-		t.Logf("Watch: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("Watch did not notice the folder going away")
+}
+
+func mkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	mustEcho(t, m, "wat-echo")
+}
+
+func rename(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
 }
