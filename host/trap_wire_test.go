@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -93,9 +94,8 @@ func installPlugin(t *testing.T, name, dir string) {
 	}
 }
 
-type teeWriter struct {
-	a, b interface{ Write([]byte) (int, error) }
-}
+// teeWriter writes to a and b.
+type teeWriter struct{ a, b io.Writer }
 
 func (w teeWriter) Write(p []byte) (int, error) {
 	_, _ = w.b.Write(p)

@@ -26,12 +26,16 @@ type instance struct {
 	// done is the Done channel of the running call's context, read by the
 	// nanosleep hook so a guest's sleep ends at the deadline (wazero's own
 	// nanosleep ignores the context).
-	done   atomic.Pointer[<-chan struct{}]
-	oom    atomic.Bool // the guest printed the runtime's out-of-memory message
-	out    callOutput  // what the guest wrote during the running call (trapout.go)
-	gate   *outputGate // the plugin's, where out's held lines go
-	reqBuf []byte      // reused encoding buffer for requests
-	state  callState
+	done atomic.Pointer[<-chan struct{}]
+	oom  atomic.Bool // the guest printed the runtime's out-of-memory message
+	out  callOutput  // what the guest wrote during the running call (trapout.go)
+	gate *outputGate // the plugin's, where out's held lines go
+	// stdout and stderr are the guest's streams, whose unfinished line a
+	// failed call flushes: a guest that dies mid-line (C's fputs before
+	// abort) never ends it.
+	stdout, stderr *guestOutput
+	reqBuf         []byte // reused encoding buffer for requests
+	state          callState
 }
 
 // newInstance reserves an instance's memory in the engine's budget
@@ -54,16 +58,20 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 	out := func(stream string, level slog.Level) *guestOutput {
 		return &guestOutput{gate: p.output, stream: stream, level: level, oom: &inst.oom, call: &inst.out}
 	}
+	inst.stdout, inst.stderr = out("stdout", slog.LevelInfo), out("stderr", slog.LevelWarn)
 	cfg := p.cfg.Grants.moduleConfig(wazero.NewModuleConfig(), p.mounts).
 		WithName(""). // instances are anonymous: names would clash
 		WithStartFunctions(abi.ExportInitialize).
-		WithStdout(out("stdout", slog.LevelInfo)).
-		WithStderr(out("stderr", slog.LevelWarn)).
+		WithStdout(inst.stdout).
+		WithStderr(inst.stderr).
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
 		WithNanosleep(inst.nanosleep)
 	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, mem), p.compiled, cfg)
+	if err != nil {
+		inst.flushOutput()
+	}
 	if said, _ := inst.out.end(err != nil, p.output, abi.ExportInitialize); said != "" {
 		err = &guestFailure{said: said, err: err}
 	}
@@ -133,6 +141,9 @@ func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, l
 	inst.oom.Store(false)
 	st.out = &inst.out
 	res, err := fn.Call(context.WithValue(ctx, callKey{}, st))
+	if err != nil {
+		inst.flushOutput()
+	}
 	said, reason := inst.out.end(err != nil, inst.gate, callName(fn, st))
 	st.out, st.reason = nil, reason
 	if err == nil {
@@ -143,6 +154,12 @@ func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, l
 		err = &guestFailure{said: said, err: err}
 	}
 	return 0, kind, err
+}
+
+// flushOutput ends the guest's unfinished output lines.
+func (inst *instance) flushOutput() {
+	inst.stderr.flush()
+	inst.stdout.flush()
 }
 
 // callName names a call in the log: its command, or the export called.

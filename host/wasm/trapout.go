@@ -112,10 +112,7 @@ func (c *callOutput) note(level slog.Level, line []byte) {
 func (c *callOutput) end(failed bool, gate *outputGate, what string) (message, reason string) {
 	held, dropped, level := c.held, c.dropped, c.level
 	reason = c.reason
-	*c = callOutput{held: c.held[:0]}
-	if len(held) > 0 && len(held) == cap(held) && cap(held) > 256 {
-		c.held = nil // a long failure's slice is not kept by an idle instance
-	}
+	*c = callOutput{} // an idle instance keeps nothing of the call
 	if len(held) == 0 {
 		return "", reason
 	}

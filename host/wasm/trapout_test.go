@@ -12,6 +12,60 @@ import (
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
+// TestCallOutputLanguages: the failure message of each guest language's
+// way of dying, as its runtime prints it, and the bound on what is held.
+// The guest kit (host/guestkit_test.go) checks Go and Debian's Rust 1.63
+// on real modules; Rust 1.73 and later put the message on a line of its
+// own, and C's assert prints before abort.
+func TestCallOutputLanguages(t *testing.T) {
+	cases := []struct {
+		name, output, message string
+	}{
+		{"go panic", "panic: boom\n\ngoroutine 1 [running]:\nmain.f()\n", "panic: boom"},
+		{"go out of memory", "runtime: out of memory: cannot allocate 1048576-byte block (3 in use)\nfatal error: out of memory\n", "runtime: out of memory: cannot allocate 1048576-byte block (3 in use)"},
+		{"rust 1.63", "thread '<unnamed>' panicked at 'boom', src/lib.rs:5:9\nnote: run with `RUST_BACKTRACE=1`\n", "thread '<unnamed>' panicked at 'boom', src/lib.rs:5:9"},
+		{"rust 1.73", "thread '<unnamed>' panicked at src/lib.rs:5:9:\nboom\nnote: run with `RUST_BACKTRACE=1`\n", "thread '<unnamed>' panicked at src/lib.rs:5:9: boom"},
+		{"c assert", "Assertion failed: n > 0 (kit.c: trap: 12)\n", "Assertion failed: n > 0 (kit.c: trap: 12)"},
+		{"ordinary lines only", "about to fail\nstill going\n", ""},
+		{"a marker not at the start", "log: panic: no\n", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			gate, h, _ := newTestGate(OutputLimits{})
+			var out callOutput
+			w := &guestOutput{gate: gate, stream: "stderr", level: slog.LevelWarn, call: &out}
+			_, _ = w.Write([]byte(c.output))
+			msg, _ := out.end(true, gate, "cmd")
+			if msg != c.message {
+				t.Errorf("message %q, want %q", msg, c.message)
+			}
+			lines, _, _ := h.split()
+			if want := strings.Count(c.output, "\n") - strings.Count(c.output, "\n\n"); c.message != "" && lines != 1 || c.message == "" && lines != want {
+				t.Errorf("%d records; want one for a failure's output, one a line otherwise", lines)
+			}
+		})
+	}
+
+	t.Run("bounded", func(t *testing.T) {
+		gate, h, _ := newTestGate(OutputLimits{})
+		var out callOutput
+		w := &guestOutput{gate: gate, stream: "stderr", level: slog.LevelWarn, call: &out}
+		_, _ = w.Write([]byte("panic: flood\n"))
+		line := strings.Repeat("x", 999) + "\n"
+		for range 100 { // 100,000 bytes
+			_, _ = w.Write([]byte(line))
+		}
+		out.end(true, gate, "cmd")
+		recs := h.guestRecords(0)
+		if len(recs) != 1 || len(recs[0]["output"]) > maxHeldOutput+64 || !strings.HasSuffix(recs[0]["output"], "more lines dropped]") {
+			t.Fatalf("want one record of at most %d bytes that says lines were dropped; got %d records", maxHeldOutput, len(recs))
+		}
+		if n := gate.droppedLines.Load(); n < 60 {
+			t.Errorf("%d lines counted as dropped; want the ~68 over the bound", n)
+		}
+	})
+}
+
 // recordEngine is an engine whose log records are kept, for the tests that
 // count what a guest's failure put in the host's log.
 func recordEngine(t *testing.T) (*Engine, *countingHandler) {
@@ -117,6 +171,23 @@ func TestTrapCarriesGuestMessage(t *testing.T) {
 			}
 		})
 	}
+
+	// A line the guest never ended (it died mid-line) is its message.
+	t.Run("unfinished line", func(t *testing.T) {
+		p, err := e.Load(context.Background(), "hostile-midline", readPlugin(t, "hostile-midline"), PluginConfig{PoolSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		from := h.count()
+		_, err = call(t, p, context.Background(), "midline", "")
+		if want := "plugin hostile-midline: command midline: trap: Assertion failed: n > 0 (kit.c: trap: 12)"; KindOf(err) != KindTrap || firstLine(err) != want {
+			t.Errorf("first line of the error:\n got %q\nwant %q", firstLine(err), want)
+		}
+		if recs := h.guestRecords(from); len(recs) != 1 || recs[0]["command"] != "midline" {
+			t.Errorf("want one record of the failure's output, got %q", recs)
+		}
+	})
 
 	t.Run("controls", func(t *testing.T) {
 		_, err := call(t, panicky, context.Background(), "panic", "controls")
