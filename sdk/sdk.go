@@ -22,8 +22,9 @@
 // A returned error becomes an application error (500 with `__apErr`); an
 // *Error built with InvalidPayload, UnsupportedContentType or NewError
 // becomes that protocol status instead. A panic is not recovered: the host
-// sees a trap, discards the instance and answers with a host fault, so a
-// handler that may fail should return an error.
+// sees a trap, discards the instance and answers with a host fault (a 500
+// whose message quotes the panic's first line, the stack in the host log),
+// so a handler that may fail should return an error.
 //
 // A handler may call other commands, of this host or of another executor,
 // with CallCommand, or several at once with FanOut (nested invocation: the
