@@ -163,6 +163,7 @@ func TestTrapCarriesGuestMessage(t *testing.T) {
 				t.Fatalf("%d records of guest output: want %d ordinary ones and one with the failure's output, got %d of those", len(recs), c.lines, len(blocks))
 			}
 			b := blocks[0]
+			t.Logf("%d records; the failure's: %q and %d bytes of output in %d lines", len(recs), b["msg"], len(b["output"]), strings.Count(b["output"], "\n")+1)
 			if !strings.Contains(b["output"], c.stackHas) || strings.Count(b["output"], "\n") < 3 {
 				t.Errorf("the failure's record holds its whole output, one line per line: %q", b["output"])
 			}
