@@ -144,6 +144,15 @@ func TestGuestKit(t *testing.T) {
 				if !errors.As(err, &werr) || werr.Kind != wasm.KindTrap {
 					t.Fatalf("err %v; want a trap", err)
 				}
+				// The error's first line, which a caller's 500 quotes, is
+				// the guest's panic message where the language prints one
+				// (a C __builtin_trap or an AssemblyScript unreachable()
+				// prints nothing).
+				first, _, _ := strings.Cut(err.Error(), "\n")
+				t.Logf("first line: %s", first)
+				if printsPanic := lang == "go" || lang == "rust"; printsPanic && !strings.Contains(first, "kit: deliberate trap") {
+					t.Errorf("the first line of the error does not quote the guest's panic: %q", first)
+				}
 				ok("kit-echo", "after the trap") // the instance was replaced
 			})
 			t.Run("deadline", func(t *testing.T) {

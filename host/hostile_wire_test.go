@@ -39,7 +39,7 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 		check         func(t *testing.T, p *paho.Publish)
 	}{
 		{name: "guest panic", command: "panic", status: "500", check: func(t *testing.T, p *paho.Publish) {
-			wantMessage(t, p, "panic", "details in the host log")
+			wantMessage(t, p, "trap: panic: panic plugin: deliberate panic", "details in the host log")
 		}},
 		{name: "error with newlines and controls", command: "badreply", payload: "error", status: "500", check: func(t *testing.T, p *paho.Publish) {
 			wantMessage(t, p, "line one line two", "indented")

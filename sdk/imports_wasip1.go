@@ -17,7 +17,9 @@ func exportABIVersion() int32 { return abi.Version }
 func exportDescribe() int32 {
 	desc, err := description()
 	if err != nil {
-		hostLog(abi.LevelError, "describe: "+err.Error())
+		// The host quotes the first error a describe logs in the load
+		// error: "cmdhost_describe returned 1: sdk: …".
+		hostLog(abi.LevelError, "sdk: "+err.Error())
 		return 1
 	}
 	if r := describe(ptr(desc), int32(len(desc))); r != 0 {

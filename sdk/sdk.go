@@ -22,8 +22,9 @@
 // A returned error becomes an application error (500 with `__apErr`); an
 // *Error built with InvalidPayload, UnsupportedContentType or NewError
 // becomes that protocol status instead. A panic is not recovered: the host
-// sees a trap, discards the instance and answers with a host fault, so a
-// handler that may fail should return an error.
+// sees a trap, discards the instance and answers with a host fault (a 500
+// whose message quotes the panic's first line, the stack in the host log),
+// so a handler that may fail should return an error.
 //
 // A handler may call other commands, of this host or of another executor,
 // with CallCommand, or several at once with FanOut (nested invocation: the
@@ -39,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -110,7 +112,7 @@ func Handle(name string, h Handler, opts ...Option) {
 		o(&c.decl)
 	}
 	if err := abi.ValidateCommandName(name); err != nil {
-		registry.err = err
+		registry.err = plainErr(err)
 		return
 	}
 	if h == nil {
@@ -126,19 +128,37 @@ func Handle(name string, h Handler, opts ...Option) {
 	registry.commands = append(registry.commands, c)
 }
 
-// description encodes the registered commands, or says why it cannot.
+// errNoCommands is the describe error of a module that registered none:
+// most often its author called Handle from main, which a plugin never
+// runs (a WASI reactor runs only its package initializers).
+var errNoCommands = errors.New("no commands registered (register them with sdk.Handle in an init function: a plugin's main never runs)")
+
+// description encodes the registered commands, or says why it cannot. The
+// host refuses the module with the reason, which exportDescribe logs.
 func description() ([]byte, error) {
 	if registry.err != nil {
 		return nil, registry.err
+	}
+	if len(registry.commands) == 0 {
+		return nil, errNoCommands
 	}
 	d := abi.Description{Version: abi.Version}
 	for _, c := range registry.commands {
 		d.Commands = append(d.Commands, c.decl)
 	}
 	if err := d.Validate(); err != nil {
-		return nil, err
+		return nil, plainErr(err)
 	}
 	return abi.AppendDescription(nil, &d), nil
+}
+
+// plainErr drops the "malformed envelope: " that the abi package's checks
+// lead with: an author reads about a bad command name, not an envelope.
+func plainErr(err error) error {
+	if msg, ok := strings.CutPrefix(err.Error(), abi.ErrMalformed.Error()+": "); ok {
+		return errors.New(msg)
+	}
+	return err
 }
 
 // Error is a protocol status a handler returns instead of running to

@@ -472,7 +472,7 @@ func TestDescriptionErrors(t *testing.T) {
 		register func()
 		want     []string // substrings of description()'s error
 	}{
-		{"no commands", func() {}, []string{"no commands"}},
+		{"no commands", func() {}, []string{"no commands registered", "in an init function"}},
 		{"duplicate", func() {
 			Handle("dup-cmd", echo)
 			Handle("dup-cmd", echo)
@@ -500,6 +500,9 @@ func TestDescriptionErrors(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			if strings.Contains(err.Error(), "envelope") {
+				t.Errorf("error %q talks of the envelope; an author registered a command", err)
 			}
 		})
 	}

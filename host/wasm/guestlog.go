@@ -10,12 +10,16 @@ import (
 // with the plugin, through the plugin's output gate (outputlimit.go), and
 // notices the Go runtime's out-of-memory message, which is the only sign
 // that a trap was an out-of-memory one: it looks at everything written,
-// dropped lines included. One instance writes to it at a time.
+// dropped lines included. One instance writes to it at a time. When call
+// is set, each complete line goes through it first: the output of a call
+// that is failing is held there and logged when the call ends
+// (trapout.go).
 type guestOutput struct {
 	gate   *outputGate
 	stream string
 	level  slog.Level
 	oom    *atomic.Bool
+	call   *callOutput
 	line   []byte
 }
 
@@ -54,6 +58,10 @@ func (w *guestOutput) add(p []byte) {
 
 func (w *guestOutput) flush() {
 	if len(w.line) == 0 {
+		return
+	}
+	if w.call != nil && w.call.line(w.level, w.stream, w.line, w.gate) {
+		w.line = w.line[:0]
 		return
 	}
 	w.gate.emit(w.level, w.stream, w.line)

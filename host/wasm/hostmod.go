@@ -26,6 +26,21 @@ type callState struct {
 	response *abi.Response    // the decoded response, once written
 	desc     *abi.Description // the decoded description, once handed over
 	outErr   error            // why a response or description was refused
+
+	// out is what the instance's guest wrote during the call so far
+	// (trapout.go); set by run. reason is its first line at warning level
+	// or above, set by run when the call returns.
+	out    *callOutput
+	reason string
+}
+
+// guestReason is what an error says of why the guest failed a call it
+// returned from: the first warning it wrote during the call.
+func (st *callState) guestReason() string {
+	if st.reason == "" {
+		return "the guest wrote no warning or error to say why"
+	}
+	return st.reason
 }
 
 type callKey struct{}
@@ -160,16 +175,20 @@ func (h *hostFuncs) responseWrite(ctx context.Context, mod api.Module, stack []u
 	ret(stack, abi.ResultOK)
 }
 
-// logLine logs a guest's line through the plugin's output gate. It reads
-// one byte past the gate's MaxLine at most, so that a longer line is cut
-// and marked.
-func (h *hostFuncs) logLine(_ context.Context, mod api.Module, stack []uint64) {
+// logLine logs a guest's line through the plugin's output gate, and
+// notes it for the call (a describe's reason). It reads one byte past the
+// gate's MaxLine at most, so that a longer line is cut and marked.
+func (h *hostFuncs) logLine(ctx context.Context, mod api.Module, stack []uint64) {
 	n := min(uint32(stack[2]), uint32(h.output.limits.MaxLine+1))
 	msg, ok := mod.Memory().Read(uint32(stack[1]), n)
 	if !ok {
 		return
 	}
-	h.output.emit(slog.Level(api.DecodeI32(stack[0])), "guest", msg)
+	level := slog.Level(api.DecodeI32(stack[0]))
+	if st := stateOf(ctx); st != nil && st.out != nil {
+		st.out.note(level, msg)
+	}
+	h.output.emit(level, "guest", msg)
 }
 
 // copyValue writes val into the guest's buffer when it fits and returns its

@@ -27,10 +27,16 @@ type instance struct {
 	// done is the Done channel of the running call's context, read by the
 	// nanosleep hook so a guest's sleep ends at the deadline (wazero's own
 	// nanosleep ignores the context).
-	done   atomic.Pointer[<-chan struct{}]
-	oom    atomic.Bool // the guest printed the runtime's out-of-memory message
-	reqBuf []byte      // reused encoding buffer for requests
-	state  callState
+	done atomic.Pointer[<-chan struct{}]
+	oom  atomic.Bool // the guest printed the runtime's out-of-memory message
+	out  callOutput  // what the guest wrote during the running call (trapout.go)
+	gate *outputGate // the plugin's, where out's held lines go
+	// stdout and stderr are the guest's streams, whose unfinished line a
+	// failed call flushes: a guest that dies mid-line (C's fputs before
+	// abort) never ends it.
+	stdout, stderr *guestOutput
+	reqBuf         []byte // reused encoding buffer for requests
+	state          callState
 }
 
 // newInstance reserves an instance's memory in the engine's budget
@@ -47,17 +53,18 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 			p.engine.budget.release(p.instanceCost)
 		}
 	}()
-	inst := &instance{}
+	inst := &instance{gate: p.output}
 	done := ctx.Done()
 	inst.done.Store(&done)
 	out := func(stream string, level slog.Level) *guestOutput {
-		return &guestOutput{gate: p.output, stream: stream, level: level, oom: &inst.oom}
+		return &guestOutput{gate: p.output, stream: stream, level: level, oom: &inst.oom, call: &inst.out}
 	}
+	inst.stdout, inst.stderr = out("stdout", slog.LevelInfo), out("stderr", slog.LevelWarn)
 	cfg := p.cfg.Grants.moduleConfig(wazero.NewModuleConfig(), p.mounts).
 		WithName(""). // instances are anonymous: names would clash
 		WithStartFunctions(abi.ExportInitialize).
-		WithStdout(out("stdout", slog.LevelInfo)).
-		WithStderr(out("stderr", slog.LevelWarn)).
+		WithStdout(inst.stdout).
+		WithStderr(inst.stderr).
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
@@ -65,6 +72,12 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 	mem.enter() // the start functions run guest code on the memory
 	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, mem), p.compiled, cfg)
 	mem.leave()
+	if err != nil {
+		inst.flushOutput()
+	}
+	if said, _ := inst.out.end(err != nil, p.output, abi.ExportInitialize); said != "" {
+		err = &guestFailure{said: said, err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("instantiating: %w", err)
 	}
@@ -121,19 +134,48 @@ func (inst *instance) close(p *Plugin) {
 }
 
 // run calls an export with the call state st carried by the context and
-// returns its i32 result; a failure is classified into a Kind. limitPages
-// is the instance's memory limit.
+// returns its i32 result; a failure is classified into a Kind, and its
+// error is led by the guest's failure message when it printed one
+// (trapout.go). st.reason is set to the first warning the guest wrote.
+// limitPages is the instance's memory limit.
 func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, limitPages uint32) (int32, Kind, error) {
 	done := ctx.Done()
 	inst.done.Store(&done)
 	inst.oom.Store(false)
+	st.out = &inst.out
 	inst.mem.enter()
 	res, err := fn.Call(context.WithValue(ctx, callKey{}, st))
 	inst.mem.leave()
+	if err != nil {
+		inst.flushOutput()
+	}
+	said, reason := inst.out.end(err != nil, inst.gate, callName(fn, st))
+	st.out, st.reason = nil, reason
 	if err == nil {
 		return api.DecodeI32(res[0]), 0, nil
 	}
-	return 0, inst.classify(ctx, err, limitPages), err
+	kind := inst.classify(ctx, err, limitPages)
+	if said != "" {
+		err = &guestFailure{said: said, err: err}
+	}
+	return 0, kind, err
+}
+
+// flushOutput ends the guest's unfinished output lines.
+func (inst *instance) flushOutput() {
+	inst.stderr.flush()
+	inst.stdout.flush()
+}
+
+// callName names a call in the log: its command, or the export called.
+func callName(fn api.Function, st *callState) string {
+	if st.req != nil {
+		return st.req.Command
+	}
+	if names := fn.Definition().ExportNames(); len(names) > 0 {
+		return names[0]
+	}
+	return fn.Definition().Name()
 }
 
 // classify tells a failed call's cause: the context's deadline or cancel

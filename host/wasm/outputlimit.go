@@ -112,6 +112,18 @@ func (g *outputGate) emit(level slog.Level, source string, line []byte) {
 	g.log.Log(context.Background(), level, msg, "plugin", g.plugin, "source", source)
 }
 
+// emitBlock writes the held output of a failed call (trapout.go) as one
+// record: its first line the message, the rest the "output" attribute,
+// tagged with the call's command. The budget is charged one line of all
+// its bytes: a failure's output is bounded (maxHeldOutput) and each
+// failure costs the guest its instance.
+func (g *outputGate) emitBlock(level slog.Level, source, command, first, rest string) {
+	if !g.take(len(first) + len(rest)) {
+		return
+	}
+	g.log.Log(context.Background(), level, first, "plugin", g.plugin, "command", command, "source", source, "output", rest)
+}
+
 // take spends the tokens of a line of n bytes and reports whether it may
 // be written. A run of drops is announced when it starts, noted with its
 // counts every outputNoteInterval while it goes on, and closed with its

@@ -135,7 +135,7 @@ func (p *Plugin) describe(ctx context.Context, inst *instance) (*abi.Description
 	case st.outErr != nil:
 		return nil, fmt.Errorf("description refused: %w", st.outErr)
 	case rc != 0:
-		return nil, fmt.Errorf("%s returned %d (the guest's log says why)", abi.ExportDescribe, rc)
+		return nil, fmt.Errorf("%s returned %d: %s", abi.ExportDescribe, rc, st.guestReason())
 	case st.desc == nil:
 		return nil, fmt.Errorf("%s returned without handing over a description", abi.ExportDescribe)
 	}
@@ -227,7 +227,7 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes}
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
-	resp, outErr := st.response, st.outErr
+	resp, outErr, reason := st.response, st.outErr, st.guestReason()
 	inst.forgetCall() // an idle instance keeps nothing of the call
 	if kind != 0 {
 		return nil, kind, err
@@ -239,7 +239,7 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 	case outErr != nil:
 		return nil, KindBadOutput, outErr
 	case rc != 0:
-		return nil, KindBadOutput, fmt.Errorf("%s returned %d without a response (the guest's log says why)", abi.ExportHandle, rc)
+		return nil, KindBadOutput, fmt.Errorf("%s returned %d without a response: %s", abi.ExportHandle, rc, reason)
 	case resp == nil:
 		return nil, KindBadOutput, fmt.Errorf("%s returned without writing a response", abi.ExportHandle)
 	}
