@@ -166,6 +166,7 @@ func (v *version) key() string { return contentKey(v.digest, v.opDigest) }
 // and why. An entry's refusal is set and cleared as a whole.
 type refusal struct {
 	key    string // load.key of the content; "" when nothing is refused
+	digest string // the module file's part of key
 	reason refusalReason
 	// op and opDigest are the operator file that disabled the plugin
 	// (refusedDisabled).
@@ -470,8 +471,8 @@ const (
 	syncChanged syncMode = iota
 	// syncForce loads whatever the file holds: Reload.
 	syncForce
-	// syncRetry loads a plugin refused for a clash, now that a command
-	// or a topic was freed.
+	// syncRetry loads a plugin refused for a clash (a first version or a
+	// new one), now that a command or a topic was freed.
 	syncRetry
 )
 
@@ -488,6 +489,7 @@ type load struct {
 	gone     bool           // the module file does not exist
 	off      bool           // the operator file says "enabled": false: not loaded
 	skip     bool           // nothing to do
+	current  bool           // the files hold the content serving (skip is set)
 	err      error
 	took     time.Duration
 }
@@ -554,12 +556,16 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 	}
 
 	m.mu.Lock()
+	l.current = e.cur != nil && e.cur.key() == l.key()
 	switch mode {
 	case syncChanged:
-		l.skip = (e.cur != nil && e.cur.key() == l.key()) || (e.cur == nil && e.refused.key == l.key())
+		l.skip = l.current || (e.cur == nil && e.refused.key == l.key())
 	case syncRetry:
-		l.skip = e.cur != nil || !e.refused.is(refusedClash)
+		// A refused new version is retried as a refused first one is; a
+		// file gone back to the content serving has nothing to retry.
+		l.skip = l.current || !e.refused.is(refusedClash)
 	}
+	l.current = l.current && l.skip
 	if !l.skip && e.cur == nil && opErr == nil && !l.off {
 		e.loading = true
 	}
@@ -600,6 +606,14 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 	e.loading = false
 	switch {
 	case l.skip:
+		if l.current && e.refused.key != "" {
+			// The refused content is no longer in the files: its error
+			// would be stale.
+			m.log.Info("plugin's file is back to the version serving: the refused version is forgotten", "plugin", e.name,
+				"digest", short(l.digest))
+			e.refused = refusal{}
+			e.lastErr, e.lastErrAt = nil, time.Time{}
+		}
 		return res, nil
 
 	case l.gone:
@@ -674,7 +688,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 	e.loadFailures++
 	e.lastErr, e.lastErrAt = err, time.Now()
-	e.refused = refusal{key: l.key(), reason: refusedFailed}
+	e.refused = refusal{key: l.key(), digest: l.digest, reason: refusedFailed}
 	if clashed {
 		e.refused.reason = refusedClash
 	}
@@ -803,12 +817,15 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 }
 
 // retryClashed loads again, in file name order and in the background, the
-// plugins refused because a command or a topic was taken.
+// plugins refused because a command or a topic was taken: those with no
+// version serving and those whose new version was refused while an older
+// one serves (its file is not touched again when the other plugin goes,
+// so no watcher event would ever bring it).
 func (m *Manager) retryClashed() {
 	m.mu.Lock()
 	var names []string
 	for _, e := range m.entries {
-		if e.refused.is(refusedClash) && e.cur == nil {
+		if e.refused.is(refusedClash) {
 			names = append(names, e.name)
 		}
 	}
