@@ -578,19 +578,31 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		return l
 	}
 	start := time.Now()
-	l.p, l.err = m.cfg.Engine.Load(ctx, e.name, bin, l.op.pluginConfig(m.cfg.Plugin))
+	l.p, l.topics, l.err = m.loadVersion(ctx, e.name, bin, l.op)
 	l.took = time.Since(start)
-	if l.err == nil {
-		err := l.op.CheckCommands(l.p.Description())
-		if err == nil {
-			l.topics, err = commandTopics(l.p.Description())
-		}
-		if err != nil {
-			_ = l.p.Close(context.Background()) // never served: nothing in flight
-			l.p, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, err)
-		}
-	}
 	return l
+}
+
+// loadVersion loads bin as a version of plugin name with the settings of
+// op (nil: none) and checks it as the host does before serving it: the
+// operator file's commands exist, the commands' topics are the host's to
+// give and do not overlap. The clash with other plugins is checked at
+// commit (or by Check).
+func (m *Manager) loadVersion(ctx context.Context, name string, bin []byte, op *Operator) (*wasm.Plugin, []commandTopic, error) {
+	p, err := m.cfg.Engine.Load(ctx, name, bin, op.pluginConfig(m.cfg.Plugin))
+	if err != nil {
+		return nil, nil, err
+	}
+	err = op.CheckCommands(p.Description())
+	var topics []commandTopic
+	if err == nil {
+		topics, err = commandTopics(p.Description())
+	}
+	if err != nil {
+		_ = p.Close(context.Background()) // never served: nothing in flight
+		return nil, nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	return p, topics, nil
 }
 
 func sha(b []byte) string {
@@ -704,18 +716,21 @@ func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 	m.log.Error("plugin load failed", attrs...)
 }
 
-// clash returns an error when p declares a command that another plugin
-// serves now. Manager.mu is held.
+// clash returns a *ClashError when p declares a command that another
+// plugin serves now. Manager.mu is held.
 func (m *Manager) clash(name string, p *wasm.Plugin) error {
 	t := m.served.Load()
 	for _, c := range p.Description().Commands {
 		if other, ok := t.byCommand[c.Name]; ok && other.Name() != name {
-			if m.entries[name].cur != nil {
-				return fmt.Errorf("plugin %s: command %s is already served by plugin %s; the new version of %s is refused and the old one keeps serving",
+			err := &ClashError{Plugin: name, Command: c.Name, Other: other.Name(), OtherCommand: c.Name}
+			if e := m.entries[name]; e != nil && e.cur != nil {
+				err.msg = fmt.Sprintf("plugin %s: command %s is already served by plugin %s; the new version of %s is refused and the old one keeps serving",
+					name, c.Name, other.Name(), name)
+			} else {
+				err.msg = fmt.Sprintf("plugin %s: command %s is already served by plugin %s; %s not loaded",
 					name, c.Name, other.Name(), name)
 			}
-			return fmt.Errorf("plugin %s: command %s is already served by plugin %s; %s not loaded",
-				name, c.Name, other.Name(), name)
+			return err
 		}
 	}
 	return nil
