@@ -43,15 +43,8 @@ func runListDir(c *cli.Context, dir string) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
-		Defaults: pluginmgr.Defaults{ExecTimeout: hostTimeout},
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = m.Close(ctx)
-	}()
-	m.LoadAll(c.Context) // the problems show in Status
+	m, closeFolder := loadFolder(c.Context, e, dir, pluginmgr.Defaults{ExecTimeout: hostTimeout})
+	defer closeFolder()
 
 	byPlugin := map[string][]commandView{}
 	for _, s := range m.Commands() {
@@ -84,6 +77,22 @@ func runListDir(c *cli.Context, dir string) error {
 		return cli.Exit(fmt.Sprintf("%d of %d plugins would not be served", failed, len(out)), 1)
 	}
 	return nil
+}
+
+// loadFolder loads the plugins folder dir offline with a plugins manager,
+// as serve does (operator files, refusals, clashes: the problems show in
+// its Status), and returns it with the function that closes it. plugin
+// list DIR shows it; plugin install and dev check a module against it
+// (Manager.Check), so that the three apply the host's one rule.
+func loadFolder(ctx context.Context, e *wasm.Engine, dir string, defaults pluginmgr.Defaults) (*pluginmgr.Manager, func()) {
+	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
+		Defaults: defaults, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	m.LoadAll(ctx)
+	return m, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.Close(ctx)
+	}
 }
 
 // printFolder prints one row per command (plugin and state repeated, for
