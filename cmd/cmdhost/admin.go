@@ -205,7 +205,9 @@ func runInstall(c *cli.Context) error {
 	}
 	defer e.Close(context.Background())
 	fmt.Fprintf(c.App.ErrWriter, "validating %s…\n", src)
-	in, err := installModule(c, e, src, dir, c.String("name"))
+	folder, closeFolder := folderManager(e, dir, pluginmgr.Defaults{})
+	defer closeFolder()
+	in, err := installModule(c, e, src, dir, c.String("name"), folder)
 	var invalid *invalidModule
 	var clash *clashModule
 	switch {
@@ -254,12 +256,13 @@ type installed struct {
 }
 
 // installModule loads the module file src as the host would, checks it
-// against the plugins of the folder dir (loaded offline: a command or
-// topic another plugin serves there refuses it, a *clashModule) and, when
-// all is well, copies it into dir as NAME.wasm (name, or the file's base
-// name): written to a temporary file in dir and renamed into place, so
-// that a running host never sees half a file.
-func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string) (installed, error) {
+// against the plugins of the folder dir (folder, a folderManager of dir,
+// loads them offline: a command or topic another plugin serves there
+// refuses it, a *clashModule) and, when all is well, copies it into dir as
+// NAME.wasm (name, or the file's base name): written to a temporary file
+// in dir and renamed into place, so that a running host never sees half a
+// file.
+func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string, folder *pluginmgr.Manager) (installed, error) {
 	if name == "" {
 		name = pluginName(src)
 	}
@@ -283,10 +286,8 @@ func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string) (insta
 	_ = p.Close(context.Background())
 	sum := sha256.Sum256(bin)
 	in.digest = hex.EncodeToString(sum[:])
-	folder, closeFolder := loadFolder(c.Context, e, dir, pluginmgr.Defaults{})
-	err = checkFolder(c, folder, dir, name, bin)
-	closeFolder()
-	if err != nil {
+	folder.LoadAll(c.Context) // only what changed since the last time (dev)
+	if err := checkFolder(c, folder, dir, name, bin); err != nil {
 		return installed{}, err
 	}
 	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")

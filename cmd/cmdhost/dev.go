@@ -18,6 +18,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/urfave/cli/v2"
+
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 func devCommand() *cli.Command {
@@ -70,8 +72,12 @@ func runDev(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	name := cmp.Or(c.String("name"), filepath.Base(dir))
+	// One offline view of the folder for the whole session: each round
+	// loads only the files changed since the round before.
+	folder, closeFolder := folderManager(e, plugins, pluginmgr.Defaults{})
+	defer closeFolder()
 	d := &devLoop{dir: dir, name: name, out: c.App.Writer,
-		install: func(src string) (installed, error) { return installModule(c, e, src, plugins, name) },
+		install: func(src string) (installed, error) { return installModule(c, e, src, plugins, name, folder) },
 		verdict: func(in installed) (string, error) { return hostVerdict(ctx, c, in.name, in.digest, plugins) }}
 	if c.Bool("once") {
 		if !d.round(ctx) {

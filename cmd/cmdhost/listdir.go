@@ -43,8 +43,9 @@ func runListDir(c *cli.Context, dir string) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	m, closeFolder := loadFolder(c.Context, e, dir, pluginmgr.Defaults{ExecTimeout: hostTimeout})
+	m, closeFolder := folderManager(e, dir, pluginmgr.Defaults{ExecTimeout: hostTimeout})
 	defer closeFolder()
+	m.LoadAll(c.Context) // the problems show in Status
 
 	byPlugin := map[string][]commandView{}
 	for _, s := range m.Commands() {
@@ -79,15 +80,15 @@ func runListDir(c *cli.Context, dir string) error {
 	return nil
 }
 
-// loadFolder loads the plugins folder dir offline with a plugins manager,
-// as serve does (operator files, refusals, clashes: the problems show in
-// its Status), and returns it with the function that closes it. plugin
-// list DIR shows it; plugin install and dev check a module against it
-// (Manager.Check), so that the three apply the host's one rule.
-func loadFolder(ctx context.Context, e *wasm.Engine, dir string, defaults pluginmgr.Defaults) (*pluginmgr.Manager, func()) {
+// folderManager is a plugins manager for the plugins folder dir offline,
+// as serve's (operator files, refusals, clashes: after LoadAll the
+// problems show in its Status), with the function that closes it. plugin
+// list DIR shows what it loads; plugin install and dev check a module
+// against it (Manager.Check), so that the three apply the host's one
+// rule. A LoadAll after the first loads only the files changed since.
+func folderManager(e *wasm.Engine, dir string, defaults pluginmgr.Defaults) (*pluginmgr.Manager, func()) {
 	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
 		Defaults: defaults, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	m.LoadAll(ctx)
 	return m, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
