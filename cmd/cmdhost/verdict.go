@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -103,7 +104,11 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 	defer cancel()
 	var last *host.PluginView
 	for first := true; ; first = false {
-		out, err := h.admin(waitCtx, "list", nil, "", min(time.Until(start.Add(wait)), 5*time.Second))
+		left := time.Until(start.Add(wait))
+		if left <= 0 {
+			return "", cli.Exit(pending(h.executor, name, dir, wait, last, digest), exitTimeout)
+		}
+		out, err := h.admin(waitCtx, "list", nil, "", min(left, 5*time.Second))
 		switch {
 		case err != nil && first && waitCtx.Err() == nil:
 			return unasked(err)
@@ -120,6 +125,10 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 					last = &views[i]
 				}
 			}
+			if other := elsewhere(last, dir); other != "" {
+				return "", cli.Exit(fmt.Sprintf("host %s serves plugin %s from %s, not from %s: install into its folder (--plugins %s), or name the host that serves %s (--executor)",
+					h.executor, name, other, dir, other, dir), exitFailed)
+			}
 			if line, done, err := judge(h.executor, last, digest, time.Since(start)); done {
 				return line, err
 			}
@@ -133,6 +142,25 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 		case <-time.After(verdictPoll):
 		}
 	}
+}
+
+// elsewhere returns the folder the host reads plugin v from when it is
+// not dir (a host serving another folder, whose plugin of that name says
+// nothing about the file installed), "" when it is dir or that cannot be
+// told: a path relative to the host's working folder, or one not on this
+// machine.
+func elsewhere(v *host.PluginView, dir string) string {
+	if v == nil || !filepath.IsAbs(v.File) {
+		return ""
+	}
+	theirs, err := os.Stat(filepath.Dir(v.File))
+	if err != nil {
+		return ""
+	}
+	if ours, err := os.Stat(dir); err != nil || os.SameFile(theirs, ours) {
+		return ""
+	}
+	return filepath.Dir(v.File)
 }
 
 // judge reads the host's view of the plugin (nil: not listed): whether it

@@ -110,6 +110,18 @@ func TestPluginInstallReportsTheHostsVerdict(t *testing.T) {
 	if code != exitNoExecutor || !strings.Contains(errOut, `no answer from host "nobody"`) {
 		t.Errorf("install with --executor nobody: exit %d, %q; want %d", code, errOut, exitNoExecutor)
 	}
+	// A host serving another folder: its plugin of the same name and
+	// content is not the file installed; one it does not list at all
+	// exits 6 when --wait passes, saying what the host shows.
+	other := t.TempDir()
+	_, errOut, code = run(t, append([]string{"plugin", "install", filepath.Join(plugins, "fail.wasm"), "--plugins", other}, hostArgs...)...)
+	if code != exitFailed || !strings.Contains(errOut, "host cli-host serves plugin fail from "+dir+", not from "+other+": install into its folder") {
+		t.Errorf("install of fail into a folder the host does not serve: exit %d, %q; want 1", code, errOut)
+	}
+	_, errOut, code = run(t, append([]string{"plugin", "install", filepath.Join(plugins, "panic.wasm"), "--plugins", other, "--wait", "1s"}, hostArgs...)...)
+	if code != exitTimeout || !strings.Contains(errOut, "host cli-host has neither served nor refused panic within --wait 1s: it lists no plugin panic; is "+other+" the folder it serves") {
+		t.Errorf("install of panic into a folder the host does not serve: exit %d, %q; want %d", code, errOut, exitTimeout)
+	}
 	// --wait 0: no host asked.
 	out, errOut, code = run(t, "plugin", "install", filepath.Join(plugins, "sleep.wasm"), "--plugins", dir, "--executor", "nobody", "--wait", "0")
 	if code != 0 || !strings.Contains(out, "not checked with a running host (--wait 0)") {
