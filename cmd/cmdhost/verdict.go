@@ -75,12 +75,13 @@ func checkFolder(c *cli.Context, m *pluginmgr.Manager, dir, name string, bin []b
 	return &invalidModule{err}
 }
 
-// hostVerdict waits, up to --wait (ctx's end stops it), until the host named by --broker and
-// --executor serves digest as plugin name or refuses it, and returns what
-// it observed: a line to print, or an error (exit 1 refused, 3 no broker,
-// 4 no such host, 6 --wait passed). When neither --broker nor --executor
-// is given and no host answers at the defaults, there is no verdict to
-// wait for: the line says so and the error is nil.
+// hostVerdict waits, up to --wait (ctx's end stops it), until the host
+// named by --broker and --executor serves digest as plugin name or
+// refuses it, and returns what it observed: a line to print, or an error
+// (exit 1 refused, 3 no broker, 4 no such host, 6 --wait passed). When
+// neither --broker nor --executor is given and no host answers at the
+// defaults, there is no verdict to wait for: the line says so and the
+// error is nil.
 func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) (string, error) {
 	wait := c.Duration("wait")
 	if wait <= 0 {
@@ -129,7 +130,7 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 				return "", cli.Exit(fmt.Sprintf("host %s serves plugin %s from %s, not from %s: install into its folder (--plugins %s), or name the host that serves %s (--executor)",
 					h.executor, name, other, dir, other, dir), exitFailed)
 			}
-			if line, done, err := judge(h.executor, last, digest, time.Since(start)); done {
+			if line, done, err := judge(h.executor, last, digest, dir, time.Since(start)); done {
 				return line, err
 			}
 		}
@@ -165,14 +166,15 @@ func elsewhere(v *host.PluginView, dir string) string {
 
 // judge reads the host's view of the plugin (nil: not listed): whether it
 // serves digest, refused it, or has not decided yet (done false).
-func judge(executor string, v *host.PluginView, digest string, after time.Duration) (line string, done bool, err error) {
+func judge(executor string, v *host.PluginView, digest, dir string, after time.Duration) (line string, done bool, err error) {
 	switch {
 	case v == nil:
 		return "", false, nil
 	case v.Digest == digest && v.State == pluginmgr.StateServing:
 		return fmt.Sprintf("served by host %s (seen %v after the install)", executor, after.Round(10*time.Millisecond)), true, nil
 	case v.RefusedDigest == digest:
-		return "", true, cli.Exit(fmt.Sprintf("host %s refused it: %s", executor, v.LastError), exitFailed)
+		return "", true, cli.Exit(fmt.Sprintf("host %s refused it: %s\n%s stays in %s: the host loads it again when it changes, or (refused for a clash) when the other plugin frees the command; fix it, or delete it",
+			executor, v.LastError, v.Name+".wasm", dir), exitFailed)
 	case v.State == pluginmgr.StateDisabled:
 		return "", true, cli.Exit(fmt.Sprintf("host %s does not serve it: its operator file %s says \"enabled\": false", executor, v.Operator), exitFailed)
 	}

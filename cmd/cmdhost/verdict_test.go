@@ -90,7 +90,7 @@ func TestPluginInstallReportsTheHostsVerdict(t *testing.T) {
 	// ...and install of the same module says what the host said.
 	out, errOut, code = run(t, append([]string{"plugin", "install", filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), "--plugins", dir, "--name", "a"}, hostArgs...)...)
 	want = "host cli-host refused it: plugin a: command echo is already served by plugin b; the new version of a is refused and the old one keeps serving"
-	if code != exitFailed || !strings.Contains(errOut, want) || strings.Contains(out, "served by") {
+	if code != exitFailed || !strings.Contains(errOut, want) || !strings.Contains(errOut, "a.wasm stays in "+dir) || strings.Contains(out, "served by") {
 		t.Errorf("install of a module the host refuses: exit %d, %q %q; want 1 and %q", code, out, errOut, want)
 	}
 
