@@ -167,6 +167,7 @@ func (v *version) key() string { return contentKey(v.digest, v.opDigest) }
 // and why. An entry's refusal is set and cleared as a whole.
 type refusal struct {
 	key    string // load.key of the content; "" when nothing is refused
+	digest string // the module file's part of key
 	reason refusalReason
 	// op and opDigest are the operator file that disabled the plugin
 	// (refusedDisabled).
@@ -471,8 +472,8 @@ const (
 	syncChanged syncMode = iota
 	// syncForce loads whatever the file holds: Reload.
 	syncForce
-	// syncRetry loads a plugin refused for a clash, now that a command
-	// or a topic was freed.
+	// syncRetry loads a plugin refused for a clash (a first version or a
+	// new one), now that a command or a topic was freed.
 	syncRetry
 )
 
@@ -489,6 +490,7 @@ type load struct {
 	gone     bool           // the module file does not exist
 	off      bool           // the operator file says "enabled": false: not loaded
 	skip     bool           // nothing to do
+	current  bool           // the files hold the content serving (skip is set)
 	err      error
 	took     time.Duration
 }
@@ -555,12 +557,16 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 	}
 
 	m.mu.Lock()
+	l.current = e.cur != nil && e.cur.key() == l.key()
 	switch mode {
 	case syncChanged:
-		l.skip = (e.cur != nil && e.cur.key() == l.key()) || (e.cur == nil && e.refused.key == l.key())
+		l.skip = l.current || (e.cur == nil && e.refused.key == l.key())
 	case syncRetry:
-		l.skip = e.cur != nil || !e.refused.is(refusedClash)
+		// A refused new version is retried as a refused first one is; a
+		// file gone back to the content serving has nothing to retry.
+		l.skip = l.current || !e.refused.is(refusedClash)
 	}
+	l.current = l.current && l.skip
 	if !l.skip && e.cur == nil && opErr == nil && !l.off {
 		e.loading = true
 	}
@@ -573,19 +579,31 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		return l
 	}
 	start := time.Now()
-	l.p, l.err = m.cfg.Engine.Load(ctx, e.name, bin, l.op.pluginConfig(m.cfg.Plugin))
+	l.p, l.topics, l.err = m.loadVersion(ctx, e.name, bin, l.op)
 	l.took = time.Since(start)
-	if l.err == nil {
-		err := l.op.CheckCommands(l.p.Description())
-		if err == nil {
-			l.topics, err = commandTopics(l.p.Description())
-		}
-		if err != nil {
-			_ = l.p.Close(context.Background()) // never served: nothing in flight
-			l.p, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, err)
-		}
-	}
 	return l
+}
+
+// loadVersion loads bin as a version of plugin name with the settings of
+// op (nil: none) and checks it as the host does before serving it: the
+// operator file's commands exist, the commands' topics are the host's to
+// give and do not overlap. The clash with other plugins is checked at
+// commit (or by Check).
+func (m *Manager) loadVersion(ctx context.Context, name string, bin []byte, op *Operator) (*wasm.Plugin, []commandTopic, error) {
+	p, err := m.cfg.Engine.Load(ctx, name, bin, op.pluginConfig(m.cfg.Plugin))
+	if err != nil {
+		return nil, nil, err
+	}
+	err = op.CheckCommands(p.Description())
+	var topics []commandTopic
+	if err == nil {
+		topics, err = commandTopics(p.Description())
+	}
+	if err != nil {
+		_ = p.Close(context.Background()) // never served: nothing in flight
+		return nil, nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	return p, topics, nil
 }
 
 func sha(b []byte) string {
@@ -601,6 +619,14 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 	e.loading = false
 	switch {
 	case l.skip:
+		if l.current && e.refused.key != "" {
+			// The refused content is no longer in the files: its error
+			// would be stale.
+			m.log.Info("plugin's file is back to the version serving: the refused version is forgotten", "plugin", e.name,
+				"digest", short(l.digest))
+			e.refused = refusal{}
+			e.lastErr, e.lastErrAt = nil, time.Time{}
+		}
 		return res, nil
 
 	case l.gone:
@@ -675,7 +701,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 	e.loadFailures++
 	e.lastErr, e.lastErrAt = err, time.Now()
-	e.refused = refusal{key: l.key(), reason: refusedFailed}
+	e.refused = refusal{key: l.key(), digest: l.digest, reason: refusedFailed}
 	if clashed {
 		e.refused.reason = refusedClash
 	}
@@ -691,18 +717,21 @@ func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 	m.log.Error("plugin load failed", attrs...)
 }
 
-// clash returns an error when p declares a command that another plugin
-// serves now. Manager.mu is held.
+// clash returns a *ClashError when p declares a command that another
+// plugin serves now. Manager.mu is held.
 func (m *Manager) clash(name string, p *wasm.Plugin) error {
 	t := m.served.Load()
 	for _, c := range p.Description().Commands {
 		if other, ok := t.byCommand[c.Name]; ok && other.Name() != name {
-			if m.entries[name].cur != nil {
-				return fmt.Errorf("plugin %s: command %s is already served by plugin %s; the new version of %s is refused and the old one keeps serving",
+			err := &ClashError{Plugin: name, Command: c.Name, Other: other.Name(), OtherCommand: c.Name}
+			if e := m.entries[name]; e != nil && e.cur != nil {
+				err.msg = fmt.Sprintf("plugin %s: command %s is already served by plugin %s; the new version of %s is refused and the old one keeps serving",
+					name, c.Name, other.Name(), name)
+			} else {
+				err.msg = fmt.Sprintf("plugin %s: command %s is already served by plugin %s; %s not loaded",
 					name, c.Name, other.Name(), name)
 			}
-			return fmt.Errorf("plugin %s: command %s is already served by plugin %s; %s not loaded",
-				name, c.Name, other.Name(), name)
+			return err
 		}
 	}
 	return nil
@@ -804,12 +833,15 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 }
 
 // retryClashed loads again, in file name order and in the background, the
-// plugins refused because a command or a topic was taken.
+// plugins refused because a command or a topic was taken: those with no
+// version serving and those whose new version was refused while an older
+// one serves (its file is not touched again when the other plugin goes,
+// so no watcher event would ever bring it).
 func (m *Manager) retryClashed() {
 	m.mu.Lock()
 	var names []string
 	for _, e := range m.entries {
-		if e.refused.is(refusedClash) && e.cur == nil {
+		if e.refused.is(refusedClash) {
 			names = append(names, e.name)
 		}
 	}

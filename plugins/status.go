@@ -75,8 +75,14 @@ type PluginStatus struct {
 	InUse    int `json:"inUse"`
 	Draining int `json:"draining"` // replaced versions still finishing their calls
 
-	LastError   string    `json:"lastError,omitempty"`  // the last load failure; cleared by a successful load
-	LastErrorAt time.Time `json:"lastErrorAt,omitzero"` // when it happened
+	LastError string `json:"lastError,omitempty"` // the last load failure; cleared by a successful load
+	// RefusedDigest is the hex sha256 of the module file content whose
+	// load failed or clashed (LastError says why), "" when none: what
+	// `cmdhost plugin install` waits for, beside Digest, to tell the
+	// host's verdict on the file it installed. A refusal for a clash is
+	// retried when what refused it is freed.
+	RefusedDigest string    `json:"refusedDigest,omitempty"`
+	LastErrorAt   time.Time `json:"lastErrorAt,omitzero"` // when it happened
 }
 
 // Status describes every plugin known, sorted by name: those serving,
@@ -125,6 +131,9 @@ func (m *Manager) Status() []PluginStatus {
 		}
 		if e.lastErr != nil {
 			st.LastError, st.LastErrorAt = e.lastErr.Error(), e.lastErrAt
+		}
+		if e.refused.is(refusedFailed) || e.refused.is(refusedClash) {
+			st.RefusedDigest = e.refused.digest
 		}
 		for _, p := range append([]*wasm.Plugin{serving}, e.draining...) {
 			if p == nil {

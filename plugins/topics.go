@@ -143,12 +143,15 @@ func (m *Manager) topicClash(name string, topics []commandTopic) error {
 			if other.plugin == name || !ct.overlaps(other.commandTopic) {
 				continue
 			}
-			err := fmt.Errorf("plugin %s: command %s's topic %s overlaps command %s's %s, served by plugin %s",
+			msg := fmt.Sprintf("plugin %s: command %s's topic %s overlaps command %s's %s, served by plugin %s",
 				name, ct.command, ct, other.command, other.commandTopic, other.plugin)
-			if m.entries[name].cur != nil {
-				return fmt.Errorf("%w; the new version of %s is refused and the old one keeps serving", err, name)
+			if e := m.entries[name]; e != nil && e.cur != nil {
+				msg += fmt.Sprintf("; the new version of %s is refused and the old one keeps serving", name)
+			} else {
+				msg += fmt.Sprintf("; %s not loaded", name)
 			}
-			return fmt.Errorf("%w; %s not loaded", err, name)
+			return &ClashError{Plugin: name, Command: ct.command, Other: other.plugin, OtherCommand: other.command,
+				Topic: ct.String(), OtherTopic: other.commandTopic.String(), msg: msg}
 		}
 	}
 	return nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,14 +173,20 @@ func removeCommand() *cli.Command {
 func installCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "install",
-		Usage:     "validate a module file, then copy it into a plugins folder atomically",
+		Usage:     "validate a module file, copy it into a plugins folder atomically and report the host's verdict",
 		ArgsUsage: "FILE.wasm",
-		Description: "The copy is written to a temporary file in the folder and renamed into place, so\n" +
-			"a running host never sees half a file. The host's watcher serves it within a second.",
-		Flags: []cli.Flag{
+		Description: "The module is loaded as the host would and checked against the plugins in DIR\n" +
+			"(loaded offline, as plugin list DIR does): a command or topic another plugin\n" +
+			"serves refuses it, and nothing is copied. The copy is written to a temporary\n" +
+			"file in the folder and renamed into place, so a running host never sees half a\n" +
+			"file. Then the host (--broker, --executor) is asked until it serves the new\n" +
+			"version or refuses it, for up to --wait: install prints what it saw. Exit\n" +
+			"status 1 when refused, 3 or 4 when the host named is not there, 6 when --wait\n" +
+			"passed first.",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host", Required: true, EnvVars: []string{"CMDHOST_PLUGINS"}},
 			&cli.StringFlag{Name: "name", Usage: "plugin name (default: the file's base name)"},
-		},
+		}, verdictFlags()...),
 		Action: runInstall,
 	}
 }
@@ -197,15 +205,25 @@ func runInstall(c *cli.Context) error {
 	}
 	defer e.Close(context.Background())
 	fmt.Fprintf(c.App.ErrWriter, "validating %s…\n", src)
-	dst, _, err := installModule(c, e, src, dir, c.String("name"))
+	folder, closeFolder := folderManager(e, dir, pluginmgr.Defaults{})
+	defer closeFolder()
+	in, err := installModule(c, e, src, dir, c.String("name"), folder)
 	var invalid *invalidModule
+	var clash *clashModule
 	switch {
 	case errors.As(err, &invalid):
 		return cli.Exit(fmt.Sprintf("not installed: %v", invalid.err), 1)
+	case errors.As(err, &clash):
+		return cli.Exit(fmt.Sprintf("not installed: %v", clash), 1)
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "installed %s as %s\n", src, dst)
+	fmt.Fprintf(c.App.Writer, "installed %s as %s\n", src, in.dst)
+	line, err := hostVerdict(c.Context, c, in.name, in.digest, dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.App.Writer, line)
 	return nil
 }
 
@@ -229,52 +247,67 @@ type invalidModule struct{ err error }
 
 func (e *invalidModule) Error() string { return e.err.Error() }
 
-// installModule loads the module file src as the host would and, when it
-// loads, copies it into the plugins folder dir as NAME.wasm (name, or the
-// file's base name): written to a temporary file in dir and renamed into
-// place, so that a running host never sees half a file. It returns the
-// installed path and the module's commands.
-func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string) (string, []string, error) {
+// installed is a module installModule put into a plugins folder.
+type installed struct {
+	name     string   // the plugin's name
+	dst      string   // its path in the folder
+	digest   string   // hex sha256 of its content, as the host's status shows it
+	commands []string // the commands it declares
+}
+
+// installModule loads the module file src as the host would, checks it
+// against the plugins of the folder dir (folder, a folderManager of dir,
+// loads them offline: a command or topic another plugin serves there
+// refuses it, a *clashModule) and, when all is well, copies it into dir as
+// NAME.wasm (name, or the file's base name): written to a temporary file
+// in dir and renamed into place, so that a running host never sees half a
+// file.
+func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string, folder *pluginmgr.Manager) (installed, error) {
 	if name == "" {
 		name = pluginName(src)
 	}
 	// The host's own rule: a name it would skip (a dotfile) or a path
 	// is refused here rather than installed and never served.
 	if err := pluginmgr.CheckName(name); err != nil {
-		return "", nil, &invalidModule{fmt.Errorf("%w (choose it with --name)", err)}
+		return installed{}, &invalidModule{fmt.Errorf("%w (choose it with --name)", err)}
 	}
 	mode, err := installMode(dir)
 	if err != nil {
-		return "", nil, err
+		return installed{}, err
 	}
 	p, bin, err := loadFile(c, e, src, wasm.PluginConfig{PoolSize: 1})
 	if err != nil {
-		return "", nil, &invalidModule{err}
+		return installed{}, &invalidModule{err}
 	}
-	var commands []string
+	in := installed{name: name, dst: filepath.Join(dir, name+".wasm")}
 	for _, cmd := range p.Description().Commands {
-		commands = append(commands, cmd.Name)
+		in.commands = append(in.commands, cmd.Name)
 	}
 	_ = p.Close(context.Background())
+	sum := sha256.Sum256(bin)
+	in.digest = hex.EncodeToString(sum[:])
+	folder.LoadAll(c.Context) // only what changed since the last time (dev)
+	if err := checkFolder(c, folder, dir, name, bin); err != nil {
+		return installed{}, err
+	}
 	tmp, err := os.CreateTemp(dir, "."+name+".*.tmp")
 	if err != nil {
-		return "", nil, err
+		return installed{}, err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(bin); err != nil {
 		tmp.Close()
-		return "", nil, err
+		return installed{}, err
 	}
 	if err := tmp.Chmod(mode); err != nil { // CreateTemp made it 0600
 		tmp.Close()
-		return "", nil, err
+		return installed{}, err
 	}
 	if err := tmp.Close(); err != nil {
-		return "", nil, err
+		return installed{}, err
 	}
-	dst := filepath.Join(dir, name+".wasm")
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return "", nil, err
+	if err := os.Rename(tmp.Name(), in.dst); err != nil {
+		return installed{}, err
 	}
-	return dst, commands, nil
+	return in, nil
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/urfave/cli/v2"
+
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 func devCommand() *cli.Command {
@@ -28,15 +30,18 @@ func devCommand() *cli.Command {
 		Description: "Watches the handler project in DIR (default: the current folder; one made by\n" +
 			"cmdhost new, or any with a Makefile whose default target builds NAME.wasm).\n" +
 			"At the start and after every change it runs make, loads the module as the\n" +
-			"host would, and installs it into --plugins as plugin install does: a running\n" +
-			"host serves the new version within a second. Each step is printed; a build\n" +
-			"that fails prints the compiler's output and installs nothing. Ctrl-C stops.",
-		Flags: []cli.Flag{
+			"host would, and installs it into --plugins as plugin install does (a module\n" +
+			"whose command or topic another plugin there serves is refused, not copied),\n" +
+			"then waits up to --wait for the running host (--broker, --executor) to serve\n" +
+			"the new version or refuse it, and prints what it saw. Each step is printed; a\n" +
+			"build that fails prints the compiler's output and installs nothing. Ctrl-C\n" +
+			"stops.",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host", Required: true, EnvVars: []string{"CMDHOST_PLUGINS"}},
 			&cli.StringFlag{Name: "name", Usage: "the module: NAME.wasm in the project, installed as NAME.wasm (default: the project folder's name)"},
 			&cli.DurationFlag{Name: "debounce", Value: 300 * time.Millisecond, Usage: "how long the project stays quiet before a rebuild"},
-			&cli.BoolFlag{Name: "once", Usage: "build, check and install once, then exit (status 1 when a step failed)"},
-		},
+			&cli.BoolFlag{Name: "once", Usage: "build, check and install once, then exit (status 1 when a step failed or the host refused the module)"},
+		}, verdictFlags()...),
 		Action: runDev,
 	}
 }
@@ -67,8 +72,13 @@ func runDev(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	name := cmp.Or(c.String("name"), filepath.Base(dir))
+	// One offline view of the folder for the whole session: each round
+	// loads only the files changed since the round before.
+	folder, closeFolder := folderManager(e, plugins, pluginmgr.Defaults{})
+	defer closeFolder()
 	d := &devLoop{dir: dir, name: name, out: c.App.Writer,
-		install: func(src string) (string, []string, error) { return installModule(c, e, src, plugins, name) }}
+		install: func(src string) (installed, error) { return installModule(c, e, src, plugins, name, folder) },
+		verdict: func(in installed) (string, error) { return hostVerdict(ctx, c, in.name, in.digest, plugins) }}
 	if c.Bool("once") {
 		if !d.round(ctx) {
 			return cli.Exit("", exitFailed)
@@ -96,13 +106,15 @@ func runDev(c *cli.Context) error {
 }
 
 // devLoop is one project under cmdhost dev: its folder, its module's
-// name, where it prints, and how its module is checked and installed
-// (installModule, into the host's folder).
+// name, where it prints, how its module is checked and installed
+// (installModule, into the host's folder) and how the host's verdict on
+// it is had (hostVerdict).
 type devLoop struct {
 	dir     string
 	name    string
 	out     io.Writer
-	install func(src string) (dst string, commands []string, err error)
+	install func(src string) (installed, error)
+	verdict func(installed) (string, error)
 }
 
 // round builds the project, then checks and installs its module; it
@@ -125,18 +137,27 @@ func (d *devLoop) round(ctx context.Context) bool {
 		return false
 	}
 	fmt.Fprintf(d.out, "built %s in %v\n", src, time.Since(start).Round(time.Millisecond))
-	dst, commands, err := d.install(src)
+	in, err := d.install(src)
 	var invalid *invalidModule
+	var clash *clashModule
 	switch {
 	case errors.As(err, &invalid):
 		fmt.Fprintf(d.out, "invalid: %v; nothing installed\n", invalid.err)
+		return false
+	case errors.As(err, &clash):
+		fmt.Fprintf(d.out, "refused: %v; nothing installed\n", clash)
 		return false
 	case err != nil:
 		fmt.Fprintf(d.out, "not installed: %v\n", err)
 		return false
 	}
-	fmt.Fprintf(d.out, "valid: %d command(s) (%s)\ninstalled as %s: a running host serves it within a second\n",
-		len(commands), strings.Join(commands, ", "), dst)
+	fmt.Fprintf(d.out, "valid: %d command(s) (%s)\ninstalled as %s\n", len(in.commands), strings.Join(in.commands, ", "), in.dst)
+	line, err := d.verdict(in)
+	if err != nil {
+		fmt.Fprintf(d.out, "%v\n", err)
+		return false
+	}
+	fmt.Fprintln(d.out, line)
 	return true
 }
 

@@ -43,14 +43,8 @@ func runListDir(c *cli.Context, dir string) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
-		Defaults: pluginmgr.Defaults{ExecTimeout: hostTimeout},
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = m.Close(ctx)
-	}()
+	m, closeFolder := folderManager(e, dir, pluginmgr.Defaults{ExecTimeout: hostTimeout})
+	defer closeFolder()
 	m.LoadAll(c.Context) // the problems show in Status
 
 	byPlugin := map[string][]commandView{}
@@ -84,6 +78,22 @@ func runListDir(c *cli.Context, dir string) error {
 		return cli.Exit(fmt.Sprintf("%d of %d plugins would not be served", failed, len(out)), 1)
 	}
 	return nil
+}
+
+// folderManager is a plugins manager for the plugins folder dir offline,
+// as serve's (operator files, refusals, clashes: after LoadAll the
+// problems show in its Status), with the function that closes it. plugin
+// list DIR shows what it loads; plugin install and dev check a module
+// against it (Manager.Check), so that the three apply the host's one
+// rule. A LoadAll after the first loads only the files changed since.
+func folderManager(e *wasm.Engine, dir string, defaults pluginmgr.Defaults) (*pluginmgr.Manager, func()) {
+	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
+		Defaults: defaults, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return m, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.Close(ctx)
+	}
 }
 
 // printFolder prints one row per command (plugin and state repeated, for
