@@ -20,7 +20,10 @@ func main() {
 		os.Exit(1)
 	}
 	app := newApp(os.Stdout, os.Stderr)
-	err = app.Run(interspersed(app, os.Args))
+	args, err := interspersed(app, os.Args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	stopProfile()
 	if err != nil {
 		var exit cli.ExitCoder
@@ -59,6 +62,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.Bool("version") {
 				readBuildVersion().print(c.App.Writer)
 				return nil
+			}
+			if c.Args().Present() {
+				return unknownCommand(c, c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},

@@ -157,10 +157,12 @@ func TestInterspersed(t *testing.T) {
 		{"cmdhost plugin inspect F --json", "cmdhost plugin inspect --json -- F"},
 		{"cmdhost call F C -- -d", "cmdhost call -- F C -d"},
 		{"cmdhost nosuch a -b", "cmdhost nosuch a -b"},
+		{"cmdhost plugin lst --json", "cmdhost plugin lst --json"},
 	}
 	for _, c := range cases {
-		if got := strings.Join(interspersed(app, strings.Fields(c.in)), " "); got != c.want {
-			t.Errorf("%q → %q, want %q", c.in, got, c.want)
+		args, err := interspersed(app, strings.Fields(c.in))
+		if got := strings.Join(args, " "); got != c.want || err != nil {
+			t.Errorf("%q → %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }
