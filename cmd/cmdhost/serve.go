@@ -87,6 +87,7 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, exitUsage)
 	}
+	warnIfNoModules(cfg.Logger, cfg.PluginsDir)
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg.OnServing = func() { notifySystemd("READY=1") }
@@ -137,8 +138,8 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if cfg.PluginsDir == "" {
 		return cfg, errors.New("--plugins DIR is required (or plugins: DIR in the --config file, or CMDHOST_PLUGINS)")
 	}
-	if st, err := os.Stat(cfg.PluginsDir); err != nil || !st.IsDir() {
-		return cfg, fmt.Errorf("--plugins %s: not a directory", cfg.PluginsDir)
+	if err := checkPluginsDir(cfg.PluginsDir); err != nil {
+		return cfg, err
 	}
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = hostname()

@@ -80,3 +80,15 @@ func TestMissingRequiredFlag(t *testing.T) {
 	oneUsageLine(t, "dev: --plugins DIR is required: plugins DIR of the host (or $CMDHOST_PLUGINS) (see cmdhost dev --help)", "dev", "--once")
 	oneUsageLine(t, "plugin install: --plugins DIR is required", "plugin", "install", plugins+"/echo.wasm")
 }
+
+// An --executor that cannot be a topic level is a usage error before
+// anything is sent; with a wildcard it exited 1 (the publish failed).
+func TestExecutorNotATopicLevel(t *testing.T) {
+	for _, args := range [][]string{
+		{"invoke", "echo", "--executor", "v+m"},
+		{"plugin", "list", "--executor", "a/b"},
+		{"watch", "--executor", "#"},
+	} {
+		oneUsageLine(t, "--executor "+`"`+args[len(args)-1]+`": not an executor id`, args...)
+	}
+}
