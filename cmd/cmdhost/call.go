@@ -62,6 +62,9 @@ func runCall(c *cli.Context) error {
 		return err
 	}
 	defer p.Close(context.Background())
+	if err := servesCommand(c.Args().Get(0), p.Description(), req.Command); err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
@@ -74,8 +77,25 @@ func runCall(c *cli.Context) error {
 	if err := res.Err(); err != nil {
 		return cli.Exit(err, 1)
 	}
-	_, err = c.App.Writer.Write(resp.Payload)
-	return err
+	return writePayload(c.App.Writer, resp.Payload) // a newline after it on a terminal, as invoke
+}
+
+// servesCommand says, when the module in file does not serve command,
+// which commands it does serve (and the one most likely meant), rather
+// than the guest's bare "unknown command".
+func servesCommand(file string, desc *abi.Description, command string) error {
+	var names []string
+	for _, cmd := range desc.Commands {
+		if cmd.Name == command {
+			return nil
+		}
+		names = append(names, cmd.Name)
+	}
+	msg := fmt.Sprintf("unknown command %q: %s serves %s", command, file, strings.Join(names, ", "))
+	if want := closest(command, names); want != "" {
+		msg = fmt.Sprintf("unknown command %q: did you mean %q? (%s serves %s)", command, want, file, strings.Join(names, ", "))
+	}
+	return cli.Exit(msg, exitFailed)
 }
 
 // requestFlags are the flags of a request's content, shared by call and

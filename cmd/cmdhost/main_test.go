@@ -113,7 +113,8 @@ func TestCallErrors(t *testing.T) {
 		{"bad timeout", []string{"call", echo, "echo", "--timeout", "0s"}, 2, "--timeout must be positive"},
 		{"missing file", []string{"call", "nope.wasm", "echo"}, 1, "nope.wasm: no such file"},
 		{"refused module", []string{"call", filepath.Join(plugins, "../plugins-bad/bad-net.wasm"), "x"}, 1, "network access is never granted"},
-		{"unknown command", []string{"call", echo, "nope"}, 1, "unknown command"},
+		{"unknown command", []string{"call", echo, "nope"}, 1, `unknown command "nope": ../../testdata/plugins/echo.wasm serves echo`},
+		{"misspelt command", []string{"call", echo, "ecoh"}, 1, `unknown command "ecoh": did you mean "echo"? (../../testdata/plugins/echo.wasm serves echo)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
