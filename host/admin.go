@@ -146,7 +146,7 @@ func (a *admin) view(name string) PluginView {
 
 // views reports every plugin; the latency is its serving version's.
 func (a *admin) views(declared bool) []PluginView {
-	var out []PluginView
+	out := []PluginView{} // no plugin is [], not null, in the reply's JSON
 	for _, st := range a.Manager.Status() {
 		v := PluginView{PluginStatus: st}
 		if len(st.Commands) > 0 {

@@ -31,3 +31,17 @@ func TestServeWarnsOfAnEmptyPluginsFolder(t *testing.T) {
 		t.Errorf("a folder with a module is said to have none:\n%s", log)
 	}
 }
+
+// plugin list --json of a host that serves no plugin prints [] as
+// docs/cli.md promises for every empty list; it printed null.
+func TestPluginListJSONOfAnEmptyHost(t *testing.T) {
+	addr, _ := startServeIn(t, t.TempDir(), nil)
+	out, errOut, code := run(t, "plugin", "list", "--json", "--broker", "mqtt://"+addr, "--executor", "cli-host")
+	if code != 0 || out != "[]\n" {
+		t.Errorf("plugin list --json of an empty host: stdout %q, stderr %q, status %d; want []", out, errOut, code)
+	}
+	out, errOut, code = run(t, "plugin", "list", "--json", t.TempDir())
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("plugin list --json of an empty folder: stdout %q, stderr %q, status %d; want []", out, errOut, code)
+	}
+}
