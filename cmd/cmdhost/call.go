@@ -22,7 +22,7 @@ func callCommand() *cli.Command {
 		ArgsUsage: "FILE.wasm COMMAND",
 		Description: "Loads the module as the host would, runs COMMAND once and prints the reply's\n" +
 			"payload. An error status is printed to stderr with exit status 1.",
-		Flags: append(requestFlags("deadline of the call"),
+		Flags: append(requestFlags("deadline of the call", defaultExecTimeout),
 			&cli.StringSliceFlag{Name: "config", Usage: "plugin config `key=value` (repeatable)"},
 			&cli.UintFlag{Name: "memory-pages", Value: 1024, Usage: "memory limit in 64 KiB pages"},
 		),
@@ -98,14 +98,24 @@ func servesCommand(file string, desc *abi.Description, command string) error {
 	return cli.Exit(msg, exitFailed)
 }
 
+// defaultExecTimeout is serve's default --exec-timeout, and call's
+// default --timeout: a command runs as long locally as in a host.
+const defaultExecTimeout = 10 * time.Second
+
+// defaultInvokeTimeout is invoke's default --timeout: longer than a
+// host's default execution timeout, so that a command that runs too long
+// ends with the host's answer (408, the command and its timeout named)
+// rather than the client giving up a moment before it comes (exit 6).
+const defaultInvokeTimeout = defaultExecTimeout + 5*time.Second
+
 // requestFlags are the flags of a request's content, shared by call and
 // invoke.
-func requestFlags(timeoutUsage string) []cli.Flag {
+func requestFlags(timeoutUsage string, timeoutDefault time.Duration) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "request payload"},
 		&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the request payload from `FILE` (- for stdin)"},
 		&cli.StringFlag{Name: "content-type", Value: "text/plain", Usage: "request content type"},
-		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: timeoutUsage, EnvVars: []string{"CMDHOST_TIMEOUT"}},
+		&cli.DurationFlag{Name: "timeout", Value: timeoutDefault, Usage: timeoutUsage, EnvVars: []string{"CMDHOST_TIMEOUT"}},
 		&cli.StringSliceFlag{Name: "meta", Usage: "request metadata `key=value` (repeatable)"},
 	}
 }
