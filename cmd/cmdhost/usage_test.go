@@ -92,3 +92,12 @@ func TestExecutorNotATopicLevel(t *testing.T) {
 		oneUsageLine(t, "--executor "+`"`+args[len(args)-1]+`": not an executor id`, args...)
 	}
 }
+
+// version says whose version it prints: this binary's, not a running
+// host's (the README said "what is running").
+func TestVersionSaysWhoseVersion(t *testing.T) {
+	out, _, code := run(t, "version", "--help")
+	if code != 0 || !strings.Contains(out, "print the version of this cmdhost binary") || !strings.Contains(out, "may be another version") {
+		t.Errorf("version --help:\n%s", out)
+	}
+}

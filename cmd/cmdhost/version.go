@@ -58,7 +58,9 @@ func (v buildVersion) print(w io.Writer) {
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print the version of cmdhost, its commit, Go, wazero and the guest ABI",
+		Usage: "print the version of this cmdhost binary, its commit, Go, wazero and the guest ABI",
+		Description: "Reads the build information of the binary it is: a host serving elsewhere,\n" +
+			"started from another binary, may be another version.",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object"}},
 		Action: func(c *cli.Context) error {
 			v := readBuildVersion()
