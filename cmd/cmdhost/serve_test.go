@@ -374,7 +374,7 @@ func checkInvokeOutputs(t *testing.T, broker string) {
 	}
 
 	out, errOut, code = run(t, "invoke", "echo", "-v", "-d", "hi", "--broker", broker, "--executor", "cli-host")
-	for _, want := range []string{"→ rpc/cli-host/echo: 2 bytes, text/plain, expiry 10s", "acked after ", "← 200 after ", "timestamp: "} {
+	for _, want := range []string{"→ rpc/cli-host/echo: 2 bytes, text/plain, expiry 15s", "acked after ", "← 200 after ", "timestamp: "} {
 		if code != 0 || out != "hi" || !strings.Contains(errOut, want) {
 			t.Errorf("invoke -v: stdout %q, stderr %q, exit %d; want %q on stderr", out, errOut, code, want)
 		}
