@@ -81,6 +81,9 @@ func withUsageErrors(cmds []*cli.Command) []*cli.Command {
 		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = subcommandsOnly
 		}
+		if len(c.Subcommands) > 0 && find(c.Subcommands, "help") == nil {
+			c.Subcommands = append(c.Subcommands, helpCommand())
+		}
 		requireFlags(c)
 		withUsageErrors(c.Subcommands)
 	}
@@ -106,6 +109,12 @@ func unknownCommand(c *cli.Context, name string) error {
 	if c.Command != nil && path != "" {
 		cmds = c.Command.Subcommands
 	}
+	return unknownCommandAmong(cmds, path, name)
+}
+
+// unknownCommandAmong is unknownCommand for name typed after the command
+// at path ("" for cmdhost itself), whose subcommands are cmds.
+func unknownCommandAmong(cmds []*cli.Command, path, name string) error {
 	var names, listed []string // names with aliases, to match; without, to show
 	for _, sub := range cmds {
 		if !sub.Hidden {
@@ -170,4 +179,38 @@ func unquoteUsage(usage string) (placeholder, text string) {
 		return "", usage
 	}
 	return name, before + name + after
+}
+
+// helpCommand replaces urfave/cli's `help` command (of cmdhost and of
+// each command with subcommands), which answers an unknown topic ("help
+// invok") with exit status 3, the status of "no broker": an unknown
+// command there is the usage error it is elsewhere. Being named help, it
+// keeps urfave/cli from adding its own, and from adding cmdhost's --help
+// flag, which newApp therefore adds.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Aliases:   []string{"h"},
+		Usage:     "show the commands, or one command's help",
+		ArgsUsage: "[COMMAND]",
+		Action: func(c *cli.Context) error {
+			parent := c.Lineage()[1] // the command help is a subcommand of
+			path := commandPath(parent)
+			if !c.Args().Present() {
+				if path == "" {
+					return cli.ShowAppHelp(parent)
+				}
+				return cli.ShowSubcommandHelp(parent)
+			}
+			name := c.Args().First()
+			cmds := c.App.Commands
+			if path != "" {
+				cmds = parent.Command.Subcommands
+			}
+			if find(cmds, name) == nil {
+				return unknownCommandAmong(cmds, path, name)
+			}
+			return cli.ShowCommandHelp(parent, name)
+		},
+	}
 }

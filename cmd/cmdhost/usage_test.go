@@ -32,11 +32,14 @@ func TestUnknownCommand(t *testing.T) {
 		{[]string{"--cache-dir", t.TempDir(), "serv"}, `unknown command "serv": did you mean "serve"?`},
 		{[]string{"xyzzy"}, `unknown command "xyzzy": cmdhost has serve, invoke, call, plugin,`},
 		{[]string{"plugin", "frobnicate"}, `unknown command "plugin frobnicate": cmdhost plugin has inspect, validate, list,`},
+		// help's unknown topic: it exited 3, the status of "no broker".
+		{[]string{"help", "invok"}, `unknown command "invok": did you mean "invoke"?`},
+		{[]string{"plugin", "help", "lst"}, `unknown command "plugin lst": did you mean "plugin list"?`},
 	} {
 		oneUsageLine(t, c.want, c.args...)
 	}
 	// The help is still there for who asks for it.
-	for _, args := range [][]string{{}, {"plugin"}, {"--help"}} {
+	for _, args := range [][]string{{}, {"plugin"}, {"--help"}, {"-h"}, {"help"}, {"help", "invoke"}, {"plugin", "help", "list"}, {"invoke", "--help"}} {
 		if out, errOut, code := run(t, args...); code != 0 || !strings.Contains(out, "USAGE:") {
 			t.Errorf("cmdhost %v: status %d, stdout %q, stderr %q; want the help", args, code, out, errOut)
 		}
