@@ -11,6 +11,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/buildinfo"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -69,7 +70,7 @@ func (a *admin) Commands() []rpc.Command {
 	return []rpc.Command{
 		op("list", false, func(context.Context, AdminRequest) (any, error) { return a.views(false), nil }),
 		op("stats", false, func(context.Context, AdminRequest) (any, error) {
-			st := AdminStats{Plugins: a.views(false)}
+			st := AdminStats{Plugins: a.views(false), Build: buildinfo.Read()}
 			if a.Reuse != nil {
 				st.Reuse = a.Reuse()
 			}
@@ -146,7 +147,7 @@ func (a *admin) view(name string) PluginView {
 
 // views reports every plugin; the latency is its serving version's.
 func (a *admin) views(declared bool) []PluginView {
-	var out []PluginView
+	out := []PluginView{} // no plugin is [], not null, in the reply's JSON
 	for _, st := range a.Manager.Status() {
 		v := PluginView{PluginStatus: st}
 		if len(st.Commands) > 0 {

@@ -3,6 +3,7 @@ package host
 import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/internal/buildinfo"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -64,6 +65,9 @@ func NewTimeoutView(c plugins.Command) TimeoutView {
 type AdminStats struct {
 	Plugins []PluginView     `json:"plugins"`
 	Reuse   cache.ReuseStats `json:"reuse"`
+	// Build is the host binary's version, for `cmdhost version
+	// --executor`: the binary run there may not be the one at hand.
+	Build buildinfo.Version `json:"build"`
 }
 
 // AdminRequest is the payload of inspect, reload and remove.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -101,6 +102,9 @@ func listCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
+				if string(bytes.TrimSpace(out)) == "null" { // a host from before it said []
+					out = []byte("[]")
+				}
 				_, err = c.App.Writer.Write(append(out, '\n'))
 				return err
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -9,14 +11,19 @@ import (
 // interspersed moves a leaf command's flags ahead of its positional
 // arguments, so `cmdhost call FILE CMD -d hi` works: urfave/cli v2 stops
 // parsing flags at the first positional argument. A "--" ends the flags.
-func interspersed(app *cli.App, args []string) []string {
+// A flag that takes a value but ends the line is a usage error: moved
+// ahead of the "--" that precedes the positional arguments, it would take
+// "--" for its value (`invoke echo -d` sent the payload "--"). A word
+// that is no command is left where it is, for unknownCommand to name.
+func interspersed(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	out := []string{args[0]}
 	cmds := app.Commands
 	i := 1
 	var leaf *cli.Command
+	var path []string          // the command's names as typed
 	for ; i < len(args); i++ { // global flags and the command path
 		a := args[i]
 		if strings.HasPrefix(a, "-") {
@@ -29,9 +36,13 @@ func interspersed(app *cli.App, args []string) []string {
 		}
 		c := find(cmds, a)
 		if c == nil {
+			if leaf != nil && len(cmds) > 0 {
+				return args, nil // not a subcommand of leaf: unknownCommand says so
+			}
 			break
 		}
 		out = append(out, a)
+		path = append(path, a)
 		leaf, cmds = c, c.Subcommands
 		if len(cmds) == 0 {
 			i++
@@ -39,7 +50,7 @@ func interspersed(app *cli.App, args []string) []string {
 		}
 	}
 	if leaf == nil {
-		return args
+		return args, nil
 	}
 	var flags, positional []string
 	for ; i < len(args); i++ {
@@ -50,7 +61,10 @@ func interspersed(app *cli.App, args []string) []string {
 			i = len(args)
 		case strings.HasPrefix(a, "-") && a != "-":
 			flags = append(flags, a)
-			if takesValue(leaf.Flags, a) && i+1 < len(args) {
+			if takesValue(leaf.Flags, a) {
+				if i+1 == len(args) {
+					return nil, missingValue(path, leaf.Flags, a)
+				}
 				i++
 				flags = append(flags, args[i])
 			}
@@ -62,7 +76,25 @@ func interspersed(app *cli.App, args []string) []string {
 	if len(positional) > 0 {
 		out = append(out, "--")
 	}
-	return append(out, positional...)
+	return append(out, positional...), nil
+}
+
+// missingValue is the usage error of flag arg of the command at path
+// (its names after "cmdhost") given last, without its value.
+func missingValue(path []string, flags []cli.Flag, arg string) error {
+	cmd := strings.Join(path, " ")
+	name := strings.TrimLeft(arg, "-")
+	msg := fmt.Sprintf("%s: %s needs a value", cmd, arg)
+	if f := flagNamed(flags, name); f != nil {
+		if long := f.Names()[0]; long != name {
+			msg = fmt.Sprintf("%s: %s (--%s) needs a value", cmd, arg, long)
+		}
+		if u, ok := f.(cli.DocGenerationFlag); ok && u.GetUsage() != "" {
+			_, usage := unquoteUsage(u.GetUsage())
+			msg += ": " + usage
+		}
+	}
+	return cli.Exit(fmt.Sprintf("%s (see cmdhost %s --help)", msg, cmd), exitUsage)
 }
 
 func find(cmds []*cli.Command, name string) *cli.Command {
@@ -81,13 +113,17 @@ func takesValue(flags []cli.Flag, arg string) bool {
 	if strings.Contains(name, "=") {
 		return false
 	}
+	f := flagNamed(flags, name)
+	_, isBool := f.(*cli.BoolFlag)
+	return f != nil && !isBool
+}
+
+// flagNamed is the flag of flags called name, or nil.
+func flagNamed(flags []cli.Flag, name string) cli.Flag {
 	for _, f := range flags {
-		for _, n := range f.Names() {
-			if n == name {
-				_, isBool := f.(*cli.BoolFlag)
-				return !isBool
-			}
+		if slices.Contains(f.Names(), name) {
+			return f
 		}
 	}
-	return false
+	return nil
 }

@@ -22,7 +22,7 @@ func callCommand() *cli.Command {
 		ArgsUsage: "FILE.wasm COMMAND",
 		Description: "Loads the module as the host would, runs COMMAND once and prints the reply's\n" +
 			"payload. An error status is printed to stderr with exit status 1.",
-		Flags: append(requestFlags("deadline of the call"),
+		Flags: append(requestFlags("deadline of the call", defaultExecTimeout),
 			&cli.StringSliceFlag{Name: "config", Usage: "plugin config `key=value` (repeatable)"},
 			&cli.UintFlag{Name: "memory-pages", Value: 1024, Usage: "memory limit in 64 KiB pages"},
 		),
@@ -62,6 +62,9 @@ func runCall(c *cli.Context) error {
 		return err
 	}
 	defer p.Close(context.Background())
+	if err := servesCommand(c.Args().Get(0), p.Description(), req.Command); err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
@@ -74,18 +77,45 @@ func runCall(c *cli.Context) error {
 	if err := res.Err(); err != nil {
 		return cli.Exit(err, 1)
 	}
-	_, err = c.App.Writer.Write(resp.Payload)
-	return err
+	return writePayload(c.App.Writer, resp.Payload) // a newline after it on a terminal, as invoke
 }
+
+// servesCommand says, when the module in file does not serve command,
+// which commands it does serve (and the one most likely meant), rather
+// than the guest's bare "unknown command".
+func servesCommand(file string, desc *abi.Description, command string) error {
+	var names []string
+	for _, cmd := range desc.Commands {
+		if cmd.Name == command {
+			return nil
+		}
+		names = append(names, cmd.Name)
+	}
+	msg := fmt.Sprintf("unknown command %q: %s serves %s", command, file, strings.Join(names, ", "))
+	if want := closest(command, names); want != "" {
+		msg = fmt.Sprintf("unknown command %q: did you mean %q? (%s serves %s)", command, want, file, strings.Join(names, ", "))
+	}
+	return cli.Exit(msg, exitFailed)
+}
+
+// defaultExecTimeout is serve's default --exec-timeout, and call's
+// default --timeout: a command runs as long locally as in a host.
+const defaultExecTimeout = 10 * time.Second
+
+// defaultInvokeTimeout is invoke's default --timeout: longer than a
+// host's default execution timeout, so that a command that runs too long
+// ends with the host's answer (408, the command and its timeout named)
+// rather than the client giving up a moment before it comes (exit 6).
+const defaultInvokeTimeout = defaultExecTimeout + 5*time.Second
 
 // requestFlags are the flags of a request's content, shared by call and
 // invoke.
-func requestFlags(timeoutUsage string) []cli.Flag {
+func requestFlags(timeoutUsage string, timeoutDefault time.Duration) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "request payload"},
 		&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the request payload from `FILE` (- for stdin)"},
 		&cli.StringFlag{Name: "content-type", Value: "text/plain", Usage: "request content type"},
-		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: timeoutUsage, EnvVars: []string{"CMDHOST_TIMEOUT"}},
+		&cli.DurationFlag{Name: "timeout", Value: timeoutDefault, Usage: timeoutUsage, EnvVars: []string{"CMDHOST_TIMEOUT"}},
 		&cli.StringSliceFlag{Name: "meta", Usage: "request metadata `key=value` (repeatable)"},
 	}
 }

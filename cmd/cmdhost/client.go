@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/topic"
 )
 
 // Exit statuses of the subcommands that call a host over MQTT (invoke,
@@ -53,6 +54,10 @@ func dialHost(c *cli.Context) (*hostClient, error) {
 	h := &hostClient{broker: u, executor: c.String("executor")}
 	if h.executor == "" {
 		h.executor = hostname()
+	} else if err := topic.CheckLevel(h.executor); err != nil {
+		// It is a level of every topic the host serves: a wildcard in it
+		// would make a topic no request can be published to.
+		return nil, cli.Exit(fmt.Sprintf("--executor %q: not an executor id: %v", h.executor, err), exitUsage)
 	}
 	ctx, cancel := context.WithTimeout(c.Context, connectWait)
 	defer cancel()

@@ -81,11 +81,9 @@ func settingNames(flags []cli.Flag) []string {
 	return names
 }
 
-// didYouMean suggests the setting a misspelt key meant: the same name
-// with '-' for '_' or in lower case.
+// didYouMean suggests the setting a misspelt key meant (closest).
 func didYouMean(key string, names []string) string {
-	want := strings.ToLower(strings.ReplaceAll(key, "_", "-"))
-	if slices.Contains(names, want) {
+	if want := closest(key, names); want != "" {
 		return fmt.Sprintf(" (did you mean %s?)", want)
 	}
 	return ""

@@ -28,9 +28,9 @@ func TestServeConfigPrecedence(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, nil, "--plugins /from/the/file: not a directory"},
-		{[]string{"CMDHOST_PLUGINS=/from/the/env"}, nil, "--plugins /from/the/env: not a directory"},
-		{[]string{"CMDHOST_PLUGINS=/from/the/env"}, []string{"--plugins", "/from/the/flag"}, "--plugins /from/the/flag: not a directory"},
+		{nil, nil, "--plugins /from/the/file: no such folder"},
+		{[]string{"CMDHOST_PLUGINS=/from/the/env"}, nil, "--plugins /from/the/env: no such folder"},
+		{[]string{"CMDHOST_PLUGINS=/from/the/env"}, []string{"--plugins", "/from/the/flag"}, "--plugins /from/the/flag: no such folder"},
 		{[]string{"CMDHOST_CONFIG=" + cfg}, []string{"--config", ""}, "--plugins DIR is required"},
 	} {
 		args := append([]string{"serve", "--config", cfg, "--listen", freeAddr(t)}, c.args...)
@@ -41,7 +41,7 @@ func TestServeConfigPrecedence(t *testing.T) {
 	}
 	// CMDHOST_CONFIG names the file too.
 	_, errOut, _ := runEnv(t, []string{"CMDHOST_CONFIG=" + cfg}, "serve", "--listen", freeAddr(t))
-	if !strings.Contains(errOut, "--plugins /from/the/file: not a directory") {
+	if !strings.Contains(errOut, "--plugins /from/the/file: no such folder") {
 		t.Errorf("CMDHOST_CONFIG: %q", errOut)
 	}
 }
@@ -144,7 +144,7 @@ func TestDocsConfigExample(t *testing.T) {
 		t.Fatal("docs/cli.md has no ```yaml block")
 	}
 	_, errOut, code := run(t, "serve", "--config", writeConfig(t, string(m[1])), "--plugins", "/no/such/folder")
-	if code != exitUsage || !strings.Contains(errOut, "--plugins /no/such/folder: not a directory") {
+	if code != exitUsage || !strings.Contains(errOut, "--plugins /no/such/folder: no such folder") {
 		t.Fatalf("the docs' example file: %q, exit %d", errOut, code)
 	}
 }

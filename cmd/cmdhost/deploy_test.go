@@ -28,7 +28,7 @@ func TestSystemdUnit(t *testing.T) {
 	// The example config file is one serve reads (the --plugins flag,
 	// which wins, stops serve before it starts).
 	_, errOut, code := run(t, "serve", "--config", filepath.Join(repoRoot(t), "deploy", "cmdhost.yaml"), "--plugins", "/no/such/folder")
-	if code != exitUsage || !strings.Contains(errOut, "--plugins /no/such/folder: not a directory") {
+	if code != exitUsage || !strings.Contains(errOut, "--plugins /no/such/folder: no such folder") {
 		t.Fatalf("deploy/cmdhost.yaml: %q, exit %d", errOut, code)
 	}
 

@@ -33,7 +33,7 @@ func invokeCommand() *cli.Command {
 			"fails at once rather than at --timeout. Ctrl-C, or the timeout after an ack, tells\n" +
 			"the executor to cancel the call. --no-ack sends a plain v1.0 request, for executors\n" +
 			"without the extension (the Azure IoT Operations SDKs, cmdhost before it).",
-		Flags: append(requestFlags("the request's expiry"),
+		Flags: append(requestFlags("the request's expiry (longer than a host's default --exec-timeout, so that its 408 comes first)", defaultInvokeTimeout),
 			&cli.StringFlag{Name: "executor", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
 			&cli.StringFlag{Name: "topic", Usage: "request topic (default: rpc/EXECUTOR/COMMAND)"},
 			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},

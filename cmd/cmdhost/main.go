@@ -20,7 +20,10 @@ func main() {
 		os.Exit(1)
 	}
 	app := newApp(os.Stdout, os.Stderr)
-	err = app.Run(interspersed(app, os.Args))
+	args, err := interspersed(app, os.Args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	stopProfile()
 	if err != nil {
 		var exit cli.ExitCoder
@@ -48,8 +51,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				EnvVars: []string{"CMDHOST_CACHE_DIR"},
 			},
 			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
+			cli.HelpFlag, // urfave/cli adds it only with its own help command (helpCommand)
 		},
-		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand(), completionCommand(), watchCommand(), devCommand()}),
+		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), callCommand(), pluginCommand(), newCommand(), versionCommand(), completionCommand(), watchCommand(), devCommand(), helpCommand()}),
 		// Completion scripts (completion.go) ask the binary what may follow.
 		EnableBashCompletion: true,
 		OnUsageError:         usageError,
@@ -59,6 +63,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.Bool("version") {
 				readBuildVersion().print(c.App.Writer)
 				return nil
+			}
+			if c.Args().Present() {
+				return unknownCommand(c, c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},

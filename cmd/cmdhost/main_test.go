@@ -113,7 +113,8 @@ func TestCallErrors(t *testing.T) {
 		{"bad timeout", []string{"call", echo, "echo", "--timeout", "0s"}, 2, "--timeout must be positive"},
 		{"missing file", []string{"call", "nope.wasm", "echo"}, 1, "nope.wasm: no such file"},
 		{"refused module", []string{"call", filepath.Join(plugins, "../plugins-bad/bad-net.wasm"), "x"}, 1, "network access is never granted"},
-		{"unknown command", []string{"call", echo, "nope"}, 1, "unknown command"},
+		{"unknown command", []string{"call", echo, "nope"}, 1, `unknown command "nope": ../../testdata/plugins/echo.wasm serves echo`},
+		{"misspelt command", []string{"call", echo, "ecoh"}, 1, `unknown command "ecoh": did you mean "echo"? (../../testdata/plugins/echo.wasm serves echo)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -157,10 +158,12 @@ func TestInterspersed(t *testing.T) {
 		{"cmdhost plugin inspect F --json", "cmdhost plugin inspect --json -- F"},
 		{"cmdhost call F C -- -d", "cmdhost call -- F C -d"},
 		{"cmdhost nosuch a -b", "cmdhost nosuch a -b"},
+		{"cmdhost plugin lst --json", "cmdhost plugin lst --json"},
 	}
 	for _, c := range cases {
-		if got := strings.Join(interspersed(app, strings.Fields(c.in)), " "); got != c.want {
-			t.Errorf("%q → %q, want %q", c.in, got, c.want)
+		args, err := interspersed(app, strings.Fields(c.in))
+		if got := strings.Join(args, " "); got != c.want || err != nil {
+			t.Errorf("%q → %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }

@@ -55,7 +55,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "id", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_ID"}},
 			&cli.StringFlag{Name: "client-id", Usage: "MQTT client id (default: the executor id)", EnvVars: []string{"CMDHOST_CLIENT_ID"}},
 			&cli.StringFlag{Name: "share", Usage: "shared subscription `GROUP`: replicas split requests", EnvVars: []string{"CMDHOST_SHARE"}},
-			&cli.DurationFlag{Name: "exec-timeout", Value: 10 * time.Second, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
+			&cli.DurationFlag{Name: "exec-timeout", Value: defaultExecTimeout, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
 			&cli.StringFlag{Name: "store", Usage: "a Redis, `redis://HOST:PORT/DB`, holding the dedup store and the reuse cache, shared by replicas and restarts: a request is answered once across them, even after a kill -9, and reusable replies are reused by all (see docs/operations.md); none: both in memory", EnvVars: []string{"CMDHOST_STORE"}},
 			&cli.DurationFlag{Name: "session-expiry", Usage: "how long the broker keeps the host's session (its subscriptions and unacked requests) after a disconnect, in whole seconds; 0: none (default: 10m alone, 5s with --share; see docs/operations.md, Replicas)", EnvVars: []string{"CMDHOST_SESSION_EXPIRY"}},
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
@@ -87,6 +87,7 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, exitUsage)
 	}
+	warnIfNoModules(cfg.Logger, cfg.PluginsDir)
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg.OnServing = func() { notifySystemd("READY=1") }
@@ -137,8 +138,8 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if cfg.PluginsDir == "" {
 		return cfg, errors.New("--plugins DIR is required (or plugins: DIR in the --config file, or CMDHOST_PLUGINS)")
 	}
-	if st, err := os.Stat(cfg.PluginsDir); err != nil || !st.IsDir() {
-		return cfg, fmt.Errorf("--plugins %s: not a directory", cfg.PluginsDir)
+	if err := checkPluginsDir(cfg.PluginsDir); err != nil {
+		return cfg, err
 	}
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = hostname()

@@ -185,7 +185,8 @@ func TestServeBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--plugins", "/nonexistent"}, "--plugins /nonexistent: not a directory"},
+		{[]string{"serve", "--plugins", "/nonexistent"}, "--plugins /nonexistent: no such folder: create it with mkdir -p /nonexistent"},
+		{[]string{"serve", "--plugins", "serve_test.go"}, "--plugins serve_test.go: not a directory: give the folder that holds the NAME.wasm files"},
 		{[]string{"serve", "--plugins", plugins, "--broker", "localhost:1883"}, "want a URL such as mqtt://127.0.0.1:1883"},
 		{[]string{"serve", "--plugins", plugins, "--pool", "0"}, "--pool must be positive"},
 		{[]string{"serve", "--plugins", plugins, "--max-expiry", "500ms"}, "--max-expiry must be at least 1s"},
@@ -373,7 +374,7 @@ func checkInvokeOutputs(t *testing.T, broker string) {
 	}
 
 	out, errOut, code = run(t, "invoke", "echo", "-v", "-d", "hi", "--broker", broker, "--executor", "cli-host")
-	for _, want := range []string{"→ rpc/cli-host/echo: 2 bytes, text/plain, expiry 10s", "acked after ", "← 200 after ", "timestamp: "} {
+	for _, want := range []string{"→ rpc/cli-host/echo: 2 bytes, text/plain, expiry 15s", "acked after ", "← 200 after ", "timestamp: "} {
 		if code != 0 || out != "hi" || !strings.Contains(errOut, want) {
 			t.Errorf("invoke -v: stdout %q, stderr %q, exit %d; want %q on stderr", out, errOut, code, want)
 		}

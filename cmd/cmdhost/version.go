@@ -4,48 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime/debug"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/buildinfo"
 )
 
-// buildVersion is what `cmdhost version` reports: read from the build
-// information Go embeds in every binary (the module version, the commit
-// of a build from a git checkout, the wazero it was built with), so that
-// nothing has to be set at release time for it to be right.
-type buildVersion struct {
-	Version  string `json:"version"`
-	Commit   string `json:"commit"`
-	Modified bool   `json:"modified"`
-	Go       string `json:"go"`
-	Wazero   string `json:"wazero"`
-	ABI      uint32 `json:"abi"`
-}
+// buildVersion is what `cmdhost version` reports (buildinfo.Version).
+type buildVersion buildinfo.Version
 
-func readBuildVersion() buildVersion {
-	v := buildVersion{Version: "(unknown)", Commit: "(unknown)", Go: "(unknown)", Wazero: "(unknown)", ABI: abi.Version}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	v.Version, v.Go = info.Main.Version, info.GoVersion
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Commit = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		}
-	}
-	for _, d := range info.Deps {
-		if d.Path == "github.com/tetratelabs/wazero" {
-			v.Wazero = d.Version
-		}
-	}
-	return v
-}
+func readBuildVersion() buildVersion { return buildVersion(buildinfo.Read()) }
 
 func (v buildVersion) print(w io.Writer) {
 	commit := v.Commit
@@ -58,16 +27,60 @@ func (v buildVersion) print(w io.Writer) {
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print the version of cmdhost, its commit, Go, wazero and the guest ABI",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object"}},
-		Action: func(c *cli.Context) error {
-			v := readBuildVersion()
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				return enc.Encode(v)
-			}
-			v.print(c.App.Writer)
-			return nil
+		Usage: "print the version of this cmdhost binary (with --executor, also a running host's), its commit, Go, wazero and the guest ABI",
+		Description: "Reads the build information of the binary it is: a host serving elsewhere,\n" +
+			"started from another binary, may be another version. --executor ID asks that\n" +
+			"host (on --broker) for its own, from its admin stats, and prints both.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+			// No environment variable: a CMDHOST_EXECUTOR set for invoke
+			// must not make version need a broker.
+			&cli.StringFlag{Name: "executor", Usage: "also ask the running host `ID` (serve --id) for its version"},
+			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL` of the host (with --executor)", EnvVars: []string{"CMDHOST_BROKER"}},
+			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the host (with --executor)"},
 		},
+		Action: runVersion,
 	}
+}
+
+// hostVersions is version --executor --json: this binary's and the
+// host's.
+type hostVersions struct {
+	Binary   buildVersion `json:"binary"`
+	Executor string       `json:"executor"`
+	Host     buildVersion `json:"host"`
+}
+
+func runVersion(c *cli.Context) error {
+	v := readBuildVersion()
+	if !c.IsSet("executor") {
+		if c.Bool("json") {
+			return json.NewEncoder(c.App.Writer).Encode(v)
+		}
+		v.print(c.App.Writer)
+		return nil
+	}
+	h, err := dialHost(c)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	st, err := h.stats(c.Context, c.Duration("timeout"))
+	if err != nil {
+		return err
+	}
+	hv := buildVersion(st.Build)
+	// What a host sends reaches the terminal without control characters.
+	hv.Version, hv.Commit, hv.Go, hv.Wazero = shown(hv.Version), shown(hv.Commit), shown(hv.Go), shown(hv.Wazero)
+	if hv.Version == "" {
+		return cli.Exit(fmt.Sprintf("host %s answers but does not say its version: it runs a cmdhost older than this one", h.executor), exitFailed)
+	}
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(hostVersions{Binary: v, Executor: h.executor, Host: hv})
+	}
+	fmt.Fprintln(c.App.Writer, "this binary:")
+	v.print(c.App.Writer)
+	fmt.Fprintf(c.App.Writer, "\nhost %s on %s:\n", shown(h.executor), h.broker)
+	hv.print(c.App.Writer)
+	return nil
 }

@@ -35,3 +35,26 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version --json: %+v", v)
 	}
 }
+
+// version --executor asks the running host for its version and prints it
+// after this binary's; version described "what is running" but printed
+// only the local binary's.
+func TestVersionOfARunningHost(t *testing.T) {
+	addr, _ := startServeIn(t, t.TempDir(), nil)
+	broker := "mqtt://" + addr
+	local, _, _ := run(t, "version")
+	out, errOut, code := run(t, "version", "--executor", "cli-host", "--broker", broker)
+	want := "this binary:\n" + local + "\nhost cli-host on " + broker + ":\n" + local // the host runs this binary
+	if code != 0 || out != want {
+		t.Errorf("version --executor: status %d, stderr %q, stdout\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	js, errOut, code := run(t, "version", "--json", "--executor", "cli-host", "--broker", broker)
+	var both hostVersions
+	if err := json.Unmarshal([]byte(js), &both); err != nil || code != 0 || both.Host != both.Binary || both.Executor != "cli-host" || both.Host.ABI != abi.Version {
+		t.Errorf("version --json --executor: status %d, %q %q: %v", code, js, errOut, err)
+	}
+	checkJSONShape(t, "version --executor", js)
+	if _, errOut, code := run(t, "version", "--executor", "nobody", "--broker", broker, "--timeout", "2s"); code != exitNoExecutor {
+		t.Errorf("version --executor of no host: status %d, %q; want 4", code, errOut)
+	}
+}

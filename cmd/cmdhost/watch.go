@@ -69,7 +69,7 @@ func runWatch(c *cli.Context) error {
 		st, err := h.stats(ctx, c.Duration("timeout"))
 		switch {
 		case ctx.Err() != nil:
-			return nil // Ctrl-C ends watch
+			return interrupted()
 		case err != nil:
 			return err
 		}
@@ -98,11 +98,17 @@ func runWatch(c *cli.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return interrupted()
 		case <-tick.C:
 		}
 	}
 }
+
+// interrupted is how watch ends on Ctrl-C or SIGTERM: its normal end on
+// a terminal, but with status 130 as docs/cli.md's table says, so that a
+// script running watch --json can tell an interrupted watch from one that
+// did its --count.
+func interrupted() error { return cli.Exit("", exitInterrupted) }
 
 // stats asks the host for its admin stats.
 func (h *hostClient) stats(ctx context.Context, timeout time.Duration) (host.AdminStats, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -75,8 +76,9 @@ func TestWatch(t *testing.T) {
 		return false
 	})
 	_ = watch.cmd.Process.Signal(syscall.SIGINT)
-	if err := watch.cmd.Wait(); err != nil {
-		t.Fatalf("watch after Ctrl-C: %v", err)
+	var exit *exec.ExitError
+	if err := watch.cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+		t.Fatalf("watch after Ctrl-C: %v; want exit status 130", err)
 	}
 }
 

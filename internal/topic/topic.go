@@ -80,6 +80,10 @@ func validTokenName(name string) bool {
 	return true
 }
 
+// CheckLevel says why s cannot be one level of a topic (an executor id,
+// a command name), or nil when it can: what checkLiteral accepts.
+func CheckLevel(s string) error { return checkLiteral(s, false) }
+
 // checkLiteral accepts printable ASCII without space, '+', '#', '{' or
 // '}'; '/' only when multiLevel, and never an empty level.
 func checkLiteral(s string, multiLevel bool) error {
