@@ -341,24 +341,6 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// settableClock is a clock tests move by hand.
-type settableClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *settableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *settableClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // An echo with a run tag, idempotent with a 1 h response TTL, with
 // counter-idem and a clock the test moves:
 // 1. one call → "Hello!:1";
@@ -368,7 +350,7 @@ func (c *settableClock) Add(d time.Duration) {
 // 5. an equivalent request after the TTL → run again: "Hello!:2".
 func TestEchoWithTagIdempotent(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, u *url.URL) {
-		clock := &settableClock{now: time.Now()}
+		clock := testkit.NewClock(time.Now())
 		e := newEnvWith(t, u, clock.Now, "counter-idem")
 		corr := []byte("idempotent-scen1")
 		first, err := e.call("counter-idem", "Hello!", 5*time.Second, corr)

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // An idle keep-alive connection to the metrics listener is closed by the
@@ -50,30 +50,12 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 	}
 }
 
-// settableClock is a fake clock.
-type settableClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *settableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *settableClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // /readyz means serving (issue 23, item 4): a host whose replies the
 // broker stops acknowledging turns 503, naming it, and 200 again once it
 // serves (here: once the executor has dropped the silent connection and
 // connected again). The ages run on a fake clock.
 func TestReadyzFollowsTheBrokersAcks(t *testing.T) {
-	clock := &settableClock{now: time.Unix(1_800_000_000, 0)}
+	clock := testkit.NewClock(time.Unix(1_800_000_000, 0))
 	broker := rpctest.NewBroker()
 	broker.DropNextPubacks(1)
 	u, _ := url.Parse("mqtt://fake:1883")
