@@ -244,24 +244,36 @@ func (e *Engine) livePlugins() []*Plugin {
 }
 
 // register adds a loaded plugin to those whose idle instances make room,
-// and warns when the loaded plugins' pools can hold more than the budget.
+// and warns, once each time it happens, when the loaded plugins' pools
+// come to hold more than the budget (a folder of many plugins does: one
+// line, not one per plugin).
 func (e *Engine) register(p *Plugin) {
 	e.mu.Lock()
 	e.plugins[p] = struct{}{}
+	most := e.poolsBytes()
+	crossed := e.budget.limit > 0 && most > e.budget.limit && !e.overBudget
+	e.overBudget = e.budget.limit > 0 && most > e.budget.limit
+	e.mu.Unlock()
+	if crossed {
+		e.log.Warn("the loaded plugins' pools can hold more guest memory than the budget (serve --max-guest-memory): "+
+			"a call beyond it waits for another plugin's idle instance to close, a nested call gets 503 at once",
+			"plugin", p.name, "pools_bytes", most, "budget_bytes", e.budget.limit)
+	}
+}
+
+// poolsBytes is what the loaded plugins' pools hold when full (e.mu held).
+func (e *Engine) poolsBytes() int64 {
 	var most int64
 	for q := range e.plugins {
 		most += int64(q.cfg.PoolSize) * q.instanceCost
 	}
-	e.mu.Unlock()
-	if e.budget.limit > 0 && most > e.budget.limit {
-		e.log.Warn("the loaded plugins' pools can hold more guest memory than the budget: calls that need an instance beyond it get 503",
-			"plugin", p.name, "pools_bytes", most, "budget_bytes", e.budget.limit)
-	}
+	return most
 }
 
 func (e *Engine) unregister(p *Plugin) {
 	e.mu.Lock()
 	delete(e.plugins, p)
+	e.overBudget = e.budget.limit > 0 && e.poolsBytes() > e.budget.limit
 	e.mu.Unlock()
 }
 

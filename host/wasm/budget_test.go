@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -174,4 +175,26 @@ func rssKiB(t *testing.T, field string) int64 {
 	}
 	t.Fatalf("no %s in /proc/self/status", field)
 	return 0
+}
+
+// A folder of plugins whose pools could hold more than the budget is
+// warned of once, when the sum crosses the budget, not once per plugin
+// loaded after that (the quickstart's folder printed one warning for
+// each of ten plugins).
+func TestOverBudgetPoolsWarnedOnce(t *testing.T) {
+	var logs testkit.LogBuffer
+	e, err := NewEngine(Config{CacheDir: testkit.CacheDir(), MaxGuestMemory: 64 << 20,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	cfg := PluginConfig{PoolSize: 2, MemoryPages: 256} // 2 × 16 MiB and the overhead per plugin
+	for i := range 4 {
+		loadIn(t, e, "wat-echo", fmt.Sprintf("echo%d", i), cfg)
+	}
+	const warning = "the loaded plugins' pools can hold more guest memory than the budget"
+	if n := strings.Count(logs.String(), warning); n != 1 {
+		t.Fatalf("%d warnings that the pools can hold more than the budget, want 1:\n%s", n, logs.String())
+	}
 }
