@@ -4,12 +4,13 @@
 // timing each from its publish to its reply. It is the same for every
 // executor it measures, so that their figures compare.
 //
-// Each of the requests in flight is sent by a worker with a response
-// topic of its own: W invokers, as the executor sees them. An executor
-// that keeps each request's dedup entry until its expiry and bounds what
-// one invoker may hold (cmdhost does both) would refuse one invoker
-// sending tens of thousands of requests within an expiry; so would it a
-// real one.
+// Each of the requests in flight is sent by a worker with a connection
+// and a response topic of its own: W invokers, as the executor (or the
+// broker, which knows each client's id) sees them. An executor that keeps
+// each request's dedup entry until its expiry and bounds what one invoker
+// may hold (cmdhost does both; on its embedded broker an invoker is its
+// MQTT client) would refuse one invoker sending tens of thousands of
+// requests within an expiry; so would it a real one.
 package loadgen
 
 import (
@@ -59,23 +60,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Expiry == 0 {
 		cfg.Expiry = 2 * time.Second
 	}
-	conn, err := net.Dial("tcp", cfg.Broker.Host)
-	if err != nil {
-		return Result{}, err
-	}
 	g := &generator{cfg: cfg, waiting: map[uint64]chan error{}}
 	var idb [8]byte
 	binary.BigEndian.PutUint64(idb[:], uint64(time.Now().UnixNano()))
 	g.respTopic = fmt.Sprintf("bench/resp/%x", idb)
-	g.client = paho.NewClient(paho.ClientConfig{Conn: conn, ClientID: "bench-" + fmt.Sprintf("%x", idb),
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){g.receive}})
-	if _, err := g.client.Connect(ctx, &paho.Connect{KeepAlive: 30, CleanStart: true, ClientID: "bench-" + fmt.Sprintf("%x", idb),
-		Properties: &paho.ConnectProperties{RequestProblemInfo: true}}); err != nil {
-		return Result{}, fmt.Errorf("connect: %w", err)
-	}
-	defer func() { _ = g.client.Disconnect(&paho.Disconnect{}) }()
-	if _, err := g.client.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: g.respTopic + "/+", QoS: 1}}}); err != nil {
-		return Result{}, fmt.Errorf("subscribe: %w", err)
+	defer g.disconnect()
+	for w := range cfg.InFlight {
+		c, err := g.connect(ctx, fmt.Sprintf("bench-%x-%d", idb, w), fmt.Sprintf("%s/%d", g.respTopic, w))
+		if err != nil {
+			return Result{}, err
+		}
+		g.clients = append(g.clients, c)
 	}
 	if _, err := g.send(ctx, cfg.Warmup); err != nil {
 		return Result{}, fmt.Errorf("warm-up: %w", err)
@@ -92,11 +87,39 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 type generator struct {
 	cfg       Config
-	client    *paho.Client
+	clients   []*paho.Client // a worker's, by its number
 	respTopic string
 	next      atomic.Uint64 // correlation data: a counter, unique per client
 	mu        sync.Mutex
 	waiting   map[uint64]chan error
+}
+
+// connect connects one worker's client as id and subscribes to its
+// response topic.
+func (g *generator) connect(ctx context.Context, id, respTopic string) (*paho.Client, error) {
+	conn, err := net.Dial("tcp", g.cfg.Broker.Host)
+	if err != nil {
+		return nil, err
+	}
+	c := paho.NewClient(paho.ClientConfig{Conn: conn, ClientID: id,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){g.receive}})
+	if _, err := c.Connect(ctx, &paho.Connect{KeepAlive: 30, CleanStart: true, ClientID: id,
+		Properties: &paho.ConnectProperties{RequestProblemInfo: true}}); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("connect %s: %w", id, err)
+	}
+	if _, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: respTopic, QoS: 1}}}); err != nil {
+		_ = c.Disconnect(&paho.Disconnect{})
+		return nil, fmt.Errorf("subscribe %s: %w", respTopic, err)
+	}
+	return c, nil
+}
+
+// disconnect disconnects the workers' clients.
+func (g *generator) disconnect() {
+	for _, c := range g.clients {
+		_ = c.Disconnect(&paho.Disconnect{})
+	}
 }
 
 // send sends n requests, cfg.InFlight at a time, and returns their
@@ -124,7 +147,7 @@ func (g *generator) send(ctx context.Context, n int) ([]time.Duration, error) {
 				mu.Unlock()
 			}()
 			for left.Add(-1) >= 0 {
-				d, err := g.one(ctx, fmt.Sprintf("%s/%d", g.respTopic, w))
+				d, err := g.one(ctx, g.clients[w], fmt.Sprintf("%s/%d", g.respTopic, w))
 				if err != nil {
 					mu.Lock()
 					failed = errors.Join(failed, err)
@@ -140,7 +163,7 @@ func (g *generator) send(ctx context.Context, n int) ([]time.Duration, error) {
 }
 
 // one sends a request and waits for its reply.
-func (g *generator) one(ctx context.Context, respTopic string) (time.Duration, error) {
+func (g *generator) one(ctx context.Context, client *paho.Client, respTopic string) (time.Duration, error) {
 	id := g.next.Add(1)
 	var corr [16]byte // the protocol's correlation data: 16 bytes
 	binary.BigEndian.PutUint64(corr[8:], id)
@@ -150,7 +173,7 @@ func (g *generator) one(ctx context.Context, respTopic string) (time.Duration, e
 	g.mu.Unlock()
 	expiry := uint32(g.cfg.Expiry / time.Second)
 	start := time.Now()
-	if _, err := g.client.Publish(ctx, &paho.Publish{Topic: g.cfg.Topic, QoS: 1, Payload: g.cfg.Payload,
+	if _, err := client.Publish(ctx, &paho.Publish{Topic: g.cfg.Topic, QoS: 1, Payload: g.cfg.Payload,
 		Properties: &paho.PublishProperties{ResponseTopic: respTopic, CorrelationData: corr[:], ContentType: "text/plain",
 			MessageExpiry: &expiry}}); err != nil {
 		return 0, fmt.Errorf("publish: %w", err)
