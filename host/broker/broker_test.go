@@ -528,3 +528,28 @@ func TestClientEOFLoggedAtDebug(t *testing.T) {
 		t.Errorf("at info: %q, want the malformed packet's warning alone", info.String())
 	}
 }
+
+// mochi's life cycle (hooks added and stopped, listeners attached, started,
+// stopped) is not the operator's business at info: a start and a stop of
+// the embedded broker log none of it there, and all of it at debug.
+func TestMochiLifeCycleLoggedAtDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var logs testkit.LogBuffer
+		e, err := Start(Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		lines := []string{`msg="added hook"`, `msg="attached listener"`, `msg="mochi mqtt server stopped"`}
+		for _, l := range lines {
+			if got, want := logs.Contains(l), level == slog.LevelDebug; got != want {
+				t.Errorf("at %v: %s logged %v, want %v:\n%s", level, l, got, want, logs.String())
+			}
+		}
+		if logs.Contains("level=INFO") {
+			t.Errorf("at %v: mochi logged at info:\n%s", level, logs.String())
+		}
+	}
+}

@@ -12,10 +12,19 @@ import (
 // such as mosquitto_rr that closes its socket after its one call, or any
 // client that goes away without a DISCONNECT): nothing for an operator to
 // act on, once per call. Those records are logged at debug, as "client
-// connection ended"; everything else passes unchanged.
+// connection ended". mochi's own info records are its life cycle ("added
+// hook", "attached listener", "stopping hook": eleven lines a start and a
+// stop that say nothing the host's "embedded broker listening" does not):
+// they are logged at debug too. Everything else passes unchanged.
 type quietEOF struct{ slog.Handler }
 
 func (h quietEOF) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo {
+		if !h.Handler.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
+	}
 	if r.Level == slog.LevelWarn && r.Message == "" && endedWithEOF(r) {
 		if !h.Handler.Enabled(ctx, slog.LevelDebug) {
 			return nil
