@@ -55,11 +55,12 @@ build:
 
 # The quickstart: embedded broker on 127.0.0.1:11883, the test plugins.
 # It builds only the plugins it serves (wabt is installed for the WAT one
-# if missing, nothing else); ARGS goes to serve (make run ARGS='--metrics
-# 127.0.0.1:9090').
+# if missing, nothing else); it publishes timeout events (--events), so that
+# cmdhost watch and docs/timeouts.md's mosquitto_sub show them; ARGS goes to
+# serve (make run ARGS='--metrics 127.0.0.1:9090').
 run: build $(SERVED)
 	@echo "make run: ready for calls once the host logs its serving line (a first start compiles the Go plugins: a few seconds)"
-	bin/cmdhost serve --plugins $(WASM_DIR) $(ARGS)
+	bin/cmdhost serve --plugins $(WASM_DIR) --events $(ARGS)
 
 plugins: $(PLUGINS)
 

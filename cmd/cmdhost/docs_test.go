@@ -100,7 +100,8 @@ func docCommands(t *testing.T, file string) []docCommand {
 
 // TestDocsCommands runs every shell command of the docs. The host the
 // quickstart's commands talk to is `make run`'s command line (read with
-// `make -n run`) on a free port, with --events for the events example.
+// `make -n run`, which publishes the events of the events example) on a
+// free port.
 func TestDocsCommands(t *testing.T) {
 	var cmds []docCommand
 	for _, f := range docFiles(t) {
@@ -113,10 +114,10 @@ func TestDocsCommands(t *testing.T) {
 	runLine := makeDryRun(t, "run")
 	serveLine := runLine[strings.LastIndex(runLine, "bin/cmdhost serve"):]
 	fields := strings.Fields(serveLine)
-	if len(fields) != 4 || fields[2] != "--plugins" {
-		t.Fatalf("make run's last command is %q; this test starts `bin/cmdhost serve --plugins DIR`", serveLine)
+	if len(fields) != 5 || fields[2] != "--plugins" || fields[4] != "--events" {
+		t.Fatalf("make run's last command is %q; this test starts `bin/cmdhost serve --plugins DIR --events`", serveLine)
 	}
-	addr, _ := startServeIn(t, filepath.Join(repoRoot(t), fields[3]), nil, "--events")
+	addr, _ := startServeIn(t, filepath.Join(repoRoot(t), fields[3]), nil, fields[4])
 	broker := "mqtt://" + addr
 	host := &docHost{broker: broker, port: addr[strings.LastIndex(addr, ":")+1:], executor: "cli-host"}
 
