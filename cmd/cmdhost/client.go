@@ -16,6 +16,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/rpc"
 	"github.com/cmdhost/cmdhost/internal/topic"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // Exit statuses of the subcommands that call a host over MQTT (invoke,
@@ -80,20 +81,58 @@ func (h *hostClient) noExecutor(ctx context.Context, err error, command string) 
 	if command == "" {
 		return cli.Exit(fmt.Sprintf("%v\nis an executor serving that topic on %s? (an executor without cmdhost's ack extension needs --no-ack)", err, h.broker), exitNoExecutor)
 	}
-	served, lerr := h.commands(ctx)
+	views, lerr := h.plugins(ctx)
+	served := commandsOf(views)
 	switch {
 	case lerr == nil && !slices.Contains(served, command):
-		return cli.Exit(fmt.Sprintf("host %s serves no command %q; it serves: %s (cmdhost plugin list)",
-			h.executor, command, strings.Join(served, ", ")), exitNoCommand)
+		return cli.Exit(fmt.Sprintf("host %s serves no command %q%s; it serves: %s (cmdhost plugin list)",
+			h.executor, command, whyNotServed(views, command), strings.Join(served, ", ")), exitNoCommand)
 	case lerr == nil: // served, and yet not acked: the host is overloaded or lost the sends
 		hint = fmt.Sprintf("host %s serves %s but did not acknowledge the request in time: try again", h.executor, command)
 	}
 	return cli.Exit(err.Error()+"\n"+hint, exitNoExecutor)
 }
 
-// commands returns the names of the commands the host serves, from its
-// admin list.
-func (h *hostClient) commands(ctx context.Context) ([]string, error) {
+// whyNotServed says why a plugin named like the command serves nothing,
+// when the host has one that does not serve: disabled by its operator
+// file, failed to load (with the error), removed, still loading. A plugin
+// whose name is its command's is the common case (the test plugins, the
+// projects cmdhost new makes).
+func whyNotServed(views []host.PluginView, command string) string {
+	for _, v := range views {
+		if v.Name != command || v.State == pluginmgr.StateServing {
+			continue
+		}
+		switch v.State {
+		case pluginmgr.StateDisabled:
+			return fmt.Sprintf(": plugin %s is disabled by its operator file %s (\"enabled\": false)", shown(v.Name), shown(v.Operator))
+		case pluginmgr.StateFailed:
+			return fmt.Sprintf(": plugin %s did not load: %s", shown(v.Name), shown(firstLine(v.LastError)))
+		default:
+			return fmt.Sprintf(": plugin %s is %s", shown(v.Name), shown(string(v.State)))
+		}
+	}
+	return ""
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// commandsOf returns the sorted names of the commands the plugins serve.
+func commandsOf(views []host.PluginView) []string {
+	var names []string
+	for _, v := range views {
+		names = append(names, v.Commands...)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// plugins returns the host's admin list.
+func (h *hostClient) plugins(ctx context.Context) ([]host.PluginView, error) {
 	res, err := h.inv.Invoke(ctx, rpc.Call{Topic: host.AdminTopic(h.executor, "list"), Timeout: 5 * time.Second, Ack: true})
 	if err != nil {
 		return nil, err
@@ -105,12 +144,7 @@ func (h *hostClient) commands(ctx context.Context) ([]string, error) {
 	if err := json.Unmarshal(res.Payload, &views); err != nil {
 		return nil, fmt.Errorf("the host's plugin list: %w", err)
 	}
-	var names []string
-	for _, v := range views {
-		names = append(names, v.Commands...)
-	}
-	slices.Sort(names)
-	return names, nil
+	return views, nil
 }
 
 // timedOut is the exit of a call with no reply before its --timeout.

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A command the host does not serve because its plugin is disabled or did
+// not load is named as such, with the reason, not only as "serves no
+// command" (a plugin disabled by its operator file looked like a typo).
+func TestInvokeSaysWhyAPluginServesNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"echo", "counter", "fail"} {
+		bin, err := os.ReadFile(filepath.Join(plugins, name+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), bin, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, op := range map[string]string{"echo": `{"enabled": false}`, "counter": `{"timeout": "soon"}`} {
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(op), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr, _ := startServeIn(t, dir, nil)
+	for _, c := range []struct{ command, want string }{
+		{"echo", `serves no command "echo": plugin echo is disabled by its operator file ` + filepath.Join(dir, "echo.json")},
+		{"counter", `serves no command "counter": plugin counter did not load: `},
+		{"nosuch", `serves no command "nosuch"; it serves: fail`},
+	} {
+		out, errOut, code := run(t, "invoke", c.command, "--broker", "mqtt://"+addr, "--executor", "cli-host")
+		if code != exitNoCommand || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("invoke %s: stdout %q, stderr %q, exit %d; want exit %d and %q", c.command, out, errOut, code, exitNoCommand, c.want)
+		}
+	}
+}
