@@ -272,7 +272,10 @@ func (i *Properties) Pack(p byte) []byte {
 			writeString(i.ResponseTopic, &b)
 		}
 
-		if len(i.CorrelationData) > 0 {
+		// cmdhost: present when non-nil, empty included, as the decoder
+		// keeps it (upstream drops empty correlation data, so a PUBLISH
+		// that carried it lost it on the way through).
+		if i.CorrelationData != nil {
 			b.WriteByte(PropCorrelationData)
 			writeBinary(i.CorrelationData, &b)
 		}
