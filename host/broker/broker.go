@@ -32,6 +32,8 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // Config configures the embedded broker.
@@ -148,7 +150,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (*Embedded, error) {
 		}
 		return nil, fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	st := new(stats)
+	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
 	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log}
 	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, tcp: tcp, reserved: map[string]bool{}}
 	if err := srv.AddHook(g, nil); err != nil {

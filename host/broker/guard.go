@@ -9,6 +9,8 @@ import (
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // ClientIDProperty is the user property the embedded broker stamps on
@@ -49,7 +51,7 @@ type Stats struct {
 // stats is what Stats reads, and the rate limit of the refusals' log.
 type stats struct {
 	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge atomic.Uint64
-	refusals                                                         logLimiter
+	refusals                                                         ratelog.Limiter // Interval set by start
 }
 
 // Stats returns the broker's counters.
@@ -59,29 +61,15 @@ func (e *Embedded) Stats() Stats {
 		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load()}
 }
 
-// logLimiter logs at most one refusal a second, with the number left
-// unlogged since the last: a flood of connections, each refused, must not
-// become a flood of log lines.
-type logLimiter struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-func (l *logLimiter) note(log *slog.Logger, msg string, args ...any) {
-	l.mu.Lock()
-	now := time.Now()
-	if now.Sub(l.last) < time.Second {
-		l.suppressed++
-		l.mu.Unlock()
+// note logs a refusal, at most one a second with the number left out
+// since the last (a flood of bad clients must not flood the log).
+func (s *stats) note(log *slog.Logger, msg string, args ...any) {
+	ok, leftOut := s.refusals.Allow(time.Now())
+	if !ok {
 		return
 	}
-	l.last = now
-	n := l.suppressed
-	l.suppressed = 0
-	l.mu.Unlock()
-	if n > 0 {
-		args = append(args, "refusals_not_logged", n)
+	if leftOut > 0 {
+		args = append(args, "refusals_not_logged", leftOut)
 	}
 	log.Warn("embedded broker: "+msg, args...)
 }
@@ -156,7 +144,7 @@ func (g *guard) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
 	}
 	if open := g.tcp.open.Load(); open > int64(g.cfg.MaxClients) {
 		g.stats.clientsRefused.Add(1)
-		g.stats.refusals.note(g.log, "client refused: too many clients", "client", cl.ID, "remote", cl.Net.Remote,
+		g.stats.note(g.log, "client refused: too many clients", "client", cl.ID, "remote", cl.Net.Remote,
 			"max_clients", g.cfg.MaxClients)
 		return g.refuse(cl, packets.ErrServerBusy)
 	}
@@ -189,7 +177,7 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, _ string, write bool) bool {
 		return true
 	}
 	g.stats.messagesDropped.Add(1)
-	g.stats.refusals.note(g.log, "message not delivered: the client's in-flight window is full (it does not acknowledge)",
+	g.stats.note(g.log, "message not delivered: the client's in-flight window is full (it does not acknowledge)",
 		"client", cl.ID, "remote", cl.Net.Remote, "max_inflight", g.cfg.MaxInflight)
 	return false
 }
@@ -214,7 +202,7 @@ func isClientIDProperty(u packets.UserProperty) bool { return u.Key == ClientIDP
 // packets for the client was full.
 func (g *guard) OnPublishDropped(cl *mqtt.Client, _ packets.Packet) {
 	g.stats.messagesDropped.Add(1)
-	g.stats.refusals.note(g.log, "message not delivered: the client's queue is full", "client", cl.ID, "remote", cl.Net.Remote)
+	g.stats.note(g.log, "message not delivered: the client's queue is full", "client", cl.ID, "remote", cl.Net.Remote)
 }
 
 // OnPacketEncode completes a successful CONNACK.

@@ -54,7 +54,7 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 			if errors.Is(err, net.ErrClosed) {
 				return nil, err
 			}
-			l.stats.refusals.note(l.log, "accepting a connection failed; retrying", "err", err)
+			l.stats.note(l.log, "accepting a connection failed; retrying", "err", err)
 			time.Sleep(backoff)
 			backoff = min(2*backoff, time.Second)
 			continue
@@ -62,7 +62,7 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		backoff = 5 * time.Millisecond
 		if l.open.Load() >= 2*int64(l.cfg.MaxClients) {
 			l.stats.clientsRefused.Add(1)
-			l.stats.refusals.note(l.log, "connection refused: too many connections", "remote", c.RemoteAddr().String(),
+			l.stats.note(l.log, "connection refused: too many connections", "remote", c.RemoteAddr().String(),
 				"open", l.open.Load(), "max_clients", l.cfg.MaxClients)
 			_ = c.Close()
 			continue
@@ -122,7 +122,7 @@ func (c *boundedConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		if ok, tooLarge := c.frames.scan(b[:n]); tooLarge != nil {
 			c.l.stats.packetsTooLarge.Add(1)
-			c.l.stats.refusals.note(c.l.log, "client disconnected: packet too large", "remote", c.RemoteAddr().String(),
+			c.l.stats.note(c.l.log, "client disconnected: packet too large", "remote", c.RemoteAddr().String(),
 				"size", tooLarge.size, "max", tooLarge.max)
 			return ok, tooLarge
 		}
@@ -219,7 +219,7 @@ func (c *boundedConn) writeAll(b []byte) error {
 // drop disconnects a client that does not read, and says so.
 func (c *boundedConn) drop(why error, queued int) {
 	c.l.stats.clientsDropped.Add(1)
-	c.l.stats.refusals.note(c.l.log, "client disconnected: it does not read what it is sent", "remote", c.RemoteAddr().String(),
+	c.l.stats.note(c.l.log, "client disconnected: it does not read what it is sent", "remote", c.RemoteAddr().String(),
 		"queued_bytes", queued, "reason", why.Error())
 	c.closeConn()
 }

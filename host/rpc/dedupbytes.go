@@ -2,11 +2,11 @@ package rpc
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // DefaultMaxDedupBytes is the byte bound of the dedup store's replies
@@ -70,21 +70,15 @@ func dedupBound(cfg *Config) cache.ByteBound[*reply] {
 	case max < 0:
 		max = 0 // no bound but the entries'
 	}
-	var (
-		lastLog  atomic.Int64 // unix ns of the last line; 0: none yet
-		unlogged atomic.Int64 // digests since that line
-	)
+	lines := &ratelog.Limiter{Interval: time.Minute}
 	digest := func(r *reply) *reply {
 		d := r.digest()
 		if d == r {
 			return r
 		}
-		n := unlogged.Add(1)
-		now, last := cfg.Now().UnixNano(), lastLog.Load()
-		if (last == 0 || now-last >= int64(time.Minute)) && lastLog.CompareAndSwap(last, now) {
-			unlogged.Add(-n)
+		if ok, leftOut := lines.Allow(cfg.Now()); ok {
 			cfg.Logger.Warn("dedup store over --max-dedup-bytes: replies kept as a digest; a duplicate of their request gets 500, and the request is not run again",
-				"replies", n, "maxBytes", max, "replyBytes", r.size())
+				"replies", leftOut+1, "maxBytes", max, "replyBytes", r.size())
 		}
 		return d
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/events"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // Handler runs one command. ctx carries the call's deadline, the earlier of
@@ -279,7 +280,7 @@ type Executor struct {
 	link          connGeneration             // which connection the subscriptions were made on
 	hadSession    atomic.Bool                // the last connection had a session that outlives it
 	stats         sessionStats               // counters (SessionStats)
-	topicRefusals refusalLog                 // rate of refused-response-topic log lines
+	topicRefusals ratelog.Limiter            // refused response topics: a log line a second
 }
 
 // NewExecutor checks the commands and returns an executor; Start connects
@@ -292,11 +293,12 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	}
 	e := &Executor{
 		cfg: cfg, log: cfg.Logger,
-		hlc:        hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
-		subscribed: make(chan error, 1),
-		stopped:    make(chan struct{}),
-		state:      state.New(newReplyStore(), memory.New()),
-		watch:      newReplyWatch(cfg.Now, cfg.ReplyAckTimeout),
+		hlc:           hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
+		subscribed:    make(chan error, 1),
+		stopped:       make(chan struct{}),
+		topicRefusals: ratelog.Limiter{Interval: time.Second},
+		state:         state.New(newReplyStore(), memory.New()),
+		watch:         newReplyWatch(cfg.Now, cfg.ReplyAckTimeout),
 	}
 	e.acks = newAckLedger(&watchedSession{SessionManager: e.state, w: e.watch})
 	dedup, err := newDedup(&cfg)

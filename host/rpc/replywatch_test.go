@@ -202,22 +202,3 @@ func TestResponseTopicProblem(t *testing.T) {
 		}
 	}
 }
-
-func TestRefusalLogOncePerSecond(t *testing.T) {
-	var l refusalLog
-	t0 := time.Unix(1_800_000_000, 0)
-	if ok, n := l.allow(t0); !ok || n != 0 {
-		t.Fatalf("first: %t %d", ok, n)
-	}
-	for range 5 {
-		if ok, _ := l.allow(t0.Add(500 * time.Millisecond)); ok {
-			t.Fatal("a second line within the second")
-		}
-	}
-	if ok, n := l.allow(t0.Add(time.Second)); !ok || n != 5 {
-		t.Fatalf("a second later: %t, %d not logged; want true, 5", ok, n)
-	}
-	if ok, _ := l.allow(t0); !ok { // the clock went back: not held back
-		t.Fatal("after the clock stepped back")
-	}
-}

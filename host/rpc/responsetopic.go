@@ -3,8 +3,6 @@ package rpc
 import (
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 )
 
 // What a response topic may be (PROTOCOL.md "Topics"). A request names the
@@ -39,33 +37,11 @@ func responseTopicProblem(s string) string {
 	return ""
 }
 
-// refusalLog logs refusals at most once a second, with the number of
-// refusals not logged since the last line, so that a flood of bad
-// requests cannot flood the log; every refusal is counted all the same.
-type refusalLog struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-// allow reports whether a refusal at now is logged, and how many were
-// not logged before it.
-func (l *refusalLog) allow(now time.Time) (ok bool, suppressed int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if since := now.Sub(l.last); !l.last.IsZero() && since >= 0 && since < time.Second {
-		l.suppressed++
-		return false, 0
-	}
-	l.last, suppressed, l.suppressed = now, l.suppressed, 0
-	return true, suppressed
-}
-
 // refuseResponseTopic counts and logs a request refused for its response
 // topic; it is acked and not answered (its caller finishes it).
 func (e *Executor) refuseResponseTopic(in *incoming, problem string) {
 	e.stats.responseTopicsRefused.Add(1)
-	ok, suppressed := e.topicRefusals.allow(e.cfg.Now())
+	ok, suppressed := e.topicRefusals.Allow(e.cfg.Now())
 	if !ok {
 		return
 	}
