@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,31 +15,14 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 type harness struct {
 	t      *testing.T
 	broker *rpctest.Broker
 	exec   *Executor
-	clock  *fakeClock
+	clock  *testkit.Clock
 }
 
 func echoHandler(_ context.Context, req *abi.Request) (*abi.Response, error) {
@@ -57,7 +39,7 @@ func start(t *testing.T, cfg Config, cmds ...Command) *harness {
 // startOn is start against broker b, set up as the test needs.
 func startOn(t *testing.T, b *rpctest.Broker, cfg Config, cmds ...Command) *harness {
 	t.Helper()
-	h := &harness{t: t, broker: b, clock: &fakeClock{now: time.Unix(1_800_000_000, 0)}}
+	h := &harness{t: t, broker: b, clock: testkit.NewClock(time.Unix(1_800_000_000, 0))}
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = "exec-1"
 	}

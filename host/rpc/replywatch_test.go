@@ -8,13 +8,14 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The age logic alone, on a fake clock: the broker is silent from the
 // oldest reply sent since its last PUBACK; a third of the ack timeout of
 // silence is unready, naming how many replies wait and for how long.
 func TestReplyWatchReadiness(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clock := testkit.NewClock(time.Unix(1_800_000_000, 0))
 	w := newReplyWatch(clock.Now, 30*time.Second)
 	pub := func(id uint16, expiry uint32) {
 		w.sent(&packets.Publish{PacketID: id, QoS: 1, Properties: &packets.Properties{MessageExpiry: &expiry}})
