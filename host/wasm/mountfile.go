@@ -28,6 +28,20 @@ type mountFile struct {
 	path string // relative to the mount, for SetAppend's reopen
 	flag experimentalsys.Oflag
 	file *os.File
+	// closed: the file has left fs.files. A file is used by one call of
+	// one instance at a time, as wazero's are.
+	closed bool
+}
+
+// Close implements experimental/sys.File: the file leaves the mount's
+// count of open files (mountFS.files) once.
+func (f *mountFile) Close() experimentalsys.Errno {
+	errno := f.File.Close()
+	if !f.closed {
+		f.closed = true
+		f.fs.files.Add(-1)
+	}
+	return errno
 }
 
 // reopener is the fs.FS under wazero's file: its first Open returns the
@@ -82,7 +96,7 @@ func (f *mountFile) SetAppend(enable bool) experimentalsys.Errno {
 	if err != nil {
 		return experimentalsys.UnwrapOSError(err)
 	}
-	nf, errno := f.fs.open(f.path, flag&^experimentalsys.O_NOFOLLOW, 0)
+	nf, errno := f.fs.reopen(f.path, flag&^experimentalsys.O_NOFOLLOW)
 	if errno != 0 {
 		return errno
 	}
@@ -96,7 +110,7 @@ func (f *mountFile) SetAppend(enable bool) experimentalsys.Errno {
 		_ = nf.Close()
 		return experimentalsys.UnwrapOSError(err)
 	}
-	_ = f.File.Close()
+	_ = f.Close()
 	*f = *nf
 	return 0
 }

@@ -73,7 +73,17 @@ type mountFS struct {
 	plugin  string
 	log     *slog.Logger
 	refused *atomic.Int64 // the plugin's count of refusals, all mounts
+
+	// files counts the files open through the mount, by every instance
+	// of the plugin: at most maxMountFiles, so that a guest opening files
+	// without closing them (they stay open in an idle instance too) cannot
+	// take the host's file descriptors.
+	files atomic.Int64
 }
+
+// maxMountFiles bounds the files open at once through one mount; past it
+// an open gets EAGAIN (WASI has no EMFILE).
+const maxMountFiles = 256
 
 // openMount opens m's host directory as a mount of the plugin named plugin.
 func openMount(m Mount, plugin string, log *slog.Logger, refused *atomic.Int64) (*mountFS, error) {
@@ -137,12 +147,14 @@ func (m *mountFS) refuse(op, p, why string, errno experimentalsys.Errno) experim
 // paths, of any length its memory holds.
 const logPathBytes = 256
 
-// clip returns s cut to logPathBytes, marked when cut.
+// clip returns s cut to logPathBytes on a character boundary, marked when
+// cut (outputlimit.go's cutLine and cutMark, as for the guest's output).
 func clip(s string) string {
-	if len(s) <= logPathBytes {
+	b, cut := cutLine([]byte(s), logPathBytes)
+	if !cut {
 		return s
 	}
-	return s[:logPathBytes] + "…(cut)"
+	return string(b) + cutMark
 }
 
 // errno maps err of an os.Root call on p to the errno the guest gets.
@@ -222,6 +234,31 @@ func (m *mountFS) open(p string, flag experimentalsys.Oflag, perm fs.FileMode) (
 			return nil, experimentalsys.ELOOP
 		}
 	}
+	if m.files.Add(1) > maxMountFiles {
+		m.files.Add(-1)
+		return nil, experimentalsys.EAGAIN // WASI has no EMFILE: "resource unavailable, try again"
+	}
+	f, errno := m.openCounted(p, flag, perm)
+	if errno != 0 {
+		m.files.Add(-1)
+	}
+	return f, errno
+}
+
+// reopen opens p again for a file that replaces one already open (its
+// append mode changed): counted, but not held to the bound, as the file
+// it replaces is closed right after.
+func (m *mountFS) reopen(p string, flag experimentalsys.Oflag) (*mountFile, experimentalsys.Errno) {
+	m.files.Add(1)
+	f, errno := m.openCounted(p, flag, 0)
+	if errno != 0 {
+		m.files.Add(-1)
+	}
+	return f, errno
+}
+
+// openCounted is open once the file is counted in m.files.
+func (m *mountFS) openCounted(p string, flag experimentalsys.Oflag, perm fs.FileMode) (*mountFile, experimentalsys.Errno) {
 	f, err := m.root.OpenFile(p, osFlag(flag), perm)
 	if err != nil {
 		return nil, m.errno("open", p, err)

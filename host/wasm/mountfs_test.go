@@ -313,3 +313,52 @@ func TestMountFileCalls(t *testing.T) {
 		t.Errorf("sub/f after the read-only calls: %q, %v; want Jell", b, err)
 	}
 }
+
+// A guest that opens files without closing them (they would stay open in
+// an idle instance too) is refused past maxMountFiles, not handed the
+// host's file descriptors without end; closing gives the slots back, once
+// each, through a reopen for append too.
+func TestMountOpenFilesBounded(t *testing.T) {
+	sc := newMountScene(t)
+	m := newTestMount(t, sc).(*mountFS)
+	var open []experimentalsys.File
+	defer func() {
+		for _, f := range open {
+			f.Close()
+		}
+	}()
+	for i := range maxMountFiles {
+		f, errno := m.OpenFile("sub", experimentalsys.O_RDONLY|experimentalsys.O_DIRECTORY, 0)
+		if errno != 0 {
+			t.Fatalf("open %d of %d: %v", i+1, maxMountFiles, errno)
+		}
+		open = append(open, f)
+	}
+	if f, errno := m.OpenFile("sub", experimentalsys.O_RDONLY|experimentalsys.O_DIRECTORY, 0); errno != experimentalsys.EAGAIN {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("open past %d files: %v, want EAGAIN", maxMountFiles, errno)
+	}
+	open[0].Close()
+	open[0].Close() // a second close gives nothing back twice
+	open = open[1:]
+	f, errno := m.OpenFile("sub/g", experimentalsys.O_RDWR|experimentalsys.O_CREAT, 0o644)
+	if errno != 0 {
+		t.Fatalf("open after a close: %v", errno)
+	}
+	if errno := f.SetAppend(true); errno != 0 { // a reopen: one file still
+		t.Fatalf("set append: %v", errno)
+	}
+	open = append(open, f)
+	if n := m.files.Load(); n != maxMountFiles {
+		t.Fatalf("%d files counted open, want %d", n, maxMountFiles)
+	}
+	for _, f := range open {
+		f.Close()
+	}
+	open = nil
+	if n := m.files.Load(); n != 0 {
+		t.Fatalf("%d files counted open after every close, want 0", n)
+	}
+}
