@@ -110,6 +110,9 @@ type memoryBudget struct {
 	mu       sync.Mutex
 	reserved int64
 	changed  chan struct{} // nil until a caller waits
+	// waiting mirrors changed != nil, so that signal, called at the end of
+	// every call, takes no lock while no call waits.
+	waiting atomic.Bool
 
 	onWait func() // tests: called when a caller starts to wait
 }
@@ -136,6 +139,9 @@ func (b *memoryBudget) release(n int64) {
 // signal wakes the waiting calls: an instance went idle and may be closed
 // for them.
 func (b *memoryBudget) signal() {
+	if !b.waiting.Load() {
+		return
+	}
 	b.mu.Lock()
 	b.signalLocked()
 	b.mu.Unlock()
@@ -145,6 +151,7 @@ func (b *memoryBudget) signalLocked() {
 	if b.changed != nil {
 		close(b.changed)
 		b.changed = nil
+		b.waiting.Store(false)
 	}
 }
 
@@ -156,6 +163,7 @@ func (b *memoryBudget) next() <-chan struct{} {
 	defer b.mu.Unlock()
 	if b.changed == nil {
 		b.changed = make(chan struct{})
+		b.waiting.Store(true)
 	}
 	return b.changed
 }
@@ -214,10 +222,20 @@ func (e *Engine) reserveInstance(ctx context.Context, p *Plugin, wait bool) erro
 }
 
 // makeRoom closes idle instances, oldest first in each plugin, until cost
-// fits, and reserves it; false when every idle instance is closed and it
-// still does not fit.
+// fits, and reserves it; false when even closing every idle instance would
+// not make room, and then it closes none: a call that is refused (a nested
+// one) or waits anyway must not throw away the other plugins' warm
+// instances for nothing.
 func (e *Engine) makeRoom(cost int64) bool {
-	for _, other := range e.livePlugins() {
+	plugins := e.livePlugins()
+	var idle int64
+	for _, other := range plugins {
+		idle += int64(other.pool.idleCount()) * other.instanceCost
+	}
+	if l := e.budget.limit; l > 0 && e.budget.used()-idle+cost > l {
+		return false
+	}
+	for _, other := range plugins {
 		for other.closeOneIdle() {
 			if e.budget.tryReserve(cost) {
 				return true

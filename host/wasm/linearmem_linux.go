@@ -31,10 +31,10 @@ type mmapMemory struct {
 }
 
 // newLinearMemory reserves max bytes of address space for one linear
-// memory. It panics when the reservation fails: wazero's allocator
-// interface has no error, and an address space that cannot hold one
-// guest's maximum is a broken host (the memory budget keeps the sum of
-// reservations bounded long before).
+// memory. When the reservation fails (a low vm.max_map_count or
+// RLIMIT_AS), the memory is a Go slice instead (linearmem_slice.go):
+// wazero's allocator interface has no error, and a panic here would take
+// the host down; the memory budget still bounds the sum.
 func newLinearMemory(max uint64) experimental.LinearMemory {
 	size := roundUpToOSPage(max)
 	if size == 0 {
@@ -43,7 +43,7 @@ func newLinearMemory(max uint64) experimental.LinearMemory {
 	buf, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_NONE,
 		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
 	if err != nil {
-		panic("reserving " + mib(int64(size)) + " of address space for a guest's memory: " + err.Error())
+		return newSliceMemory(max)
 	}
 	return &mmapMemory{buf: buf}
 }

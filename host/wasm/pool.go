@@ -86,6 +86,13 @@ func (pl *pool) takeOneIdle() *instance {
 	return inst
 }
 
+// idleCount is the number of idle instances.
+func (pl *pool) idleCount() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return len(pl.idle)
+}
+
 // takeIdle removes and returns every idle instance, for closing.
 func (pl *pool) takeIdle() []*instance {
 	pl.mu.Lock()
