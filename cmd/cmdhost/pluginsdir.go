@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // checkPluginsDir says what is wrong with dir as serve's --plugins: a
@@ -37,8 +39,8 @@ func warnIfNoModules(log *slog.Logger, dir string) {
 		return // the host reports a folder it cannot read
 	}
 	for _, e := range entries {
-		if n := e.Name(); strings.HasSuffix(n, ".wasm") && !strings.HasPrefix(n, ".") {
-			return
+		if name, ok := strings.CutSuffix(e.Name(), ".wasm"); ok && pluginmgr.CheckName(name) == nil {
+			return // the folder's own rule of what it serves
 		}
 	}
 	abs, err := filepath.Abs(dir)

@@ -128,7 +128,7 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 			}
 			if other := elsewhere(last, dir); other != "" {
 				return "", cli.Exit(fmt.Sprintf("host %s serves plugin %s from %s, not from %s: install into its folder (--plugins %s), or name the host that serves %s (--executor)",
-					h.executor, name, other, dir, other, dir), exitFailed)
+					h.executor, name, shown(other), dir, shown(other), dir), exitFailed)
 			}
 			if line, done, err := judge(h.executor, last, digest, dir, time.Since(start)); done {
 				return line, err
@@ -174,9 +174,9 @@ func judge(executor string, v *host.PluginView, digest, dir string, after time.D
 		return fmt.Sprintf("served by host %s (seen %v after the install)", executor, after.Round(10*time.Millisecond)), true, nil
 	case v.RefusedDigest == digest:
 		return "", true, cli.Exit(fmt.Sprintf("host %s refused it: %s\n%s stays in %s: the host loads it again when it changes, or (refused for a clash) when the other plugin frees the command; fix it, or delete it",
-			executor, v.LastError, v.Name+".wasm", dir), exitFailed)
+			executor, shown(v.LastError), shown(v.Name)+".wasm", dir), exitFailed)
 	case v.State == pluginmgr.StateDisabled:
-		return "", true, cli.Exit(fmt.Sprintf("host %s does not serve it: its operator file %s says \"enabled\": false", executor, v.Operator), exitFailed)
+		return "", true, cli.Exit(fmt.Sprintf("host %s does not serve it: its operator file %s says \"enabled\": false", executor, shown(v.Operator)), exitFailed)
 	}
 	return "", false, nil
 }
@@ -190,7 +190,7 @@ func pending(executor, name, dir string, wait time.Duration, v *host.PluginView,
 	case v.State == pluginmgr.StateLoading:
 		return msg + "it is still loading it (a large module compiles for a while the first time: raise --wait)"
 	case v.Digest != "":
-		return msg + fmt.Sprintf("it still serves version %s, not %s (a large module compiles for a while the first time: raise --wait; cmdhost plugin list)", short(v.Digest), short(digest))
+		return msg + fmt.Sprintf("it still serves version %s, not %s (a large module compiles for a while the first time: raise --wait; cmdhost plugin list)", shown(short(v.Digest)), short(digest))
 	}
-	return msg + fmt.Sprintf("it shows %s as %s (cmdhost plugin list)", name, v.State)
+	return msg + fmt.Sprintf("it shows %s as %s (cmdhost plugin list)", name, shown(string(v.State)))
 }
