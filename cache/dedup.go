@@ -309,7 +309,7 @@ func (s *DedupStore[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 			return
 		}
 		now = s.advance(now)
-		if digested || e.index < 0 || now.After(e.keepUntil) || s.roomLocked(size, now) {
+		if digested || e.index < 0 || now.After(e.keepUntil) || s.roomLocked(e.share, size, now) {
 			break // with s.mu held
 		}
 		// Over MaxBytes: keep the digest instead. Digest is user code, so
@@ -341,6 +341,7 @@ func (s *DedupStore[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
 	s.bytes += size
 	heap.Push(&s.terminal, e)
 	if e.share != nil {
+		e.share.bytes += size
 		heap.Push(&e.share.terminal, e)
 	}
 }

@@ -66,12 +66,24 @@ func (s *DedupStore[V]) sizeOf(v V) int64 {
 }
 
 // roomLocked reports whether an outcome of size bytes fits under
-// MaxBytes, evicting completed entries whose request expiry passed (the
-// oldest first, as a full store does) until it does. Called with s.mu
+// MaxBytes, and under the invoker's share of it (sh, nil when the store
+// keeps no shares), evicting completed entries whose request expiry
+// passed (the oldest first, as a full store does) until it does. An
+// invoker's share of the bytes is its share of the entries
+// (DedupConfig.MaxPerInvoker of MaxEntries): one invoker's large replies
+// must not take the whole bound, or every other invoker's duplicates
+// would get digests for as long as its requests last. Called with s.mu
 // held.
-func (s *DedupStore[V]) roomLocked(size int64, now time.Time) bool {
+func (s *DedupStore[V]) roomLocked(sh *invokerShare[V], size int64, now time.Time) bool {
 	if s.maxBytes <= 0 {
 		return true
+	}
+	if sh != nil {
+		for sh.bytes+size > s.shareBytes() {
+			if !s.evictShareLocked(sh, now) {
+				return false
+			}
+		}
 	}
 	for s.bytes+size > s.maxBytes {
 		if !s.evictLocked(now) {
@@ -79,4 +91,13 @@ func (s *DedupStore[V]) roomLocked(size int64, now time.Time) bool {
 		}
 	}
 	return true
+}
+
+// shareBytes is the bytes one invoker's outcomes may weigh: MaxBytes in
+// the proportion of its entries to the store's.
+func (s *DedupStore[V]) shareBytes() int64 {
+	if s.perInvoker <= 0 || s.perInvoker >= s.max {
+		return s.maxBytes
+	}
+	return s.maxBytes / int64(s.max) * int64(s.perInvoker)
 }

@@ -115,3 +115,40 @@ func TestByteBoundWaitersGetTheDigest(t *testing.T) {
 		t.Fatalf("waiter got %q, want the digest", got)
 	}
 }
+
+// One invoker's outcomes take at most its share of the bytes (its share of
+// the entries): an invoker with large replies gets digests past it, and
+// another invoker's replies are still kept whole. Without the share, the
+// first took the whole bound and every other invoker's duplicates got
+// digests for as long as its requests lasted.
+func TestByteBoundSharedByInvokers(t *testing.T) {
+	c := newClock()
+	// 10 entries, 5 per invoker: each invoker may hold half of the 1000 bytes.
+	s := NewBoundedDedupStore(DedupConfig{MaxEntries: 10, MaxPerInvoker: 5, Now: c.Now}, ByteBound[string]{
+		MaxBytes: 1000, Size: func(v string) int64 { return int64(len(v)) }, Digest: digestOf})
+	expiry := c.Now().Add(time.Hour)
+	big := strings.Repeat("x", 300)
+	complete := func(invoker string, i int) string {
+		t.Helper()
+		e, first, err := s.Claim(invoker, key(i), expiry, false)
+		if err != nil || !first {
+			t.Fatalf("%s key %d: first %v, %v", invoker, i, first, err)
+		}
+		s.Complete(e, big, time.Time{})
+		return s.Lookup(key(i)).Value()
+	}
+	if got := complete("flood", 0); got != big {
+		t.Fatalf("the flood's first reply: %.10q…, want it whole", got)
+	}
+	for i := 1; i < 4; i++ {
+		if got := complete("flood", i); got != "digest" {
+			t.Fatalf("the flood's reply %d past its 500 bytes: %.10q…, want the digest", i, got)
+		}
+	}
+	if got := complete("other", 10); got != big {
+		t.Fatalf("another invoker's reply: %.10q…, want it whole (the flood took only its share)", got)
+	}
+	if st := s.Stats(); st.Bytes != int64(2*len(big)+3*len("digest")) {
+		t.Fatalf("Stats %+v", st)
+	}
+}

@@ -27,8 +27,9 @@ var ErrInvokerFull = errors.New("cache: this invoker's share of the dedup store 
 // invoker holds at least one entry, so the shares never outnumber the
 // entries.
 type invokerShare[V any] struct {
-	name string
-	live int
+	name  string
+	live  int
+	bytes int64 // what its completed entries' outcomes weigh (ByteBound.Size)
 	// terminal holds the invoker's completed entries, ordered by
 	// protectUntil: the candidates for eviction when the share is full.
 	terminal protectHeap[V] // slot inShare
@@ -70,6 +71,7 @@ func (s *DedupStore[V]) leaveLocked(e *Entry[V]) {
 		heap.Remove(&sh.terminal, e.pos[inShare])
 	}
 	e.share = nil
+	sh.bytes -= e.size
 	if sh.live--; sh.live == 0 {
 		delete(s.shares, sh.name)
 	}

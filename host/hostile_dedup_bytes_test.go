@@ -43,7 +43,10 @@ func TestHostileLargeRepliesKeepTheHeapUnderTheDedupBound(t *testing.T) {
 		)
 		var ran atomic.Int64
 		e := newEnvConfig(t, u, func(c *rpc.Config, cmds []rpc.Command) {
-			c.MaxDedupBytes = bound
+			// One invoker sends them all: no per-invoker share, the
+			// store's bound is what is tested (cache's tests cover the
+			// shares of it).
+			c.MaxDedupBytes, c.MaxDedupPerInvoker = bound, -1
 			for i := range cmds {
 				h := cmds[i].Handler
 				cmds[i].Handler = func(ctx context.Context, r *abi.Request) (*abi.Response, error) {

@@ -28,7 +28,9 @@ func TestDedupStoreBoundedInBytes(t *testing.T) {
 	)
 	var ran atomic.Int64
 	logs := &testkit.LogBuffer{}
-	h := start(t, Config{MaxDedupBytes: bound, Logger: slog.New(slog.NewTextHandler(logs, nil))},
+	// One invoker sends them all: no per-invoker share here, the store's
+	// bound is what is tested (cache's tests cover the shares of it).
+	h := start(t, Config{MaxDedupBytes: bound, MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(logs, nil))},
 		Command{Name: "echo", Handler: countingEcho(&ran)})
 	s := &sender{harness: h}
 	const topic = "rpc/exec-1/echo"
