@@ -128,7 +128,7 @@ vet:
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
 test: deps plugins vet conformance sdk-tests paho-tests
-	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./host/wasm ./host
+	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./internal/wasm ./host
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory fuzz FUZZMULT=1
 
@@ -151,10 +151,10 @@ docs-check: deps plugins
 	$(GO) test -count=1 -run '^TestDocs' ./cmd/cmdhost
 
 # The METL CommandExecutor cases of ../shared/conformance, run against the
-# executor (host/rpc/conformance_test.go): prints the summary line
+# executor (internal/rpc/conformance_test.go): prints the summary line
 # "conformance: N passed, N failed, N skipped", skip reasons and failures.
 conformance:
-	@out=$$($(GO) test ./host/rpc -run '^TestConformance$$' -count=1 -v 2>&1); rc=$$?; \
+	@out=$$($(GO) test ./internal/rpc -run '^TestConformance$$' -count=1 -v 2>&1); rc=$$?; \
 	printf '%s\n' "$$out" | grep -E '^(conformance:|\s*--- FAIL|\s+conformance_)'; exit $$rc
 
 # Every fuzz target, as package:name:executions, the executions taking
@@ -164,9 +164,9 @@ conformance:
 # is busy (golang/go#75804); a count has no deadline to race.
 FUZZ_TARGETS := abi:FuzzDecodeRequest:500000 abi:FuzzDecodeResponse:500000 \
                 abi:FuzzDecodeDescription:500000 abi:FuzzDecodeInvocation:500000 \
-                abi:FuzzDecodeInvocationResult:500000 host/rpc:FuzzParseTimestamp:100000 \
-                host/rpc:FuzzCleanText:100000 host/wasm:FuzzBoundModule:100000 \
-                host/wasm:FuzzMountPath:5000
+                abi:FuzzDecodeInvocationResult:500000 internal/rpc:FuzzParseTimestamp:100000 \
+                internal/rpc:FuzzCleanText:100000 internal/wasm:FuzzBoundModule:100000 \
+                internal/wasm:FuzzMountPath:5000
 FUZZMULT ?= 3
 
 fuzz:
@@ -177,14 +177,14 @@ fuzz:
 	done
 
 bench: plugins
-	$(GO) test ./host/wasm -run '^$$' -bench 'EchoCall|Instantiate' -benchtime 2s -count 1
-	$(GO) test ./host/wasm -run '^$$' -bench BenchmarkLoad -benchtime 5x -count 1
-	$(GO) test ./host/wasm -run '^$$' -bench DeadlineOvershoot -benchtime 60x -count 1
+	$(GO) test ./internal/wasm -run '^$$' -bench 'EchoCall|Instantiate' -benchtime 2s -count 1
+	$(GO) test ./internal/wasm -run '^$$' -bench BenchmarkLoad -benchtime 5x -count 1
+	$(GO) test ./internal/wasm -run '^$$' -bench DeadlineOvershoot -benchtime 60x -count 1
 	$(GO) test ./host -run '^$$' -bench ReuseVsExecution -benchtime 300x -count 1
 	$(GO) test ./host -run '^$$' -bench 'Cancel|AskVsPlain' -benchtime 300x -count 1
 	$(GO) test ./host -run '^$$' -bench NestedLocal -benchmem -benchtime 2s -count 1
 	$(GO) test ./cache -run '^$$' -bench . -benchmem -count 1
-	$(GO) test ./host/rpc -run '^$$' -bench DedupStore -benchtime 20000x -count 1
+	$(GO) test ./internal/rpc -run '^$$' -bench DedupStore -benchtime 20000x -count 1
 
 # cmdhost against a bare paho echo executor, on mosquitto and on the
 # embedded broker; rewrites its table in BENCHMARKS.md (a few minutes).
@@ -192,7 +192,7 @@ bench-e2e: deps plugins
 	CMDHOST_BENCH_E2E=1 $(GO) test ./cmd/cmdhost -run '^TestBenchE2E$$' -v -count=1 -timeout 20m
 
 soak: plugins
-	CMDHOST_SOAK=1 $(GO) test ./host/wasm -run TestFaultSoak -v -count=1 -timeout 20m
+	CMDHOST_SOAK=1 $(GO) test ./internal/wasm -run TestFaultSoak -v -count=1 -timeout 20m
 
 # What a replica killed with kill -9 does to its share group, for several
 # session expiries (figures in docs/operations.md, Replicas).

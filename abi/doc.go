@@ -1,7 +1,7 @@
 // Package abi is the contract between cmdhost and the WebAssembly modules
 // it runs: the names a module exports and imports, the result codes of the
 // host functions, and the byte format of everything that crosses the
-// boundary. Both sides build on it (the host in host/wasm, Go guests in
+// boundary. Both sides build on it (the host in internal/wasm, Go guests in
 // package sdk), so it is kept on its own and imports nothing but the
 // standard library: a guest pays for no host code, and a change to the
 // contract is a change to this package and nothing else. ABI.md describes

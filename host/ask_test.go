@@ -8,7 +8,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 

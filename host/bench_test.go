@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 )
 
 // BenchmarkReuseVsExecution is the end-to-end latency of an idempotent

@@ -1,6 +1,6 @@
 package host
 
-import "github.com/cmdhost/cmdhost/host/events"
+import "github.com/cmdhost/cmdhost/internal/events"
 
 // eventsWithPlugins names, in each event, the plugin serving its command
 // and that plugin's module digest (the executor knows only commands), then

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/internal/testkit"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // kitLanguages are the guest languages the kit runs on: a test plugin of

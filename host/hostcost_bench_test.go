@@ -16,9 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/rpc"
-	"github.com/cmdhost/cmdhost/host/rpc/rpctest"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
 // hostileRequest sends echo request n from invoker src (its __srcId) with

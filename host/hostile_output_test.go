@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
 // A guest that floods its output (100 times its line budget on stdout,

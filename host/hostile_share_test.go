@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cmdhost/cmdhost/host/broker"
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/broker"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 

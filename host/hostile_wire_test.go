@@ -13,7 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
 // Hostile input against the strings the host publishes. Each case once
@@ -33,7 +33,7 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 		format        byte // payload format indicator; 0: none
 		status        string
 		// overMaxPacket: the embedded broker refuses the request itself
-		// (over its --max-request-bytes, host/broker TestMaxPacketSize):
+		// (over its --max-request-bytes, internal/broker TestMaxPacketSize):
 		// the case is for the other brokers.
 		overMaxPacket bool
 		check         func(t *testing.T, p *paho.Publish)
@@ -169,7 +169,7 @@ func checkWireStrings(t *testing.T, p *paho.Publish) {
 }
 
 // mosquittoRefuses returns the first part of s that mosquitto 2.0.11
-// refuses in a string (measured: host/rpc's TestMosquittoRefusesWhatWireRefuses):
+// refuses in a string (measured: internal/rpc's TestMosquittoRefusesWhatWireRefuses):
 // bytes that are not UTF-8, U+0000–U+001F, U+007F–U+009F, U+FDD0–U+FDEF
 // and U+xFFFE/U+xFFFF; or a string longer than 65,535 bytes.
 func mosquittoRefuses(s string) (string, bool) {

@@ -19,11 +19,11 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
-	"github.com/cmdhost/cmdhost/host/rpc"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/events"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // idle waits until none of p's instances runs a call: the branches a

@@ -11,9 +11,9 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/events"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // nestHost is one host of the nested-invocation tests: an engine of its

@@ -11,8 +11,8 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/events"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // A child's deadline is min(the parent's, the requested timeout, the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 )
 
 // A guest's nested call to another executor carries metadata the guest

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 

@@ -18,11 +18,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/cache"
-	"github.com/cmdhost/cmdhost/host/broker"
-	"github.com/cmdhost/cmdhost/host/events"
-	"github.com/cmdhost/cmdhost/host/metrics"
-	"github.com/cmdhost/cmdhost/host/rpc"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/broker"
+	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/metrics"
+	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host/events"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
 // The on_timeout retry policy with a real guest through a real broker:

@@ -8,11 +8,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
 // Tracing: the executor and the invokers make the spans of requests and
-// calls (host/rpc, tracing.go); the host adds what only it knows, the
+// calls (internal/rpc, tracing.go); the host adds what only it knows, the
 // plugin and module version serving a command, and the spans of nested
 // calls to local commands, which never cross the broker.
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // pluginDir holds the test plugins that `make plugins` builds.

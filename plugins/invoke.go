@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // Errors of Invoke and InvokeServing, for callers to map to statuses (the

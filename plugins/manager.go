@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // Defaults of Config.

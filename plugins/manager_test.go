@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 func TestLoadAll(t *testing.T) {

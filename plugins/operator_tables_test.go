@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // "tableEntries" sets the plugin's table limit, from 1 to MaxTableEntries.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // TestParseOperator: the documented example is read as such; every bad

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // State is where a plugin stands (PluginStatus.State).

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host/events"
+	"github.com/cmdhost/cmdhost/internal/events"
 )
 
 // TimeoutSource names the setting a command's execution timeout comes

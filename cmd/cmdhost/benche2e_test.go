@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/bench/loadgen"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 )
 
 // make bench-e2e: cmdhost against the barest executor paho.golang allows

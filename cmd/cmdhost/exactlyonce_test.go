@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
-	"github.com/cmdhost/cmdhost/host/rpc"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 

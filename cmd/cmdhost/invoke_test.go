@@ -15,7 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 )
 
 // With a broker up and no host, invoke fails fast: the request is never

@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 

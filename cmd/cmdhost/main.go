@@ -1,7 +1,7 @@
 // Command cmdhost runs command handlers that are WebAssembly modules.
 //
 // The subcommands here are thin: each parses flags into the config of a
-// package that owns the logic (host/wasm for running modules).
+// package that owns the logic (internal/wasm for running modules).
 package main
 
 import (

@@ -16,10 +16,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/broker"
-	"github.com/cmdhost/cmdhost/host/otlp"
-	"github.com/cmdhost/cmdhost/host/rpc"
-	"github.com/cmdhost/cmdhost/host/wasm"
+	"github.com/cmdhost/cmdhost/internal/broker"
+	"github.com/cmdhost/cmdhost/internal/otlp"
+	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // defaultReplicaSessionExpiry is serve's session expiry with --share. A

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/host"
-	"github.com/cmdhost/cmdhost/host/events"
+	"github.com/cmdhost/cmdhost/internal/events"
 )
 
 // watchFrame is one refresh of `cmdhost watch`: each plugin with its

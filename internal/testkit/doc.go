@@ -4,5 +4,5 @@
 // client that sees every message on its topics.
 //
 // Engines built on that cache are in the subpackage wasmtest, so that the
-// tests of host/wasm itself can use this package without an import cycle.
+// tests of internal/wasm itself can use this package without an import cycle.
 package testkit

@@ -7,7 +7,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/cmdhost/cmdhost/host/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 

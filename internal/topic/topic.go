@@ -1,5 +1,5 @@
 // Package topic parses MQTT request topic patterns: levels that are
-// literal or a {token}. It is shared by the executor (host/rpc), which
+// literal or a {token}. It is shared by the executor (internal/rpc), which
 // subscribes patterns and matches request topics against them, and the
 // plugins manager, which checks the host's topic rules and refuses
 // overlapping patterns before anything is subscribed; neither imports the

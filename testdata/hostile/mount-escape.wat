@@ -4,7 +4,7 @@
 ;; ../outside), ".." in paths, hard links (path_link) and renames
 ;; (path_rename) across the mount's edge -- and reports what it could do.
 ;;
-;; The test (host/wasm/mount_test.go) mounts T/m as the guest's /data (fd 3,
+;; The test (internal/wasm/mount_test.go) mounts T/m as the guest's /data (fd 3,
 ;; the first preopen) beside T/outside/secret, and plants m/planted ->
 ;; T/outside, m/planted-rel -> ../outside and the folder m/sub/inner.
 ;;

@@ -26,7 +26,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/cmdhost/cmdhost/host/broker"
+	"github.com/cmdhost/cmdhost/internal/broker"
 )
 
 func main() {

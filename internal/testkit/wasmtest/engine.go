@@ -4,8 +4,8 @@ package wasmtest
 import (
 	"fmt"
 
-	"github.com/cmdhost/cmdhost/host/wasm"
 	"github.com/cmdhost/cmdhost/internal/testkit"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 // NewEngine returns an engine of cfg that uses the tests' shared
