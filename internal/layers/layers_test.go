@@ -1,0 +1,103 @@
+// Package layers holds one test: every import arrow between the module's
+// packages points down the layers of docs/architecture.md. A package may
+// import the packages of lower layers (and its own subpackages), never one
+// of its own layer or above; test support is imported by tests only.
+//
+// The table below is the one in docs/architecture.md: a new package must
+// be given its layer here, or the test fails and says so.
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/cmdhost/cmdhost"
+
+// layer ranks each package: a higher rank sits above. Packages of one
+// rank are siblings and may not import each other.
+var layer = map[string]int{
+	"cmd/cmdhost": 100,
+
+	"host": 90,
+
+	"internal/metrics": 70,
+
+	"internal/rpc": 60,
+
+	"plugins": 50,
+
+	"internal/wasm":   40,
+	"cache":           40,
+	"internal/broker": 40,
+
+	"internal/events": 30,
+	"internal/otlp":   30,
+
+	"internal/hlc":       20,
+	"internal/topic":     20,
+	"internal/ratelog":   20,
+	"internal/regfile":   20,
+	"internal/buildinfo": 20,
+
+	"sdk": 15,
+	"abi": 10,
+}
+
+// support is test support: it may import any layer but cmd, and only
+// tests and benchmarks import it.
+var support = []string{"internal/testkit", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/layers"}
+
+func isSupport(pkg string) bool {
+	for _, s := range support {
+		if pkg == s || strings.HasPrefix(pkg, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportsPointDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: go list over the whole module")
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		from := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		if strings.HasPrefix(from, "testdata/") || strings.HasPrefix(from, "third_party/") {
+			continue
+		}
+		fromRank, known := layer[from]
+		if !known && !isSupport(from) {
+			t.Errorf("%s has no layer: add it to the table in internal/layers and docs/architecture.md", from)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := strings.TrimPrefix(imp, module+"/")
+			switch {
+			case strings.HasPrefix(to, "third_party/"):
+			case isSupport(from):
+				if to == "cmd/cmdhost" {
+					t.Errorf("test support %s imports %s", from, to)
+				}
+			case isSupport(to):
+				t.Errorf("%s imports test support %s: only tests may", from, to)
+			case strings.HasPrefix(to, from+"/"):
+				// its own subpackage
+			case layer[to] >= fromRank:
+				t.Errorf("%s (layer %d) imports %s (layer %d): arrows must point down", from, fromRank, to, layer[to])
+			}
+		}
+	}
+}
