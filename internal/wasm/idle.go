@@ -49,8 +49,8 @@ type idleTimer struct {
 	mu     sync.Mutex
 	active int         // calls between begin and end
 	timer  clock.Timer // the armed timer; nil when none
-	gen    uint64 // bumped by every arm and disarm; a timer fires only if its generation is current
-	closed bool   // stopped: no timer will be armed again
+	gen    uint64      // bumped by every arm and disarm; a timer fires only if its generation is current
+	closed bool        // stopped: no timer will be armed again
 }
 
 // newIdleTimer returns an idle timer that calls onIdle after timeout
