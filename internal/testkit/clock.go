@@ -3,6 +3,7 @@ package testkit
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 // Clock is a clock.Clock a test moves by hand: Now is what the test set,
 // and a timer fires only when Add moves the clock to its time. A test
 // waits for a timer to be armed (NextTimer, WaitTimers) rather than
-// sleeping, then moves the clock past it. Safe for concurrent use.
+// sleeping, then moves the clock past it. Safe for concurrent use; Now
+// takes no lock, so that a hammer test measures what it calls rather than
+// the clock.
 //
 // Add runs the timers that come due in the calling goroutine, in the
 // order of their times and outside the clock's lock: when Add returns,
@@ -20,8 +23,9 @@ import (
 // once: its function runs in a goroutine of its own, as time.AfterFunc's
 // would.
 type Clock struct {
+	now atomic.Pointer[time.Time] // written under mu
+
 	mu         sync.Mutex
-	now        time.Time
 	pending    []*Timer      // armed: neither stopped nor fired
 	all        []*Timer      // every timer made, in order
 	next       int           // all[next:] have not been returned by NextTimer
@@ -41,13 +45,18 @@ type Timer struct {
 var _ clock.Clock = (*Clock)(nil)
 
 // NewClock returns a clock that reads start until it is moved.
-func NewClock(start time.Time) *Clock { return &Clock{now: start, changed: make(chan struct{})} }
+func NewClock(start time.Time) *Clock {
+	c := &Clock{changed: make(chan struct{})}
+	c.now.Store(&start)
+	return c
+}
 
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
+	if t := c.now.Load(); t != nil {
+		return *t
+	}
+	return time.Time{}
 }
 
 // AfterFunc arms a timer that calls f once the clock has moved by d.
@@ -57,7 +66,7 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	if c.onArm != nil {
 		c.onArm()
 	}
-	t := &Timer{c: c, d: d, at: c.now.Add(d), f: f}
+	t := &Timer{c: c, d: d, at: c.Now().Add(d), f: f}
 	c.all = append(c.all, t)
 	if d <= 0 {
 		go f()
@@ -81,10 +90,22 @@ func (c *Clock) OnArm(f func()) {
 // Add moves the clock by d and runs the timers due by then.
 func (c *Clock) Add(d time.Duration) {
 	c.mu.Lock()
-	c.now = c.now.Add(d)
+	c.set(c.Now().Add(d))
+}
+
+// Set moves the clock to now, backwards too (a clock stepped back by its
+// operator), and runs the timers due by then.
+func (c *Clock) Set(now time.Time) {
+	c.mu.Lock()
+	c.set(now)
+}
+
+// set is Add and Set: called with mu held, which it releases.
+func (c *Clock) set(now time.Time) {
+	c.now.Store(&now)
 	var due []*Timer
 	c.pending = slices.DeleteFunc(c.pending, func(t *Timer) bool {
-		if t.at.After(c.now) {
+		if t.at.After(now) {
 			return false
 		}
 		due = append(due, t)
