@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // benchKeys returns n distinct keys, built before the timed loop.
@@ -17,8 +20,10 @@ func benchKeys(n int) []Key {
 }
 
 // stepClock advances by step at every reading, so a benchmark holds about
-// live = ttl/step entries in steady state and sweeps one per Begin.
+// live = ttl/step entries in steady state and sweeps one per Begin. The
+// stores arm no timers: AfterFunc is the system clock's.
 type stepClock struct {
+	clock.Clock
 	t    time.Time
 	step time.Duration
 }
@@ -36,9 +41,9 @@ func BenchmarkBeginComplete(b *testing.B) {
 		b.Run(fmt.Sprintf("first/live=%d", live), func(b *testing.B) {
 			keys := benchKeys(4 * live)
 			// Each iteration reads the clock twice (Begin, Complete).
-			c := &stepClock{t: time.Unix(0, 0), step: time.Microsecond}
+			c := &stepClock{Clock: clock.System(), t: time.Unix(0, 0), step: time.Microsecond}
 			ttl := time.Duration(2*live) * time.Microsecond
-			s := NewDedupStore[int](DedupConfig{MaxEntries: 2 * live, Now: c.Now})
+			s := NewDedupStore[int](DedupConfig{MaxEntries: 2 * live, Clock: c})
 			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -62,9 +67,9 @@ func BenchmarkBeginComplete(b *testing.B) {
 		for i := range invokers {
 			invokers[i] = fmt.Sprintf("srcId:invoker-%d", i)
 		}
-		c := &stepClock{t: time.Unix(0, 0), step: time.Microsecond}
+		c := &stepClock{Clock: clock.System(), t: time.Unix(0, 0), step: time.Microsecond}
 		ttl := time.Duration(2*live) * time.Microsecond
-		s := NewDedupStore[int](DedupConfig{MaxEntries: 2 * live, MaxPerInvoker: 2 * live / 10, Now: c.Now})
+		s := NewDedupStore[int](DedupConfig{MaxEntries: 2 * live, MaxPerInvoker: 2 * live / 10, Clock: c})
 		i := 0
 		b.ReportAllocs()
 		for b.Loop() {
@@ -81,7 +86,7 @@ func BenchmarkBeginComplete(b *testing.B) {
 	b.Run("duplicate", func(b *testing.B) {
 		keys := benchKeys(1024)
 		start := time.Unix(0, 0)
-		s := NewDedupStore[int](DedupConfig{Now: func() time.Time { return start }})
+		s := NewDedupStore[int](DedupConfig{Clock: testkit.NewClock(start)})
 		for i, k := range keys {
 			e, _, _ := s.Begin(k, start.Add(time.Hour))
 			s.Complete(e, i, time.Time{})

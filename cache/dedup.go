@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/setting"
 )
 
 // DefaultMaxEntries is the hard bound of a DedupStore whose DedupConfig leaves
@@ -47,13 +50,54 @@ type DedupConfig struct {
 	MaxEntries int
 	// MaxPerInvoker bounds the live entries of one invoker (as named to
 	// BeginFrom), so that one client cannot fill the store for everyone;
-	// zero or less means no bound but MaxEntries. Over it, BeginFrom
-	// refuses the invoker's new keys with ErrInvokerFull (see
-	// dedup_share.go).
+	// 0: a tenth of MaxEntries (at least 1), NoBound: no bound but
+	// MaxEntries. Over it, BeginFrom refuses the invoker's new keys with
+	// ErrInvokerFull (see dedup_share.go).
 	MaxPerInvoker int
-	// Now is the clock; nil means time.Now. Tests inject a fake clock.
+	// Clock is the clock; nil means the system clock. Tests inject a
+	// fake one (testkit.Clock).
+	Clock clock.Clock
+	// Now is the clock as a function, for the callers that still have
+	// one; Clock wins when both are set.
+	//
+	// Deprecated: set Clock. Now goes once internal/rpc passes a Clock.
 	Now func() time.Time
 }
+
+// NoBound, in a field that bounds something, turns the bound off
+// (package setting's Off).
+const NoBound = setting.Off
+
+// defaultInvokerShare is the part of the store an invoker may hold when
+// DedupConfig.MaxPerInvoker is not set: ten invokers at their bound fill it.
+const defaultInvokerShare = 10
+
+// withDefaults resolves the zero fields (package setting's rule).
+func (c DedupConfig) withDefaults() DedupConfig {
+	if c.MaxEntries <= 0 {
+		c.MaxEntries = DefaultMaxEntries
+	}
+	c.MaxPerInvoker = setting.Or(c.MaxPerInvoker, max(1, c.MaxEntries/defaultInvokerShare))
+	c.Clock = clockOf(c.Clock, c.Now)
+	return c
+}
+
+// clockOf is c, else a clock reading now, else the system clock: the
+// clock of a Config that may still set a Now func.
+func clockOf(c clock.Clock, now func() time.Time) clock.Clock {
+	if c == nil && now != nil {
+		return nowClock(now)
+	}
+	return clock.OrSystem(c)
+}
+
+// nowClock is a clock.Clock over a Now function; its timers are the
+// system's. The stores read only its Now.
+type nowClock func() time.Time
+
+func (n nowClock) Now() time.Time { return n() }
+
+func (nowClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
 
 // Entry is the record of one request in a DedupStore: a placeholder while the
 // first receipt executes, then the stored outcome.
@@ -172,17 +216,12 @@ func NewDedupStore[V any](cfg DedupConfig) *DedupStore[V] {
 // NewBoundedDedupStore returns an empty store configured by cfg whose
 // outcomes are also bounded in bytes by b (dedup_bytes.go).
 func NewBoundedDedupStore[V any](cfg DedupConfig, b ByteBound[V]) *DedupStore[V] {
-	s := &DedupStore[V]{max: cfg.MaxEntries, perInvoker: cfg.MaxPerInvoker, now: cfg.Now,
+	cfg = cfg.withDefaults()
+	s := &DedupStore[V]{max: cfg.MaxEntries, perInvoker: cfg.MaxPerInvoker, now: cfg.Clock.Now,
 		maxBytes: b.MaxBytes, size: b.Size, digest: b.Digest,
 		entries: map[Key]*Entry[V]{}, shares: map[string]*invokerShare[V]{}}
 	if s.maxBytes > 0 && (s.size == nil || s.digest == nil) {
 		panic("cache: ByteBound.MaxBytes needs Size and Digest")
-	}
-	if s.max <= 0 {
-		s.max = DefaultMaxEntries
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	return s
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // digestOf is the test stores' ByteBound.Digest: a short mark instead of
@@ -15,10 +17,10 @@ func digestOf(v string) string {
 	return "digest"
 }
 
-func newBoundedStore(t testing.TB, maxBytes int64) (*DedupStore[string], *clock) {
+func newBoundedStore(t testing.TB, maxBytes int64) (*DedupStore[string], *testkit.Clock) {
 	t.Helper()
 	c := newClock()
-	s := NewBoundedDedupStore(DedupConfig{MaxEntries: 1000, Now: c.Now}, ByteBound[string]{
+	s := NewBoundedDedupStore(DedupConfig{MaxEntries: 1000, Clock: c}, ByteBound[string]{
 		MaxBytes: maxBytes, Size: func(v string) int64 { return int64(len(v)) }, Digest: digestOf})
 	return s, c
 }
@@ -124,7 +126,7 @@ func TestByteBoundWaitersGetTheDigest(t *testing.T) {
 func TestByteBoundSharedByInvokers(t *testing.T) {
 	c := newClock()
 	// 10 entries, 5 per invoker: each invoker may hold half of the 1000 bytes.
-	s := NewBoundedDedupStore(DedupConfig{MaxEntries: 10, MaxPerInvoker: 5, Now: c.Now}, ByteBound[string]{
+	s := NewBoundedDedupStore(DedupConfig{MaxEntries: 10, MaxPerInvoker: 5, Clock: c}, ByteBound[string]{
 		MaxBytes: 1000, Size: func(v string) int64 { return int64(len(v)) }, Digest: digestOf})
 	expiry := c.Now().Add(time.Hour)
 	big := strings.Repeat("x", 300)

@@ -8,12 +8,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
-func newShareStore(t testing.TB, max, perInvoker int) (*DedupStore[string], *clock) {
+func newShareStore(t testing.TB, max, perInvoker int) (*DedupStore[string], *testkit.Clock) {
 	t.Helper()
 	c := newClock()
-	return NewDedupStore[string](DedupConfig{MaxEntries: max, MaxPerInvoker: perInvoker, Now: c.Now}), c
+	return NewDedupStore[string](DedupConfig{MaxEntries: max, MaxPerInvoker: perInvoker, Clock: c}), c
 }
 
 // invKey is key i of an invoker, on a response topic of its own.
@@ -225,7 +227,7 @@ func TestHammerShares(t *testing.T) {
 		wg.Go(func() {
 			for r := range rounds {
 				if r%10 == 0 {
-					c.Advance(time.Millisecond)
+					c.Add(time.Millisecond)
 				}
 				inv := fmt.Sprintf("inv-%d", (g+r)%invokers)
 				k := invKey(inv, (g*11+r*3)%40)
@@ -270,4 +272,29 @@ func TestHammerShares(t *testing.T) {
 	}
 	checkShares(t, s)
 	t.Logf("ErrInvokerFull %d, ErrFull %d, Len %d", invokerFull.Load(), storeFull.Load(), s.Len())
+}
+
+// A zero MaxPerInvoker is a tenth of the store; NoBound leaves one invoker
+// only the store's own bound.
+func TestDedupShareDefault(t *testing.T) {
+	c := newClock()
+	far := c.Now().Add(time.Hour)
+	s := NewDedupStore[string](DedupConfig{MaxEntries: 100, Clock: c})
+	for i := range 10 {
+		if _, _, err := s.BeginFrom("a", invKey("a", i), far); err != nil {
+			t.Fatalf("entry %d of a tenth: %v", i, err)
+		}
+	}
+	if _, _, err := s.BeginFrom("a", invKey("a", 10), far); !errors.Is(err, ErrInvokerFull) {
+		t.Fatalf("past a tenth: %v, want ErrInvokerFull", err)
+	}
+	s = NewDedupStore[string](DedupConfig{MaxEntries: 100, MaxPerInvoker: NoBound, Clock: c})
+	for i := range 100 {
+		if _, _, err := s.BeginFrom("a", invKey("a", i), far); err != nil {
+			t.Fatalf("entry %d without a share: %v", i, err)
+		}
+	}
+	if _, _, err := s.BeginFrom("a", invKey("a", 100), far); !errors.Is(err, ErrFull) {
+		t.Fatalf("past the store's bound: %v, want ErrFull", err)
+	}
 }

@@ -8,38 +8,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
-// clock is a fake clock safe for concurrent use; tests move it by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// newClock returns a clock the test moves by hand.
+func newClock() *testkit.Clock { return testkit.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
-func newClock() *clock { return &clock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func newStore(t testing.TB, max int) (*DedupStore[string], *clock) {
+func newStore(t testing.TB, max int) (*DedupStore[string], *testkit.Clock) {
 	t.Helper()
 	c := newClock()
-	return NewDedupStore[string](DedupConfig{MaxEntries: max, Now: c.Now}), c
+	return NewDedupStore[string](DedupConfig{MaxEntries: max, Clock: c}), c
 }
 
 func key(i int) Key {
@@ -179,11 +158,11 @@ func TestAfterExpiryNewFirstReceipt(t *testing.T) {
 			if completed {
 				s.Complete(e, "old", time.Time{})
 			}
-			c.Advance(time.Second)
+			c.Add(time.Second)
 			if d, first := begin(t, s, k, e.Expiry()); first || d != e {
 				t.Fatal("entry left before its expiry")
 			}
-			c.Advance(time.Nanosecond)
+			c.Add(time.Nanosecond)
 			d, first := begin(t, s, k, c.Now().Add(time.Second))
 			if !first || d == e {
 				t.Fatal("after expiry the request must be a new first receipt")
@@ -293,7 +272,7 @@ func TestDuplicateWithLaterExpiryExtends(t *testing.T) {
 	if !e.Expiry().Equal(start.Add(time.Second)) {
 		t.Fatalf("Expiry = %v, want the first receipt's", e.Expiry())
 	}
-	c.Advance(time.Nanosecond)
+	c.Add(time.Nanosecond)
 	if _, first := begin(t, s, k, c.Now().Add(time.Second)); !first {
 		t.Fatal("after the latest expiry: want a new first receipt")
 	}
@@ -422,7 +401,7 @@ func TestCompleteAfterExpiry(t *testing.T) {
 	k := key(1)
 	start := c.Now()
 	e, _ := begin(t, s, k, start.Add(time.Second))
-	c.Advance(2 * time.Second) // due, but not swept yet
+	c.Add(2 * time.Second) // due, but not swept yet
 	if s.Len() != 1 {
 		t.Fatalf("Len = %d, want 1", s.Len())
 	}
@@ -479,7 +458,7 @@ func TestClockNeverGoesBack(t *testing.T) {
 	k := key(1)
 	start := c.Now()
 	e, _ := begin(t, s, k, start.Add(time.Second))
-	c.Advance(2 * time.Second)
+	c.Add(2 * time.Second)
 	s.Sweep()
 	c.Set(start) // stale reading
 	if d, first := begin(t, s, k, start.Add(time.Second)); !first || d == e {
@@ -512,7 +491,7 @@ func TestCompleteUsesOwningStore(t *testing.T) {
 	if b.Len() != 0 || a.Len() != 1 || e.Value() != "v" {
 		t.Fatalf("a.Len=%d b.Len=%d value=%q", a.Len(), b.Len(), e.Value())
 	}
-	c.Advance(time.Minute)
+	c.Add(time.Minute)
 	if d, first := begin(t, a, key(1), c.Now()); first || d != e {
 		t.Fatal("keep-until not applied in the owning store")
 	}
@@ -602,7 +581,7 @@ func TestHammerExpiry(t *testing.T) {
 		wg.Go(func() {
 			for r := range rounds {
 				if r%10 == 0 {
-					c.Advance(time.Millisecond)
+					c.Add(time.Millisecond)
 				}
 				k := key((g*11 + r*3) % keys)
 				e, first, err := s.Begin(k, c.Now().Add(5*time.Millisecond))

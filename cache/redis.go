@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/cmdhost/cmdhost/internal/logx"
 )
 
 // RedisDedup is a dedup store in Redis, shared by every executor that
@@ -171,11 +172,8 @@ func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 		return nil, err
 	}
 	s := &RedisDedup[V]{cfg: cfg, rdb: rdb, instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]),
-		log: cfg.Logger, local: map[string]*redisEntry[V]{}, unsettled: map[string]unsettledOutcome[V]{},
+		log: logx.OrDiscard(cfg.Logger), local: map[string]*redisEntry[V]{}, unsettled: map[string]unsettledOutcome[V]{},
 		stop: make(chan struct{})}
-	if s.log == nil {
-		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	if err := s.beat(ctx); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/cmdhost/cmdhost/internal/logx"
 )
 
 // RedisReuse is a reuse cache in two tiers: a ReuseCache in memory in
@@ -100,10 +101,7 @@ func NewRedisReuse[V any](cfg RedisReuseConfig[V]) (*RedisReuse[V], error) {
 		return nil, err
 	}
 	c := &RedisReuse[V]{local: local, rdb: rdb, encode: cfg.Encode, decode: cfg.Decode,
-		now: local.now, log: cfg.Logger, maxBytes: local.maxBytes, budget: sharedBudget{max: local.maxBytes}, wall: time.Now}
-	if c.log == nil {
-		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+		now: local.now, log: logx.OrDiscard(cfg.Logger), maxBytes: local.maxBytes, budget: sharedBudget{max: local.maxBytes}, wall: time.Now}
 	return c, nil
 }
 

@@ -9,9 +9,9 @@ import (
 
 // newRedisReuse is a reuse cache of strings on url with its clock,
 // closed with the test.
-func newRedisReuse(t *testing.T, url string, clock *clock) *RedisReuse[string] {
+func newRedisReuse(t *testing.T, url string, clock *testkit.Clock) *RedisReuse[string] {
 	t.Helper()
-	c, err := NewRedisReuse(RedisReuseConfig[string]{URL: url, Local: ReuseConfig{MaxBytes: 1 << 20, Now: clock.Now},
+	c, err := NewRedisReuse(RedisReuseConfig[string]{URL: url, Local: ReuseConfig{MaxBytes: 1 << 20, Clock: clock},
 		Encode: func(v string) ([]byte, error) { return []byte(v), nil },
 		Decode: func(b []byte) (string, error) { return string(b), nil },
 	})
@@ -49,7 +49,7 @@ func TestRedisReuseShared(t *testing.T) {
 		t.Error("another key hits")
 	}
 
-	clock.Advance(time.Minute)
+	clock.Add(time.Minute)
 	for name, c := range map[string]*RedisReuse[string]{"a": a, "b": b} {
 		if v, ok := c.Get(key); ok {
 			t.Errorf("%s reuses %q past its TTL", name, v)
@@ -92,7 +92,7 @@ func TestRedisReuseUnavailable(t *testing.T) {
 	}
 
 	r.Restart(t)
-	wall.Advance(redisReuseBackoff) // the back-off is over
+	wall.Add(redisReuseBackoff) // the back-off is over
 	key2 := ReuseKey([]byte("back"))
 	a.Set(key2, "shared", 6, time.Minute)
 	if v, ok := b.Get(key2); !ok || v != "shared" {
@@ -105,7 +105,7 @@ func TestRedisReuseUnavailable(t *testing.T) {
 // reused from its memory only, and counted, whatever a client sends.
 func TestRedisReuseBudget(t *testing.T) {
 	url := testkit.StartRedis(t).URL
-	c, err := NewRedisReuse(RedisReuseConfig[string]{URL: url, Local: ReuseConfig{MaxBytes: 4 << 10, Now: newClock().Now},
+	c, err := NewRedisReuse(RedisReuseConfig[string]{URL: url, Local: ReuseConfig{MaxBytes: 4 << 10, Clock: newClock()},
 		Encode: func(v string) ([]byte, error) { return []byte(v), nil },
 		Decode: func(b []byte) (string, error) { return string(b), nil },
 	})

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
+
+	"github.com/cmdhost/cmdhost/internal/clock"
 )
 
 // DefaultReuseMaxBytes is the cost bound of a ReuseCache whose ReuseConfig
@@ -45,9 +47,22 @@ type ReuseConfig struct {
 	// (see NewReuseCache) and ristretto's 32768-slot set buffer (256 KiB).
 	// Size MaxBytes for the replies and leave headroom for the rest.
 	MaxBytes int64
-	// Now is the clock that decides expiry; nil means time.Now. Tests inject a
-	// fake clock.
+	// Clock decides expiry; nil means the system clock. Tests inject a
+	// fake one (testkit.Clock).
+	Clock clock.Clock
+	// Now is the clock as a function; Clock wins when both are set.
+	//
+	// Deprecated: set Clock. Now goes once internal/rpc passes a Clock.
 	Now func() time.Time
+}
+
+// withDefaults resolves the zero fields (package setting's rule).
+func (c ReuseConfig) withDefaults() ReuseConfig {
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = DefaultReuseMaxBytes
+	}
+	c.Clock = clockOf(c.Clock, c.Now)
+	return c
 }
 
 // ReuseStats is a snapshot of a ReuseCache's counters. The counters are read
@@ -170,13 +185,8 @@ type ReuseCache[V any] struct {
 // give Hits, Misses and Entries from counters striped across cache lines,
 // cheaper under parallel Gets than one shared atomic.
 func NewReuseCache[V any](cfg ReuseConfig) (*ReuseCache[V], error) {
-	c := &ReuseCache[V]{now: cfg.Now, maxBytes: cfg.MaxBytes}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultReuseMaxBytes
-	}
-	if c.now == nil {
-		c.now = time.Now
-	}
+	cfg = cfg.withDefaults()
+	c := &ReuseCache[V]{now: cfg.Clock.Now, maxBytes: cfg.MaxBytes}
 	rc, err := ristretto.NewCache(&ristretto.Config[string, reuseEntry[V]]{
 		NumCounters: reuseCounters(c.maxBytes),
 		MaxCost:     c.maxBytes,

@@ -12,20 +12,9 @@ import (
 	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
-
-// reuseClock is a fake clock safe for concurrent use, lock-free so that the
-// hammer measures the cache rather than the clock.
-type reuseClock struct{ ns atomic.Int64 }
-
-func newReuseClock() *reuseClock {
-	c := &reuseClock{}
-	c.ns.Store(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	return c
-}
-
-func (c *reuseClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *reuseClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // raceEnabled reports whether the test binary was built with -race.
 func raceEnabled() bool {
@@ -41,10 +30,10 @@ func raceEnabled() bool {
 	return false
 }
 
-func newReuse[V any](t testing.TB, maxBytes int64) (*ReuseCache[V], *reuseClock) {
+func newReuse[V any](t testing.TB, maxBytes int64) (*ReuseCache[V], *testkit.Clock) {
 	t.Helper()
-	clk := newReuseClock()
-	c, err := NewReuseCache[V](ReuseConfig{MaxBytes: maxBytes, Now: clk.Now})
+	clk := newClock()
+	c, err := NewReuseCache[V](ReuseConfig{MaxBytes: maxBytes, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +75,15 @@ func TestReuseTTLByInjectedClock(t *testing.T) {
 	c.Set(k, "v", 1, 10*time.Second)
 	c.Wait()
 
-	clk.Advance(10*time.Second - time.Nanosecond)
+	clk.Add(10*time.Second - time.Nanosecond)
 	if _, ok := c.Get(k); !ok {
 		t.Fatal("miss before the TTL passed")
 	}
-	clk.Advance(time.Nanosecond)
+	clk.Add(time.Nanosecond)
 	if _, ok := c.Get(k); ok {
 		t.Fatal("hit at the expiry instant")
 	}
-	clk.Advance(time.Hour)
+	clk.Add(time.Hour)
 	if _, ok := c.Get(k); ok {
 		t.Fatal("hit after the TTL passed")
 	}
@@ -137,7 +126,7 @@ func TestReuseOverwrite(t *testing.T) {
 		t.Fatalf("Get = %q, %v; want second, true", v, ok)
 	}
 	wantStats(t, c, ReuseStats{Hits: 1, CostUsed: 20, Entries: 1})
-	clk.Advance(time.Second) // the new, shorter TTL applies
+	clk.Add(time.Second) // the new, shorter TTL applies
 	if v, ok := c.Get(k); ok {
 		t.Fatalf("Get = %q after the overwritten TTL passed", v)
 	}
@@ -183,7 +172,7 @@ func TestReuseStatsCountsHitsAndMisses(t *testing.T) {
 			c.Get(k)
 		}
 	}
-	clk.Advance(5 * time.Second) // keys[0..4] expire
+	clk.Add(5 * time.Second) // keys[0..4] expire
 	for _, k := range keys {
 		c.Get(k)
 	}
@@ -479,7 +468,7 @@ func TestReuseHammer(t *testing.T) {
 			case <-stop:
 				return
 			default:
-				clk.Advance(time.Millisecond)
+				clk.Add(time.Millisecond)
 				c.Stats()
 				runtime.Gosched()
 			}

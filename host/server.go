@@ -22,6 +22,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -226,9 +227,10 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,
-		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
+		// Config's 0 is never and none: the rule's Off (package setting).
+		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: setting.ZeroIsOff(cfg.IdleTimeout), MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
-		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
+		Defaults: plugins.Defaults{ExecTimeout: setting.ZeroIsOff(cfg.ExecTimeout), Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
 		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT

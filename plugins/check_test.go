@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // Check applies the load's clash rule to a module not installed yet and
@@ -14,7 +16,7 @@ import (
 func TestCheckAppliesTheClashRule(t *testing.T) {
 	dir := t.TempDir()
 	watEcho := readPlugin(t, "wat-echo")
-	install(t, dir, "a.wasm", watEcho)
+	testkit.Install(t, dir, "a.wasm", watEcho)
 	m, _ := newManager(t, dir, 0)
 	ctx := context.Background()
 	if errs := m.LoadAll(ctx); len(errs) != 0 {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/topic"
 )
 
@@ -11,12 +12,37 @@ import (
 // file nor its module sets (serve --exec-timeout and --pool).
 type Defaults struct {
 	// ExecTimeout is the execution timeout of a command nothing else gives
-	// one; 0: none, only the request's expiry bounds its calls.
+	// one; 0: DefaultExecTimeout, NoTimeout: none, only the request's
+	// expiry bounds its calls.
 	ExecTimeout time.Duration
 	// Concurrency is the calls at once per command when the operator file
 	// sets neither "concurrency" nor "pool"; 0: Config.Plugin.PoolSize,
 	// the plugin's instance count.
 	Concurrency int
+}
+
+// DefaultExecTimeout is Defaults.ExecTimeout when it is not set (the
+// default of serve --exec-timeout).
+const DefaultExecTimeout = 10 * time.Second
+
+// NoTimeout, as Defaults.ExecTimeout, gives the commands nothing else
+// gives a timeout none (setting.Off).
+const NoTimeout = setting.Off
+
+// withDefaults resolves the zero fields (package setting's rule) but
+// Concurrency, which the Manager resolves from its Config.Plugin.
+func (d Defaults) withDefaults() Defaults {
+	d.ExecTimeout = setting.Or(d.ExecTimeout, DefaultExecTimeout)
+	return d
+}
+
+// execTimeout is the host's execution timeout as Command.Timeout says it:
+// 0 for none.
+func (d Defaults) execTimeout() time.Duration {
+	if setting.IsOff(d.ExecTimeout) {
+		return 0
+	}
+	return d.ExecTimeout
 }
 
 // Command is a command as it is served: as its module declares it, with
@@ -55,12 +81,13 @@ func (c Command) Name() string { return c.Declared.Name }
 // Resolve returns the module's command c of plugin as served with the
 // operator file op (nil: none) by a host with the defaults d.
 func Resolve(plugin string, c abi.Command, op *Operator, d Defaults) Command {
+	d = d.withDefaults()
 	out := Command{Plugin: plugin, Declared: c, Topic: c.Topic,
 		OnTimeout: op.onTimeoutOf(c.Name), Concurrency: op.concurrency()}
 	if out.Topic == "" {
 		out.Topic = topic.Default
 	}
-	out.Timeout, out.TimeoutSource = op.execTimeout(c, d.ExecTimeout)
+	out.Timeout, out.TimeoutSource = op.execTimeout(c, d.execTimeout())
 	if out.Concurrency == 0 {
 		out.Concurrency = d.Concurrency
 	}

@@ -53,7 +53,7 @@ func newManager(t *testing.T, dir string, debounce time.Duration) (*Manager, *te
 	logs := &testkit.LogBuffer{}
 	m := NewManager(Config{
 		Dir: dir, Engine: engine, Debounce: debounce, DrainTimeout: 20 * time.Second,
-		Defaults: Defaults{Concurrency: hostConcurrency},
+		Defaults: Defaults{ExecTimeout: NoTimeout, Concurrency: hostConcurrency},
 		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	t.Cleanup(func() {
@@ -108,34 +108,9 @@ func variant(module []byte, tag string) []byte {
 	return append(out, 'x')
 }
 
-// install puts content in dir/file the way installers should: write a
-// temporary file, then rename it into place.
-func install(t *testing.T, dir, file string, content []byte) {
-	t.Helper()
-	tmp := filepath.Join(dir, file+".tmp")
-	if err := os.WriteFile(tmp, content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, file)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// waitFor polls cond until it holds, failing the test after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // call looks command up and invokes it once.

@@ -1,12 +1,12 @@
 package plugins
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -193,28 +195,26 @@ func (f refusal) is(r refusalReason) bool { return f.reason == r }
 // together: a change of either is a change of the plugin.
 func contentKey(module, operator string) string { return module + "+" + operator }
 
+// withDefaults resolves the zero fields (package setting's rule).
+func (c Config) withDefaults() Config {
+	c.Logger = logx.OrDiscard(c.Logger)
+	c.Debounce = setting.Or(c.Debounce, DefaultDebounce)
+	c.DrainTimeout = setting.Or(c.DrainTimeout, DefaultDrainTimeout)
+	c.Defaults = c.Defaults.withDefaults()
+	if c.Defaults.Concurrency <= 0 {
+		c.Defaults.Concurrency = cmp.Or(max(c.Plugin.PoolSize, 0), wasm.DefaultPoolSize)
+	}
+	return c
+}
+
 // NewManager returns a Manager for cfg.Dir; it serves nothing until
 // LoadAll, Watch or Reload. It panics when cfg.Engine is nil.
 func NewManager(cfg Config) *Manager {
 	if cfg.Engine == nil {
 		panic("plugins.NewManager: Config.Engine is nil")
 	}
-	if cfg.Debounce <= 0 {
-		cfg.Debounce = DefaultDebounce
-	}
-	if cfg.DrainTimeout <= 0 {
-		cfg.DrainTimeout = DefaultDrainTimeout
-	}
-	if cfg.Defaults.Concurrency <= 0 {
-		cfg.Defaults.Concurrency = cfg.Plugin.PoolSize
-		if cfg.Defaults.Concurrency <= 0 {
-			cfg.Defaults.Concurrency = wasm.DefaultPoolSize
-		}
-	}
+	cfg = cfg.withDefaults()
 	m := &Manager{cfg: cfg, log: cfg.Logger, entries: map[string]*entry{}}
-	if m.log == nil {
-		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.served.Store(emptyTable)
 	return m

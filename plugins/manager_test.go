@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
 func TestLoadAll(t *testing.T) {
 	dir := t.TempDir()
 	echo, watEcho := readPlugin(t, "echo"), readPlugin(t, "wat-echo")
-	install(t, dir, "echo.wasm", echo)
-	install(t, dir, "wat-echo.wasm", watEcho)
+	testkit.Install(t, dir, "echo.wasm", echo)
+	testkit.Install(t, dir, "wat-echo.wasm", watEcho)
 	for file, content := range map[string]string{
 		"notes.txt": "not a plugin", ".hidden.wasm": "garbage", "x.wasm.tmp": "garbage", "x.wasm~": "garbage",
 	} {
@@ -103,8 +104,8 @@ func TestLoadAllMissingDir(t *testing.T) {
 
 func TestLoadAllBadModule(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "bad.wasm", []byte("\x00asm but not really"))
-	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	testkit.Install(t, dir, "bad.wasm", []byte("\x00asm but not really"))
+	testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 	m, logs := newManager(t, dir, 0)
 	errs := m.LoadAll(context.Background())
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "bad") {
@@ -128,8 +129,8 @@ func TestLoadAllBadModule(t *testing.T) {
 func TestCommandClash(t *testing.T) {
 	dir := t.TempDir()
 	watEcho := readPlugin(t, "wat-echo")
-	install(t, dir, "b.wasm", variant(watEcho, "b"))
-	install(t, dir, "a.wasm", watEcho)
+	testkit.Install(t, dir, "b.wasm", variant(watEcho, "b"))
+	testkit.Install(t, dir, "a.wasm", watEcho)
 	m, _ := newManager(t, dir, 0)
 	changes := onChanges(m)
 
@@ -151,7 +152,7 @@ func TestCommandClash(t *testing.T) {
 	}
 
 	// A plugin that takes a command already served, later: refused too.
-	install(t, dir, "c.wasm", variant(watEcho, "c"))
+	testkit.Install(t, dir, "c.wasm", variant(watEcho, "c"))
 	if err := m.Reload(context.Background(), "c"); err == nil || !strings.Contains(err.Error(), "already served by plugin a") {
 		t.Errorf("Reload(c) = %v, want a clash", err)
 	}
@@ -160,13 +161,13 @@ func TestCommandClash(t *testing.T) {
 	if err := m.Remove(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "b to take wat-echo over", func() bool {
+	testkit.WaitFor(t, "b to take wat-echo over", func() bool {
 		p, ok := m.Lookup("wat-echo")
 		return ok && p.Name() == "b"
 	})
 	mustEcho(t, m, "wat-echo")
 	// c is retried too, after b (file name order), and refused again.
-	waitFor(t, 60*time.Second, "c's retry", func() bool {
+	testkit.WaitFor(t, "c's retry", func() bool {
 		s, _ := status(m, "c")
 		return s.LoadFailures == 2
 	})
@@ -184,7 +185,7 @@ func TestCommandClash(t *testing.T) {
 
 func TestReloadAndRemove(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 	m, logs := newManager(t, dir, 0)
 	changes := onChanges(m)
 	ctx := context.Background()
@@ -203,11 +204,11 @@ func TestReloadAndRemove(t *testing.T) {
 		t.Fatal("Reload did not swap the version")
 	}
 	mustEcho(t, m, "wat-echo")
-	waitFor(t, 60*time.Second, "the old version to close", func() bool {
+	testkit.WaitFor(t, "the old version to close", func() bool {
 		_, err := old.Invoke(ctx, &abi.Request{Command: "wat-echo"})
 		return errors.Is(err, wasm.KindClosed)
 	})
-	waitFor(t, 60*time.Second, "the old version to leave Status", func() bool {
+	testkit.WaitFor(t, "the old version to leave Status", func() bool {
 		s, _ := status(m, "wat-echo")
 		return s.Draining == 0
 	})
@@ -231,7 +232,7 @@ func TestReloadAndRemove(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "wat-echo.wasm")); err != nil {
 		t.Errorf("Remove touched the file: %v", err)
 	}
-	waitFor(t, 60*time.Second, "state removed", func() bool {
+	testkit.WaitFor(t, "state removed", func() bool {
 		s, _ := status(m, "wat-echo")
 		return s.State == StateRemoved
 	})
@@ -285,7 +286,7 @@ func TestReloadAndRemove(t *testing.T) {
 // while new calls go to the new one; the old one closes afterwards.
 func TestReloadDuringCall(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
+	testkit.Install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
 	m, _ := newManager(t, dir, 0)
 	ctx := context.Background()
 	if errs := m.LoadAll(ctx); len(errs) != 0 {
@@ -300,7 +301,7 @@ func TestReloadDuringCall(t *testing.T) {
 		}
 		res <- err
 	}()
-	waitFor(t, 60*time.Second, "the call to start", func() bool { return old.Stats().InUse == 1 })
+	testkit.WaitFor(t, "the call to start", func() bool { return old.Stats().InUse == 1 })
 
 	if err := m.Reload(ctx, "sleep"); err != nil {
 		t.Fatal(err)
@@ -329,7 +330,7 @@ func TestReloadDuringCall(t *testing.T) {
 	if oldErr != nil {
 		t.Fatalf("the call in flight failed: %v", oldErr)
 	}
-	waitFor(t, 60*time.Second, "the old version to close", func() bool {
+	testkit.WaitFor(t, "the old version to close", func() bool {
 		s, _ := status(m, "sleep")
 		return s.Draining == 0
 	})
@@ -340,7 +341,7 @@ func TestReloadDuringCall(t *testing.T) {
 
 func TestCloseDrains(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
+	testkit.Install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
 	m, _ := newManager(t, dir, 0)
 	ctx := context.Background()
 	if errs := m.LoadAll(ctx); len(errs) != 0 {
@@ -352,7 +353,7 @@ func TestCloseDrains(t *testing.T) {
 		_, err := p.Invoke(ctx, &abi.Request{Command: "sleep", Payload: []byte("500")})
 		res <- err
 	}()
-	waitFor(t, 60*time.Second, "the call to start", func() bool { return p.Stats().InUse == 1 })
+	testkit.WaitFor(t, "the call to start", func() bool { return p.Stats().InUse == 1 })
 	closeCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -385,7 +386,7 @@ func TestCloseDrains(t *testing.T) {
 func TestHammerReloads(t *testing.T) {
 	dir := t.TempDir()
 	watEcho := readPlugin(t, "wat-echo")
-	install(t, dir, "wat-echo.wasm", watEcho)
+	testkit.Install(t, dir, "wat-echo.wasm", watEcho)
 	m, _ := newManager(t, dir, 0)
 	ctx := context.Background()
 	if errs := m.LoadAll(ctx); len(errs) != 0 {
@@ -420,7 +421,7 @@ func TestHammerReloads(t *testing.T) {
 	}
 	for i := range 10 {
 		if i%2 == 0 {
-			install(t, dir, "wat-echo.wasm", variant(watEcho, string(rune('a'+i))))
+			testkit.Install(t, dir, "wat-echo.wasm", variant(watEcho, string(rune('a'+i))))
 		}
 		if err := m.Reload(ctx, "wat-echo"); err != nil {
 			t.Fatal(err)
@@ -444,7 +445,7 @@ func TestHammerReloads(t *testing.T) {
 func TestOrigin(t *testing.T) {
 	dir := t.TempDir()
 	echo := readPlugin(t, "echo")
-	install(t, dir, "echo.wasm", echo)
+	testkit.Install(t, dir, "echo.wasm", echo)
 	m, _ := newManager(t, dir, 0)
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
 		t.Fatalf("LoadAll: %v", errs)
@@ -464,7 +465,7 @@ func TestOrigin(t *testing.T) {
 		t.Fatal("Origin of a command nobody serves")
 	}
 	before := digest()
-	install(t, dir, "echo.wasm", variant(echo, "v2"))
+	testkit.Install(t, dir, "echo.wasm", variant(echo, "v2"))
 	if err := m.Reload(context.Background(), "echo"); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // A module file over the module size limit is refused without being read
@@ -21,7 +23,7 @@ func TestLoadAllRefusesHugeModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = f.Close()
-	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 	m, _ := newManager(t, dir, 0)
 
 	var before, after runtime.MemStats

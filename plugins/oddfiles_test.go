@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // loadAllWithin runs m.LoadAll and returns its errors, failing the test
@@ -83,16 +85,16 @@ func TestOddFilesInThePluginsFolder(t *testing.T) {
 			return nil
 		}, "x.wasm is a character device, not a regular file"},
 		{"a FIFO as an operator file", func(t *testing.T, dir string) func() {
-			install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+			testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
 			return mkfifo(t, filepath.Join(dir, "echo.json"))
 		}, "echo.json is a named pipe (FIFO), not a regular file"},
 		{"a symlink to /dev/zero as an operator file", func(t *testing.T, dir string) func() {
-			install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+			testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
 			symlink(t, "/dev/zero", filepath.Join(dir, "echo.json"))
 			return nil
 		}, "echo.json is a character device, not a regular file"},
 		{"a huge operator file", func(t *testing.T, dir string) func() {
-			install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+			testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
 			f, err := os.Create(filepath.Join(dir, "echo.json"))
 			if err != nil {
 				t.Fatal(err)
@@ -107,7 +109,7 @@ func TestOddFilesInThePluginsFolder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+			testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 			unblock := tc.odd(t, dir)
 			m, _ := newManager(t, dir, 0)
 			var before, after runtime.MemStats
@@ -150,7 +152,7 @@ func TestOperatorFileBound(t *testing.T) {
 // is served. A dangling one is a file that is not there.
 func TestSymlinkToARegularFileIsServed(t *testing.T) {
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	install(t, elsewhere, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	testkit.Install(t, elsewhere, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 	symlink(t, filepath.Join(elsewhere, "wat-echo.wasm"), filepath.Join(dir, "wat-echo.wasm"))
 	symlink(t, filepath.Join(elsewhere, "none.wasm"), filepath.Join(dir, "dangling.wasm"))
 	m, _ := newManager(t, dir, 0)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -70,7 +71,7 @@ type Operator struct {
 	// set.
 	TableEntries uint32
 	// IdleTimeout ("idleTimeout", wasm.PluginConfig.IdleTimeout); nil: not
-	// set. 0 never releases the instances.
+	// set. 0 never releases the instances (wasm.NoTimeout).
 	IdleTimeout *time.Duration
 	// Env are environment variables granted to the guest ("grants.env"),
 	// added to the host's (the file's value wins); nil: not set.
@@ -225,7 +226,7 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 		cfg.MaxResponseBytes = op.MaxResponseBytes
 	}
 	if op.IdleTimeout != nil {
-		cfg.IdleTimeout = *op.IdleTimeout
+		cfg.IdleTimeout = setting.ZeroIsOff(*op.IdleTimeout) // the file's 0 is never
 	}
 	if op.Env != nil {
 		cfg.Grants.Env = merged(base.Grants.Env, op.Env)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -33,8 +34,8 @@ func TestOperatorTableEntries(t *testing.T) {
 // does not fit in 1,000 entries.
 func TestOperatorTableEntriesApplies(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "echo.wasm", readPlugin(t, "echo"))
-	install(t, dir, "echo.json", []byte(`{"tableEntries": 1000}`))
+	testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+	testkit.Install(t, dir, "echo.json", []byte(`{"tableEntries": 1000}`))
 	m, _ := newManager(t, dir, 0)
 	errs := m.LoadAll(context.Background())
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "more than the plugin's table limit of 1000 entries") {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -120,7 +121,7 @@ func TestParseOperator(t *testing.T) {
 // writeOperator installs name's operator file.
 func writeOperator(t *testing.T, dir, name, content string) {
 	t.Helper()
-	install(t, dir, name+OperatorExt, []byte(content))
+	testkit.Install(t, dir, name+OperatorExt, []byte(content))
 }
 
 // servedAs returns what Commands says of command.
@@ -136,7 +137,7 @@ func TestOperatorSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe := readPlugin(t, "probe")
-	install(t, dir, "probe.wasm", probe)
+	testkit.Install(t, dir, "probe.wasm", probe)
 	opFile := `{"pool": 2, "config": {"greeting": "hi"},
 	  "grants": {"env": {"REGION": "eu"}, "mounts": [{"host": "` + data + `", "guest": "/data", "readOnly": true}]}}`
 	writeOperator(t, dir, "probe", opFile)
@@ -210,14 +211,14 @@ func TestOperatorSettings(t *testing.T) {
 func TestOperatorEnabled(t *testing.T) {
 	dir := t.TempDir()
 	echo := readPlugin(t, "echo")
-	install(t, dir, "echo.wasm", echo)
+	testkit.Install(t, dir, "echo.wasm", echo)
 	writeOperator(t, dir, "echo", `{"enabled": false}`)
 	m, logs := newManager(t, dir, 50*time.Millisecond)
 	changes := onChanges(m)
 	watch(t, m)
 
 	opPath := filepath.Join(dir, "echo.json")
-	waitFor(t, 60*time.Second, "echo to be disabled", func() bool {
+	testkit.WaitFor(t, "echo to be disabled", func() bool {
 		s, ok := status(m, "echo")
 		return ok && s.State == StateDisabled
 	})
@@ -235,7 +236,7 @@ func TestOperatorEnabled(t *testing.T) {
 	}
 
 	writeOperator(t, dir, "echo", `{"enabled": true, "timeout": "1s"}`)
-	waitFor(t, 60*time.Second, "echo to be served", func() bool {
+	testkit.WaitFor(t, "echo to be served", func() bool {
 		_, ok := m.Lookup("echo")
 		return ok
 	})
@@ -243,16 +244,16 @@ func TestOperatorEnabled(t *testing.T) {
 	if sv, _ := servedAs(m, "echo"); sv.Timeout != time.Second {
 		t.Errorf("Served = %+v, want timeout 1s", sv)
 	}
-	waitFor(t, 60*time.Second, "OnChange", func() bool { return changes.get() == 1 })
+	testkit.WaitFor(t, "OnChange", func() bool { return changes.get() == 1 })
 
 	// Disabled while serving: the version drains and closes.
 	writeOperator(t, dir, "echo", `{"enabled": false}`)
-	waitFor(t, 60*time.Second, "echo to be disabled again", func() bool {
+	testkit.WaitFor(t, "echo to be disabled again", func() bool {
 		s, _ := status(m, "echo")
 		_, served := m.Lookup("echo")
 		return !served && s.State == StateDisabled && s.Draining == 0 && s.Instances == 0
 	})
-	waitFor(t, 60*time.Second, "OnChange", func() bool { return changes.get() == 2 })
+	testkit.WaitFor(t, "OnChange", func() bool { return changes.get() == 2 })
 	if !logs.Contains("plugin disabled by its operator file") {
 		t.Error("the log does not say the plugin was disabled")
 	}
@@ -261,7 +262,7 @@ func TestOperatorEnabled(t *testing.T) {
 	if err := os.Remove(opPath); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "echo to be served with the host's settings", func() bool {
+	testkit.WaitFor(t, "echo to be served with the host's settings", func() bool {
 		sv, ok := servedAs(m, "echo")
 		return ok && sv.Timeout == 0 && sv.TimeoutSource == TimeoutFromHost && sv.Concurrency == hostConcurrency
 	})
@@ -277,12 +278,12 @@ func TestOperatorEnabled(t *testing.T) {
 func TestOperatorInvalidKeepsServing(t *testing.T) {
 	dir := t.TempDir()
 	echo := readPlugin(t, "echo")
-	install(t, dir, "echo.wasm", echo)
+	testkit.Install(t, dir, "echo.wasm", echo)
 	good := `{"timeout": "1s", "pool": 1}`
 	writeOperator(t, dir, "echo", good)
 	m, logs := newManager(t, dir, 50*time.Millisecond)
 	watch(t, m)
-	waitFor(t, 60*time.Second, "echo to be served", func() bool {
+	testkit.WaitFor(t, "echo to be served", func() bool {
 		_, ok := m.Lookup("echo")
 		return ok
 	})
@@ -295,7 +296,7 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 		{`{"commands": {"nosuch": {"timeout": "1s"}}}`, `plugin echo: echo.json: "commands.nosuch": the module declares no command "nosuch" (it declares echo)`},
 	} {
 		writeOperator(t, dir, "echo", c.content)
-		waitFor(t, 60*time.Second, "the error in Status", func() bool {
+		testkit.WaitFor(t, "the error in Status", func() bool {
 			s, _ := status(m, "echo")
 			return s.LoadFailures == i+1
 		})
@@ -319,7 +320,7 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 	}
 
 	writeOperator(t, dir, "echo", `{"timeout": "3s"}`)
-	waitFor(t, 60*time.Second, "the new settings", func() bool {
+	testkit.WaitFor(t, "the new settings", func() bool {
 		sv, _ := servedAs(m, "echo")
 		return sv.Timeout == 3*time.Second && sv.Concurrency == hostConcurrency
 	})
@@ -333,8 +334,8 @@ func TestOperatorInvalidKeepsServing(t *testing.T) {
 // is not served at all; LoadAll reports the file's error.
 func TestOperatorInvalidFirstLoad(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "echo.wasm", readPlugin(t, "echo"))
-	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+	testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 	writeOperator(t, dir, "echo", `{"pool": -1}`)
 	writeOperator(t, dir, "wat-echo", `{"commands": {"echo": {"timeout": "1s"}}}`)
 	m, _ := newManager(t, dir, 50*time.Millisecond)
@@ -367,7 +368,7 @@ func TestOperatorInvalidFirstLoad(t *testing.T) {
 // plugin-level one; both reach Served, with the concurrency.
 func TestOperatorCommandTimeouts(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "probe.wasm", readPlugin(t, "probe"))
+	testkit.Install(t, dir, "probe.wasm", readPlugin(t, "probe"))
 	writeOperator(t, dir, "probe", `{"timeout": "2s", "commands": {"probe-status": {"timeout": "500ms"}}, "concurrency": 3}`)
 	m, _ := newManager(t, dir, 50*time.Millisecond)
 	changes := onChanges(m)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // A new version refused for a clash while an older one serves is loaded
@@ -38,22 +40,22 @@ func TestRefusedReloadIsRetriedWhenTheCommandIsFreed(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			dir := t.TempDir()
 			watEcho := readPlugin(t, "wat-echo")
-			install(t, dir, "a.wasm", watEcho)                  // serves wat-echo
-			install(t, dir, "b.wasm", readPlugin(t, "counter")) // b's old version: counter
+			testkit.Install(t, dir, "a.wasm", watEcho)                  // serves wat-echo
+			testkit.Install(t, dir, "b.wasm", readPlugin(t, "counter")) // b's old version: counter
 			m, _ := newManager(t, dir, 10*time.Millisecond)
 			ctx := context.Background()
 			if w.watch {
 				watch(t, m)
-				waitFor(t, 30*time.Second, "a and b served", func() bool { return len(m.Commands()) == 2 })
+				testkit.WaitFor(t, "a and b served", func() bool { return len(m.Commands()) == 2 })
 			} else if errs := m.LoadAll(ctx); len(errs) != 0 {
 				t.Fatal(errs)
 			}
 
 			// b's new version declares wat-echo: refused, the old one keeps serving.
 			newB := variant(watEcho, "b")
-			install(t, dir, "b.wasm", newB)
+			testkit.Install(t, dir, "b.wasm", newB)
 			if w.watch {
-				waitFor(t, 30*time.Second, "b's new version refused", func() bool {
+				testkit.WaitFor(t, "b's new version refused", func() bool {
 					s, _ := status(m, "b")
 					return s.RefusedDigest == digest(newB)
 				})
@@ -66,7 +68,7 @@ func TestRefusedReloadIsRetriedWhenTheCommandIsFreed(t *testing.T) {
 			}
 
 			w.free(t, m, dir)
-			waitFor(t, 30*time.Second, "b's new version to be retried and serve wat-echo", func() bool {
+			testkit.WaitFor(t, "b's new version to be retried and serve wat-echo", func() bool {
 				p, ok := m.Lookup("wat-echo")
 				return ok && p.Name() == "b"
 			})
@@ -88,18 +90,18 @@ func TestRefusedReloadRevertedClearsTheError(t *testing.T) {
 	dir := t.TempDir()
 	watEcho := readPlugin(t, "wat-echo")
 	counter := readPlugin(t, "counter")
-	install(t, dir, "a.wasm", watEcho)
-	install(t, dir, "b.wasm", counter)
+	testkit.Install(t, dir, "a.wasm", watEcho)
+	testkit.Install(t, dir, "b.wasm", counter)
 	m, _ := newManager(t, dir, 0)
 	ctx := context.Background()
 	if errs := m.LoadAll(ctx); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	install(t, dir, "b.wasm", variant(watEcho, "b"))
+	testkit.Install(t, dir, "b.wasm", variant(watEcho, "b"))
 	if errs := m.LoadAll(ctx); len(errs) != 1 {
 		t.Fatalf("LoadAll: %v, want b's clash", errs)
 	}
-	install(t, dir, "b.wasm", counter) // back to what serves
+	testkit.Install(t, dir, "b.wasm", counter) // back to what serves
 	if errs := m.LoadAll(ctx); len(errs) != 0 {
 		t.Fatal(errs)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // TestExecTimeoutPrecedence: every combination of the four levels set or
@@ -65,12 +66,29 @@ func TestExecTimeoutPrecedence(t *testing.T) {
 				if d, src := op.execTimeout(cmd, c.host); d != c.want || src != c.source {
 					t.Errorf("%s: execTimeout = %v (%s), want %v (%s)", what, d, src, c.want, c.source)
 				}
-				s := Resolve("kv", cmd, op, Defaults{ExecTimeout: c.host, Concurrency: 3})
+				host := c.host
+				if host == 0 {
+					host = NoTimeout // unset at the host: serve --exec-timeout 0
+				}
+				s := Resolve("kv", cmd, op, Defaults{ExecTimeout: host, Concurrency: 3})
 				if s.Timeout != c.want || s.TimeoutSource != c.source || s.Plugin != "kv" || s.Name() != "get" || s.Concurrency != 3 || s.Topic != "rpc/{executorId}/{commandName}" {
 					t.Errorf("%s: Resolve = %+v, want %v (%s)", what, s, c.want, c.source)
 				}
 			}
 		})
+	}
+}
+
+// TestExecTimeoutHostDefault: Defaults with no ExecTimeout give the
+// commands nothing else times DefaultExecTimeout; NoTimeout gives them
+// none (Command.Timeout 0).
+func TestExecTimeoutHostDefault(t *testing.T) {
+	cmd := abi.Command{Name: "get"}
+	if s := Resolve("kv", cmd, nil, Defaults{}); s.Timeout != DefaultExecTimeout || s.TimeoutSource != TimeoutFromHost {
+		t.Errorf("zero Defaults: timeout %v (%s), want %v from the host", s.Timeout, s.TimeoutSource, DefaultExecTimeout)
+	}
+	if s := Resolve("kv", cmd, nil, Defaults{ExecTimeout: NoTimeout}); s.Timeout != 0 || s.TimeoutSource != TimeoutFromHost {
+		t.Errorf("NoTimeout: timeout %v (%s), want none from the host", s.Timeout, s.TimeoutSource)
 	}
 }
 
@@ -191,8 +209,8 @@ func TestCheckOnTimeout(t *testing.T) {
 // a change of the operator file changes it.
 func TestOnTimeoutAtLoad(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "counter.wasm", readPlugin(t, "counter"))
-	install(t, dir, "counter-idem.wasm", readPlugin(t, "counter-idem"))
+	testkit.Install(t, dir, "counter.wasm", readPlugin(t, "counter"))
+	testkit.Install(t, dir, "counter-idem.wasm", readPlugin(t, "counter-idem"))
 	writeOperator(t, dir, "counter", `{"onTimeout": "retry", "retries": 2}`)
 	writeOperator(t, dir, "counter-idem", `{"onTimeout": "retry", "retries": 2}`)
 	m, _ := newManager(t, dir, 50*time.Millisecond)

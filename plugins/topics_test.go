@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // installTopics installs, as plugin name, a copy of the topics test plugin
@@ -21,7 +21,7 @@ func installTopics(t *testing.T, dir, name, commands string) {
 		t.Fatalf("reading the topics test plugin: %v (run `make plugins`)", err)
 	}
 	writeOperator(t, dir, name, `{"config": {"commands": "`+commands+`"}}`)
-	install(t, dir, name+".wasm", b)
+	testkit.Install(t, dir, name+".wasm", b)
 }
 
 // The rule on a command's topic pattern, as a module declares it.
@@ -73,7 +73,7 @@ func TestCheckTopics(t *testing.T) {
 // the pattern and the fix; the others keep serving.
 func TestTopicsOwnedByHost(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+	testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
 	hostile := map[string]struct{ commands, want string }{
 		"anything":  {"steal={a}/{b}/{c}/{d}", `plugin anything: command steal: topic pattern "{a}/{b}/{c}/{d}" starts with the token {a}`},
 		"impostor":  {"echo2=rpc/other-host/echo", `plugin impostor: command echo2: topic pattern "rpc/other-host/echo" does not have {executorId} as its second level`},
@@ -111,7 +111,7 @@ func TestTopicsOwnedByHost(t *testing.T) {
 // another topic).
 func TestTopicClash(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+	testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
 	installTopics(t, dir, "owner", "own=svc/{executorId}/shared")
 	m, _ := newManager(t, dir, 0)
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
@@ -163,7 +163,7 @@ func TestTopicClash(t *testing.T) {
 	if err := m.Reload(context.Background(), "owner"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "wants to be retried once owner moved", func() bool {
+	testkit.WaitFor(t, "wants to be retried once owner moved", func() bool {
 		s, _ := status(m, "wants")
 		return s.State == StateServing
 	})
@@ -174,7 +174,7 @@ func TestTopicClash(t *testing.T) {
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
 		t.Fatalf("LoadAll: %v", errs)
 	}
-	waitFor(t, 60*time.Second, "clash to be retried once echo went", func() bool {
+	testkit.WaitFor(t, "clash to be retried once echo went", func() bool {
 		s, _ := status(m, "clash")
 		return s.State == StateServing
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // TestWatchNewFile: a file copied in is served soon after; the temporary
@@ -28,14 +29,14 @@ func TestWatchNewFile(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
-	waitFor(t, 60*time.Second, "wat-echo to be served", func() bool { // hang guard
+	testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	testkit.WaitFor(t, "wat-echo to be served", func() bool { // hang guard
 		_, ok := m.Lookup("wat-echo")
 		return ok
 	})
 	t.Logf("served %v after the file was installed (debounce 100ms)", time.Since(start))
 	mustEcho(t, m, "wat-echo")
-	waitFor(t, 60*time.Second, "OnChange", func() bool { return changes.get() == 1 })
+	testkit.WaitFor(t, "OnChange", func() bool { return changes.get() == 1 })
 
 	time.Sleep(300 * time.Millisecond) // the other files' debounce has passed
 	if st := m.Status(); len(st) != 1 || st[0].Name != "wat-echo" {
@@ -51,7 +52,7 @@ func TestWatchNewFile(t *testing.T) {
 func TestWatchSwap(t *testing.T) {
 	dir := t.TempDir()
 	echo, watEcho := readPlugin(t, "echo"), readPlugin(t, "wat-echo")
-	install(t, dir, "a.wasm", echo)
+	testkit.Install(t, dir, "a.wasm", echo)
 	m, _ := newManager(t, dir, 100*time.Millisecond)
 	changes := onChanges(m)
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
@@ -61,8 +62,8 @@ func TestWatchSwap(t *testing.T) {
 	mustEcho(t, m, "echo")
 
 	// Another module under the same file name.
-	install(t, dir, "a.wasm", watEcho)
-	waitFor(t, 60*time.Second, "a to serve wat-echo", func() bool {
+	testkit.Install(t, dir, "a.wasm", watEcho)
+	testkit.WaitFor(t, "a to serve wat-echo", func() bool {
 		return reflect.DeepEqual(served(m), []string{"a:wat-echo"})
 	})
 	if _, ok := m.Lookup("echo"); ok {
@@ -73,13 +74,13 @@ func TestWatchSwap(t *testing.T) {
 	if s.Digest != digest(watEcho) || s.Reloads != 1 || s.Loads != 1 || !reflect.DeepEqual(s.Commands, []string{"wat-echo"}) {
 		t.Errorf("Status(a) = %+v", s)
 	}
-	waitFor(t, 60*time.Second, "OnChange", func() bool { return changes.get() == 2 })
+	testkit.WaitFor(t, "OnChange", func() bool { return changes.get() == 2 })
 
 	// A new build serving the same command.
 	before, _ := m.Lookup("wat-echo")
 	v2 := variant(watEcho, "v2")
-	install(t, dir, "a.wasm", v2)
-	waitFor(t, 60*time.Second, "the v2 digest", func() bool {
+	testkit.Install(t, dir, "a.wasm", v2)
+	testkit.WaitFor(t, "the v2 digest", func() bool {
 		s, _ := status(m, "a")
 		return s.Digest == digest(v2)
 	})
@@ -96,7 +97,7 @@ func TestWatchSwap(t *testing.T) {
 
 	// Touching the file (same content) does nothing.
 	cur, _ := m.Lookup("wat-echo")
-	install(t, dir, "a.wasm", v2)
+	testkit.Install(t, dir, "a.wasm", v2)
 	time.Sleep(400 * time.Millisecond)
 	if again, _ := m.Lookup("wat-echo"); again != cur {
 		t.Error("the same content was loaded again")
@@ -126,7 +127,7 @@ func TestWatchHalfWritten(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "echo to be served", func() bool {
+	testkit.WaitFor(t, "echo to be served", func() bool {
 		_, ok := m.Lookup("echo")
 		return ok
 	})
@@ -146,7 +147,7 @@ func TestWatchHalfWritten(t *testing.T) {
 func TestWatchCorruptFile(t *testing.T) {
 	dir := t.TempDir()
 	watEcho := readPlugin(t, "wat-echo")
-	install(t, dir, "wat-echo.wasm", watEcho)
+	testkit.Install(t, dir, "wat-echo.wasm", watEcho)
 	m, logs := newManager(t, dir, 100*time.Millisecond)
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
 		t.Fatal(errs)
@@ -154,8 +155,8 @@ func TestWatchCorruptFile(t *testing.T) {
 	watch(t, m)
 	serving, _ := m.Lookup("wat-echo")
 
-	install(t, dir, "wat-echo.wasm", []byte("\x00asm\x01\x00\x00\x00 this is not a module"))
-	waitFor(t, 60*time.Second, "the failure in Status", func() bool {
+	testkit.Install(t, dir, "wat-echo.wasm", []byte("\x00asm\x01\x00\x00\x00 this is not a module"))
+	testkit.WaitFor(t, "the failure in Status", func() bool {
 		s, _ := status(m, "wat-echo")
 		return s.LastError != ""
 	})
@@ -172,8 +173,8 @@ func TestWatchCorruptFile(t *testing.T) {
 	}
 
 	v2 := variant(watEcho, "fixed")
-	install(t, dir, "wat-echo.wasm", v2)
-	waitFor(t, 60*time.Second, "the fixed file to serve", func() bool {
+	testkit.Install(t, dir, "wat-echo.wasm", v2)
+	testkit.WaitFor(t, "the fixed file to serve", func() bool {
 		s, _ := status(m, "wat-echo")
 		return s.Digest == digest(v2)
 	})
@@ -187,7 +188,7 @@ func TestWatchCorruptFile(t *testing.T) {
 // while the call in flight finishes on the version it started on.
 func TestWatchRemoveDuringCall(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
+	testkit.Install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
 	m, _ := newManager(t, dir, 100*time.Millisecond)
 	changes := onChanges(m)
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
@@ -208,12 +209,12 @@ func TestWatchRemoveDuringCall(t *testing.T) {
 		resp, err := p.Invoke(context.Background(), &abi.Request{Command: "sleep", Payload: []byte("1000")})
 		res <- result{resp, err}
 	}()
-	waitFor(t, 60*time.Second, "the call to start", func() bool { return p.Stats().InUse == 1 })
+	testkit.WaitFor(t, "the call to start", func() bool { return p.Stats().InUse == 1 })
 
 	if err := os.Remove(filepath.Join(dir, "sleep.wasm")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "sleep to stop being served", func() bool {
+	testkit.WaitFor(t, "sleep to stop being served", func() bool {
 		_, ok := m.Lookup("sleep")
 		return !ok
 	})
@@ -233,7 +234,7 @@ func TestWatchRemoveDuringCall(t *testing.T) {
 	if r.err != nil || string(r.resp.Payload) != "1000" {
 		t.Fatalf("the call in flight: %v, %v; want it to finish", r.resp, r.err)
 	}
-	waitFor(t, 60*time.Second, "the plugin to leave Status", func() bool { return len(m.Status()) == 0 })
+	testkit.WaitFor(t, "the plugin to leave Status", func() bool { return len(m.Status()) == 0 })
 	if changes.get() != 2 {
 		t.Errorf("OnChange called %d times, want 2 (load, removal)", changes.get())
 	}
@@ -242,8 +243,8 @@ func TestWatchRemoveDuringCall(t *testing.T) {
 	}
 
 	// The file coming back is served again.
-	install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
-	waitFor(t, 60*time.Second, "sleep to be served again", func() bool {
+	testkit.Install(t, dir, "sleep.wasm", readPlugin(t, "sleep"))
+	testkit.WaitFor(t, "sleep to be served again", func() bool {
 		_, ok := m.Lookup("sleep")
 		return ok
 	})
@@ -270,11 +271,11 @@ func TestWatchMissingDir(t *testing.T) {
 // TestCloseStopsWatch: Close ends a running Watch.
 func TestCloseStopsWatch(t *testing.T) {
 	dir := t.TempDir()
-	install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+	testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 	m, _ := newManager(t, dir, 0)
 	done := make(chan error, 1)
 	go func() { done <- m.Watch(context.Background()) }()
-	waitFor(t, 60*time.Second, "the first scan", func() bool {
+	testkit.WaitFor(t, "the first scan", func() bool {
 		_, ok := m.Lookup("wat-echo")
 		return ok
 	})
@@ -325,36 +326,36 @@ func TestWatchDirRemovedAndBack(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
+			testkit.Install(t, dir, "wat-echo.wasm", readPlugin(t, "wat-echo"))
 			m, logs := newManager(t, dir, 50*time.Millisecond)
 			watch(t, m)
 			// Watch's first scan serves wat-echo once the folder is watched.
-			waitFor(t, 60*time.Second, "wat-echo to be served", func() bool { _, ok := m.Lookup("wat-echo"); return ok })
+			testkit.WaitFor(t, "wat-echo to be served", func() bool { _, ok := m.Lookup("wat-echo"); return ok })
 			if err := m.WatchErr(); err != nil {
 				t.Fatalf("WatchErr = %v while the folder is watched", err)
 			}
 
 			tc.lose(t, dir)
-			waitFor(t, 60*time.Second, "WatchErr to report the lost folder", func() bool { return m.WatchErr() != nil })
+			testkit.WaitFor(t, "WatchErr to report the lost folder", func() bool { return m.WatchErr() != nil })
 			if err := m.WatchErr(); !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "hot reload is off") {
 				t.Errorf("WatchErr = %v; want it to name %s and say hot reload is off", err, dir)
 			}
 			mustEcho(t, m, "wat-echo") // what was loaded keeps serving
 
 			tc.back(t, dir)
-			waitFor(t, 60*time.Second, "the folder to be watched again", func() bool { return m.WatchErr() == nil })
+			testkit.WaitFor(t, "the folder to be watched again", func() bool { return m.WatchErr() == nil })
 			if !tc.kept {
-				waitFor(t, 60*time.Second, "wat-echo, not in the folder back, to stop being served", func() bool {
+				testkit.WaitFor(t, "wat-echo, not in the folder back, to stop being served", func() bool {
 					_, ok := m.Lookup("wat-echo")
 					return !ok
 				})
 			}
-			install(t, dir, "hostile-deep.wasm", deep)
-			waitFor(t, 60*time.Second, "a module dropped in the folder back to be served", func() bool { _, ok := m.Lookup("deep"); return ok })
+			testkit.Install(t, dir, "hostile-deep.wasm", deep)
+			testkit.WaitFor(t, "a module dropped in the folder back to be served", func() bool { _, ok := m.Lookup("deep"); return ok })
 			if err := os.Remove(filepath.Join(dir, "hostile-deep.wasm")); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 60*time.Second, "a module deleted from the folder back to stop being served", func() bool { _, ok := m.Lookup("deep"); return !ok })
+			testkit.WaitFor(t, "a module deleted from the folder back to stop being served", func() bool { _, ok := m.Lookup("deep"); return !ok })
 			if _, ok := m.Lookup("wat-echo"); ok != tc.kept {
 				t.Errorf("wat-echo served: %v, want %v", ok, tc.kept)
 			}

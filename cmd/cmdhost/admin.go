@@ -209,7 +209,7 @@ func runInstall(c *cli.Context) error {
 	}
 	defer e.Close(context.Background())
 	fmt.Fprintf(c.App.ErrWriter, "validating %s…\n", src)
-	folder, closeFolder := folderManager(e, dir, pluginmgr.Defaults{})
+	folder, closeFolder := folderManager(e, dir, pluginmgr.Defaults{ExecTimeout: pluginmgr.NoTimeout})
 	defer closeFolder()
 	in, err := installModule(c, e, src, dir, c.String("name"), folder)
 	var invalid *invalidModule

@@ -74,7 +74,7 @@ func runDev(c *cli.Context) error {
 	name := cmp.Or(c.String("name"), filepath.Base(dir))
 	// One offline view of the folder for the whole session: each round
 	// loads only the files changed since the round before.
-	folder, closeFolder := folderManager(e, plugins, pluginmgr.Defaults{})
+	folder, closeFolder := folderManager(e, plugins, pluginmgr.Defaults{ExecTimeout: pluginmgr.NoTimeout})
 	defer closeFolder()
 	d := &devLoop{dir: dir, name: name, out: c.App.Writer,
 		install: func(src string) (installed, error) { return installModule(c, e, src, plugins, name, folder) },

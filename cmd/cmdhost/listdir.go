@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -43,7 +44,7 @@ func runListDir(c *cli.Context, dir string) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	m, closeFolder := folderManager(e, dir, pluginmgr.Defaults{ExecTimeout: hostTimeout})
+	m, closeFolder := folderManager(e, dir, pluginmgr.Defaults{ExecTimeout: setting.ZeroIsOff(hostTimeout)})
 	defer closeFolder()
 	m.LoadAll(c.Context) // the problems show in Status
 
@@ -87,7 +88,7 @@ func runListDir(c *cli.Context, dir string) error {
 // against it (Manager.Check), so that the three apply the host's one
 // rule. A LoadAll after the first loads only the files changed since.
 func folderManager(e *wasm.Engine, dir string, defaults pluginmgr.Defaults) (*pluginmgr.Manager, func()) {
-	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
+	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1, IdleTimeout: wasm.NoTimeout},
 		Defaults: defaults, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return m, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

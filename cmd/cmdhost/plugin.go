@@ -17,6 +17,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -156,7 +157,7 @@ func runInspect(c *cli.Context) error {
 		in.Operator = op.File
 	}
 	for _, cmd := range d.Commands {
-		in.Commands = append(in.Commands, newCommandView(pluginmgr.Resolve(p.Name(), cmd, op, pluginmgr.Defaults{ExecTimeout: hostTimeout})))
+		in.Commands = append(in.Commands, newCommandView(pluginmgr.Resolve(p.Name(), cmd, op, pluginmgr.Defaults{ExecTimeout: setting.ZeroIsOff(hostTimeout)})))
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)

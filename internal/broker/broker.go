@@ -33,6 +33,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
@@ -131,13 +132,9 @@ func Start(cfg Config) (*Embedded, error) {
 		return nil, errors.New("broker: no listen address")
 	}
 	cfg = cfg.withDefaults()
-	logger := slog.New(slog.DiscardHandler) // mochi's own default logs every event to stdout
-	hostLog := logger
-	if cfg.Logger != nil {
-		logger = slog.New(quietEOF{cfg.Logger.Handler()})
-		hostLog = cfg.Logger
-	}
-	return start(&cfg, newServer(logger), hostLog)
+	// mochi's own default logs every event to stdout: it always gets ours.
+	hostLog := logx.OrDiscard(cfg.Logger)
+	return start(&cfg, newServer(slog.New(quietEOF{hostLog.Handler()})), hostLog)
 }
 
 // start attaches the listeners and the guard to srv and serves.

@@ -78,6 +78,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/clock"
 )
 
 const (
@@ -202,11 +204,32 @@ type Config struct {
 	// NodeID identifies this clock in every timestamp it issues (the host
 	// uses its MQTT client id). Required; must not contain ':'.
 	NodeID string
-	// Now is the physical clock; nil means time.Now. Tests inject a fake.
+	// Clock is the physical clock; nil means the system clock. Tests
+	// inject a fake one (testkit.Clock).
+	Clock clock.Clock
+	// Now is the physical clock as a function; Clock wins when both are
+	// set.
+	//
+	// Deprecated: set Clock. Now goes once internal/rpc passes a Clock.
 	Now func() time.Time
 	// MaxDrift is how far the HLC may run ahead of the physical clock; zero
 	// or negative means DefaultMaxDrift (1 minute).
 	MaxDrift time.Duration
+}
+
+// withDefaults resolves the zero fields (package setting's rule) and
+// leaves Now the physical clock's reading.
+func (c Config) withDefaults() Config {
+	switch {
+	case c.Clock != nil:
+		c.Now = c.Clock.Now
+	case c.Now == nil:
+		c.Now = time.Now
+	}
+	if c.MaxDrift <= 0 {
+		c.MaxDrift = DefaultMaxDrift
+	}
+	return c
 }
 
 // Clock is a hybrid logical clock, safe for concurrent use. There should be one
@@ -236,12 +259,7 @@ func New(cfg Config) *Clock {
 	if strings.Contains(cfg.NodeID, ":") {
 		panic(fmt.Sprintf("hlc.New: NodeID %q contains ':', which the __ts format cannot carry", cfg.NodeID))
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.MaxDrift <= 0 {
-		cfg.MaxDrift = DefaultMaxDrift
-	}
+	cfg = cfg.withDefaults()
 	h := &Clock{now: cfg.Now, maxDriftMs: cfg.MaxDrift.Milliseconds()}
 	h.base = h.physicalMillis()
 	h.ts = Timestamp{Millis: h.base, NodeID: cfg.NodeID}

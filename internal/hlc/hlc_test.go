@@ -6,40 +6,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
-
-// hlcFakeClock is an injected physical clock: it only moves when told to.
-type hlcFakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *hlcFakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *hlcFakeClock) Set(ms int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = time.UnixMilli(ms)
-}
-
-func (c *hlcFakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // hlcT0 is an arbitrary realistic physical time in ms (2025-01-01T00:00:00Z).
 const hlcT0 int64 = 1735689600000
 
-func newTestHLC(t *testing.T, maxDrift time.Duration) (*Clock, *hlcFakeClock) {
+func newTestHLC(t *testing.T, maxDrift time.Duration) (*Clock, *testkit.Clock) {
 	t.Helper()
-	clk := &hlcFakeClock{}
-	clk.Set(hlcT0)
-	return New(Config{NodeID: "me", Now: clk.Now, MaxDrift: maxDrift}), clk
+	clk := testkit.NewClock(time.UnixMilli(hlcT0))
+	return New(Config{NodeID: "me", Clock: clk, MaxDrift: maxDrift}), clk
 }
 
 func mustNow(t *testing.T, h *Clock) Timestamp {
@@ -231,13 +209,13 @@ func TestHLCNowCounterStandsStillAndResets(t *testing.T) {
 
 func TestHLCNowMonotonicWhenClockGoesBackwards(t *testing.T) {
 	h, clk := newTestHLC(t, 0)
-	clk.Set(hlcT0 + 100)
+	clk.Set(time.UnixMilli(hlcT0 + 100))
 	prev := mustNow(t, h)
 	wantTS(t, prev, hlcT0+100, 0)
 	// The physical clock steps back (NTP correction): wall time holds and the
 	// counter keeps every value strictly increasing.
 	for _, ms := range []int64{hlcT0 + 50, hlcT0 + 10, hlcT0 + 99, hlcT0 + 100} {
-		clk.Set(ms)
+		clk.Set(time.UnixMilli(ms))
 		ts := mustNow(t, h)
 		if ts.Compare(prev) <= 0 {
 			t.Fatalf("physical %d: Now %v not after %v", ms, ts, prev)
@@ -249,7 +227,7 @@ func TestHLCNowMonotonicWhenClockGoesBackwards(t *testing.T) {
 	}
 	wantTS(t, prev, hlcT0+100, 4)
 	// Once physical time passes the clock again, it takes over.
-	clk.Set(hlcT0 + 101)
+	clk.Set(time.UnixMilli(hlcT0 + 101))
 	wantTS(t, mustNow(t, h), hlcT0+101, 0)
 }
 
@@ -277,7 +255,7 @@ func TestHLCUpdateMerge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h, clk := newTestHLC(t, 0)
 			h.ts = Timestamp{Millis: own, Counter: ownC, NodeID: "me"}
-			clk.Set(c.physical)
+			clk.Set(time.UnixMilli(c.physical))
 			if err := h.Update(c.remote); err != nil {
 				t.Fatalf("Update(%v): %v", c.remote, err)
 			}
@@ -343,7 +321,7 @@ func TestHLCDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := h.Current()
-		clk.Set(hlcT0 - 1)
+		clk.Set(time.UnixMilli(hlcT0 - 1))
 		ts, err := h.Now()
 		if !errors.Is(err, ErrClockDrift) {
 			t.Fatalf("Now = %v, %v, want ErrClockDrift", ts, err)
@@ -360,7 +338,7 @@ func TestHLCDrift(t *testing.T) {
 			t.Fatalf("Update while drifted: err = %v, want ErrClockDrift", err)
 		}
 		// Physical time catches up to within MaxDrift: the clock recovers.
-		clk.Set(hlcT0)
+		clk.Set(time.UnixMilli(hlcT0))
 		wantTS(t, mustNow(t, h), hlcT0+maxMs, before.Counter+1)
 	})
 }
@@ -452,7 +430,7 @@ func TestHLCConcurrent(t *testing.T) {
 		reads++
 		return time.UnixMilli(hlcT0 + reads/97)
 	}
-	h := New(Config{NodeID: "me", Now: now})
+	h := New(Config{NodeID: "me", Clock: readingClock{clock.System(), now}})
 
 	results := make([][]Timestamp, goroutines)
 	var wg sync.WaitGroup
@@ -498,3 +476,12 @@ func TestHLCConcurrent(t *testing.T) {
 		t.Fatalf("got %d unique values, want %d", len(seen), goroutines*perG)
 	}
 }
+
+// readingClock is a physical clock whose time is what now returns, read
+// after read; its timers are the system's (the HLC arms none).
+type readingClock struct {
+	clock.Clock
+	now func() time.Time
+}
+
+func (c readingClock) Now() time.Time { return c.now() }

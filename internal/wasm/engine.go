@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -16,6 +15,9 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/setting"
 )
 
 // Config configures an Engine.
@@ -28,9 +30,24 @@ type Config struct {
 	// VarLimits bound each plugin's variables.
 	VarLimits VarLimits
 	// MaxGuestMemory bounds the memory of all the engine's instances
-	// together, in bytes (budget.go); 0: DefaultMaxGuestMemory, negative:
+	// together, in bytes (budget.go); 0: DefaultMaxGuestMemory, NoBound:
 	// no bound.
 	MaxGuestMemory int64
+}
+
+// NoBound, in a field that bounds something, turns the bound off
+// (setting.Off).
+const NoBound = setting.Off
+
+// NoTimeout, in a field that is a timeout, turns the timeout off: it never
+// fires (setting.Off).
+const NoTimeout = setting.Off
+
+// withDefaults resolves the zero fields (package setting's rule).
+func (c Config) withDefaults() Config {
+	c.Logger = logx.OrDiscard(c.Logger)
+	c.MaxGuestMemory = setting.Or(c.MaxGuestMemory, DefaultMaxGuestMemory)
+	return c
 }
 
 // Engine loads plugins. It owns what outlives one plugin version: the
@@ -53,14 +70,9 @@ type Engine struct {
 
 // NewEngine returns an Engine; Close releases its compilation cache.
 func NewEngine(cfg Config) (*Engine, error) {
+	cfg = cfg.withDefaults()
 	e := &Engine{log: cfg.Logger, varLimits: cfg.VarLimits, vars: make(map[string]*Vars), plugins: make(map[*Plugin]struct{}),
 		budget: &memoryBudget{limit: cfg.MaxGuestMemory}}
-	if e.budget.limit == 0 {
-		e.budget.limit = DefaultMaxGuestMemory
-	}
-	if e.log == nil {
-		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
 	if cfg.CacheDir == "" {
 		e.cache = wazero.NewCompilationCache()
 	} else {
@@ -122,18 +134,22 @@ type PluginConfig struct {
 	// stays) once no call has run for this long, measured from the end of
 	// the last call, or from the load when there was none; the next call
 	// makes a fresh instance (~4 ms for a Go guest). No timer runs while a
-	// call does. 0 never releases.
+	// call does. Default DefaultIdleTimeout; NoTimeout never releases.
 	IdleTimeout time.Duration
 	// Clock drives the idle timer and the output limits' refill; nil is
-	// the system clock. Tests inject a fake one to test idle release and
-	// output limits without sleeping.
-	Clock Clock
+	// the system clock. Tests inject a fake one (testkit.Clock) to test
+	// idle release and output limits without sleeping.
+	Clock clock.Clock
 	// Output bounds the plugin's stdout, stderr and log calls.
 	Output OutputLimits
 }
 
 // DefaultPoolSize is PluginConfig.PoolSize when it is not set.
 const DefaultPoolSize = 4
+
+// DefaultIdleTimeout is PluginConfig.IdleTimeout when it is not set (the
+// default of serve --idle-timeout).
+const DefaultIdleTimeout = 5 * time.Minute
 
 // Bounds of PluginConfig.MaxResponseBytes. The limit keeps a reply within
 // MQTT's largest packet (256 MiB) with room for its properties.
@@ -142,6 +158,7 @@ const (
 	MaxResponseBytesLimit   = 255 << 20
 )
 
+// withDefaults resolves the zero fields (package setting's rule).
 func (c PluginConfig) withDefaults() PluginConfig {
 	if c.PoolSize <= 0 {
 		c.PoolSize = DefaultPoolSize
@@ -162,9 +179,8 @@ func (c PluginConfig) withDefaults() PluginConfig {
 	if c.LoadTimeout <= 0 {
 		c.LoadTimeout = 10 * time.Second
 	}
-	if c.IdleTimeout < 0 {
-		c.IdleTimeout = 0
-	}
+	c.IdleTimeout = setting.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.Clock = clock.OrSystem(c.Clock)
 	return c
 }
 
@@ -191,11 +207,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 
 	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize)}
 	p.idle = newIdleTimer(cfg.IdleTimeout, cfg.Clock, p.releaseForIdle)
-	now := time.Now
-	if cfg.Clock != nil {
-		now = cfg.Clock.Now
-	}
-	p.output = newOutputGate(cfg.Output, now, e.log, name)
+	p.output = newOutputGate(cfg.Output, cfg.Clock.Now, e.log, name)
 	if mounts, err = cfg.Grants.openMounts(name, e.log, &p.stats.mountRefused); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // stopBound is how late after its deadline a stopped guest may return in
@@ -67,7 +69,7 @@ func TestCancelStopsGuest(t *testing.T) {
 		_, err := call(t, p, ctx, "spin", "")
 		errc <- err
 	}()
-	waitFor(t, func() bool { return p.Stats().InUse == 1 })
+	testkit.WaitFor(t, "the call to hold an instance", func() bool { return p.Stats().InUse == 1 })
 	cancel()
 	select {
 	case err := <-errc:
@@ -131,16 +133,5 @@ func TestMemoryLimit(t *testing.T) {
 	p := load(t, "bigout", PluginConfig{PoolSize: 1, MemoryPages: 256})
 	if _, err := call(t, p, context.Background(), "bigout", ""); KindOf(err) != KindOutOfMemory {
 		t.Fatalf("a 16 MiB reply in a 16 MiB instance: want out of memory, got %v", err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // hang guard
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within a minute")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -98,4 +99,9 @@ func mustCall(t testing.TB, p *Plugin, command, payload string) *abi.Response {
 		t.Fatalf("%s(%q): %v", command, payload, err)
 	}
 	return resp
+}
+
+// newFakeClock returns a clock the test moves by hand (testkit.Clock).
+func newFakeClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 }

@@ -3,34 +3,18 @@ package wasm
 import (
 	"sync"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/clock"
 )
 
-// Clock is the source of time for a plugin's timers. PluginConfig.Clock
-// takes one; nil means the system clock (package time). Tests inject a fake
-// clock to drive an IdleTimeout without sleeping.
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-	// AfterFunc calls f once d has elapsed, unless the returned Timer is
-	// stopped first, as time.AfterFunc does. It must not call f from
-	// within AfterFunc or Stop: their callers may hold the lock f takes.
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a pending call made by Clock.AfterFunc.
-type Timer interface {
-	// Stop prevents the call if it has not started yet and reports whether
-	// it did; false means the call has run, is running or was stopped
-	// already. Like time.Timer.Stop, it does not wait for a running call.
-	Stop() bool
-}
-
-// systemClock is the Clock of package time.
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// Clock and Timer are clock.Clock and clock.Timer under the names host's
+// nested calls still use (NestedConfig.Clock).
+//
+// Deprecated: use package clock; these go once host/nested.go does.
+type (
+	Clock = clock.Clock
+	Timer = clock.Timer
+)
 
 // idleTimer calls onIdle once a plugin has had no call running for its
 // idle timeout: the time is measured from the end of the last call, and
@@ -59,27 +43,24 @@ func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.Afte
 // instantiation. A nil *idleTimer (idle timeout 0) does nothing.
 type idleTimer struct {
 	timeout time.Duration
-	clock   Clock
+	clock   clock.Clock
 	onIdle  func()
 
 	mu     sync.Mutex
-	active int    // calls between begin and end
-	timer  Timer  // the armed timer; nil when none
-	gen    uint64 // bumped by every arm and disarm; a timer fires only if its generation is current
-	closed bool   // stopped: no timer will be armed again
+	active int         // calls between begin and end
+	timer  clock.Timer // the armed timer; nil when none
+	gen    uint64      // bumped by every arm and disarm; a timer fires only if its generation is current
+	closed bool        // stopped: no timer will be armed again
 }
 
 // newIdleTimer returns an idle timer that calls onIdle after timeout
-// without calls, measured on clock (nil: the system clock); nil when
+// without calls, measured on c (nil: the system clock); nil when
 // timeout <= 0, which disables idle release.
-func newIdleTimer(timeout time.Duration, clock Clock, onIdle func()) *idleTimer {
+func newIdleTimer(timeout time.Duration, c clock.Clock, onIdle func()) *idleTimer {
 	if timeout <= 0 {
 		return nil
 	}
-	if clock == nil {
-		clock = systemClock{}
-	}
-	return &idleTimer{timeout: timeout, clock: clock, onIdle: onIdle}
+	return &idleTimer{timeout: timeout, clock: clock.OrSystem(c), onIdle: onIdle}
 }
 
 // start arms the first timer when no call is active: the idle time of a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The idle timer on its own, with a fake clock: no sleeps, no guests.
@@ -19,7 +20,7 @@ const idleTimeout = 10 * time.Second
 
 // newCountingIdleTimer returns an idle timer on a fake clock and the count
 // of its onIdle calls.
-func newCountingIdleTimer() (*idleTimer, *fakeClock, *atomic.Int64) {
+func newCountingIdleTimer() (*idleTimer, *testkit.Clock, *atomic.Int64) {
 	fc := newFakeClock()
 	var idled atomic.Int64
 	return newIdleTimer(idleTimeout, fc, func() { idled.Add(1) }), fc, &idled
@@ -33,7 +34,7 @@ func TestIdleTimerStartsAfterLastCallEnds(t *testing.T) {
 	if n := fc.Pending(); n != 0 {
 		t.Fatalf("a timer armed while a call runs: %d", n)
 	}
-	fc.Advance(3 * idleTimeout)
+	fc.Add(3 * idleTimeout)
 	if n := idled.Load(); n != 0 {
 		t.Fatalf("released %d times while a call ran", n)
 	}
@@ -41,18 +42,18 @@ func TestIdleTimerStartsAfterLastCallEnds(t *testing.T) {
 	if n := fc.Pending(); n != 1 {
 		t.Fatalf("armed timers after the last call: want 1, got %d", n)
 	}
-	fc.Advance(idleTimeout - time.Nanosecond)
+	fc.Add(idleTimeout - time.Nanosecond)
 	if n := idled.Load(); n != 0 {
 		t.Fatalf("released before the timeout: %d", n)
 	}
-	fc.Advance(time.Nanosecond)
+	fc.Add(time.Nanosecond)
 	if n := idled.Load(); n != 1 {
 		t.Fatalf("at the timeout: want 1 release, got %d", n)
 	}
 	if n := fc.Pending(); n != 0 {
 		t.Fatalf("a timer still armed after firing: %d", n)
 	}
-	fc.Advance(3 * idleTimeout)
+	fc.Add(3 * idleTimeout)
 	if n := idled.Load(); n != 1 {
 		t.Fatalf("released again without a call: %d", n)
 	}
@@ -72,7 +73,7 @@ func TestIdleTimerNoTimerWhileActive(t *testing.T) {
 			t.Fatalf("a timer armed while a call runs: %d", n)
 		}
 	}
-	fc.Advance(100 * idleTimeout)
+	fc.Add(100 * idleTimeout)
 	it.end()
 	if n, armed := idled.Load(), fc.Pending(); n != 0 || armed != 1 {
 		t.Fatalf("after the last end: %d releases, %d timers armed; want 0 and 1", n, armed)
@@ -86,21 +87,21 @@ func TestIdleTimerBeginCancelsTimer(t *testing.T) {
 	it, fc, idled := newCountingIdleTimer()
 	it.begin()
 	it.end()
-	fc.Advance(idleTimeout - time.Nanosecond)
+	fc.Add(idleTimeout - time.Nanosecond)
 	it.begin() // just in time
 	if n := fc.Pending(); n != 0 {
 		t.Fatalf("begin left %d timers armed", n)
 	}
-	fc.Advance(3 * idleTimeout)
+	fc.Add(3 * idleTimeout)
 	if n := idled.Load(); n != 0 {
 		t.Fatalf("a canceled timer released %d times", n)
 	}
 	it.end()
-	fc.Advance(idleTimeout - time.Nanosecond)
+	fc.Add(idleTimeout - time.Nanosecond)
 	if n := idled.Load(); n != 0 {
 		t.Fatalf("the timer did not restart at the end of the call: released %d times", n)
 	}
-	fc.Advance(time.Nanosecond)
+	fc.Add(time.Nanosecond)
 	if n := idled.Load(); n != 1 {
 		t.Fatalf("want 1 release, got %d", n)
 	}
@@ -114,21 +115,21 @@ func TestIdleTimerStaleTimerDoesNothing(t *testing.T) {
 	it.end()
 	stale := fc.Last()
 	it.begin()
-	stale.f() // fires after the begin
+	stale.RunLate() // fires after the begin
 	if n := idled.Load(); n != 0 {
 		t.Fatalf("a stale timer released while a call ran (%d)", n)
 	}
 	it.end()
-	stale.f() // fires after the next timer was armed
+	stale.RunLate() // fires after the next timer was armed
 	if n, armed := idled.Load(), fc.Pending(); n != 0 || armed != 1 {
 		t.Fatalf("a stale timer after re-arming: %d releases, %d timers armed; want 0 and 1", n, armed)
 	}
-	fc.Advance(idleTimeout)
+	fc.Add(idleTimeout)
 	if n := idled.Load(); n != 1 {
 		t.Fatalf("the current timer: want 1 release, got %d", n)
 	}
 	fired := fc.Last()
-	fired.f() // a timer that fired already, firing twice
+	fired.RunLate() // a timer that fired already, firing twice
 	if n := idled.Load(); n != 1 {
 		t.Fatalf("a timer fired twice released twice")
 	}
@@ -141,7 +142,7 @@ func TestIdleTimerStartStop(t *testing.T) {
 	if n := fc.Pending(); n != 1 {
 		t.Fatalf("start: want 1 timer armed, got %d", n)
 	}
-	fc.Advance(idleTimeout)
+	fc.Add(idleTimeout)
 	if n := idled.Load(); n != 1 {
 		t.Fatalf("an idle timer started without calls: want 1 release, got %d", n)
 	}
@@ -154,7 +155,7 @@ func TestIdleTimerStartStop(t *testing.T) {
 	it.begin()
 	it.end()
 	it.start()
-	fc.Advance(3 * idleTimeout)
+	fc.Add(3 * idleTimeout)
 	if n, armed := idled.Load(), fc.Pending(); n != 1 || armed != 0 {
 		t.Fatalf("after stop: %d releases, %d timers armed; want 1 and 0", n, armed)
 	}
@@ -190,11 +191,11 @@ func TestIdleTimerHammer(t *testing.T) {
 		seenArmedWhileActive atomic.Int64
 	)
 	fc := newFakeClock()
-	fc.onArm = func() {
+	fc.OnArm(func() {
 		if active.Load() != 0 {
 			armedWhileActive.Add(1)
 		}
-	}
+	})
 	it := newIdleTimer(idleTimeout, fc, func() {
 		for range 3 { // a release takes time: no call may begin meanwhile
 			if active.Load() != 0 {
@@ -215,7 +216,7 @@ func TestIdleTimerHammer(t *testing.T) {
 				return
 			default:
 			}
-			fc.Advance(time.Duration(rand.Int64N(int64(2 * idleTimeout))))
+			fc.Add(time.Duration(rand.Int64N(int64(2 * idleTimeout))))
 			runtime.Gosched()
 		}
 	})
@@ -258,7 +259,7 @@ func TestIdleTimerHammer(t *testing.T) {
 	// already, and it fires once.
 	before := idled.Load()
 	armed := fc.Pending()
-	fc.Advance(idleTimeout)
+	fc.Add(idleTimeout)
 	if armed > 1 || idled.Load() != before+int64(armed) || fc.Pending() != 0 {
 		t.Errorf("after the hammer: %d timers armed, releases %d → %d", armed, before, idled.Load())
 	}
@@ -274,7 +275,7 @@ func TestIdleReleaseReinstantiates(t *testing.T) {
 		t.Fatalf("after load: want the warm instance, got %+v", st)
 	}
 	// A plugin never called is released a timeout after its load.
-	fc.Advance(time.Minute)
+	fc.Add(time.Minute)
 	if st := p.Stats(); st.Instances != 0 || st.IdleReleases != 1 {
 		t.Fatalf("a timeout after load: want no instances and 1 release, got %+v", st)
 	}
@@ -285,11 +286,11 @@ func TestIdleReleaseReinstantiates(t *testing.T) {
 		if st := p.Stats(); st.Instances != 1 {
 			t.Fatalf("the call after a release re-instantiates: %+v", st)
 		}
-		fc.Advance(time.Minute - time.Nanosecond)
+		fc.Add(time.Minute - time.Nanosecond)
 		if st := p.Stats(); st.Instances != 1 || st.IdleReleases != int64(round-1) {
 			t.Fatalf("released before the timeout: %+v", st)
 		}
-		fc.Advance(time.Nanosecond)
+		fc.Add(time.Nanosecond)
 		if st := p.Stats(); st.Instances != 0 || st.IdleReleases != int64(round) {
 			t.Fatalf("round %d: want no instances and %d releases, got %+v", round, round, st)
 		}
@@ -316,7 +317,7 @@ func TestIdleReleaseWaitsForLastCall(t *testing.T) {
 		_, err := p.Invoke(ctx, &abi.Request{Command: "sleep", Payload: []byte("60000")})
 		long <- err
 	}()
-	waitFor(t, func() bool { return p.Stats().InUse == 1 })
+	testkit.WaitFor(t, "the call to hold an instance", func() bool { return p.Stats().InUse == 1 })
 	if n := fc.Pending(); n != 0 {
 		t.Fatalf("a timer armed while a call runs: %d", n)
 	}
@@ -324,7 +325,7 @@ func TestIdleReleaseWaitsForLastCall(t *testing.T) {
 	if _, err := p.Invoke(context.Background(), &abi.Request{Command: "sleep", Payload: []byte("0")}); err != nil {
 		t.Fatal(err)
 	}
-	fc.Advance(10 * time.Minute)
+	fc.Add(10 * time.Minute)
 	if st := p.Stats(); st.Instances != 2 || st.IdleReleases != 0 {
 		t.Fatalf("while a call runs: want 2 instances and no release, got %+v", st)
 	}
@@ -336,11 +337,11 @@ func TestIdleReleaseWaitsForLastCall(t *testing.T) {
 		t.Fatalf("after the failed call: want 1 instance, 1 replaced, 1 timer armed; got %+v, %d timers",
 			st, fc.Pending())
 	}
-	fc.Advance(time.Minute - time.Nanosecond)
+	fc.Add(time.Minute - time.Nanosecond)
 	if st := p.Stats(); st.Instances != 1 {
 		t.Fatalf("released before the timeout: %+v", st)
 	}
-	fc.Advance(time.Nanosecond)
+	fc.Add(time.Nanosecond)
 	if st := p.Stats(); st.Instances != 0 || st.IdleReleases != 1 {
 		t.Fatalf("a timeout after the last call: want no instances and 1 release, got %+v", st)
 	}
@@ -357,11 +358,11 @@ func TestIdleStaleTimerKeepsInstances(t *testing.T) {
 	p := load(t, "echo", PluginConfig{IdleTimeout: time.Minute, Clock: fc})
 	stale := fc.Last() // armed at load
 	p.idle.begin()     // a call begins
-	stale.f()          // the timer fires late
+	stale.RunLate()    // the timer fires late
 	if st := p.Stats(); st.Instances != 1 || st.IdleReleases != 0 {
 		t.Fatalf("a stale timer released: %+v", st)
 	}
-	fc.Advance(10 * time.Minute)
+	fc.Add(10 * time.Minute)
 	if resp := mustCall(t, p, "echo", "x"); string(resp.Payload) != "x" {
 		t.Fatalf("payload %q", resp.Payload)
 	}
@@ -369,7 +370,7 @@ func TestIdleStaleTimerKeepsInstances(t *testing.T) {
 		t.Fatalf("while a call was active: %+v", st)
 	}
 	p.idle.end() // the call ends
-	fc.Advance(time.Minute)
+	fc.Add(time.Minute)
 	if st := p.Stats(); st.Instances != 0 || st.IdleReleases != 1 {
 		t.Fatalf("want no instances and 1 release, got %+v", st)
 	}
@@ -391,19 +392,34 @@ func TestIdleReleaseStopsAtClose(t *testing.T) {
 	if _, err := call(t, p, context.Background(), "echo", "x"); KindOf(err) != KindClosed {
 		t.Fatalf("after close: want closed, got %v", err)
 	}
-	fc.Advance(time.Hour)
+	fc.Add(time.Hour)
 	if st := p.Stats(); st.IdleReleases != 0 || fc.Pending() != 0 {
 		t.Fatalf("after close: %+v, %d timers armed", st, fc.Pending())
 	}
 }
 
-func TestIdleReleaseDisabledByDefault(t *testing.T) {
+func TestIdleReleaseOff(t *testing.T) {
+	fc := newFakeClock()
+	p := load(t, "echo", PluginConfig{Clock: fc, IdleTimeout: NoTimeout})
+	mustCall(t, p, "echo", "x")
+	fc.Add(1000 * time.Hour)
+	if st := p.Stats(); st.Instances != 1 || st.IdleReleases != 0 || fc.Made() != 0 {
+		t.Fatalf("without an idle timeout: %+v, %d timers made", st, fc.Made())
+	}
+}
+
+// A zero IdleTimeout is the default one, DefaultIdleTimeout.
+func TestIdleReleaseDefault(t *testing.T) {
 	fc := newFakeClock()
 	p := load(t, "echo", PluginConfig{Clock: fc})
 	mustCall(t, p, "echo", "x")
-	fc.Advance(1000 * time.Hour)
-	if st := p.Stats(); st.Instances != 1 || st.IdleReleases != 0 || fc.Made() != 0 {
-		t.Fatalf("without an idle timeout: %+v, %d timers made", st, fc.Made())
+	fc.Add(DefaultIdleTimeout - time.Nanosecond)
+	if st := p.Stats(); st.Instances != 1 || st.IdleReleases != 0 {
+		t.Fatalf("before the default idle timeout: %+v", st)
+	}
+	fc.Add(time.Nanosecond)
+	if st := p.Stats(); st.Instances != 0 || st.IdleReleases != 1 {
+		t.Fatalf("at the default idle timeout: %+v", st)
 	}
 }
 
@@ -422,7 +438,7 @@ func TestIdleReleaseHammer(t *testing.T) {
 				return
 			default:
 			}
-			fc.Advance(time.Second)
+			fc.Add(time.Second)
 			runtime.Gosched()
 		}
 	})
@@ -455,7 +471,7 @@ func TestIdleReleaseHammer(t *testing.T) {
 	if st.Instances > size || st.InUse != 0 || st.Failures != 0 || st.Calls != workers*perWorker {
 		t.Fatalf("after the hammer: %+v", st)
 	}
-	fc.Advance(time.Second)
+	fc.Add(time.Second)
 	if st := p.Stats(); st.Instances != 0 || fc.Pending() != 0 || fc.MaxPending() != 1 {
 		t.Fatalf("after the last timeout: %+v, %d timers armed, at most %d", st, fc.Pending(), fc.MaxPending())
 	}
@@ -466,7 +482,7 @@ func TestIdleReleaseHammer(t *testing.T) {
 func TestIdleReleaseRealClock(t *testing.T) {
 	p := load(t, "echo", PluginConfig{IdleTimeout: 50 * time.Millisecond})
 	mustCall(t, p, "echo", "x")
-	waitFor(t, func() bool { st := p.Stats(); return st.Instances == 0 && st.IdleReleases >= 1 })
+	testkit.WaitFor(t, "the idle release", func() bool { st := p.Stats(); return st.Instances == 0 && st.IdleReleases >= 1 })
 	if resp := mustCall(t, p, "echo", "y"); string(resp.Payload) != "y" {
 		t.Fatalf("after release: payload %q", resp.Payload)
 	}

@@ -3,6 +3,8 @@ package wasm
 import (
 	"context"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // Closing a plugin whose call outlives the drain closes its module while
@@ -19,7 +21,7 @@ func TestCloseUnderARunningGuestKeepsItsMemory(t *testing.T) {
 			_, err := call(t, p, context.Background(), "memspin", "")
 			failed <- err
 		}()
-		waitFor(t, func() bool { return p.Stats().InUse == 1 })
+		testkit.WaitFor(t, "the call to hold an instance", func() bool { return p.Stats().InUse == 1 })
 		drained, cancel := context.WithCancel(context.Background())
 		cancel() // no drain: the runtime closes over the running call at once
 		_ = p.Close(drained)

@@ -47,7 +47,7 @@ func (h *countingHandler) split() (lines, bytes int, notes []string) {
 	return lines, bytes, notes
 }
 
-func newTestGate(limits OutputLimits) (*outputGate, *countingHandler, *fakeClock) {
+func newTestGate(limits OutputLimits) (*outputGate, *countingHandler, *testkit.Clock) {
 	h, clock := &countingHandler{}, newFakeClock()
 	return newOutputGate(limits, clock.Now, slog.New(h), "p"), h, clock
 }
@@ -69,7 +69,7 @@ func TestOutputGateRefills(t *testing.T) {
 		t.Fatalf("notes %q; want one saying it is over its limit", notes)
 	}
 
-	clock.Advance(time.Second) // 10 lines' worth
+	clock.Add(time.Second) // 10 lines' worth
 	for range 20 {
 		g.emit(slog.LevelInfo, "stdout", []byte("again"))
 	}
@@ -104,7 +104,7 @@ func TestOutputGateNotesALongFlood(t *testing.T) {
 		for range 50 {
 			g.emit(slog.LevelInfo, "stdout", []byte("x"))
 		}
-		clock.Advance(500 * time.Millisecond)
+		clock.Add(500 * time.Millisecond)
 	}
 	lines, _, notes := h.split()
 	want := []string{"guest output over its limit: dropping lines until it slows down"}
@@ -114,7 +114,7 @@ func TestOutputGateNotesALongFlood(t *testing.T) {
 	if lines != 60 || !slices.Equal(notes, want) {
 		t.Fatalf("%d lines, notes %q; want 60 lines and %q", lines, notes, want)
 	}
-	clock.Advance(500 * time.Millisecond) // a quiet second since the last drop
+	clock.Add(500 * time.Millisecond) // a quiet second since the last drop
 	g.emit(slog.LevelInfo, "stdout", []byte("calm"))
 	_, _, notes = h.split()
 	if len(notes) != 7 || notes[6] != "guest output within its limit again" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // Concurrent calls, a third of them cut by their deadline, on a small
@@ -85,7 +86,7 @@ func TestPoolHammer(t *testing.T) {
 	if st.Calls != workers*perWorker || st.Failures != cut.Load() {
 		t.Errorf("counters: %+v", st)
 	}
-	waitFor(t, func() bool { return runtime.NumGoroutine() <= baseline+2 })
+	testkit.WaitFor(t, "the goroutines to end", func() bool { return runtime.NumGoroutine() <= baseline+2 })
 }
 
 func TestWaitingForInstanceHonoursDeadline(t *testing.T) {
@@ -93,7 +94,7 @@ func TestWaitingForInstanceHonoursDeadline(t *testing.T) {
 	busy, cancelBusy := context.WithCancel(context.Background())
 	defer cancelBusy()
 	go func() { _, _ = p.Invoke(busy, &abi.Request{Command: "sleep", Payload: []byte("60000")}) }()
-	waitFor(t, func() bool { return p.Stats().InUse == 1 })
+	testkit.WaitFor(t, "the call to hold an instance", func() bool { return p.Stats().InUse == 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -119,7 +120,7 @@ func TestCloseDrains(t *testing.T) {
 			results <- err
 		}()
 	}
-	waitFor(t, func() bool { return p.Stats().InUse == 2 })
+	testkit.WaitFor(t, "both calls to hold an instance", func() bool { return p.Stats().InUse == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := p.Close(ctx); err != nil {
@@ -150,7 +151,7 @@ func TestCloseStopsStuckCalls(t *testing.T) {
 		_, err := call(t, p, context.Background(), "spin", "")
 		errc <- err
 	}()
-	waitFor(t, func() bool { return p.Stats().InUse == 1 })
+	testkit.WaitFor(t, "the call to hold an instance", func() bool { return p.Stats().InUse == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {

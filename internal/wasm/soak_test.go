@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // TestFaultSoak cycles calls through panic, oom, fail, bigout and echo and
@@ -59,7 +60,7 @@ func TestFaultSoak(t *testing.T) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	rssEnd := rss(t)
-	waitFor(t, func() bool { return runtime.NumGoroutine() <= goroutines0+2 })
+	testkit.WaitFor(t, "the goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines0+2 })
 	for _, n := range names {
 		st := plugins[n].Stats()
 		if st.Instances > 2 || st.InUse != 0 {
