@@ -42,9 +42,9 @@ var layer = map[string]int{
 	"internal/ratelog":   20,
 	"internal/regfile":   20,
 	"internal/buildinfo": 20,
-	"internal/clock":     20,
-	"internal/logx":      20,
-	"internal/setting":   20,
+	"internal/clock":     18,
+	"internal/logx":      18,
+	"internal/setting":   18,
 
 	"sdk": 15,
 	"abi": 10,
