@@ -18,6 +18,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -57,8 +58,9 @@ func BenchmarkHostCost(b *testing.B) {
 			defer p.Close(context.Background())
 			broker := rpctest.NewBroker()
 			defer broker.Close()
-			exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "cost", ClientID: "cost", Broker: &url.URL{Scheme: "mqtt", Host: "fake:1883"},
-				Dial: broker.Dial, MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tracer: tracer},
+			exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "cost",
+				Session:            session.Config{ClientID: "cost", Broker: &url.URL{Scheme: "mqtt", Host: "fake:1883"}, Dial: broker.Dial},
+				MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tracer: tracer},
 				host.FixedCommands([]*wasm.Plugin{p}, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
 			if err != nil {
 				b.Fatal(err)

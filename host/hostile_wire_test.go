@@ -101,10 +101,10 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 			}
 			// No Maximum Packet Size announced: the 64 MiB case is the
 			// guest's to refuse (by default the broker would not deliver
-			// it: rpc.DefaultMaxRequestBytes).
-			c.MaxRequestBytes = -1
-			dial := c.Dial
-			c.Dial = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+			// it: session.DefaultMaxPacketSize).
+			c.Session.MaxPacketSize = -1
+			dial := c.Session.Dial
+			c.Session.Dial = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 				dials.Add(1)
 				return dial(ctx, cfg, u)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
@@ -105,8 +106,8 @@ func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Comma
 		modules = append(modules, p)
 	}
 	cfg := rpc.Config{
-		ExecutorID: "it-host", ClientID: "it-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u, Dial: e.dialer.dial,
-		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ExecutorID: "it-host", Session: session.Config{ClientID: "it-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u, Dial: e.dialer.dial,
+			ReconnectDelay: 50 * time.Millisecond}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cmds := host.FixedCommands(modules, pluginmgr.Defaults{ExecTimeout: 2 * time.Second, Concurrency: 2})
 	adjust(&cfg, cmds)
@@ -118,7 +119,7 @@ func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Comma
 		t.Fatal(err)
 	}
 	e.exec = exec
-	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
+	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: u}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -25,8 +26,8 @@ func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Co
 	for _, p := range h.plugins {
 		modules = append(modules, p)
 	}
-	cfg := rpc.Config{ExecutorID: h.id, ClientID: h.id + "-" + strings.ReplaceAll(t.Name(), "/", "-"),
-		Broker: u, ReconnectDelay: 50 * time.Millisecond,
+	cfg := rpc.Config{ExecutorID: h.id, Session: session.Config{ClientID: h.id + "-" + strings.ReplaceAll(t.Name(), "/", "-"),
+		Broker: u, ReconnectDelay: 50 * time.Millisecond},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	var ncfg host.NestedConfig
 	for _, f := range adjust {
@@ -39,7 +40,7 @@ func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Co
 	if err := exec.Start(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
+	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: u}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Co
 // through the broker with a spec and returns the nested result it reports.
 func nestCaller(t *testing.T, u *url.URL, executor string) func(callSpec) resultView {
 	t.Helper()
-	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
+	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: u}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -114,7 +115,7 @@ func TestOperatorOnTimeout(t *testing.T) {
 	served := func(t *testing.T) map[string]rpc.Command {
 		t.Helper()
 		cmds := host.Commands(m, false)
-		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "t", Broker: broker, ReuseMaxBytes: -1}, cmds)
+		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "t", Session: session.Config{Broker: broker}, ReuseMaxBytes: -1}, cmds)
 		if err != nil {
 			t.Fatalf("the executor refuses the commands: %v", err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -125,8 +126,8 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 	// Wired as serve does it.
 	served := func() []rpc.Command { return host.Commands(mgr, false) }
 	exec, err := rpc.NewExecutor(rpc.Config{
-		ExecutorID: "reload-host", ClientID: "reload-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u,
-		ReconnectDelay: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		ExecutorID: "reload-host", Session: session.Config{ClientID: "reload-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u,
+			ReconnectDelay: 50 * time.Millisecond}, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}, served())
 	if err != nil {
 		t.Fatal(err)
@@ -179,8 +180,8 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 	// The invokers: one each, connected before the load starts.
 	invs := make([]*rpc.Invoker, reloadWorkers)
 	for i := range invs {
-		inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u,
-			ClientID: fmt.Sprintf("reload-inv-%d-%s", i, strings.ReplaceAll(t.Name(), "/", "-"))})
+		inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: u,
+			ClientID: fmt.Sprintf("reload-inv-%d-%s", i, strings.ReplaceAll(t.Name(), "/", "-"))}})
 		if err != nil {
 			t.Fatal(err)
 		}

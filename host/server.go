@@ -22,6 +22,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -41,7 +42,7 @@ type Config struct {
 	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
 	// packet ends its sender's connection before it is read), and the one
 	// the executor announces in its CONNECT, so that no broker delivers it
-	// a larger request (rpc.Config.MaxRequestBytes); 0: 8 MiB.
+	// a larger request (session.Config.MaxPacketSize); 0: 8 MiB.
 	MaxRequestBytes int
 	// BrokerMaxClients, BrokerMaxInflight and BrokerQueueBytes bound the
 	// embedded broker's clients (broker.Config MaxClients, MaxInflight,
@@ -93,10 +94,11 @@ type Config struct {
 	// Drain bounds how long a stop waits for requests in flight.
 	Drain time.Duration
 	// Store is a dedup store shared by replicas and restarts,
-	// redis://HOST:PORT/DB; "": in memory (rpc.Config.Store).
+	// redis://HOST:PORT/DB (rpc.RedisStores); "": in memory
+	// (rpc.MemoryStores).
 	Store string
 	// SessionExpiry is how long the broker keeps the executor's session
-	// after a disconnect (rpc.Config.SessionExpiry: 0 the default,
+	// after a disconnect (session.Config.Expiry: 0 the default,
 	// negative none).
 	SessionExpiry time.Duration
 	// Logger receives the host's log; nil discards it.
@@ -242,10 +244,11 @@ func New(cfg Config) (_ *Server, err error) {
 	}
 	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
 	s.exec, err = rpc.NewExecutor(rpc.Config{
-		ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID, Broker: s.broker, ShareGroup: cfg.ShareGroup, Logger: s.log,
+		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.ShareGroup, Logger: s.log,
+		Session: session.Config{Broker: s.broker, ClientID: cfg.ClientID, Dial: s.dial(),
+			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		SessionExpiry: cfg.SessionExpiry, Store: cfg.Store, Dial: s.dial(), Tracer: s.tracer(),
-		MaxRequestBytes: cfg.MaxRequestBytes,
+		Stores: stores(cfg.Store), Tracer: s.tracer(),
 		// On the embedded broker the client id it stamps on a request is
 		// one no client can forge: dedup shares are keyed by it.
 		TrustBrokerClientID: s.embedded != nil,
@@ -256,6 +259,15 @@ func New(cfg Config) (_ *Server, err error) {
 	}
 	s.admin = &admin{Manager: s.plugins, Token: cfg.AdminToken, Reuse: s.exec.ReuseStats}
 	return s, nil
+}
+
+// stores makes the dedup store and the reuse cache where --store says:
+// in the Redis at its URL, or in memory when it is "".
+func stores(store string) rpc.Stores {
+	if store == "" {
+		return rpc.MemoryStores()
+	}
+	return rpc.RedisStores(store)
 }
 
 // executorClientID is the executor's MQTT client id (rpc.Config's
@@ -416,7 +428,8 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 func (s *Server) startNested(ctx context.Context) (func(), error) {
 	ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Broker: s.broker, Logger: s.log, Dial: s.dial(), Tracer: s.tracer()})
+	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Session: session.Config{Broker: s.broker, Dial: s.dial()},
+		Logger: s.log, Tracer: s.tracer()})
 	if err != nil {
 		return nil, fmt.Errorf("nested invocation: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -73,7 +74,7 @@ func TestServerServesAndStops(t *testing.T) {
 		t.Fatalf("a TCP client with the executor's client id: CONNACK 0x%02x, want 0x85", code)
 	}
 
-	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: srv.Broker()})
+	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: srv.Broker()}})
 	if err != nil {
 		t.Fatal(err)
 	}

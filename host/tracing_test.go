@@ -14,6 +14,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -80,7 +81,7 @@ func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
 	a := runTracedHost(t, "trace-a", nil, spansA, "nest", "echo")
 	runTracedHost(t, "trace-b", a, spansB, "echo")
 
-	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: a.Broker(), Tracer: spansClient.Tracer("client")})
+	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: a.Broker()}, Tracer: spansClient.Tracer("client")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -52,7 +53,7 @@ func TestTrapReachesCaller(t *testing.T) {
 		case <-time.After(60 * time.Second): // hang guard
 			t.Fatal("the server did not start serving")
 		}
-		inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Broker: u})
+		inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: u}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/topic"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -62,7 +63,7 @@ func dialHost(c *cli.Context) (*hostClient, error) {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, connectWait)
 	defer cancel()
-	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Broker: u, RefusedIsFinal: true}); err != nil {
+	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: u}, RefusedIsFinal: true}); err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, cli.Exit(err, exitNoBroker)
 		}

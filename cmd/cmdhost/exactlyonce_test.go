@@ -17,6 +17,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -101,7 +102,7 @@ func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFl
 	l := &ledgerLoad{errs: make(chan error, inFlight), unknown: map[string]bool{}}
 	var next atomic.Int64
 	for w := 0; w < inFlight; w++ {
-		inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Broker: broker, ClientID: fmt.Sprintf("eo-inv-%d", w)})
+		inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Session: session.Config{Broker: broker, ClientID: fmt.Sprintf("eo-inv-%d", w)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +314,7 @@ func killOneReplica(t *testing.T, total int, store string, restart bool, extra [
 // them all: the replicas that did not run it find its reply in Redis.
 func reusedAcrossReplicas(t *testing.T, broker *url.URL, l *ledger) {
 	t.Helper()
-	inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Broker: broker, ClientID: "eo-lookup"})
+	inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Session: session.Config{Broker: broker, ClientID: "eo-lookup"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/otlp"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -28,7 +29,7 @@ import (
 // bounds that (measured: 5 s of a third of the traffic held, where 2 min
 // held 1,563 of 6,000 requests for 2 min), while a replica that reconnects
 // within it (a network blip) keeps what was queued for it. A lone host
-// keeps rpc.DefaultSessionExpiry: its requests have nowhere else to go
+// keeps session.DefaultExpiry: its requests have nowhere else to go
 // while it restarts.
 const defaultReplicaSessionExpiry = 5 * time.Second
 
@@ -186,13 +187,13 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	}
 	switch {
 	case !c.IsSet("session-expiry") && cfg.ShareGroup == "":
-		cfg.SessionExpiry = rpc.DefaultSessionExpiry
+		cfg.SessionExpiry = session.DefaultExpiry
 	case !c.IsSet("session-expiry"):
 		cfg.SessionExpiry = defaultReplicaSessionExpiry
 	case cfg.SessionExpiry < 0 || cfg.SessionExpiry > math.MaxUint32*time.Second:
 		return cfg, errors.New("--session-expiry must be between 0 and 136 years (MQTT counts it in 32-bit seconds)")
 	case cfg.SessionExpiry == 0:
-		cfg.SessionExpiry = -1 // none, in the executor's terms
+		cfg.SessionExpiry = -1 // none, in the session's terms
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {

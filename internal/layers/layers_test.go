@@ -28,6 +28,8 @@ var layer = map[string]int{
 
 	"internal/rpc": 60,
 
+	"internal/session": 55,
+
 	"plugins": 50,
 
 	"internal/wasm":   40,

@@ -21,6 +21,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -301,7 +302,7 @@ func TestExecutorEndToEnd(t *testing.T) {
 	u, _ := url.Parse("mqtt://fake:1883")
 	var err error
 	exec, err = rpc.NewExecutor(rpc.Config{
-		ExecutorID: "exec-1", Broker: u, Dial: broker.Dial, ReconnectDelay: 10 * time.Millisecond, Observer: c, Events: c,
+		ExecutorID: "exec-1", Session: session.Config{Broker: u, Dial: broker.Dial, ReconnectDelay: 10 * time.Millisecond}, Observer: c, Events: c,
 	}, []rpc.Command{
 		{Name: "echo", Topic: rpc.DefaultTopic, Idempotent: true, ResponseTTL: time.Minute,
 			Handler: func(_ context.Context, req *abi.Request) (*abi.Response, error) {

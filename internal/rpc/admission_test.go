@@ -15,6 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // Request modifiers for the admission tests.
@@ -132,7 +133,7 @@ func TestMaxExpiryConfigured(t *testing.T) {
 func TestAdmissionConfigRefused(t *testing.T) {
 	u, _ := url.Parse("mqtt://fake:1883")
 	for _, cfg := range []Config{
-		{ExecutorID: "x", Broker: u, MaxExpiry: 500 * time.Millisecond},
+		{ExecutorID: "x", Session: session.Config{Broker: u}, MaxExpiry: 500 * time.Millisecond},
 	} {
 		if _, err := NewExecutor(cfg, []Command{{Name: "echo", Topic: DefaultTopic, Handler: echoHandler}}); err == nil || !strings.Contains(err.Error(), "max expiry") {
 			t.Errorf("NewExecutor(MaxExpiry %v) err = %v, want one naming the max expiry", cfg.MaxExpiry, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // eventLog collects events; on, when set, sees each as it arrives.
@@ -136,7 +137,7 @@ func TestFailPolicyRunsOnce(t *testing.T) {
 
 func TestRetryRefusedForNonIdempotent(t *testing.T) {
 	u, _ := url.Parse("mqtt://x:1883")
-	_, err := NewExecutor(Config{ExecutorID: "x", Broker: u},
+	_, err := NewExecutor(Config{ExecutorID: "x", Session: session.Config{Broker: u}},
 		[]Command{{Name: "counter", Topic: DefaultTopic, TimeoutRetries: 1, Handler: echoHandler}})
 	if err == nil || !strings.Contains(err.Error(), "idempotent") || !strings.Contains(err.Error(), "counter") {
 		t.Fatalf("err = %v, want a refusal naming the command and idempotency", err)

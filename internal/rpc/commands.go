@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 )
 
@@ -87,20 +86,19 @@ func (e *Executor) SetCommands(ctx context.Context, commands []Command) error {
 			removed = append(removed, r)
 		}
 	}
-	cm := e.cm.Load()
-	if cm == nil || e.unsubbed.Load() || len(added)+len(removed) == 0 {
+	if !e.sess.Started() || e.unsubbed.Load() || len(added)+len(removed) == 0 {
 		return refused
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := cm.AwaitConnection(ctx); err != nil {
+	if err := e.sess.AwaitConnection(ctx); err != nil {
 		return errors.Join(refused, fmt.Errorf("updating subscriptions: %w", err))
 	}
-	return errors.Join(refused, e.subscribe(ctx, cm, added), e.unsubscribe(ctx, cm, removed))
+	return errors.Join(refused, e.subscribe(ctx, added), e.unsubscribe(ctx, removed))
 }
 
 // subscribe subscribes the routes' filters at QoS 1.
-func (e *Executor) subscribe(ctx context.Context, cm *autopaho.ConnectionManager, routes []*route) error {
+func (e *Executor) subscribe(ctx context.Context, routes []*route) error {
 	if len(routes) == 0 {
 		return nil
 	}
@@ -108,7 +106,7 @@ func (e *Executor) subscribe(ctx context.Context, cm *autopaho.ConnectionManager
 	for _, r := range routes {
 		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: r.filter, QoS: 1})
 	}
-	ack, err := cm.Subscribe(ctx, sub)
+	ack, err := e.sess.Subscribe(ctx, sub)
 	// paho returns the SUBACK along with an error for refused filters:
 	// name the command whose filter was refused.
 	if ack != nil {
@@ -123,18 +121,18 @@ func (e *Executor) subscribe(ctx context.Context, cm *autopaho.ConnectionManager
 }
 
 // unsubscribe withdraws the routes' filters.
-func (e *Executor) unsubscribe(ctx context.Context, cm *autopaho.ConnectionManager, routes []*route) error {
+func (e *Executor) unsubscribe(ctx context.Context, routes []*route) error {
 	if len(routes) == 0 {
 		return nil
 	}
-	if err := cm.AwaitConnection(ctx); err != nil {
+	if err := e.sess.AwaitConnection(ctx); err != nil {
 		return fmt.Errorf("unsubscribing: %w", err)
 	}
 	topics := make([]string, len(routes))
 	for i, r := range routes {
 		topics[i] = r.filter
 	}
-	ack, err := cm.Unsubscribe(ctx, &paho.Unsubscribe{Topics: topics})
+	ack, err := e.sess.Unsubscribe(ctx, &paho.Unsubscribe{Topics: topics})
 	if ack != nil {
 		if err := refused("unsubscribing", routes, ack.Reasons); err != nil {
 			return err

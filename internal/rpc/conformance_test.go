@@ -303,12 +303,12 @@ func (r *caseRun) prologue(p tree) bool {
 		if err := checkKeys(mc, "mqtt-config", "client-id"); err != nil {
 			t.Fatal(err)
 		}
-		cfg.ClientID, _ = asString(mc["client-id"])
+		cfg.Session.ClientID, _ = asString(mc["client-id"])
 	}
-	cfg.Broker, _ = url.Parse("mqtt://rpctest:1883")
-	cfg.Dial = r.broker.Dial
+	cfg.Session.Broker, _ = url.Parse("mqtt://rpctest:1883")
+	cfg.Session.Dial = r.broker.Dial
 	cfg.Now = r.clock.Now
-	cfg.ReconnectDelay = 20 * time.Millisecond
+	cfg.Session.ReconnectDelay = 20 * time.Millisecond
 	cfg.Logger = slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	catch, _ := p["catch"].(tree)

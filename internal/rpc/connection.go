@@ -2,25 +2,17 @@ package rpc
 
 import (
 	"context"
-	"net"
-	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
-// The executor's connection to the broker: which connection its
-// subscriptions were made on, the session taken over by another client,
-// the connection dropped when the broker stops acknowledging
-// (replywatch.go), and what its CONNECT announces.
-
-// reasonSessionTakenOver is the reason code of the DISCONNECT a broker
-// sends a client when another one connects with its client id (MQTT v5
-// §3.14.2.1).
-const reasonSessionTakenOver = 0x8E
+// The executor over its MQTT session (package session): which connection
+// its subscriptions were made on, and the session's counters with the
+// executor's own.
 
 // maxSubscribeRetryDelay bounds the wait between attempts to subscribe on
 // a connection whose subscription failed.
@@ -59,27 +51,16 @@ func (g *connGeneration) ifCurrent(n uint64, f func()) bool {
 	return true
 }
 
-// connectionUp is autopaho's OnConnectionUp: a new connection subscribes.
-func (e *Executor) connectionUp(cm *autopaho.ConnectionManager, ca *paho.Connack) {
-	e.packetLimit.set(ca)
-	e.cm.Store(cm)
+// connectionUp is the session's Handlers.Up: a new connection
+// subscribes.
+func (e *Executor) connectionUp(bool) {
 	gen := e.link.next(func() { e.up.Store(false) })
-	switch {
-	case ca.SessionPresent:
-		e.log.Debug("connected: the broker kept the session; subscribing again all the same", "broker", e.cfg.Broker)
-	case e.hadSession.Load():
-		e.sessionLost()
-	default:
-		e.log.Debug("connected: no session at the broker; subscribing", "broker", e.cfg.Broker)
-	}
-	e.hadSession.Store(e.cfg.SessionExpiry > 0)
-	go e.subscribeAll(cm, gen)
+	go e.subscribeAll(gen)
 }
 
-// connectionDown is autopaho's OnConnectionDown.
-func (e *Executor) connectionDown() bool {
+// connectionDown is the session's Handlers.Down.
+func (e *Executor) connectionDown() {
 	e.link.next(func() { e.up.Store(false) })
-	return true // reconnect
 }
 
 // subscribeAll subscribes every route on connection gen, whether or not
@@ -89,17 +70,17 @@ func (e *Executor) connectionDown() bool {
 // SUBACK's reason codes are checked (subscribe). The executor is ready
 // once that succeeded on the current connection. The first outcome is
 // reported to Start; once Start succeeded, a failed subscription is tried
-// again, every ReconnectDelay doubled up to maxSubscribeRetryDelay, for as
-// long as the connection lasts: a connected host that is not subscribed
-// serves nobody.
-func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager, gen uint64) {
-	delay := e.cfg.ReconnectDelay
+// again, every Session.ReconnectDelay doubled up to
+// maxSubscribeRetryDelay, for as long as the connection lasts: a
+// connected host that is not subscribed serves nobody.
+func (e *Executor) subscribeAll(gen uint64) {
+	delay := e.cfg.Session.ReconnectDelay
 	for {
 		if e.unsubbed.Load() {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := e.subscribe(ctx, cm, e.table())
+		err := e.subscribe(ctx, e.table())
 		cancel()
 		current := e.link.ifCurrent(gen, func() {
 			if err == nil {
@@ -130,80 +111,6 @@ func (e *Executor) subscribeAll(cm *autopaho.ConnectionManager, gen uint64) {
 	}
 }
 
-// serverDisconnected is paho's OnServerDisconnect. A takeover is reported
-// loudly: the host's session, its subscriptions and the requests queued
-// in it went to another client; autopaho connects again at once, which
-// takes the session back.
-func (e *Executor) serverDisconnected(d *paho.Disconnect) {
-	var why string
-	if d.Properties != nil {
-		why = cleanText(d.Properties.ReasonString, 256)
-	}
-	if d.ReasonCode == reasonSessionTakenOver {
-		e.stats.sessionTakeovers.Add(1)
-		e.log.Error("session taken over: another client connected to the broker with this host's client id and took its session; "+
-			"reconnecting to take it back. If this repeats, two hosts share the client id (give each its own --client-id) "+
-			"or a client poses as this host (make the broker authenticate its clients)",
-			"client_id", e.cfg.ClientID, "broker", e.cfg.Broker, "reason", why)
-		return
-	}
-	e.log.Warn("broker disconnected us", "reason", d.ReasonCode, "reason_string", why)
-}
-
-// sessionLost reports a reconnection that found no session at the broker
-// although the last connection had one that should have outlived it
-// (Config.SessionExpiry). A broker that says nothing of a takeover
-// (mosquitto 2.0.11 just closes the old connection) shows it this way when
-// the other client connected with a clean start; a broker restarted
-// without persistence, or a session expired, look the same. The requests
-// queued in the session are lost; the executor subscribes again.
-func (e *Executor) sessionLost() {
-	e.stats.sessionsLost.Add(1)
-	e.log.Error("session lost: the broker kept no session for this host across the reconnection. "+
-		"Another client may have connected with this host's client id and cleared it (two hosts sharing the id, "+
-		"or a client posing as this host), or the broker restarted without persistence; requests queued in it are lost. "+
-		"Subscribing again", "client_id", e.cfg.ClientID, "broker", e.cfg.Broker)
-}
-
-// dial is the executor's AttemptConnection: dialer's, keeping the latest
-// connection for dropConnection.
-func (e *Executor) dial() dialFunc {
-	d := dialer(e.cfg.Dial)
-	return func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
-		c, err := d(ctx, cfg, u)
-		if bc, ok := c.(*brokerConn); ok && err == nil {
-			e.conn.Store(bc)
-		}
-		return c, err
-	}
-}
-
-// dropConnection closes the current connection at once, as a network
-// failure would: paho's reader fails and autopaho connects again.
-func (e *Executor) dropConnection() {
-	if c := e.conn.Load(); c != nil {
-		_ = c.Conn.Close()
-	}
-}
-
-// abandon gives up a reply waiting for its PUBACK (paho's State.Abandon).
-func (e *Executor) abandon(packetID uint16) bool { return e.state.Abandon(packetID) }
-
-// connectPacket is the executor's CONNECT: problem information asked for
-// (requestProblemInfo) and, with Config.MaxRequestBytes, a Maximum Packet
-// Size, so that the broker does not deliver a larger request at all.
-func (e *Executor) connectPacket(c *paho.Connect, u *url.URL) (*paho.Connect, error) {
-	c, err := requestProblemInfo(c, u)
-	if err != nil {
-		return nil, err
-	}
-	if e.cfg.MaxRequestBytes > 0 {
-		n := uint32(min(e.cfg.MaxRequestBytes, maxRemainingLength))
-		c.Properties.MaximumPacketSize = &n
-	}
-	return c, nil
-}
-
 // SessionStats are the executor's counters of its connection's health
 // (metrics read them at scrape time).
 type SessionStats struct {
@@ -211,40 +118,54 @@ type SessionStats struct {
 	// topic (responsetopic.go): acked, not answered.
 	ResponseTopicsRefused int64
 	// RepliesAbandoned counts replies the broker did not acknowledge in
-	// time, whose send slots were released (replywatch.go).
+	// time, whose send slots were released (session/replywatch.go).
 	RepliesAbandoned int64
 	// ConnectionsRecycled counts connections dropped because the broker
-	// acknowledged nothing for Config.ReplyAckTimeout.
+	// acknowledged nothing for Config.Session.ReplyAckTimeout.
 	ConnectionsRecycled int64
 	// SessionTakeovers counts the broker's DISCONNECTs "session taken
 	// over": another client connected with the host's client id.
 	SessionTakeovers int64
 	// SessionsLost counts reconnections that found no session at the
-	// broker although the last connection had one (sessionLost).
+	// broker although the last connection had one (session/connection.go).
 	SessionsLost int64
 	// RepliesWaiting is the number of replies waiting for their PUBACK now.
 	RepliesWaiting int
 }
 
-type sessionStats struct {
-	responseTopicsRefused atomic.Int64
-	repliesAbandoned      atomic.Int64
-	connectionsRecycled   atomic.Int64
-	sessionTakeovers      atomic.Int64
-	sessionsLost          atomic.Int64
-}
-
 // SessionStats returns the executor's connection counters.
 func (e *Executor) SessionStats() SessionStats {
-	e.watch.mu.Lock()
-	waiting := len(e.watch.waiting)
-	e.watch.mu.Unlock()
+	st := e.sess.Stats()
 	return SessionStats{
-		ResponseTopicsRefused: e.stats.responseTopicsRefused.Load(),
-		RepliesAbandoned:      e.stats.repliesAbandoned.Load(),
-		ConnectionsRecycled:   e.stats.connectionsRecycled.Load(),
-		SessionTakeovers:      e.stats.sessionTakeovers.Load(),
-		SessionsLost:          e.stats.sessionsLost.Load(),
-		RepliesWaiting:        waiting,
+		ResponseTopicsRefused: e.topicsRefused.Load(),
+		RepliesAbandoned:      st.RepliesAbandoned,
+		ConnectionsRecycled:   st.ConnectionsRecycled,
+		SessionTakeovers:      st.SessionTakeovers,
+		SessionsLost:          st.SessionsLost,
+		RepliesWaiting:        st.RepliesWaiting,
 	}
 }
+
+// mqttSession is what the executor and the invoker ask of their MQTT
+// session (package session, whose Session is the one implementation):
+// connect and disconnect, publish and check a message before it goes,
+// subscribe and unsubscribe, ack a request in receipt order and flush
+// the acks before a disconnect, and the connection's health. The
+// session tells of received messages and of connections up and down
+// through the session.Handlers it was made with.
+type mqttSession interface {
+	Connect() error
+	Started() bool
+	AwaitConnection(ctx context.Context) error
+	Check(p *paho.Publish) error
+	Publish(ctx context.Context, p *paho.Publish) error
+	Subscribe(ctx context.Context, s *paho.Subscribe) (*paho.Suback, error)
+	Unsubscribe(ctx context.Context, u *paho.Unsubscribe) (*paho.Unsuback, error)
+	Ack(m session.Received) error
+	FlushAcks(ctx context.Context) error
+	Disconnect(ctx context.Context) error
+	Ready() error
+	Stats() session.Stats
+}
+
+var _ mqttSession = (*session.Session)(nil)

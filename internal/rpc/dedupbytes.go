@@ -86,5 +86,5 @@ func dedupBound(cfg *Config) cache.ByteBound[*reply] {
 }
 
 // DedupStats returns the byte counters of the dedup store in memory (with
-// Config.Store, zero: the replies are held in Redis).
+// RedisStores, zero: the replies are held in Redis).
 func (e *Executor) DedupStats() cache.DedupStats { return e.dedup.Stats() }

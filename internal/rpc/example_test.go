@@ -9,6 +9,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // ExampleInvoker calls a command through a broker: an embedded broker on a
@@ -27,7 +28,7 @@ func ExampleInvoker() {
 
 	// The executor serves "upper" on rpc/{executorId}/{commandName}, that
 	// is rpc/host-1/upper. Start returns once the topic is subscribed.
-	exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "host-1", Broker: b.URL()}, []rpc.Command{{
+	exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "host-1", Session: session.Config{Broker: b.URL()}}, []rpc.Command{{
 		Name:  "upper",
 		Topic: rpc.DefaultTopic,
 		Handler: func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
@@ -44,7 +45,7 @@ func ExampleInvoker() {
 	}
 	defer exec.Stop(ctx)
 
-	inv, err := rpc.NewInvoker(ctx, rpc.InvokerConfig{Broker: b.URL()})
+	inv, err := rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: b.URL()}})
 	if err != nil {
 		fmt.Println("invoker:", err)
 		return

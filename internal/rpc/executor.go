@@ -4,26 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
-	"github.com/eclipse/paho.golang/paho"
-	"github.com/eclipse/paho.golang/paho/session/state"
-	"github.com/eclipse/paho.golang/paho/store/memory"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // Handler runs one command. ctx carries the call's deadline, the earlier of
@@ -73,19 +68,18 @@ type Command struct {
 	KeepsDeadline bool
 }
 
-// DefaultSessionExpiry is Config.SessionExpiry when it is not set.
-const DefaultSessionExpiry = 10 * time.Minute
-
-// Config configures an Executor. ExecutorID and Broker are required.
+// Config configures an Executor. ExecutorID and Session.Broker are
+// required.
 type Config struct {
 	// ExecutorID resolves {executorId} in topic patterns; it is also the
-	// MQTT client id unless ClientID is set, and the responses' __srcId.
+	// MQTT client id unless Session.ClientID is set. The client id is the
+	// responses' __srcId.
 	ExecutorID string
-	ClientID   string
-	Broker     *url.URL
-	// Dial replaces the TCP connection to Broker (tests use a fake broker).
-	// The connection must be safe for concurrent writes.
-	Dial func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
+	// Session is how the executor connects to its broker (package
+	// session). The executor's session is persistent and acks requests
+	// by hand, in receipt order (it sets CleanStart and ManualAcks); its
+	// Now and Logger default to the executor's.
+	Session session.Config
 	// ShareGroup subscribes through $share/<group>/ so replicas split the
 	// requests.
 	ShareGroup string
@@ -100,14 +94,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger; nil discards.
 	Logger *slog.Logger
-	// Store is a Redis, redis://HOST:PORT/DB, that holds the dedup store
-	// and the reuse cache's shared tier; "": both in memory (store.go).
-	Store string
-	// SessionExpiry is how long the broker keeps the MQTT session
-	// (subscriptions and unacked requests) after a disconnect, so that
-	// they survive reconnects and restarts; 0: DefaultSessionExpiry;
-	// negative: none, the session ends with the connection.
-	SessionExpiry time.Duration
+	// Stores makes the dedup store and the reuse cache (store.go):
+	// MemoryStores when nil, or RedisStores, shared by the replicas and
+	// restarts that name the same Redis.
+	Stores Stores
 	// MaxClockDrift bounds how far ahead a request's __ts may be; default 1 min.
 	MaxClockDrift time.Duration
 	// MaxPending bounds requests queued or running; beyond it: 503.
@@ -127,7 +117,7 @@ type Config struct {
 	// elsewhere any client may send that property.
 	TrustBrokerClientID bool
 	// MaxDedupBytes bounds the bytes of the replies the dedup store
-	// keeps (in memory; not with Store); past it a reply is kept as a
+	// keeps (in memory; not with RedisStores); past it a reply is kept as a
 	// digest, and a duplicate of its request gets 500 (dedupbytes.go).
 	// Default DefaultMaxDedupBytes; negative: no bound but the entries'.
 	MaxDedupBytes int64
@@ -138,8 +128,6 @@ type Config struct {
 	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0 is
 	// DefaultReuseMaxBytes, negative turns reuse off.
 	ReuseMaxBytes int64
-	// ReconnectDelay is the wait between connection attempts; default 1 s.
-	ReconnectDelay time.Duration
 	// Observer is told each request's outcome (metrics, observe.go); nil:
 	// none.
 	Observer Observer
@@ -149,31 +137,11 @@ type Config struct {
 	// Tracer makes a span of each request run, a child of the trace
 	// context it carries (tracing.go); nil: no tracing.
 	Tracer trace.Tracer
-	// ReplyAckTimeout bounds how long a reply may wait for the broker's
-	// PUBACK before its send slot is released, and how long the broker
-	// may acknowledge nothing before the connection is dropped and made
-	// again (replywatch.go); default DefaultReplyAckTimeout (30 s).
-	ReplyAckTimeout time.Duration
-	// MaxRequestBytes is the Maximum Packet Size the executor announces in
-	// its CONNECT: the broker does not deliver a larger request (MQTT v5
-	// §3.1.2.11.4; it drops it for this client), so the host never reads
-	// one. Default DefaultMaxRequestBytes (8 MiB); negative: none
-	// announced (MQTT's 256 MB).
-	MaxRequestBytes int
 }
-
-// DefaultMaxRequestBytes is Config.MaxRequestBytes when it is not set.
-const DefaultMaxRequestBytes = 8 << 20
 
 func (c *Config) defaults() error {
 	if c.ExecutorID == "" {
 		return errors.New("executor id is required")
-	}
-	if c.Broker == nil {
-		return errors.New("broker URL is required")
-	}
-	if c.ClientID == "" {
-		c.ClientID = c.ExecutorID
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -181,11 +149,23 @@ func (c *Config) defaults() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	switch {
-	case c.SessionExpiry == 0:
-		c.SessionExpiry = DefaultSessionExpiry
-	case c.SessionExpiry < 0:
-		c.SessionExpiry = 0
+	s := &c.Session
+	if s.ClientID == "" {
+		s.ClientID = c.ExecutorID
+	}
+	if s.Now == nil {
+		s.Now = c.Now
+	}
+	if s.Logger == nil {
+		s.Logger = c.Logger
+	}
+	s.CleanStart, s.ManualAcks = false, true
+	var err error
+	if c.Session, err = c.Session.Resolve(); err != nil {
+		return err
+	}
+	if c.Stores == nil {
+		c.Stores = MemoryStores()
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 1024
@@ -202,17 +182,11 @@ func (c *Config) defaults() error {
 	case c.MaxExpiry < time.Second:
 		return fmt.Errorf("max expiry %v is under 1 s, the shortest message expiry: every request would be refused", c.MaxExpiry)
 	}
-	if c.ReconnectDelay <= 0 {
-		c.ReconnectDelay = time.Second
-	}
-	if c.ReplyAckTimeout <= 0 {
-		c.ReplyAckTimeout = DefaultReplyAckTimeout
-	}
-	if c.MaxRequestBytes == 0 {
-		c.MaxRequestBytes = DefaultMaxRequestBytes
-	}
 	return nil
 }
+
+// clientID is the executor's MQTT client id, its responses' __srcId.
+func (c *Config) clientID() string { return c.Session.ClientID }
 
 // route is a served command with its parsed topic.
 type route struct {
@@ -232,11 +206,11 @@ type route struct {
 // and publishes the response, acking requests in receipt order once their
 // response is published or known to be owed none.
 //
-// Concurrency: paho delivers requests one at a time on one goroutine
-// (receive), which never blocks: a first receipt runs on a worker
-// (workers.go), and any other request that needs a publish gets a
-// goroutine of its own. pending bounds the first receipts in progress.
-// The dedup store and the HLC have their own locks.
+// Concurrency: the session delivers requests one at a time on one
+// goroutine (receive), which never blocks: a first receipt runs on a
+// worker (session.Workers), and any other request that needs a publish
+// gets a goroutine of its own. pending bounds the first receipts in
+// progress. The dedup store and the HLC have their own locks.
 type Executor struct {
 	cfg Config
 	log *slog.Logger
@@ -249,16 +223,12 @@ type Executor struct {
 	reuse  cache.Reuse[*reply] // nil when reuse is off
 	calls  runningSet          // requests in progress, for cancels (ask.go)
 
-	// cm is set by Start and by OnConnectionUp, before any request of the
-	// connection arrives; requests read it from other goroutines.
-	cm          atomic.Pointer[autopaho.ConnectionManager]
-	packetLimit packetLimit // the broker's Maximum Packet Size (sendable.go)
-	subscribed  chan error  // the first subscription's outcome
-	pending     atomic.Int64
-	inflight    sync.WaitGroup
-	// acks counts the acks made and sent, so that Stop can flush them
-	// (ackledger.go).
-	acks *ackLedger
+	// sess is the MQTT session (package session): the connection, its
+	// acks and its health.
+	sess       mqttSession
+	subscribed chan error // the first subscription's outcome
+	pending    atomic.Int64
+	inflight   sync.WaitGroup
 	// admit guards stopping and closing against inflight.Add and
 	// lateDups.Add: once Stop has set stopping, no new request is
 	// admitted; once it has set closing, no duplicate either (stop.go).
@@ -271,17 +241,17 @@ type Executor struct {
 	up       atomic.Bool    // connected and subscribed (Ready)
 	stopped  chan struct{}  // closed by Stop: waiting duplicates give up
 	stopOnce sync.Once
-	workers  *workers // run first receipts' executions (workers.go)
+	workers  *session.Workers // run first receipts' executions
 
-	// The connection's health (replywatch.go, connection.go).
-	state         *state.State               // the client's session: abandons replies
-	watch         *replyWatch                // replies waiting for their PUBACK
-	conn          atomic.Pointer[brokerConn] // the latest connection, dropped when the broker is silent
-	link          connGeneration             // which connection the subscriptions were made on
-	hadSession    atomic.Bool                // the last connection had a session that outlives it
-	stats         sessionStats               // counters (SessionStats)
-	topicRefusals ratelog.Limiter            // refused response topics: a log line a second
+	link          connGeneration  // which connection the subscriptions were made on (connection.go)
+	topicsRefused atomic.Int64    // requests refused for their response topic (SessionStats)
+	topicRefusals ratelog.Limiter // refused response topics: a log line a second
 }
+
+// maxIdleWorkers is how many workers wait for work at most: more than a
+// busy host's requests in flight (each of which holds its worker while
+// its reply is published and acked).
+const maxIdleWorkers = 256
 
 // NewExecutor checks the commands and returns an executor; Start connects
 // it. Any command it cannot serve is an error: a fixed table is the
@@ -293,23 +263,25 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	}
 	e := &Executor{
 		cfg: cfg, log: cfg.Logger,
-		hlc:           hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
+		hlc:           hlc.New(hlc.Config{NodeID: nodeID(cfg.clientID()), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
 		subscribed:    make(chan error, 1),
 		stopped:       make(chan struct{}),
 		topicRefusals: ratelog.Limiter{Interval: time.Second},
-		state:         state.New(newReplyStore(), memory.New()),
-		watch:         newReplyWatch(cfg.Now, cfg.ReplyAckTimeout),
 	}
-	e.acks = newAckLedger(&watchedSession{SessionManager: e.state, w: e.watch})
-	dedup, err := newDedup(&cfg)
+	sess, err := session.New(cfg.Session, session.Handlers{Received: e.receive, Up: e.connectionUp, Down: e.connectionDown})
+	if err != nil {
+		return nil, err
+	}
+	e.sess = sess
+	dedup, err := cfg.Stores.dedup(&cfg)
 	if err != nil {
 		return nil, err
 	}
 	e.dedup = dedup
 	e.claims = newClaimQueue(e)
-	e.workers = newWorkers(maxIdleWorkers)
+	e.workers = session.NewWorkers(maxIdleWorkers)
 	if cfg.ReuseMaxBytes >= 0 {
-		if e.reuse, err = newReuse(&cfg); err != nil {
+		if e.reuse, err = cfg.Stores.reuse(&cfg); err != nil {
 			dedup.Close()
 			return nil, err
 		}
@@ -375,10 +347,10 @@ func (e *Executor) Filters() []string {
 
 // Ready says whether the executor serves requests: nil once it is
 // connected to the broker and subscribed on that connection, and while
-// the broker acknowledges its replies (replywatch.go); an error naming
+// the broker acknowledges its replies (session.Ready); an error naming
 // what is missing before, while it reconnects, while the broker has
 // acknowledged none of its waiting replies for a third of
-// Config.ReplyAckTimeout, and once Stop began.
+// Config.Session.ReplyAckTimeout, and once Stop began.
 func (e *Executor) Ready() error {
 	e.admit.Lock()
 	stopping := e.stopping
@@ -387,55 +359,30 @@ func (e *Executor) Ready() error {
 	case stopping:
 		return errors.New("the executor is stopping")
 	case !e.up.Load():
-		return fmt.Errorf("not connected and subscribed to the broker %s", e.cfg.Broker)
+		return fmt.Errorf("not connected and subscribed to the broker %s", e.cfg.Session.Broker)
 	}
-	return e.watch.ready(e.cfg.Now())
+	return e.sess.Ready()
 }
 
 // SessionExpiry is the session expiry the executor asks the broker for
-// (Config.SessionExpiry, resolved).
-func (e *Executor) SessionExpiry() time.Duration { return e.cfg.SessionExpiry }
+// (Config.Session.Expiry, resolved).
+func (e *Executor) SessionExpiry() time.Duration { return e.cfg.Session.ExpiryInterval() }
 
 // Start connects to the broker and subscribes every command's topic; it
 // returns once subscribed, or with the error that prevented it.
 func (e *Executor) Start(ctx context.Context) error {
-	acfg := autopaho.ClientConfig{
-		ServerUrls:                    []*url.URL{e.cfg.Broker},
-		KeepAlive:                     30,
-		CleanStartOnInitialConnection: false,
-		SessionExpiryInterval:         uint32(e.cfg.SessionExpiry.Seconds()),
-		ReconnectBackoff:              autopaho.NewConstantBackoff(e.cfg.ReconnectDelay),
-		ConnectTimeout:                10 * time.Second,
-		AttemptConnection:             e.dial(),
-		ConnectPacketBuilder:          e.connectPacket,
-		OnConnectionUp:                e.connectionUp,
-		OnConnectionDown:              e.connectionDown,
-		OnConnectError:                func(err error) { e.log.Warn("connecting to the broker", "broker", e.cfg.Broker, "err", err) },
-		ClientConfig: paho.ClientConfig{
-			ClientID:                   e.cfg.ClientID,
-			Session:                    e.acks,
-			EnableManualAcknowledgment: true,
-			SendAcksInterval:           5 * time.Millisecond,
-			OnPublishReceived:          []func(paho.PublishReceived) (bool, error){e.receive},
-			OnClientError:              func(err error) { e.log.Warn("mqtt client error", "err", err) },
-			OnServerDisconnect:         e.serverDisconnected,
-		},
+	if err := e.sess.Connect(); err != nil {
+		return fmt.Errorf("connecting to %s: %w", e.cfg.Session.Broker, err)
 	}
-	cm, err := autopaho.NewConnection(context.Background(), acfg)
-	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", e.cfg.Broker, err)
-	}
-	e.cm.Store(cm)
 	select {
 	case err := <-e.subscribed:
 		if err == nil {
 			e.served.Store(true) // from now on a failed subscription is tried again
-			go e.watchReplies()
 		}
 		return err
 	case <-ctx.Done():
-		_ = cm.Disconnect(context.Background())
-		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", e.cfg.Broker, ctx.Err())
+		_ = e.sess.Disconnect(context.Background())
+		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", e.cfg.Session.Broker, ctx.Err())
 	}
 }
 
@@ -456,7 +403,7 @@ func refused(doing string, routes []*route, reasons []byte) error {
 // stops routing requests to this executor's session; requests already
 // delivered are still answered and acked, and later reconnections do not
 // subscribe again. Stop alone keeps the subscriptions in the persistent
-// session (Config.SessionExpiry), so that a restarted host gets the
+// session (Config.Session.Expiry), so that a restarted host gets the
 // requests sent while it was down; a host leaving for good (a replica
 // retired from its share group) unsubscribes before stopping, or its share
 // of the requests waits in its session until that expires. It is the SDK
@@ -464,11 +411,10 @@ func refused(doing string, routes []*route, reasons []byte) error {
 // UNSUBSCRIBE is an error naming the command.
 func (e *Executor) Unsubscribe(ctx context.Context) error {
 	e.unsubbed.Store(true)
-	cm := e.cm.Load()
-	if cm == nil {
+	if !e.sess.Started() {
 		return nil
 	}
-	return e.unsubscribe(ctx, cm, e.table())
+	return e.unsubscribe(ctx, e.table())
 }
 
 // match returns the route of a request topic, or nil.
@@ -481,18 +427,18 @@ func (e *Executor) match(topic string) *route {
 	return nil
 }
 
-// receive takes one request from paho. It must not block: paho calls it
-// for every PUBLISH in turn on one goroutine.
-func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
-	in := &incoming{pub: pr.Packet, client: pr.Client, received: e.cfg.Now()}
+// receive takes one request from the session. It must not block: the
+// session hands it every PUBLISH in turn on one goroutine.
+func (e *Executor) receive(m session.Received) {
+	in := &incoming{pub: m.Packet, msg: m, received: e.cfg.Now()}
 	if in.route = e.match(in.pub.Topic); in.route == nil {
 		e.log.Debug("request on a topic no command serves", "topic", in.pub.Topic)
 		e.ack(in)
-		return true, nil
+		return
 	}
 	if !e.enter(&e.stopping, &e.inflight) {
 		e.receiveWhileStopping(in)
-		return true, nil
+		return
 	}
 	if e.log.Enabled(context.Background(), slog.LevelDebug) {
 		e.log.Debug("request received", "command", in.route.cmd.Name, "topic", in.pub.Topic, "dup", in.pub.Duplicate())
@@ -502,7 +448,7 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 			e.refuseResponseTopic(in, in.topicProblem)
 		}
 		go e.finishFirst(in, r)
-		return true, nil
+		return
 	}
 	if in.cancel {
 		if e.claims != nil {
@@ -510,20 +456,19 @@ func (e *Executor) receive(pr paho.PublishReceived) (bool, error) {
 		} else {
 			e.cancel(in)
 		}
-		return true, nil
+		return
 	}
 	if r := e.overMaxExpiry(in); r != nil {
 		go e.finishFirst(in, r) // before the dedup store: it takes no entry
-		return true, nil
+		return
 	}
 	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
 	if e.claims != nil {
 		e.claims.add(in, key)
-		return true, nil
+		return
 	}
 	entry, first, err := e.dedup.Claim(e.invokerOf(in), key, in.expiry, in.route.cmd.Idempotent)
 	e.admitClaimed(in, key, entry, first, err)
-	return true, nil
 }
 
 // admitClaimed runs, answers or refuses a request given what the dedup store
@@ -579,7 +524,7 @@ func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
 }
 
 // start runs a first receipt: clock merge, queue bound, then execution on
-// a worker (workers.go).
+// a worker (session.Workers).
 func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]) {
 	e.beginTrace(in)
 	if in.timestamp != nil {
@@ -615,7 +560,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 		go e.sendAccepted(in, in.accepted)
 	}
 	turn := in.route.slots.enqueue() // here, in receipt order
-	e.workers.run(func() {
+	e.workers.Run(func() {
 		defer e.pending.Add(-1)
 		r, ok := c.settle(e.execute(in, turn, c))
 		if !ok {
@@ -665,8 +610,7 @@ func (e *Executor) publish(in *incoming, r *reply) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	cm := e.cm.Load()
-	if err := cm.AwaitConnection(ctx); err != nil {
+	if err := e.sess.AwaitConnection(ctx); err != nil {
 		e.log.Warn("no connection to publish the response before its expiry", "topic", in.responseTopic)
 		return
 	}
@@ -681,19 +625,16 @@ func (e *Executor) publish(in *incoming, r *reply) {
 	if p == nil {
 		return
 	}
-	if _, err := cm.Publish(ctx, p); err != nil {
+	if err := e.sess.Publish(ctx, p); err != nil {
 		e.log.Warn("publishing a response", "topic", in.responseTopic, "err", err)
 	}
 }
 
-// ack acknowledges the request on the connection that delivered it; paho
-// sends acks in receipt order. After that connection dropped, the ack is
-// moot: the broker redelivers the request.
+// ack acknowledges the request on the connection that delivered it; the
+// session sends acks in receipt order. After that connection dropped,
+// the ack is moot: the broker redelivers the request.
 func (e *Executor) ack(in *incoming) {
-	if in.pub.QoS == 0 {
-		return
-	}
-	if err := e.acks.ack(in.client, in.pub); err != nil {
+	if err := e.sess.Ack(in.msg); err != nil {
 		e.log.Debug("ack not sent", "topic", in.pub.Topic, "err", err)
 	}
 }
@@ -701,18 +642,6 @@ func (e *Executor) ack(in *incoming) {
 // nodeID makes an HLC node id of a client id: timestamps separate their
 // fields with ':', so a node id cannot hold one.
 func nodeID(clientID string) string { return strings.ReplaceAll(clientID, ":", "_") }
-
-// requestProblemInfo asks for problem information explicitly. paho leaves
-// it unset when session properties are set, which reads as "no": a broker
-// may then (mochi does) strip user properties from every packet to the
-// client, the protocol's __ headers included.
-func requestProblemInfo(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
-	if c.Properties == nil {
-		c.Properties = &paho.ConnectProperties{}
-	}
-	c.Properties.RequestProblemInfo = true
-	return c, nil
-}
 
 // stamp is the __ts of a message the executor sends: its HLC, advanced,
 // or as it stands when it cannot advance (the physical clock stepped back

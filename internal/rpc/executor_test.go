@@ -15,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -43,10 +44,10 @@ func startOn(t *testing.T, b *rpctest.Broker, cfg Config, cmds ...Command) *harn
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = "exec-1"
 	}
-	cfg.Broker, _ = url.Parse("mqtt://fake:1883")
-	cfg.Dial = h.broker.Dial
+	cfg.Session.Broker, _ = url.Parse("mqtt://fake:1883")
+	cfg.Session.Dial = h.broker.Dial
 	cfg.Now = h.clock.Now
-	cfg.ReconnectDelay = 10 * time.Millisecond
+	cfg.Session.ReconnectDelay = 10 * time.Millisecond
 	for i := range cmds {
 		if cmds[i].Topic == "" {
 			cmds[i].Topic = DefaultTopic
@@ -412,7 +413,7 @@ func TestSubscribeRefused(t *testing.T) {
 	defer b.Close()
 	b.FailNextSuback(0x87)
 	u, _ := url.Parse("mqtt://fake:1883")
-	exec, err := NewExecutor(Config{ExecutorID: "x", Broker: u, Dial: b.Dial}, []Command{{Name: "echo", Topic: DefaultTopic, Handler: echoHandler}})
+	exec, err := NewExecutor(Config{ExecutorID: "x", Session: session.Config{Broker: u, Dial: b.Dial}}, []Command{{Name: "echo", Topic: DefaultTopic, Handler: echoHandler}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,31 +5,35 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"io"
 	"log/slog"
 	"math"
-	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/hlc"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
-// InvokerConfig configures an Invoker. Broker is required.
+// InvokerConfig configures an Invoker. Session.Broker is required.
 type InvokerConfig struct {
-	Broker   *url.URL
-	ClientID string // default: "cmdhost-invoker-" and random hex
-	Dial     func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
-	Logger   *slog.Logger
+	// Session is how the invoker connects to its broker (package
+	// session); its ClientID defaults to "cmdhost-invoker-" and random
+	// hex. The invoker's session starts clean and ends with its
+	// connection, paho acks the responses, and nothing is announced or
+	// watched (it sets CleanStart, Expiry, ManualAcks, MaxPacketSize and
+	// ReplyAckTimeout); it connects within 5 s unless ConnectTimeout
+	// says otherwise, and logs nothing unless given a Logger of its own.
+	Session session.Config
+	// Logger is the invoker's; nil discards.
+	Logger *slog.Logger
 	// RefusedIsFinal makes NewInvoker return at once when nothing listens
 	// at the broker's address (the connection is refused), instead of
 	// trying again until its ctx ends: a command-line client wants the
@@ -156,10 +160,9 @@ const (
 // and are matched by correlation data.
 type Invoker struct {
 	cfg           InvokerConfig
-	cm            *autopaho.ConnectionManager
+	sess          mqttSession
 	responseTopic string
 	hlc           *hlc.Clock
-	packetLimit   packetLimit // the broker's Maximum Packet Size (sendable.go)
 
 	mu        sync.Mutex
 	waiting   map[string]*waiter              // by correlation data
@@ -178,20 +181,29 @@ type waiter struct {
 	ackedAt time.Time // set before acked is closed: read it only after
 }
 
+// invokerConnectTimeout is the invoker's Session.ConnectTimeout when it
+// is not set.
+const invokerConnectTimeout = 5 * time.Second
+
 // NewInvoker connects to the broker and subscribes to its response topic.
 func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
-	if cfg.Broker == nil {
+	if cfg.Session.Broker == nil {
 		return nil, errors.New("broker URL is required")
 	}
-	if cfg.ClientID == "" {
-		cfg.ClientID = "cmdhost-invoker-" + randomHex(6)
+	s := &cfg.Session
+	if s.ClientID == "" {
+		s.ClientID = "cmdhost-invoker-" + randomHex(6)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if s.ConnectTimeout <= 0 {
+		s.ConnectTimeout = invokerConnectTimeout
+	}
+	s.CleanStart, s.Expiry, s.ManualAcks, s.MaxPacketSize, s.ReplyAckTimeout = true, -1, false, -1, -1
 	inv := &Invoker{
-		cfg: cfg, responseTopic: "clients/" + cfg.ClientID + "/rpc/response",
-		hlc:     hlc.New(hlc.Config{NodeID: nodeID(cfg.ClientID)}),
+		cfg: cfg, responseTopic: "clients/" + s.ClientID + "/rpc/response",
+		hlc:     hlc.New(hlc.Config{NodeID: nodeID(s.ClientID)}),
 		waiting: make(map[string]*waiter), telemetry: make(map[string]func([]byte)),
 	}
 	if inv.cfg.AckAttempts <= 0 {
@@ -205,28 +217,21 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	// Nothing listening at the broker's address is said at once: retrying
 	// a refused connection until ctx ends only delays the same answer.
 	refused := make(chan error, 1)
-	acfg := autopaho.ClientConfig{
-		ServerUrls:                    []*url.URL{cfg.Broker},
-		KeepAlive:                     30,
-		CleanStartOnInitialConnection: true,
-		ReconnectBackoff:              autopaho.NewConstantBackoff(time.Second),
-		ConnectTimeout:                5 * time.Second,
-		AttemptConnection:             dialer(cfg.Dial),
-		ConnectPacketBuilder:          requestProblemInfo,
-		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
-			inv.packetLimit.set(ca)
+	sess, err := session.New(cfg.Session, session.Handlers{
+		Received: inv.receive,
+		Up: func(bool) {
 			go func() {
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				subs := append([]paho.SubscribeOptions{{Topic: inv.responseTopic, QoS: 1}}, inv.telemetryTopics()...)
-				_, err := cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: subs})
+				_, err := inv.sess.Subscribe(sctx, &paho.Subscribe{Subscriptions: subs})
 				select {
 				case up <- err:
 				default:
 				}
 			}()
 		},
-		OnConnectError: func(err error) {
+		ConnectError: func(err error) {
 			cfg.Logger.Debug("invoker connect", "err", err)
 			if cfg.RefusedIsFinal && errors.Is(err, syscall.ECONNREFUSED) {
 				select { // the first refusal ends NewInvoker's wait
@@ -235,30 +240,28 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 				}
 			}
 		},
-		ClientConfig: paho.ClientConfig{
-			ClientID:          cfg.ClientID,
-			OnPublishReceived: []func(paho.PublishReceived) (bool, error){inv.receive},
-		},
-	}
-	cm, err := autopaho.NewConnection(context.Background(), acfg)
+	})
 	if err != nil {
 		return nil, err
 	}
-	inv.cm = cm
+	inv.sess = sess
+	if err := sess.Connect(); err != nil {
+		return nil, err
+	}
 	select {
 	case err := <-up:
 		if err != nil {
-			_ = cm.Disconnect(context.Background())
+			_ = sess.Disconnect(context.Background())
 			return nil, fmt.Errorf("subscribing to %s: %w", inv.responseTopic, err)
 		}
 		return inv, nil
 	case err := <-refused:
-		_ = cm.Disconnect(context.Background())
+		_ = sess.Disconnect(context.Background())
 		cfg.Logger.Debug("invoker: connection refused", "err", err)
-		return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", cfg.Broker, syscall.ECONNREFUSED)
+		return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", s.Broker, syscall.ECONNREFUSED)
 	case <-ctx.Done():
-		_ = cm.Disconnect(context.Background())
-		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", cfg.Broker, ctx.Err())
+		_ = sess.Disconnect(context.Background())
+		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", s.Broker, ctx.Err())
 	}
 }
 
@@ -266,7 +269,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 func (inv *Invoker) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return inv.cm.Disconnect(ctx)
+	return inv.sess.Disconnect(ctx)
 }
 
 // Invoke publishes one request and waits for its response. A response with
@@ -306,13 +309,13 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (res *Result, err error)
 	defer cancel()
 	end := start.Add(c.Timeout) // the request's expiry, as the invoker sees it
 	first := inv.request(c, corr, end)
-	// Checked whole before it goes (sendable.go): a packet the broker
+	// Checked whole before it goes (session.Check): a packet the broker
 	// refuses would cost the connection, and every call in flight on it.
 	// Resends and the cancel carry the same strings.
-	if err := sendable(first, inv.packetLimit.n.Load()); err != nil {
+	if err := inv.sess.Check(first); err != nil {
 		return nil, fmt.Errorf("the request to %s cannot be sent: %w", cleanText(c.Topic, MaxPropertyValue), err)
 	}
-	if _, err := inv.cm.Publish(ctx, first); err != nil {
+	if err := inv.sess.Publish(ctx, first); err != nil {
 		if c.Ack && ctx.Err() != nil {
 			inv.cancel(c, corr) // the request may have gone out before ctx ended
 		}
@@ -330,7 +333,7 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (res *Result, err error)
 	return inv.ask(ctx, c, corr, w, start, end)
 }
 
-// checkCall refuses what a call's request cannot carry (wirestring.go): a
+// checkCall refuses what a call's request cannot carry (text.go): a
 // topic that is not a topic name, metadata that is not sendable as it is.
 func checkCall(c Call) error {
 	if !validTopicName(c.Topic) {
@@ -401,7 +404,7 @@ func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, sta
 					ErrNoExecutor, c.Topic, sends, time.Since(start).Round(time.Millisecond))
 			}
 			sends++
-			if _, err := inv.cm.Publish(ctx, inv.request(c, corr, end)); err != nil {
+			if err := inv.sess.Publish(ctx, inv.request(c, corr, end)); err != nil {
 				// A lost send is what the resends are for; ctx's end is
 				// handled by its own case.
 				inv.cfg.Logger.Debug("resending the request", "topic", c.Topic, "err", err)
@@ -458,7 +461,7 @@ func (inv *Invoker) protocolProps() paho.UserProperties {
 	ts, _ := inv.hlc.Now()
 	return paho.UserProperties{
 		{Key: propProtocol, Value: protocolVersion},
-		{Key: propSourceID, Value: inv.cfg.ClientID},
+		{Key: propSourceID, Value: inv.cfg.Session.ClientID},
 		{Key: propTimestamp, Value: ts.String()},
 	}
 }
@@ -478,26 +481,26 @@ func (inv *Invoker) cancel(c Call, corr []byte) {
 	}
 	ctx, stop := context.WithTimeout(context.Background(), cancelWait)
 	defer stop()
-	if _, err := inv.cm.Publish(ctx, pub); err != nil {
+	if err := inv.sess.Publish(ctx, pub); err != nil {
 		inv.cfg.Logger.Debug("sending a cancel", "topic", c.Topic, "err", err)
 		return
 	}
 	inv.cfg.Logger.Debug("cancel sent", "topic", c.Topic)
 }
 
-// receive takes a response from paho (on its goroutine: it must not
-// block). A response to no waiting call (late, duplicate, not ours) is
-// dropped.
-func (inv *Invoker) receive(pr paho.PublishReceived) (bool, error) {
-	p := pr.Packet
+// receive takes a response from the session (on paho's goroutine: it
+// must not block). A response to no waiting call (late, duplicate, not
+// ours) is dropped.
+func (inv *Invoker) receive(m session.Received) {
+	p := m.Packet
 	if inv.receiveTelemetry(p) || p.Properties == nil {
-		return true, nil
+		return
 	}
 	inv.mu.Lock()
 	w, ok := inv.waiting[string(p.Properties.CorrelationData)]
 	inv.mu.Unlock()
 	if !ok {
-		return true, nil
+		return
 	}
 	r := parseResult(p)
 	if w.ask && r.Status == abi.StatusAccepted {
@@ -505,13 +508,12 @@ func (inv *Invoker) receive(pr paho.PublishReceived) (bool, error) {
 			w.ackedAt = time.Now()
 			close(w.acked)
 		})
-		return true, nil
+		return
 	}
 	select {
 	case w.result <- r: // the first response wins; duplicates are dropped
 	default:
 	}
-	return true, nil
 }
 
 func parseResult(p *paho.Publish) *Result {

@@ -109,8 +109,8 @@ func ctxT(t testing.TB) context.Context {
 // id of the test's own, serving cmds until the test ends.
 func startExecutor(t *testing.T, u *url.URL, cfg rpc.Config, cmds ...rpc.Command) *rpc.Executor {
 	t.Helper()
-	cfg.Broker = u
-	cfg.ClientID = cfg.ExecutorID + "-" + strings.ReplaceAll(t.Name(), "/", "-")
+	cfg.Session.Broker = u
+	cfg.Session.ClientID = cfg.ExecutorID + "-" + strings.ReplaceAll(t.Name(), "/", "-")
 	exec, err := rpc.NewExecutor(cfg, cmds)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func startExecutor(t *testing.T, u *url.URL, cfg rpc.Config, cmds ...rpc.Command
 
 func newInvoker(t *testing.T, u *url.URL, cfg rpc.InvokerConfig) *rpc.Invoker {
 	t.Helper()
-	cfg.Broker = u
+	cfg.Session.Broker = u
 	inv, err := rpc.NewInvoker(ctxT(t), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // A call the broker would refuse (nested calls carry metadata a guest
@@ -24,7 +25,7 @@ import (
 func TestCallStringsCheckedBeforeSending(t *testing.T) {
 	u := brokertest.StartMosquitto(t)
 	var dials atomic.Int32
-	inv := newInvoker(t, u, rpc.InvokerConfig{Dial: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+	inv := newInvoker(t, u, rpc.InvokerConfig{Session: session.Config{Dial: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 		dials.Add(1)
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", u.Host)
@@ -32,7 +33,7 @@ func TestCallStringsCheckedBeforeSending(t *testing.T) {
 			return nil, err
 		}
 		return packets.NewThreadSafeConn(c), nil
-	}})
+	}}})
 	r := newResponder(t, u)
 	for _, c := range []struct {
 		name, want string

@@ -12,6 +12,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // Protocol user properties (PROTOCOL.md).
@@ -90,7 +91,7 @@ func expirySeconds(now, expiry time.Time) uint32 {
 
 // render builds the response PUBLISH of r for request in. The host's
 // text (the message, __propName, __propVal, the other protocol
-// properties) is cleaned for the wire (wirestring.go); a metadata pair
+// properties) is cleaned for the wire (text.go); a metadata pair
 // that cannot be sent as it is (metadataProblem) is left out, since a cut
 // or mended key or value would be another one, and its key is returned in
 // dropped, cleaned for a log.
@@ -164,25 +165,24 @@ const (
 	DropInvalid = "invalid"
 )
 
-// wireReply renders r for in and checks the packet (sendable). A reply
+// wireReply renders r for in and checks the packet (session.Check). A reply
 // the broker would refuse is replaced by a short 500 saying why or, when
 // not even that can be sent, by nothing (nil); either way it is logged
 // and counted (Observer.ReplyDropped). So nothing a handler returns can
 // take the host off the broker.
 func (e *Executor) wireReply(in *incoming, r *reply, expiry uint32) *paho.Publish {
 	ts := e.stamp()
-	p, dropped := r.render(in, expiry, e.cfg.ClientID, ts)
+	p, dropped := r.render(in, expiry, e.cfg.clientID(), ts)
 	if len(dropped) > 0 {
 		e.log.Warn("handler metadata left out of a reply: a pair that cannot be sent as it is (control characters, not UTF-8, too long)",
 			"command", in.route.cmd.Name, "keys", dropped)
 	}
-	limit := e.packetLimit.n.Load()
-	err := sendable(p, limit)
+	err := e.sess.Check(p)
 	if err == nil {
 		return p
 	}
 	reason := DropInvalid
-	if errors.Is(err, errTooLarge) {
+	if errors.Is(err, session.ErrTooLarge) {
 		reason = DropTooLarge
 	}
 	if o := e.cfg.Observer; o != nil {
@@ -190,8 +190,8 @@ func (e *Executor) wireReply(in *incoming, r *reply, expiry uint32) *paho.Publis
 	}
 	e.log.Warn("a reply the broker would refuse is not sent; a 500 goes instead", "command", in.route.cmd.Name,
 		"status", int(r.status), "err", err)
-	p, _ = statusReply(abi.StatusInternalError, "the reply cannot be sent: "+err.Error(), "", "").render(in, expiry, e.cfg.ClientID, ts)
-	if err := sendable(p, limit); err != nil {
+	p, _ = statusReply(abi.StatusInternalError, "the reply cannot be sent: "+err.Error(), "", "").render(in, expiry, e.cfg.clientID(), ts)
+	if err := e.sess.Check(p); err != nil {
 		e.log.Warn("no reply sent: not even a 500 fits", "command", in.route.cmd.Name, "err", err)
 		return nil
 	}

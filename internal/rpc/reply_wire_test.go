@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // dropLog is an Observer that records ReplyDropped calls.
@@ -48,7 +50,7 @@ func replyOf(resp *abi.Response, err error) Handler {
 func wireClean(t *testing.T, p *packets.Publish) {
 	t.Helper()
 	for _, s := range []string{p.Topic, p.Properties.ContentType} {
-		if problem := wireProblem(s); problem != "" {
+		if problem := session.WireProblem(s); problem != "" {
 			t.Errorf("%.60q: %s", s, problem)
 		}
 	}
@@ -179,7 +181,11 @@ func TestReplyOverMaximumPacketSize(t *testing.T) {
 	if s != "500" || !strings.Contains(m, "more than the broker's maximum packet size of 1000") || len(resp.Payload) != 0 {
 		t.Fatalf("__stat %s __stMsg %q, %d-byte payload", s, m, len(resp.Payload))
 	}
-	if n := packetSize(paho.PublishFromPacketPublish(resp)); n > 1000 {
+	var encoded bytes.Buffer
+	if _, err := paho.PublishFromPacketPublish(resp).Packet().WriteTo(&encoded); err != nil {
+		t.Fatal(err)
+	}
+	if n := encoded.Len(); n > 1000 {
 		t.Fatalf("the 500 is %d bytes", n)
 	}
 	// A response topic so long that no reply fits: none is sent.

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/hlc"
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // correlationLength is the size of the correlation data (a UUID).
@@ -21,7 +22,7 @@ const correlationLength = 16
 // executor.
 type incoming struct {
 	pub      *paho.Publish
-	client   *paho.Client // the connection that delivered it: its ack goes there
+	msg      session.Received // pub as the session delivered it: its ack goes there
 	route    *route
 	received time.Time
 

@@ -1,9 +1,6 @@
 package rpc
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/cmdhost/cmdhost/internal/session"
 
 // What a response topic may be (PROTOCOL.md "Topics"). A request names the
 // topic its reply goes to, and the executor publishes there at QoS 1,
@@ -14,33 +11,17 @@ import (
 // acks it. Such a request cannot be answered on its own topic, so, as the
 // protocol says of an invalid response topic, it gets no response and is
 // still acked; the executor logs who sent it and why it was refused, and
-// counts it (SessionStats.ResponseTopicsRefused).
+// counts it (SessionStats.ResponseTopicsRefused). What a client may
+// publish to is the session's to say (session.ResponseTopicProblem).
 
 // responseTopicProblem says why s cannot be a response topic, or returns
 // "" when it can.
-func responseTopicProblem(s string) string {
-	switch {
-	case s == "":
-		return "the request has no response topic"
-	case len(s) > maxMQTTString:
-		return fmt.Sprintf("the response topic is %d bytes, more than MQTT's %d", len(s), maxMQTTString)
-	case strings.HasPrefix(s, "$"):
-		return "the response topic starts with $, which names the broker's own topics: a client may not publish there"
-	case strings.ContainsAny(s, "+#"):
-		return "the response topic holds a wildcard (+ or #): only a topic filter may"
-	case !validTopicName(s):
-		return "the response topic is not a valid topic name (NUL, an empty level, or not UTF-8)"
-	}
-	if p := wireProblem(s); p != "" {
-		return "the response topic cannot be sent: " + p
-	}
-	return ""
-}
+func responseTopicProblem(s string) string { return session.ResponseTopicProblem(s) }
 
 // refuseResponseTopic counts and logs a request refused for its response
 // topic; it is acked and not answered (its caller finishes it).
 func (e *Executor) refuseResponseTopic(in *incoming, problem string) {
-	e.stats.responseTopicsRefused.Add(1)
+	e.topicsRefused.Add(1)
 	ok, suppressed := e.topicRefusals.Allow(e.cfg.Now())
 	if !ok {
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -59,7 +60,7 @@ func TestReservedResponseTopicsDoNotWedge(t *testing.T) {
 	if reply := flooder.Next(t); string(reply.Payload) != "hi" {
 		t.Fatalf("the request after the flood: reply %q", reply.Payload)
 	}
-	inv := newInvoker(t, u, rpc.InvokerConfig{ClientID: "honest-" + t.Name()})
+	inv := newInvoker(t, u, rpc.InvokerConfig{Session: session.Config{ClientID: "honest-" + t.Name()}})
 	res, err := inv.Invoke(ctxT(t), rpc.Call{Topic: "rpc/wedge/echo", Payload: []byte("honest"), Timeout: 10 * time.Second})
 	if err != nil || string(res.Payload) != "honest" {
 		t.Fatalf("an honest invoker after the flood: %v, %+v", err, res)
@@ -104,10 +105,10 @@ func rogue(t *testing.T, addr, clientID string) <-chan struct{} {
 func TestTakeoverReportedAndServedAgain(t *testing.T) {
 	u := brokertest.StartMosquitto(t)
 	var logs testkit.LogBuffer
-	exec := startExecutor(t, u, rpc.Config{ExecutorID: "victim", ReconnectDelay: 50 * time.Millisecond,
+	exec := startExecutor(t, u, rpc.Config{ExecutorID: "victim", Session: session.Config{ReconnectDelay: 50 * time.Millisecond},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, echoCommand())
 	clientID := "victim-" + strings.ReplaceAll(t.Name(), "/", "-") // startExecutor's
-	inv := newInvoker(t, u, rpc.InvokerConfig{ClientID: "inv-" + t.Name()})
+	inv := newInvoker(t, u, rpc.InvokerConfig{Session: session.Config{ClientID: "inv-" + t.Name()}})
 	const rounds = 5
 	for round := 1; round <= rounds; round++ {
 		took := time.Now()
@@ -141,7 +142,7 @@ func TestTakeoverReportedAndServedAgain(t *testing.T) {
 }
 
 // Issue 23, item 5: the executor announces its Maximum Packet Size
-// (Config.MaxRequestBytes) in its CONNECT, so the broker does not deliver
+// (Config.Session.MaxPacketSize) in its CONNECT, so the broker does not deliver
 // a larger request: mosquitto drops it for the host, whose heap does not
 // grow by it, and the host serves the next request.
 func TestLargeRequestNotDelivered(t *testing.T) {
@@ -154,7 +155,7 @@ func TestLargeRequestNotDelivered(t *testing.T) {
 		return echo(ctx, r)
 	}
 	cmd.Concurrency = 1 // run in receipt order: the large one would run first
-	startExecutor(t, u, rpc.Config{ExecutorID: "bounded", MaxRequestBytes: 64 << 10}, cmd)
+	startExecutor(t, u, rpc.Config{ExecutorID: "bounded", Session: session.Config{MaxPacketSize: 64 << 10}}, cmd)
 	client := testkit.Dial(t, u, "big-"+t.Name())
 	client.Subscribe(t, "big/answer")
 

@@ -28,7 +28,7 @@ import (
 //     (stoppedReply): for a non-idempotent command that ran partly, no
 //     answer is honest but that one, and running it again on the restarted
 //     host would be worse.
-//  3. Every ack made is sent (ackLedger.flushed); then the client
+//  3. Every ack made is sent (session.FlushAcks); then the client
 //     disconnects.
 //
 // One order is left that this host alone cannot make safe: a duplicate
@@ -74,13 +74,11 @@ func (e *Executor) Stop(ctx context.Context) error {
 			err = errors.Join(err, fmt.Errorf("duplicates not answered at stop: %w", werr))
 		}
 		close(e.stopped)
-		e.workers.close()
-		if ferr := e.acks.flushed(gctx); ferr != nil {
+		e.workers.Close()
+		if ferr := e.sess.FlushAcks(gctx); ferr != nil {
 			err = errors.Join(err, fmt.Errorf("at stop: %w", ferr))
 		}
-		if cm := e.cm.Load(); cm != nil {
-			err = errors.Join(err, cm.Disconnect(gctx))
-		}
+		err = errors.Join(err, e.sess.Disconnect(gctx))
 		if e.reuse != nil {
 			e.reuse.Close() // its goroutines; later lookups miss
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/session"
 )
 
 // When the drain time ends, Stop answers what it owes and acks it before
@@ -90,7 +92,7 @@ func TestSessionExpiryConnect(t *testing.T) {
 		set  time.Duration
 		want uint32
 	}{{0, 600}, {5 * time.Second, 5}, {-1, 0}} {
-		h := start(t, Config{SessionExpiry: c.set}, Command{Name: "echo", Handler: echoHandler})
+		h := start(t, Config{Session: session.Config{Expiry: c.set}}, Command{Name: "echo", Handler: echoHandler})
 		cps := h.broker.ConnectPackets()
 		var got uint32 // absent: 0, the session ends with the connection
 		if len(cps) == 1 && cps[0].Properties != nil && cps[0].Properties.SessionExpiryInterval != nil {

@@ -10,9 +10,10 @@ import (
 	"github.com/cmdhost/cmdhost/cache"
 )
 
-// The dedup store and the reuse cache: in memory by default; with
-// Config.Store, in Redis, shared by the replicas and restarts that name it
-// (cache.RedisDedup; cache.RedisReuse, behind a tier in memory).
+// The dedup store and the reuse cache, which the executor's owner picks
+// (Config.Stores): in memory (MemoryStores, the default), or in Redis
+// (RedisStores: cache.RedisDedup; cache.RedisReuse, behind a tier in
+// memory), shared by the replicas and restarts that name the same Redis.
 // There a request whose executor stopped without storing its outcome
 // gets ownerGoneReply when its command is not idempotent, never a second
 // run; an idempotent one runs again when sent again.
@@ -26,13 +27,44 @@ var (
 	storeDownReply = statusReply(abi.StatusServiceUnavailable, "the dedup store is unreachable: the request was not run; send it again", "", "")
 )
 
-// newDedup makes the executor's dedup store.
-func newDedup(cfg *Config) (cache.Dedup[*reply], error) {
-	if cfg.Store == "" {
-		return cache.NewBoundedDedupStore(cfg.dedupConfig(), dedupBound(cfg)), nil
+// Stores makes an executor's dedup store and reuse cache from its
+// resolved Config: MemoryStores or RedisStores. The replies they hold are
+// the executor's own type, so only this package makes them.
+type Stores interface {
+	dedup(cfg *Config) (cache.Dedup[*reply], error)
+	reuse(cfg *Config) (cache.Reuse[*reply], error)
+}
+
+// MemoryStores keeps the dedup store and the reuse cache in the
+// executor's memory, bounded by Config's MaxDedupEntries,
+// MaxDedupPerInvoker, MaxDedupBytes and ReuseMaxBytes: they last as long
+// as the process.
+func MemoryStores() Stores { return memoryStores{} }
+
+// RedisStores keeps the dedup store and the reuse cache's shared tier in
+// the Redis at url (redis://HOST:PORT/DB, cache.RedisConfig), so that
+// they outlive the process and are shared by every executor naming it.
+func RedisStores(url string) Stores { return redisStores{url: url} }
+
+type memoryStores struct{}
+
+func (memoryStores) dedup(cfg *Config) (cache.Dedup[*reply], error) {
+	return cache.NewBoundedDedupStore(cfg.dedupConfig(), dedupBound(cfg)), nil
+}
+
+func (memoryStores) reuse(cfg *Config) (cache.Reuse[*reply], error) {
+	c, err := cache.NewReuseCache[*reply](reuseConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("reuse cache: %w", err)
 	}
-	s, err := cache.NewRedisDedup(cache.RedisConfig[*reply]{
-		URL: cfg.Store, Name: cfg.ClientID, Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger,
+	return c, nil
+}
+
+type redisStores struct{ url string }
+
+func (s redisStores) dedup(cfg *Config) (cache.Dedup[*reply], error) {
+	d, err := cache.NewRedisDedup(cache.RedisConfig[*reply]{
+		URL: s.url, Name: cfg.clientID(), Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger,
 		OwnerGone: func(idempotent bool) *reply {
 			if idempotent {
 				return sendAgainReply
@@ -43,29 +75,26 @@ func newDedup(cfg *Config) (cache.Dedup[*reply], error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return d, nil
 }
 
-// newReuse makes the executor's reuse cache: in memory, or with
-// Config.Store, in memory in front of Redis (cache.RedisReuse).
-func newReuse(cfg *Config) (cache.Reuse[*reply], error) {
-	local := cache.ReuseConfig{MaxBytes: cfg.ReuseMaxBytes, Now: cfg.Now}
-	if local.MaxBytes == 0 {
-		local.MaxBytes = DefaultReuseMaxBytes
-	}
-	if cfg.Store == "" {
-		c, err := cache.NewReuseCache[*reply](local)
-		if err != nil {
-			return nil, fmt.Errorf("reuse cache: %w", err)
-		}
-		return c, nil
-	}
+func (s redisStores) reuse(cfg *Config) (cache.Reuse[*reply], error) {
 	c, err := cache.NewRedisReuse(cache.RedisReuseConfig[*reply]{
-		URL: cfg.Store, Local: local, Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger})
+		URL: s.url, Local: reuseConfig(cfg), Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// reuseConfig is the reuse cache's configuration in memory (the whole
+// cache, or Redis's local tier).
+func reuseConfig(cfg *Config) cache.ReuseConfig {
+	local := cache.ReuseConfig{MaxBytes: cfg.ReuseMaxBytes, Now: cfg.Now}
+	if local.MaxBytes == 0 {
+		local.MaxBytes = DefaultReuseMaxBytes
+	}
+	return local
 }
 
 // storedReply is a reply as the shared store keeps it.

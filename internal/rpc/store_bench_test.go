@@ -13,6 +13,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -29,7 +30,11 @@ func BenchmarkDedupStore(b *testing.B) {
 		for _, inFlight := range []int{1, 16, 128} {
 			b.Run(fmt.Sprintf("%s/%d", store.name, inFlight), func(b *testing.B) {
 				id := fmt.Sprintf("bench-%s-%d", store.name, inFlight)
-				exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: id, ClientID: id, Broker: broker, Store: store.url,
+				stores := rpc.MemoryStores()
+				if store.url != "" {
+					stores = rpc.RedisStores(store.url)
+				}
+				exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: id, Session: session.Config{ClientID: id, Broker: broker}, Stores: stores,
 					ReuseMaxBytes: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 					[]rpc.Command{{Name: "echo", Topic: rpc.DefaultTopic, Concurrency: 256,
 						Handler: func(_ context.Context, r *abi.Request) (*abi.Response, error) {
@@ -46,7 +51,7 @@ func BenchmarkDedupStore(b *testing.B) {
 				defer exec.Stop(context.Background())
 				invs := make([]*rpc.Invoker, inFlight)
 				for i := range invs {
-					if invs[i], err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Broker: broker}); err != nil {
+					if invs[i], err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: broker}}); err != nil {
 						b.Fatal(err)
 					}
 					defer invs[i].Close()

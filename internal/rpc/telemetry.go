@@ -13,10 +13,9 @@ import (
 // __srcId (the executor's client id) and an __ts of the executor's clock.
 // It waits for the connection until ctx is done. serve publishes the
 // timeout events this way (--events). A message the broker would refuse
-// (sendable.go) is an error and is not published.
+// (session.Check) is an error and is not published.
 func (e *Executor) PublishTelemetry(ctx context.Context, topic string, payload []byte, contentType string) error {
-	cm := e.cm.Load()
-	if cm == nil {
+	if !e.sess.Started() {
 		return errors.New("publishing telemetry: the executor is not started")
 	}
 	if !validTopicName(topic) {
@@ -26,16 +25,15 @@ func (e *Executor) PublishTelemetry(ctx context.Context, topic string, payload [
 		ContentType: contentType,
 		User: paho.UserProperties{
 			{Key: propProtocol, Value: protocolVersion},
-			{Key: propSourceID, Value: cleanText(e.cfg.ClientID, MaxPropertyValue)},
+			{Key: propSourceID, Value: cleanText(e.cfg.clientID(), MaxPropertyValue)},
 			{Key: propTimestamp, Value: e.stamp()},
 		},
 	}}
-	if err := sendable(p, e.packetLimit.n.Load()); err != nil {
+	if err := e.sess.Check(p); err != nil {
 		return fmt.Errorf("publishing telemetry on %s: %w", cleanText(topic, MaxPropertyValue), err)
 	}
-	if err := cm.AwaitConnection(ctx); err != nil {
+	if err := e.sess.AwaitConnection(ctx); err != nil {
 		return err
 	}
-	_, err := cm.Publish(ctx, p)
-	return err
+	return e.sess.Publish(ctx, p)
 }

@@ -29,7 +29,7 @@ func (inv *Invoker) ReceiveTelemetry(ctx context.Context, topic string, each fun
 		delete(inv.telemetry, topic)
 		inv.mu.Unlock()
 	}()
-	if _, err := inv.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}}); err != nil {
+	if _, err := inv.sess.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}}); err != nil {
 		if ctx.Err() != nil {
 			// Ended while subscribing: the broker may deliver before
 			// paho has read the SUBACK, so a receiver can be done
@@ -41,7 +41,7 @@ func (inv *Invoker) ReceiveTelemetry(ctx context.Context, topic string, each fun
 	<-ctx.Done()
 	uctx, cancel := context.WithTimeout(context.Background(), cancelWait)
 	defer cancel()
-	if _, err := inv.cm.Unsubscribe(uctx, &paho.Unsubscribe{Topics: []string{topic}}); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := inv.sess.Unsubscribe(uctx, &paho.Unsubscribe{Topics: []string{topic}}); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		inv.cfg.Logger.Debug("unsubscribing", "topic", topic, "err", err)
 	}
 	return nil

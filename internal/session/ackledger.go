@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
-	"github.com/eclipse/paho.golang/paho/session"
+	pahosession "github.com/eclipse/paho.golang/paho/session"
 )
 
-// ackLedger counts the acks of the connection: made (the executor marked a
+// ackLedger counts the acks of the connection: made (Session.Ack marked a
 // request acked, Client.Ack) and sent (paho wrote the PUBACK). paho sends
 // manual acks from a ticker, in receipt order, and a disconnect drops the
 // ones not sent yet: the broker then redelivers requests that were
 // answered, and a restarted host, whose dedup store is new, would run them
-// again. Stop waits for sent to catch up with made before it disconnects.
+// again. The executor's Stop waits for sent to catch up with made
+// (Session.FlushAcks) before it disconnects.
 //
 // It wraps the client's session, through which paho writes every PUBACK
 // (SessionManager.Ack). When a connection is lost its unsent acks are
@@ -25,7 +26,7 @@ import (
 // that reset is counted before it; Ack below takes no lock (paho calls it
 // under the ack tracker's lock, which Client.Ack takes under mu).
 type ackLedger struct {
-	session.SessionManager
+	pahosession.SessionManager
 
 	mu       sync.Mutex
 	made     int64
@@ -33,7 +34,7 @@ type ackLedger struct {
 	progress chan struct{} // one slot: a PUBACK was written
 }
 
-func newAckLedger(s session.SessionManager) *ackLedger {
+func newAckLedger(s pahosession.SessionManager) *ackLedger {
 	return &ackLedger{SessionManager: s, progress: make(chan struct{}, 1)}
 }
 

@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 
 func TestWireProblem(t *testing.T) {
 	for _, s := range []string{"", "plain ASCII ~!", "é € 𝄞", "\u00a0\u00ad\u2028\ufeff\ufffd\ufdcf\ufdf0\U0010fffd", strings.Repeat("x", 65535)} {
-		if p := wireProblem(s); p != "" {
+		if p := WireProblem(s); p != "" {
 			t.Errorf("%.40q: %s", s, p)
 		}
 	}
@@ -31,7 +31,7 @@ func TestWireProblem(t *testing.T) {
 		{"\xed\xa0\x80", "byte 0xed"},               // a surrogate
 		{strings.Repeat("x", 65536), "65536 bytes"}, // longer than MQTT can carry
 	} {
-		if p := wireProblem(c.s); !strings.Contains(p, c.want) {
+		if p := WireProblem(c.s); !strings.Contains(p, c.want) {
 			t.Errorf("%.40q: problem %q, want it to say %q", c.s, p, c.want)
 		}
 	}
@@ -54,13 +54,20 @@ func TestCleanText(t *testing.T) {
 		{strings.Repeat("\xff", 4), 10, "\ufffd\ufffd…"}, // cleaning grows it past the bound
 		{"€€\n€€", 10, "€€ …"},
 	} {
-		got := cleanText(c.in, c.limit)
+		got := CleanText(c.in, c.limit)
 		if got != c.want {
-			t.Errorf("cleanText(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
+			t.Errorf("CleanText(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
 		}
 		checkClean(t, got, c.limit)
 	}
 }
+
+// maxStatusMessage is the bound the protocol cuts its status messages
+// to (rpc.MaxStatusMessage).
+const maxStatusMessage = 1024
+
+// cleanMessage is what the protocol does to a status message.
+func cleanMessage(s string) string { return CleanMiddle(s, maxStatusMessage) }
 
 func TestCleanMessage(t *testing.T) {
 	if m := cleanMessage("plain message"); m != "plain message" {
@@ -69,14 +76,14 @@ func TestCleanMessage(t *testing.T) {
 	// A long quoted value: both ends of the message survive the cut.
 	long := `malformed timestamp "` + strings.Repeat("€", 65535/3) + `": want three fields`
 	m := cleanMessage(long)
-	checkClean(t, m, MaxStatusMessage)
+	checkClean(t, m, maxStatusMessage)
 	if !strings.HasPrefix(m, `malformed timestamp "€€`) || !strings.HasSuffix(m, `€€": want three fields`) || !strings.Contains(m, "€…€") {
 		t.Fatalf("the cut keeps both ends: %q", m)
 	}
 	// Between one and two bounds, cleaned whole, then cut in the middle.
 	mid := "start " + strings.Repeat("ab\n", 500) + " end"
 	m = cleanMessage(mid)
-	checkClean(t, m, MaxStatusMessage)
+	checkClean(t, m, maxStatusMessage)
 	if !strings.HasPrefix(m, "start ab ab") || !strings.HasSuffix(m, "ab ab  end") || !strings.Contains(m, "…") {
 		t.Fatalf("%q", m)
 	}
@@ -89,7 +96,7 @@ func TestCleanMessage(t *testing.T) {
 // checkClean fails unless s is sendable and at most limit bytes.
 func checkClean(t *testing.T, s string, limit int) {
 	t.Helper()
-	if p := wireProblem(s); p != "" {
+	if p := WireProblem(s); p != "" {
 		t.Errorf("%.60q is not sendable: %s", s, p)
 	}
 	if len(s) > limit {
@@ -103,13 +110,13 @@ func FuzzCleanText(f *testing.F) {
 	f.Add("\xff\xfe\x00\u0085\ufdd0", 5)
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		limit := len(cutMarker) + abs(n)%2048
-		got := cleanText(s, limit)
+		got := CleanText(s, limit)
 		checkClean(t, got, limit)
-		if len(s) <= limit && wireProblem(s) == "" && !strings.ContainsAny(s, "\t\n\v\f\r\u0085") && got != s {
+		if len(s) <= limit && WireProblem(s) == "" && !strings.ContainsAny(s, "\t\n\v\f\r\u0085") && got != s {
 			t.Fatalf("a sendable string that fits is kept: %q → %q", s, got)
 		}
 		m := cleanMessage(s)
-		checkClean(t, m, MaxStatusMessage)
+		checkClean(t, m, maxStatusMessage)
 		if !utf8.ValidString(m) {
 			t.Fatal("not UTF-8")
 		}

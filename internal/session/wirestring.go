@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"fmt"
@@ -20,30 +20,18 @@ import (
 // there.) So every string the host publishes follows these rules, however
 // it came to be:
 //   - text the host writes or quotes (status messages, __propName,
-//     __propVal, the versions of a 505) is cleaned (cleanText): whitespace
+//     __propVal, the versions of a 505) is cleaned (CleanText): whitespace
 //     controls become a space, other refused characters and bytes that are
 //     not UTF-8 become U+FFFD, and it is cut to a bound on a character
 //     boundary, "…" marking the cut;
 //   - what must arrive as it was or not at all (a handler's metadata and
-//     content type, topics) is checked (wireProblem) and, when it fails,
+//     content type, topics) is checked (WireProblem) and, when it fails,
 //     dropped or refused by its user;
-//   - every packet is checked whole before it is published (sendable:
+//   - every packet is checked whole before it is published (Session.Check:
 //     strings and size against the broker's Maximum Packet Size).
 
-// Bounds of the strings the host writes.
-const (
-	// MaxStatusMessage bounds __stMsg, in bytes.
-	MaxStatusMessage = 1024
-	// MaxPropertyValue bounds __propName, __propVal and the other
-	// protocol properties the host quotes from a request, in bytes.
-	MaxPropertyValue = 1024
-	// MaxMetadataKey and MaxMetadataValue bound a handler's metadata, in
-	// bytes; a longer pair is not sent.
-	MaxMetadataKey   = 1024
-	MaxMetadataValue = 16 << 10
-	// maxMQTTString is the longest string MQTT can carry (a 16-bit length).
-	maxMQTTString = 65535
-)
+// MaxString is the longest string MQTT can carry (a 16-bit length).
+const MaxString = 65535
 
 // cutMarker marks where a string was cut.
 const cutMarker = "…"
@@ -61,11 +49,11 @@ func wireRune(r rune) bool {
 	return true
 }
 
-// wireProblem says why s cannot be sent as an MQTT string as it is, or
+// WireProblem says why s cannot be sent as an MQTT string as it is, or
 // returns "" when it can.
-func wireProblem(s string) string {
-	if len(s) > maxMQTTString {
-		return fmt.Sprintf("%d bytes, more than MQTT's %d", len(s), maxMQTTString)
+func WireProblem(s string) string {
+	if len(s) > MaxString {
+		return fmt.Sprintf("%d bytes, more than MQTT's %d", len(s), MaxString)
 	}
 	if plainASCII(s) {
 		return ""
@@ -83,24 +71,6 @@ func wireProblem(s string) string {
 	return ""
 }
 
-// metadataProblem says why a metadata pair cannot be sent as it is, or
-// returns "" when it can.
-func metadataProblem(k, v string) string {
-	switch {
-	case len(k) > MaxMetadataKey:
-		return fmt.Sprintf("key of %d bytes, more than %d", len(k), MaxMetadataKey)
-	case len(v) > MaxMetadataValue:
-		return fmt.Sprintf("value of %d bytes, more than %d", len(v), MaxMetadataValue)
-	}
-	if p := wireProblem(k); p != "" {
-		return "key: " + p
-	}
-	if p := wireProblem(v); p != "" {
-		return "value: " + p
-	}
-	return ""
-}
-
 // plainASCII reports whether s is printable ASCII only: the common case,
 // which needs no decoding.
 func plainASCII(s string) bool {
@@ -112,12 +82,12 @@ func plainASCII(s string) bool {
 	return true
 }
 
-// cleanText returns s as a string brokers accept, of at most limit bytes
+// CleanText returns s as a string brokers accept, of at most limit bytes
 // (at least len(cutMarker)): each run of whitespace controls (tab, line
 // and page breaks) becomes one space, any other refused character and any
 // byte that is not UTF-8 becomes U+FFFD, and a longer result is cut on a
 // character boundary, its end replaced by "…".
-func cleanText(s string, limit int) string {
+func CleanText(s string, limit int) string {
 	if len(s) <= limit && plainASCII(s) {
 		return s
 	}
@@ -128,11 +98,10 @@ func cleanText(s string, limit int) string {
 	return c[:runeStartAtOrBefore(c, limit-len(cutMarker))] + cutMarker
 }
 
-// cleanMessage is cleanText for a status message (MaxStatusMessage), cut
-// in the middle rather than at the end: an error often quotes the
+// CleanMiddle is CleanText cut in the middle rather than at the end, for
+// a status message (the protocol's __stMsg): an error often quotes the
 // offending value before it says what is wrong with it, and both ends tell.
-func cleanMessage(s string) string {
-	const limit = MaxStatusMessage
+func CleanMiddle(s string, limit int) string {
 	if len(s) <= limit && plainASCII(s) {
 		return s
 	}
@@ -155,7 +124,7 @@ func cleanMessage(s string) string {
 	return h[:hn] + cutMarker + t[tn:]
 }
 
-// clean replaces what brokers refuse (see cleanText).
+// clean replaces what brokers refuse (see CleanText).
 func clean(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))

@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"bufio"
@@ -40,13 +40,13 @@ func dialBroker(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.C
 	return nil, fmt.Errorf("broker URL scheme %q: want mqtt, tcp, tls, mqtts or ssl", u.Scheme)
 }
 
-// dialFunc is how a client reaches the broker (Config.Dial).
-type dialFunc = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
+// DialFunc is how a client reaches the broker (Config.Dial).
+type DialFunc = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
 
 // dialer is d, or dialBroker when d is nil, with every connection d makes
 // a brokerConn (an in-process pipe gains as much from fewer, larger
 // writes as a socket does).
-func dialer(d dialFunc) dialFunc {
+func dialer(d DialFunc) DialFunc {
 	if d == nil {
 		return dialBroker
 	}
@@ -67,7 +67,8 @@ const (
 	maxGathered      = 256 << 10
 )
 
-// brokerConn is the executor's and invoker's connection to the broker.
+// brokerConn is the session's connection to the broker (the executor's
+// and the invoker's).
 // It saves system calls, which are most of what a request costs the
 // host, and closes gracefully.
 //

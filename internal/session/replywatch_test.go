@@ -1,11 +1,14 @@
-package rpc
+package session
 
 import (
+	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -76,29 +79,86 @@ func TestReplyWatchReadiness(t *testing.T) {
 	}
 }
 
+// harness is a session connected to a fake broker, its clock frozen at a
+// fixed time.
+type harness struct {
+	t      *testing.T
+	broker *rpctest.Broker
+	s      *Session
+	clock  *testkit.Clock
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// startOn connects a session of cfg (as the executor's: acks by hand)
+// to b.
+func startOn(t *testing.T, b *rpctest.Broker, cfg Config) *harness {
+	t.Helper()
+	h := &harness{t: t, broker: b, clock: testkit.NewClock(time.Unix(1_800_000_000, 0))}
+	cfg.Broker, _ = url.Parse("mqtt://fake:1883")
+	cfg.ClientID = "session-1"
+	cfg.Dial = b.Dial
+	cfg.Now = h.clock.Now
+	cfg.ReconnectDelay = 10 * time.Millisecond
+	cfg.ManualAcks = true
+	s, err := New(cfg, Handlers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	h.s = s
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Disconnect(ctx)
+		_ = b.Close()
+	})
+	if err := s.AwaitConnection(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// reply publishes a reply (QoS 1, correlation data n, expiry in seconds)
+// as the executor does, from a goroutine of its own: a publish waits for
+// its PUBACK, or for being given up, until the test ends.
+func (h *harness) reply(n byte, expiry uint32) {
+	c, cancel := context.WithCancel(context.Background())
+	h.t.Cleanup(cancel)
+	go func() {
+		if err := h.s.AwaitConnection(c); err != nil {
+			return
+		}
+		_ = h.s.Publish(c, &paho.Publish{QoS: 1, Topic: "resp/x", Payload: []byte("reply"), Properties: &paho.PublishProperties{
+			CorrelationData: []byte{n}, MessageExpiry: &expiry}})
+	}()
+}
+
 // A reply the broker never acknowledges holds a slot of its Receive
 // Maximum only until its bound: then the slot serves the next reply, the
-// given-up one is not sent again, and the executor counts it.
+// given-up one is not sent again, and the session counts it.
 func TestUnackedReplyReleasesItsSlot(t *testing.T) {
 	b := rpctest.NewBroker()
 	b.SetReceiveMaximum(2)
 	b.DropNextPubacks(2)
-	h := startOn(t, b, Config{ReplyAckTimeout: 30 * time.Second}, Command{Name: "echo", Handler: echoHandler})
+	h := startOn(t, b, Config{ReplyAckTimeout: 30 * time.Second})
 
 	for i := range 2 {
-		if _, err := b.Deliver(req("rpc/exec-1/echo", byte(i), withExpiry(20))); err != nil {
-			t.Fatal(err)
-		}
+		h.reply(byte(i), 20)
 	}
 	if _, err := b.WaitPublished(ctx(t), 2); err != nil {
 		t.Fatal(err)
 	}
 	// The third reply waits for a slot (paho's send quota).
-	if _, err := b.Deliver(req("rpc/exec-1/echo", 2, withExpiry(60))); err != nil {
-		t.Fatal(err)
-	}
+	h.reply(2, 60)
 	h.clock.Add(20 * time.Second) // the two replies' expiry: given up
-	h.exec.checkReplies()
+	h.s.checkReplies()
 	pubs, err := b.WaitPublished(ctx(t), 3)
 	if err != nil {
 		t.Fatalf("the third reply never got a slot: %v", err)
@@ -106,17 +166,20 @@ func TestUnackedReplyReleasesItsSlot(t *testing.T) {
 	if got := pubs[2].Properties.CorrelationData[0]; got != 2 {
 		t.Errorf("third publish answers request %d, want 2", got)
 	}
-	if st := h.exec.SessionStats(); st.RepliesAbandoned != 2 || st.ConnectionsRecycled != 0 {
+	if st := h.s.Stats(); st.RepliesAbandoned != 2 || st.ConnectionsRecycled != 0 {
 		t.Errorf("stats %+v: want 2 replies given up and no recycle", st)
 	}
-	waitReady(t, h.exec) // the broker acks the third reply: it speaks again
+	waitReady(t, h.s) // the broker acks the third reply: it speaks again
 	// A reconnect does not send the given-up replies again.
 	n := b.Connects()
 	b.Disconnect()
 	if err := b.WaitConnects(ctx(t), n+1); err != nil {
 		t.Fatal(err)
 	}
-	h.roundTrip(req("rpc/exec-1/echo", 3), 4)
+	h.reply(3, 60)
+	if _, err := b.WaitPublished(ctx(t), 4); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range b.Published() {
 		if p.Duplicate {
 			t.Errorf("reply to request %d sent again after the reconnect", p.Properties.CorrelationData[0])
@@ -124,82 +187,47 @@ func TestUnackedReplyReleasesItsSlot(t *testing.T) {
 	}
 }
 
-// A broker that acknowledges nothing: the executor turns unready once its
+// A broker that acknowledges nothing: the session turns unready once its
 // replies wait a third of the ack timeout, drops the connection at the
-// ack timeout, and serves (and is ready) again on the next one.
+// ack timeout, and publishes (and is ready) again on the next one.
 func TestSilentBrokerRecycled(t *testing.T) {
 	b := rpctest.NewBroker()
 	b.DropNextPubacks(1)
-	h := startOn(t, b, Config{ReplyAckTimeout: 30 * time.Second}, Command{Name: "echo", Handler: echoHandler})
-	h.roundTrip(req("rpc/exec-1/echo", 1, withExpiry(60)), 1)
+	h := startOn(t, b, Config{ReplyAckTimeout: 30 * time.Second})
+	h.reply(1, 60)
+	if _, err := b.WaitPublished(ctx(t), 1); err != nil {
+		t.Fatal(err)
+	}
 
 	h.clock.Add(10 * time.Second)
-	if err := h.exec.Ready(); err == nil || !strings.Contains(err.Error(), "1 waiting for their PUBACK") {
+	if err := h.s.Ready(); err == nil || !strings.Contains(err.Error(), "1 waiting for their PUBACK") {
 		t.Fatalf("10 s without a PUBACK: Ready = %v", err)
 	}
 	n := b.Connects()
 	h.clock.Add(20 * time.Second)
-	h.exec.checkReplies()
+	h.s.checkReplies()
 	if err := b.WaitConnects(ctx(t), n+1); err != nil {
 		t.Fatalf("the connection was not recycled: %v", err)
 	}
-	if st := h.exec.SessionStats(); st.ConnectionsRecycled != 1 || st.RepliesAbandoned != 1 {
+	if st := h.s.Stats(); st.ConnectionsRecycled != 1 || st.RepliesAbandoned != 1 {
 		t.Errorf("stats %+v: want 1 recycle and 1 reply given up", st)
 	}
-	h.roundTrip(req("rpc/exec-1/echo", 2, withExpiry(60)), 2)
-	waitReady(t, h.exec)
-}
-
-// waitReady waits until the executor is ready (it subscribes from a
-// goroutine of its own after a reconnect).
-func waitReady(t *testing.T, e *Executor) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // hang guard
-	for e.Ready() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("never ready: %v", e.Ready())
-		}
-		time.Sleep(5 * time.Millisecond) // autopaho reports the connection from its own goroutine
-	}
-}
-
-// Requests whose response topic an ordinary client may not publish to are
-// acked, not answered, and counted.
-func TestResponseTopicRefused(t *testing.T) {
-	h := start(t, Config{}, Command{Name: "echo", Handler: echoHandler})
-	bad := []string{"$SYS/x", "$share/g/x", "$", "a/+/b", "a/#", "#", "", "a//b", "a\x00b"}
-	for i, topic := range bad {
-		p := req("rpc/exec-1/echo", byte(i), func(p *packets.Publish) { p.Properties.ResponseTopic = topic })
-		if _, err := h.broker.Deliver(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h.roundTrip(req("rpc/exec-1/echo", 99), 1) // after the bad ones: they were passed over
-	if _, err := h.broker.WaitAcks(ctx(t), len(bad)+1); err != nil {
+	h.reply(2, 60)
+	if _, err := b.WaitPublished(ctx(t), 2); err != nil {
 		t.Fatal(err)
 	}
-	if pubs := h.broker.Published(); len(pubs) != 1 {
-		t.Errorf("%d replies published, want only the good request's: first to %q", len(pubs), pubs[0].Topic)
-	}
-	if got := h.exec.SessionStats().ResponseTopicsRefused; got != int64(len(bad)) {
-		t.Errorf("ResponseTopicsRefused = %d, want %d", got, len(bad))
-	}
+	waitReady(t, h.s)
 }
 
-func TestResponseTopicProblem(t *testing.T) {
-	for _, ok := range []string{"resp/a", "a", "a/b/c", "r$/x", "x/$SYS"} {
-		if p := responseTopicProblem(ok); p != "" {
-			t.Errorf("%q refused: %s", ok, p)
+// waitReady waits until the session is ready (the broker's PUBACK comes
+// on paho's reader goroutine).
+func waitReady(t *testing.T, s *Session) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // hang guard
+	for s.Ready() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("never ready: %v", s.Ready())
 		}
-	}
-	long := strings.Repeat("a", maxMQTTString+1)
-	for topic, want := range map[string]string{
-		"": "no response topic", "$SYS/x": "starts with $", "a/+": "wildcard", "#": "wildcard",
-		"a//b": "not a valid topic name", "\xff": "not a valid topic name", long: "more than MQTT's",
-		"a\u0085b": "cannot be sent",
-	} {
-		if p := responseTopicProblem(topic); !strings.Contains(p, want) {
-			t.Errorf("%.20q: %q, want it to say %q", topic, p, want)
-		}
+		time.Sleep(5 * time.Millisecond) // no signal: the watch is read as it stands
 	}
 }

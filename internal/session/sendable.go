@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func (l *packetLimit) set(ca *paho.Connack) {
 }
 
 // sendable returns why the broker would refuse p, or nil: a string it
-// refuses (wireProblem), binary data longer than MQTT carries, a payload
+// refuses (WireProblem), binary data longer than MQTT carries, a payload
 // marked UTF-8 that is not, or a packet larger than limit (0: MQTT's own
 // bound).
 func sendable(p *paho.Publish, limit uint32) error {
@@ -42,18 +42,18 @@ func sendable(p *paho.Publish, limit uint32) error {
 	for _, f := range [...]struct{ what, s string }{
 		{"topic", p.Topic}, {"content type", props.ContentType}, {"response topic", props.ResponseTopic},
 	} {
-		if problem := wireProblem(f.s); problem != "" {
+		if problem := WireProblem(f.s); problem != "" {
 			return fmt.Errorf("%s %.64q: %s", f.what, f.s, problem)
 		}
 	}
-	if len(props.CorrelationData) > maxMQTTString {
-		return fmt.Errorf("correlation data of %d bytes, more than MQTT's %d", len(props.CorrelationData), maxMQTTString)
+	if len(props.CorrelationData) > MaxString {
+		return fmt.Errorf("correlation data of %d bytes, more than MQTT's %d", len(props.CorrelationData), MaxString)
 	}
 	for _, up := range props.User {
-		if problem := wireProblem(up.Key); problem != "" {
+		if problem := WireProblem(up.Key); problem != "" {
 			return fmt.Errorf("user property key %.64q: %s", up.Key, problem)
 		}
-		if problem := wireProblem(up.Value); problem != "" {
+		if problem := WireProblem(up.Value); problem != "" {
 			return fmt.Errorf("user property %.64q: value %.64q: %s", up.Key, up.Value, problem)
 		}
 	}
@@ -61,16 +61,16 @@ func sendable(p *paho.Publish, limit uint32) error {
 		return fmt.Errorf("the payload is marked UTF-8 (payload format indicator 1) but is not")
 	}
 	if remaining := remainingLength(p); remaining > maxRemainingLength {
-		return fmt.Errorf("%w: %d bytes, more than MQTT can frame", errTooLarge, remaining)
+		return fmt.Errorf("%w: %d bytes, more than MQTT can frame", ErrTooLarge, remaining)
 	}
 	if size := packetSize(p); limit > 0 && size > int(limit) {
-		return fmt.Errorf("%w: %d bytes, more than the broker's maximum packet size of %d", errTooLarge, size, limit)
+		return fmt.Errorf("%w: %d bytes, more than the broker's maximum packet size of %d", ErrTooLarge, size, limit)
 	}
 	return nil
 }
 
-// errTooLarge marks a packet refused for its size.
-var errTooLarge = errors.New("packet too large")
+// ErrTooLarge marks a packet refused for its size.
+var ErrTooLarge = errors.New("packet too large")
 
 // packetSize is the size of p encoded as a PUBLISH packet, as paho
 // encodes it.

@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/packets"
-	"github.com/eclipse/paho.golang/paho/session"
+	pahosession "github.com/eclipse/paho.golang/paho/session"
 )
 
 // What keeps a reply from holding a send slot for good, and how the host
@@ -21,8 +21,9 @@ import (
 // `$SYS/…` without a word) took one slot per such reply, and a thousand of
 // them stopped every reply for good while the connection stayed up.
 //
-// So the executor watches its replies (replyWatch, fed by watchedSession,
-// which wraps the client's session):
+// So the session watches its replies (replyWatch, fed by watchedSession,
+// which wraps the client's session), unless Config.ReplyAckTimeout is
+// negative (the invoker's, whose requests are its own to give up):
 //
 //   - A reply not acknowledged within its bound is abandoned: its slot is
 //     released and it is not sent again after a reconnect (paho's
@@ -33,13 +34,14 @@ import (
 //     PUBLISH is not acking, and a reply whose PUBACK a dropped connection
 //     lost is sent again only after a reconnect within that time (beyond
 //     it, the invoker resends its request and the dedup store answers).
-//     Counted (SessionStats.RepliesAbandoned) and logged, once per check.
+//     Counted (Stats.RepliesAbandoned) and logged, once per check.
 //   - The broker is silent when replies have been waiting and none has
 //     been acknowledged for a while. Silent for a third of ReplyAckTimeout:
-//     the executor is not ready (Ready, /readyz 503, naming how many
-//     replies wait and for how long). Silent for ReplyAckTimeout: the
-//     connection is dropped (SessionStats.ConnectionsRecycled) and autopaho
-//     connects again; a new connection starts with a fresh send quota.
+//     the session is not ready (Ready; the executor's Ready and /readyz
+//     503, naming how many replies wait and for how long). Silent for
+//     ReplyAckTimeout: the connection is dropped (Stats.ConnectionsRecycled)
+//     and autopaho connects again; a new connection starts with a fresh
+//     send quota.
 //
 // The ages are read on Config.Now, so tests drive them with a fake clock;
 // a ticker on the real clock runs the check (replyCheckInterval), and so
@@ -48,17 +50,17 @@ import (
 // DefaultReplyAckTimeout is Config.ReplyAckTimeout when it is not set.
 const DefaultReplyAckTimeout = 30 * time.Second
 
-// replyCheckInterval is how often the executor checks its replies.
+// replyCheckInterval is how often the session checks its replies.
 const replyCheckInterval = time.Second
 
 // watchedSession is the client's session, telling w when a reply goes
 // out, when the broker acks one and when a connection starts.
 type watchedSession struct {
-	session.SessionManager
+	pahosession.SessionManager
 	w *replyWatch
 }
 
-func (s *watchedSession) AddToSession(ctx context.Context, packet session.Packet, resp chan<- packets.ControlPacket) error {
+func (s *watchedSession) AddToSession(ctx context.Context, packet pahosession.Packet, resp chan<- packets.ControlPacket) error {
 	err := s.SessionManager.AddToSession(ctx, packet, resp)
 	if p, ok := packet.(*packets.Publish); ok && err == nil {
 		s.w.sent(p) // before paho writes it: its PUBACK cannot come first
@@ -203,30 +205,31 @@ func (w *replyWatch) check(now time.Time, abandon func(uint16) bool) verdict {
 
 // checkReplies runs the check and acts on it; the watch loop calls it
 // every replyCheckInterval.
-func (e *Executor) checkReplies() {
-	v := e.watch.check(e.cfg.Now(), e.abandon)
+func (s *Session) checkReplies() {
+	v := s.watch.check(s.cfg.Now(), s.state.Abandon)
 	if v.abandoned > 0 {
-		e.stats.repliesAbandoned.Add(int64(v.abandoned))
-		e.log.Warn("replies the broker did not acknowledge in time given up: their send slots are free again and they are not resent",
-			"replies", v.abandoned, "bound", e.cfg.ReplyAckTimeout)
+		s.stats.repliesAbandoned.Add(int64(v.abandoned))
+		s.log.Warn("replies the broker did not acknowledge in time given up: their send slots are free again and they are not resent",
+			"replies", v.abandoned, "bound", s.cfg.ReplyAckTimeout)
 	}
 	if v.recycle {
-		e.stats.connectionsRecycled.Add(1)
-		e.log.Error("the broker has acknowledged none of the host's replies for too long: dropping the connection to reconnect",
-			"broker", e.cfg.Broker, "silent", v.silent.Round(time.Second), "waiting", v.waiting)
-		e.dropConnection()
+		s.stats.connectionsRecycled.Add(1)
+		s.log.Error("the broker has acknowledged none of the host's replies for too long: dropping the connection to reconnect",
+			"broker", s.cfg.Broker, "silent", v.silent.Round(time.Second), "waiting", v.waiting)
+		s.dropConnection()
 	}
 }
 
-// watchReplies checks the replies every replyCheckInterval until Stop.
-func (e *Executor) watchReplies() {
+// watchReplies checks the replies every replyCheckInterval until
+// Disconnect.
+func (s *Session) watchReplies() {
 	t := time.NewTicker(replyCheckInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			e.checkReplies()
-		case <-e.stopped:
+			s.checkReplies()
+		case <-s.closed:
 			return
 		}
 	}

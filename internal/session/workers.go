@@ -1,8 +1,9 @@
-package rpc
+package session
 
 import "sync"
 
-// workers runs each first receipt's execution (Executor.start) on a
+// Workers runs work handed over from the receive goroutine (the
+// executor's first receipts, Executor.start in package rpc) on a
 // goroutine that lives on after it, waiting for the next one, rather than
 // on a goroutine of its own. A WASM call grows the stack of the goroutine
 // that makes it to tens of KiB (wazero's call path), a copy of the whole
@@ -11,31 +12,27 @@ import "sync"
 // (BENCHMARKS.md). A worker keeps its grown stack until a collection
 // finds it mostly unused and halves it.
 //
-// An idle worker waits on a channel of its own, listed in idle; run takes
+// An idle worker waits on a channel of its own, listed in idle; Run takes
 // the most recently idle one (its stack and caches the warmest) and hands
 // it the work through that channel (buffered: the hand-off never blocks,
 // even before the worker is back at its receive), or starts a worker when
 // none is idle. A worker that finishes with maxIdle others idle exits, so
-// a burst leaves no more goroutines behind than that. close makes the
+// a burst leaves no more goroutines behind than that. Close makes the
 // idle ones exit, and any started later exit after their work.
-type workers struct {
+type Workers struct {
 	mu      sync.Mutex
 	idle    []chan func() // the idle workers', the most recent last
 	maxIdle int
 	closed  bool
 }
 
-// maxIdleWorkers is how many workers wait for work at most: more than a
-// busy host's requests in flight (each of which holds its worker while
-// its reply is published and acked).
-const maxIdleWorkers = 256
-
-func newWorkers(maxIdle int) *workers {
-	return &workers{maxIdle: maxIdle}
+// NewWorkers returns workers of which at most maxIdle wait for work.
+func NewWorkers(maxIdle int) *Workers {
+	return &Workers{maxIdle: maxIdle}
 }
 
-// run calls f on an idle worker, or on a new one.
-func (w *workers) run(f func()) {
+// Run calls f on an idle worker, or on a new one.
+func (w *Workers) Run(f func()) {
 	w.mu.Lock()
 	if n := len(w.idle); n > 0 {
 		next := w.idle[n-1]
@@ -50,7 +47,7 @@ func (w *workers) run(f func()) {
 
 // loop calls f, then waits on next for more work, unless the workers are
 // closed or maxIdle others wait already.
-func (w *workers) loop(f func(), next chan func()) {
+func (w *Workers) loop(f func(), next chan func()) {
 	for {
 		f()
 		w.mu.Lock()
@@ -67,9 +64,9 @@ func (w *workers) loop(f func(), next chan func()) {
 	}
 }
 
-// close makes the idle workers exit, and the busy ones once their work is
-// done; run still runs work after it, each on a goroutine of its own.
-func (w *workers) close() {
+// Close makes the idle workers exit, and the busy ones once their work is
+// done; Run still runs work after it, each on a goroutine of its own.
+func (w *Workers) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true

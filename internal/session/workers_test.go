@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"runtime"
@@ -7,7 +7,7 @@ import (
 )
 
 // idleWorkers is a copy of w's list of idle workers' channels.
-func idleWorkers(w *workers) []chan func() {
+func idleWorkers(w *Workers) []chan func() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]chan func(){}, w.idle...)
@@ -15,7 +15,7 @@ func idleWorkers(w *workers) []chan func() {
 
 // waitIdle yields until n workers are idle and returns their channels;
 // the test's timeout bounds it.
-func waitIdle(w *workers, n int) []chan func() {
+func waitIdle(w *Workers, n int) []chan func() {
 	for {
 		if idle := idleWorkers(w); len(idle) == n {
 			return idle
@@ -25,12 +25,12 @@ func waitIdle(w *workers, n int) []chan func() {
 }
 
 func TestWorkersReuseTheIdleWorker(t *testing.T) {
-	w := newWorkers(4)
-	defer w.close()
+	w := NewWorkers(4)
+	defer w.Close()
 	var first chan func()
 	for i := range 100 {
 		done := make(chan struct{})
-		w.run(func() { close(done) })
+		w.Run(func() { close(done) })
 		<-done
 		idle := waitIdle(w, 1)
 		if i == 0 {
@@ -42,14 +42,14 @@ func TestWorkersReuseTheIdleWorker(t *testing.T) {
 }
 
 func TestWorkersBurstLeavesAtMostMaxIdle(t *testing.T) {
-	w := newWorkers(2)
+	w := NewWorkers(2)
 	release := make(chan struct{})
 	var started, finished sync.WaitGroup
 	const burst = 10
 	started.Add(burst)
 	finished.Add(burst)
 	for range burst {
-		w.run(func() { started.Done(); <-release; finished.Done() })
+		w.Run(func() { started.Done(); <-release; finished.Done() })
 	}
 	started.Wait() // all ten at once: none waited for another to finish
 	close(release)
@@ -63,23 +63,23 @@ func TestWorkersBurstLeavesAtMostMaxIdle(t *testing.T) {
 	}
 	// The most recently idle takes the next call.
 	done := make(chan struct{})
-	w.run(func() { close(done) })
+	w.Run(func() { close(done) })
 	<-done
 	if got := waitIdle(w, 2); got[1] != idle[1] || got[0] != idle[0] {
 		t.Fatal("the call did not go to the most recently idle worker")
 	}
-	w.close()
+	w.Close()
 	if n := len(idleWorkers(w)); n != 0 {
 		t.Fatalf("%d idle workers after close", n)
 	}
 }
 
 func TestWorkersRunAfterClose(t *testing.T) {
-	w := newWorkers(2)
-	w.close()
+	w := NewWorkers(2)
+	w.Close()
 	for range 3 {
 		done := make(chan struct{})
-		w.run(func() { close(done) })
+		w.Run(func() { close(done) })
 		<-done
 	}
 	if n := len(idleWorkers(w)); n != 0 {

@@ -1,4 +1,4 @@
-package rpc
+package session
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // mosquitto's verdict on every kind of character agrees with wireRune and
-// wireProblem: what they pass, mosquitto accepts in a user property, a
+// WireProblem: what they pass, mosquitto accepts in a user property, a
 // content type and a topic; what they refuse, mosquitto drops the client
 // for. Each probe gets a connection of its own (a refusal ends it).
 func TestMosquittoRefusesWhatWireRefuses(t *testing.T) {
@@ -57,8 +57,8 @@ func TestMosquittoRefusesWhatWireRefuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := wireProblem(s) == ""; accepted != want {
-				t.Errorf("%s %+q: mosquitto accepts: %t; wireProblem: %q", name, s, accepted, wireProblem(s))
+			if want := WireProblem(s) == ""; accepted != want {
+				t.Errorf("%s %+q: mosquitto accepts: %t; WireProblem: %q", name, s, accepted, WireProblem(s))
 			}
 		}
 	}
