@@ -57,11 +57,6 @@ type DedupConfig struct {
 	// Clock is the clock; nil means the system clock. Tests inject a
 	// fake one (testkit.Clock).
 	Clock clock.Clock
-	// Now is the clock as a function, for the callers that still have
-	// one; Clock wins when both are set.
-	//
-	// Deprecated: set Clock. Now goes once internal/rpc passes a Clock.
-	Now func() time.Time
 }
 
 // NoBound, in a field that bounds something, turns the bound off
@@ -78,26 +73,9 @@ func (c DedupConfig) withDefaults() DedupConfig {
 		c.MaxEntries = DefaultMaxEntries
 	}
 	c.MaxPerInvoker = setting.Or(c.MaxPerInvoker, max(1, c.MaxEntries/defaultInvokerShare))
-	c.Clock = clockOf(c.Clock, c.Now)
+	c.Clock = clock.OrSystem(c.Clock)
 	return c
 }
-
-// clockOf is c, else a clock reading now, else the system clock: the
-// clock of a Config that may still set a Now func.
-func clockOf(c clock.Clock, now func() time.Time) clock.Clock {
-	if c == nil && now != nil {
-		return nowClock(now)
-	}
-	return clock.OrSystem(c)
-}
-
-// nowClock is a clock.Clock over a Now function; its timers are the
-// system's. The stores read only its Now.
-type nowClock func() time.Time
-
-func (n nowClock) Now() time.Time { return n() }
-
-func (nowClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
 
 // Entry is the record of one request in a DedupStore: a placeholder while the
 // first receipt executes, then the stored outcome.

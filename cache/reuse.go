@@ -50,10 +50,6 @@ type ReuseConfig struct {
 	// Clock decides expiry; nil means the system clock. Tests inject a
 	// fake one (testkit.Clock).
 	Clock clock.Clock
-	// Now is the clock as a function; Clock wins when both are set.
-	//
-	// Deprecated: set Clock. Now goes once internal/rpc passes a Clock.
-	Now func() time.Time
 }
 
 // withDefaults resolves the zero fields (package setting's rule).
@@ -61,7 +57,7 @@ func (c ReuseConfig) withDefaults() ReuseConfig {
 	if c.MaxBytes <= 0 {
 		c.MaxBytes = DefaultReuseMaxBytes
 	}
-	c.Clock = clockOf(c.Clock, c.Now)
+	c.Clock = clock.OrSystem(c.Clock)
 	return c
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -79,9 +80,9 @@ func newEnv(t testing.TB, u *url.URL, names ...string) *env {
 }
 
 // newEnvWith is newEnv with the executor's clock (nil: the real one).
-func newEnvWith(t testing.TB, u *url.URL, now func() time.Time, names ...string) *env {
+func newEnvWith(t testing.TB, u *url.URL, now clock.Clock, names ...string) *env {
 	t.Helper()
-	return newEnvConfig(t, u, func(c *rpc.Config, _ []rpc.Command) { c.Now = now }, names...)
+	return newEnvConfig(t, u, func(c *rpc.Config, _ []rpc.Command) { c.Clock = now }, names...)
 }
 
 // newEnvConfig is newEnv with the executor's config and commands adjusted
@@ -352,7 +353,7 @@ func copyFile(t *testing.T, from, to string) {
 func TestEchoWithTagIdempotent(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, u *url.URL) {
 		clock := testkit.NewClock(time.Now())
-		e := newEnvWith(t, u, clock.Now, "counter-idem")
+		e := newEnvWith(t, u, clock, "counter-idem")
 		corr := []byte("idempotent-scen1")
 		first, err := e.call("counter-idem", "Hello!", 5*time.Second, corr)
 		if err != nil || string(first.Payload) != "Hello!:1" {

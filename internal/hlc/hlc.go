@@ -207,25 +207,14 @@ type Config struct {
 	// Clock is the physical clock; nil means the system clock. Tests
 	// inject a fake one (testkit.Clock).
 	Clock clock.Clock
-	// Now is the physical clock as a function; Clock wins when both are
-	// set.
-	//
-	// Deprecated: set Clock. Now goes once internal/rpc passes a Clock.
-	Now func() time.Time
 	// MaxDrift is how far the HLC may run ahead of the physical clock; zero
 	// or negative means DefaultMaxDrift (1 minute).
 	MaxDrift time.Duration
 }
 
-// withDefaults resolves the zero fields (package setting's rule) and
-// leaves Now the physical clock's reading.
+// withDefaults resolves the zero fields (package setting's rule).
 func (c Config) withDefaults() Config {
-	switch {
-	case c.Clock != nil:
-		c.Now = c.Clock.Now
-	case c.Now == nil:
-		c.Now = time.Now
-	}
+	c.Clock = clock.OrSystem(c.Clock)
 	if c.MaxDrift <= 0 {
 		c.MaxDrift = DefaultMaxDrift
 	}
@@ -260,7 +249,7 @@ func New(cfg Config) *Clock {
 		panic(fmt.Sprintf("hlc.New: NodeID %q contains ':', which the __ts format cannot carry", cfg.NodeID))
 	}
 	cfg = cfg.withDefaults()
-	h := &Clock{now: cfg.Now, maxDriftMs: cfg.MaxDrift.Milliseconds()}
+	h := &Clock{now: cfg.Clock.Now, maxDriftMs: cfg.MaxDrift.Milliseconds()}
 	h.base = h.physicalMillis()
 	h.ts = Timestamp{Millis: h.base, NodeID: cfg.NodeID}
 	return h

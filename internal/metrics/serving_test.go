@@ -63,7 +63,7 @@ func TestReadyzFollowsTheBrokersAcks(t *testing.T) {
 	var exec *rpc.Executor
 	c := New(Sources{Session: func() rpc.SessionStats { return exec.SessionStats() }})
 	exec, err := rpc.NewExecutor(rpc.Config{
-		ExecutorID: "exec-1", Session: session.Config{Broker: u, Dial: broker.Dial, ReconnectDelay: 10 * time.Millisecond}, Now: clock.Now,
+		ExecutorID: "exec-1", Session: session.Config{Broker: u, Dial: broker.Dial, ReconnectDelay: 10 * time.Millisecond}, Clock: clock,
 	}, []rpc.Command{{Name: "echo", Topic: rpc.DefaultTopic, Handler: func(_ context.Context, req *abi.Request) (*abi.Response, error) {
 		return &abi.Response{Payload: req.Payload}, nil
 	}}})

@@ -88,5 +88,5 @@ func dedupRefusal(err error) *reply {
 
 // dedupConfig is the dedup store's configuration from the executor's.
 func (c *Config) dedupConfig() cache.DedupConfig {
-	return cache.DedupConfig{MaxEntries: c.MaxDedupEntries, MaxPerInvoker: c.MaxDedupPerInvoker, Now: c.Now}
+	return cache.DedupConfig{MaxEntries: c.MaxDedupEntries, MaxPerInvoker: c.MaxDedupPerInvoker, Clock: c.Clock}
 }

@@ -46,7 +46,7 @@ func (e *Executor) awaitTurn(in *incoming, turn *turn, c *running, attempt int) 
 		return nil, true
 	default:
 	}
-	wait := time.NewTimer(in.expiry.Sub(e.cfg.Now()))
+	wait := time.NewTimer(in.expiry.Sub(e.cfg.Clock.Now()))
 	defer wait.Stop()
 	select {
 	case <-turn.granted:
@@ -86,7 +86,7 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		}
 		return cancelledReply, false
 	}
-	left := in.expiry.Sub(e.cfg.Now())
+	left := in.expiry.Sub(e.cfg.Clock.Now())
 	if left <= 0 {
 		r.slots.release()
 		e.expired(in, events.TypeQueue, attempt)
@@ -127,7 +127,7 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		return stoppedReply, false
 	case cut && byTimeout:
 		ran := time.Since(turn.at)
-		if attempt <= r.cmd.TimeoutRetries && in.expiry.After(e.cfg.Now()) {
+		if attempt <= r.cmd.TimeoutRetries && in.expiry.After(e.cfg.Clock.Now()) {
 			e.timedOut(in, events.TypeExecution, events.PolicyRetry, attempt, r.cmd.Timeout, ran)
 			return nil, true
 		}
@@ -218,7 +218,7 @@ func (e *Executor) warnAt(in *incoming, start, deadline time.Time, attempt int) 
 // expired reports that the request's expiry ended it (typ: queued or
 // running): its budget was the whole expiry, nobody waits any more.
 func (e *Executor) expired(in *incoming, typ string, attempt int) {
-	e.timedOut(in, typ, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Now().Sub(in.received))
+	e.timedOut(in, typ, events.PolicyNone, attempt, in.expiry.Sub(in.received), e.cfg.Clock.Now().Sub(in.received))
 }
 
 // timedOut reports a timeout of type typ, with the policy applied, to the

@@ -42,6 +42,7 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -150,6 +151,10 @@ type testClock struct {
 	at     time.Time     // while frozen
 	offset time.Duration // while running: Now = time.Now() + offset
 }
+
+// AfterFunc runs on real time: the executor's timers take durations
+// computed from Now.
+func (*testClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
 
 func (c *testClock) Now() time.Time {
 	c.mu.Lock()
@@ -307,7 +312,7 @@ func (r *caseRun) prologue(p tree) bool {
 	}
 	cfg.Session.Broker, _ = url.Parse("mqtt://rpctest:1883")
 	cfg.Session.Dial = r.broker.Dial
-	cfg.Now = r.clock.Now
+	cfg.Clock = r.clock
 	cfg.Session.ReconnectDelay = 20 * time.Millisecond
 	cfg.Logger = slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 

@@ -76,7 +76,7 @@ func dedupBound(cfg *Config) cache.ByteBound[*reply] {
 		if d == r {
 			return r
 		}
-		if ok, leftOut := lines.Allow(cfg.Now()); ok {
+		if ok, leftOut := lines.Allow(cfg.Clock.Now()); ok {
 			cfg.Logger.Warn("dedup store over --max-dedup-bytes: replies kept as a digest; a duplicate of their request gets 500, and the request is not run again",
 				"replies", leftOut+1, "maxBytes", max, "replyBytes", r.size())
 		}

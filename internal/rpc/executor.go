@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,8 +14,10 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/hlc"
+	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/session"
 )
@@ -78,7 +79,7 @@ type Config struct {
 	// Session is how the executor connects to its broker (package
 	// session). The executor's session is persistent and acks requests
 	// by hand, in receipt order (it sets CleanStart and ManualAcks); its
-	// Now and Logger default to the executor's.
+	// Clock and Logger default to the executor's.
 	Session session.Config
 	// ShareGroup subscribes through $share/<group>/ so replicas split the
 	// requests.
@@ -88,10 +89,10 @@ type Config struct {
 	// TopicTokens replace {token}s in topic patterns ({executorId} and
 	// {commandName} are always replaced).
 	TopicTokens map[string]string
-	// Now is the clock for expiry bookkeeping; default time.Now. Timers
-	// (execution timeouts) run on the real clock for durations computed
-	// from it.
-	Now func() time.Time
+	// Clock is the clock for expiry bookkeeping; nil: the system clock.
+	// Timers (execution timeouts) run on the real clock for durations
+	// computed from it.
+	Clock clock.Clock
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Stores makes the dedup store and the reuse cache (store.go):
@@ -143,18 +144,14 @@ func (c *Config) defaults() error {
 	if c.ExecutorID == "" {
 		return errors.New("executor id is required")
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	c.Clock = clock.OrSystem(c.Clock)
+	c.Logger = logx.OrDiscard(c.Logger)
 	s := &c.Session
 	if s.ClientID == "" {
 		s.ClientID = c.ExecutorID
 	}
-	if s.Now == nil {
-		s.Now = c.Now
+	if s.Clock == nil {
+		s.Clock = c.Clock
 	}
 	if s.Logger == nil {
 		s.Logger = c.Logger
@@ -263,7 +260,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 	}
 	e := &Executor{
 		cfg: cfg, log: cfg.Logger,
-		hlc:           hlc.New(hlc.Config{NodeID: nodeID(cfg.clientID()), Now: cfg.Now, MaxDrift: cfg.MaxClockDrift}),
+		hlc:           hlc.New(hlc.Config{NodeID: nodeID(cfg.clientID()), Clock: cfg.Clock, MaxDrift: cfg.MaxClockDrift}),
 		subscribed:    make(chan error, 1),
 		stopped:       make(chan struct{}),
 		topicRefusals: ratelog.Limiter{Interval: time.Second},
@@ -430,7 +427,7 @@ func (e *Executor) match(topic string) *route {
 // receive takes one request from the session. It must not block: the
 // session hands it every PUBLISH in turn on one goroutine.
 func (e *Executor) receive(m session.Received) {
-	in := &incoming{pub: m.Packet, msg: m, received: e.cfg.Now()}
+	in := &incoming{pub: m.Packet, msg: m, received: e.cfg.Clock.Now()}
 	if in.route = e.match(in.pub.Topic); in.route == nil {
 		e.log.Debug("request on a topic no command serves", "topic", in.pub.Topic)
 		e.ack(in)
@@ -606,7 +603,7 @@ func (e *Executor) publish(in *incoming, r *reply) {
 	// to a request without expiry, its 400, gets 10 s).
 	wait := 10 * time.Second
 	if !in.expiry.IsZero() {
-		wait = in.expiry.Sub(e.cfg.Now())
+		wait = in.expiry.Sub(e.cfg.Clock.Now())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -616,7 +613,7 @@ func (e *Executor) publish(in *incoming, r *reply) {
 	}
 	var expiry uint32 // none when the request had none
 	if !in.expiry.IsZero() {
-		if expiry = expirySeconds(e.cfg.Now(), in.expiry); expiry == 0 {
+		if expiry = expirySeconds(e.cfg.Clock.Now(), in.expiry); expiry == 0 {
 			e.log.Info("no time left to answer", "topic", in.pub.Topic)
 			return
 		}

@@ -46,7 +46,7 @@ func startOn(t *testing.T, b *rpctest.Broker, cfg Config, cmds ...Command) *harn
 	}
 	cfg.Session.Broker, _ = url.Parse("mqtt://fake:1883")
 	cfg.Session.Dial = h.broker.Dial
-	cfg.Now = h.clock.Now
+	cfg.Clock = h.clock
 	cfg.Session.ReconnectDelay = 10 * time.Millisecond
 	for i := range cmds {
 		if cmds[i].Topic == "" {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/hlc"
+	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/session"
 )
 
@@ -194,9 +194,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	if s.ClientID == "" {
 		s.ClientID = "cmdhost-invoker-" + randomHex(6)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	cfg.Logger = logx.OrDiscard(cfg.Logger)
 	if s.ConnectTimeout <= 0 {
 		s.ConnectTimeout = invokerConnectTimeout
 	}

@@ -43,7 +43,7 @@ func (e *Executor) finishFirst(in *incoming, r *reply) {
 		if !answered {
 			status = 0
 		}
-		o.Request(in.route.cmd.Name, status, answered, e.cfg.Now().Sub(in.received))
+		o.Request(in.route.cmd.Name, status, answered, e.cfg.Clock.Now().Sub(in.received))
 	}
 	e.finish(in, r)
 }

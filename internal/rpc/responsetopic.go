@@ -22,7 +22,7 @@ func responseTopicProblem(s string) string { return session.ResponseTopicProblem
 // topic; it is acked and not answered (its caller finishes it).
 func (e *Executor) refuseResponseTopic(in *incoming, problem string) {
 	e.topicsRefused.Add(1)
-	ok, suppressed := e.topicRefusals.Allow(e.cfg.Now())
+	ok, suppressed := e.topicRefusals.Allow(e.cfg.Clock.Now())
 	if !ok {
 		return
 	}

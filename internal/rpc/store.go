@@ -90,7 +90,7 @@ func (s redisStores) reuse(cfg *Config) (cache.Reuse[*reply], error) {
 // reuseConfig is the reuse cache's configuration in memory (the whole
 // cache, or Redis's local tier).
 func reuseConfig(cfg *Config) cache.ReuseConfig {
-	local := cache.ReuseConfig{MaxBytes: cfg.ReuseMaxBytes, Now: cfg.Now}
+	local := cache.ReuseConfig{MaxBytes: cfg.ReuseMaxBytes, Clock: cfg.Clock}
 	if local.MaxBytes == 0 {
 		local.MaxBytes = DefaultReuseMaxBytes
 	}

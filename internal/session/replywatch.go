@@ -43,7 +43,7 @@ import (
 //     and autopaho connects again; a new connection starts with a fresh
 //     send quota.
 //
-// The ages are read on Config.Now, so tests drive them with a fake clock;
+// The ages are read on Config.Clock, so tests drive them with a fake clock;
 // a ticker on the real clock runs the check (replyCheckInterval), and so
 // does Ready.
 
@@ -206,7 +206,7 @@ func (w *replyWatch) check(now time.Time, abandon func(uint16) bool) verdict {
 // checkReplies runs the check and acts on it; the watch loop calls it
 // every replyCheckInterval.
 func (s *Session) checkReplies() {
-	v := s.watch.check(s.cfg.Now(), s.state.Abandon)
+	v := s.watch.check(s.cfg.Clock.Now(), s.state.Abandon)
 	if v.abandoned > 0 {
 		s.stats.repliesAbandoned.Add(int64(v.abandoned))
 		s.log.Warn("replies the broker did not acknowledge in time given up: their send slots are free again and they are not resent",

@@ -102,7 +102,7 @@ func startOn(t *testing.T, b *rpctest.Broker, cfg Config) *harness {
 	cfg.Broker, _ = url.Parse("mqtt://fake:1883")
 	cfg.ClientID = "session-1"
 	cfg.Dial = b.Dial
-	cfg.Now = h.clock.Now
+	cfg.Clock = h.clock
 	cfg.ReconnectDelay = 10 * time.Millisecond
 	cfg.ManualAcks = true
 	s, err := New(cfg, Handlers{})

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -16,6 +15,9 @@ import (
 	pahosession "github.com/eclipse/paho.golang/paho/session"
 	"github.com/eclipse/paho.golang/paho/session/state"
 	"github.com/eclipse/paho.golang/paho/store/memory"
+
+	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/logx"
 )
 
 // Defaults of Config.
@@ -74,8 +76,8 @@ type Config struct {
 	// ConnectTimeout bounds one connection attempt; 0:
 	// DefaultConnectTimeout.
 	ConnectTimeout time.Duration
-	// Now is the clock the reply watch reads; default time.Now.
-	Now func() time.Time
+	// Clock is the clock the reply watch reads; nil: the system clock.
+	Clock clock.Clock
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -104,12 +106,8 @@ func (c Config) Resolve() (Config, error) {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	c.Clock = clock.OrSystem(c.Clock)
+	c.Logger = logx.OrDiscard(c.Logger)
 	return c, nil
 }
 
@@ -172,7 +170,7 @@ func New(cfg Config, h Handlers) (*Session, error) {
 		state: state.New(newReplyStore(), memory.New())}
 	var sm pahosession.SessionManager = s.state
 	if cfg.ReplyAckTimeout > 0 {
-		s.watch = newReplyWatch(cfg.Now, cfg.ReplyAckTimeout)
+		s.watch = newReplyWatch(cfg.Clock.Now, cfg.ReplyAckTimeout)
 		sm = &watchedSession{SessionManager: s.state, w: s.watch}
 	}
 	s.acks = newAckLedger(sm)
@@ -305,7 +303,7 @@ func (s *Session) Ready() error {
 	if s.watch == nil {
 		return nil
 	}
-	return s.watch.ready(s.cfg.Now())
+	return s.watch.ready(s.cfg.Clock.Now())
 }
 
 func (s *Session) received(pr paho.PublishReceived) (bool, error) {
