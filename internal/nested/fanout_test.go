@@ -1,4 +1,4 @@
-package host_test
+package nested_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -105,7 +105,7 @@ func TestNestedFanOutStrategies(t *testing.T) {
 func TestNestedSyncTimeoutFromFirstArrival(t *testing.T) {
 	h := newNestHost(t, "h1", "nest", "sleep")
 	clock := newManualClock()
-	h.configure(host.NestedConfig{Clock: clock})
+	h.configure(nested.Config{Clock: clock})
 	start := time.Now()
 	got := make(chan fanView, 1)
 	go func() {
@@ -203,7 +203,7 @@ func (c *manualClock) next(t *testing.T) *manualTimer {
 func TestNestedSyncTimerClock(t *testing.T) {
 	h := newNestHost(t, "h1", "nest", "sleep", "spin")
 	clock := newManualClock()
-	h.configure(host.NestedConfig{Clock: clock})
+	h.configure(nested.Config{Clock: clock})
 
 	ctx, cancel := context.WithCancel(context.Background()) // no caller deadline: nothing caps the timeout
 	defer cancel()
