@@ -9,8 +9,7 @@
 // contract and a client for them are the public package host/admin.
 package host
 
-import "github.com/cmdhost/cmdhost/internal/nested"
-
 // DefaultMaxDepth bounds the chain of nested calls when Config.MaxDepth is
-// 0.
-const DefaultMaxDepth = nested.DefaultMaxDepth
+// 0: the nested calls' own default (internal/nested), which a test checks
+// it equals.
+const DefaultMaxDepth = 8

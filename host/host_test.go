@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/commands"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -73,5 +75,13 @@ func TestCommandClash(t *testing.T) {
 	}
 	if p, ok := m.Lookup("echo"); !ok || p.Name() != "a-echo" {
 		t.Fatal("the first plugin keeps the command")
+	}
+}
+
+// host.DefaultMaxDepth, which Config's documentation and serve's
+// --max-depth show, is the one the nested calls apply.
+func TestDefaultMaxDepthIsNested(t *testing.T) {
+	if host.DefaultMaxDepth != nested.DefaultMaxDepth {
+		t.Fatalf("host.DefaultMaxDepth %d, nested.DefaultMaxDepth %d", host.DefaultMaxDepth, nested.DefaultMaxDepth)
 	}
 }
