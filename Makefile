@@ -33,7 +33,7 @@ PLUGINS  := $(SERVED) \
 GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
 # The guest kit (testdata/kit/README.md): one test plugin per guest
 # language, each serving the same commands, checked by one table
-# (host/guestkit_test.go). Rust with Debian's rustc by its path (a rustup
+# (internal/nested/guestkit_test.go). Rust with Debian's rustc by its path (a rustup
 # rustc without wasm targets may come first in PATH), without cargo: the
 # SDK is built as an rlib first. C with clang and wasi-libc, as a reactor.
 # AssemblyScript with the asc pinned in sdk/assemblyscript/package-lock.json.
@@ -128,7 +128,7 @@ vet:
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
 test: deps plugins vet conformance sdk-tests paho-tests
-	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./internal/wasm ./host
+	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./internal/wasm ./host ./internal/nested
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) --no-print-directory fuzz FUZZMULT=1
 
@@ -182,7 +182,7 @@ bench: plugins
 	$(GO) test ./internal/wasm -run '^$$' -bench DeadlineOvershoot -benchtime 60x -count 1
 	$(GO) test ./host -run '^$$' -bench ReuseVsExecution -benchtime 300x -count 1
 	$(GO) test ./host -run '^$$' -bench 'Cancel|AskVsPlain' -benchtime 300x -count 1
-	$(GO) test ./host -run '^$$' -bench NestedLocal -benchmem -benchtime 2s -count 1
+	$(GO) test ./internal/nested -run '^$$' -bench NestedLocal -benchmem -benchtime 2s -count 1
 	$(GO) test ./cache -run '^$$' -bench . -benchmem -count 1
 	$(GO) test ./internal/rpc -run '^$$' -bench DedupStore -benchtime 20000x -count 1
 

@@ -16,7 +16,3 @@ func eventsWithPlugins(origin func(command string) (plugin, digest string, ok bo
 		next.Emit(ev)
 	})
 }
-
-// EventsTopic is the topic of the timeout events' telemetry of an
-// executor (serve --events).
-func EventsTopic(executorID string) string { return "cmdhost/" + executorID + "/events" }

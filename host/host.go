@@ -1,63 +1,15 @@
-// Package host ties the plugins to the world. Server (server.go) is one
-// cmdhost: it builds the engine, the plugins manager, the executor, the
-// nested-call dispatcher, the metrics and the timeout events in one place,
-// serves the plugins' commands and the host's own admin ops over MQTT, and
-// owns hot reload and the order of shutdown. nestedCalls (nested.go) runs
-// the calls handlers make to other commands; why it works the way it does is
-// explained there.
+// Package host is a cmdhost as a Go value: Config says what to serve and
+// how, New builds it, Server.Run serves until its context ends. It is the
+// composition root and nothing else: it builds the parts (the engine, the
+// plugins manager, the executor, the nested calls, the admin ops, the
+// metrics and the timeout events) in one place (server.go), closes the
+// loops between them, serves the plugins' commands and the host's own
+// admin ops over MQTT, and owns hot reload and the order of shutdown.
+// Each part lives in a package of its own under internal/; the admin ops'
+// contract and a client for them are the public package host/admin.
 package host
 
-import (
-	"context"
-	"errors"
-
-	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/internal/rpc"
-	"github.com/cmdhost/cmdhost/internal/wasm"
-	"github.com/cmdhost/cmdhost/plugins"
-)
-
-// commands returns the RPC commands of what the plugins manager serves
-// now, each run by the plugin version serving it when a call starts, with
-// the settings the manager resolved (plugins.Command).
-func commands(m *plugins.Manager, traced bool) []rpc.Command {
-	served := m.Commands()
-	out := make([]rpc.Command, 0, len(served))
-	for _, c := range served {
-		h := resolvingHandler(m, c.Name())
-		if traced {
-			h = tracedHandler(m.Origin, h)
-		}
-		out = append(out, rpcCommand(c, h))
-	}
-	return out
-}
-
-// rpcCommand is c as the executor serves it, with the handler h.
-func rpcCommand(c plugins.Command, h rpc.Handler) rpc.Command {
-	return rpc.Command{
-		Name: c.Name(), Topic: c.Topic, Idempotent: c.Declared.Idempotent, ResponseTTL: c.Declared.ResponseTTL,
-		Timeout: c.Timeout, TimeoutRetries: c.OnTimeout.Retries, Concurrency: c.Concurrency, Handler: h,
-		KeepsDeadline: true, // a WASM guest: wazero closes it at the cut
-	}
-}
-
-// resolvingHandler serves the command name (the requests' Command) by
-// whichever plugin version serves it when the call starts
-// (plugins.InvokeServing, which looks up again when a reload swapped the
-// version out), and answers 503 when none does or it keeps being
-// replaced.
-func resolvingHandler(r plugins.Lookuper, name string) rpc.Handler {
-	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
-		resp, err := plugins.InvokeServing(ctx, r, req)
-		switch {
-		case errors.Is(err, plugins.ErrNotServed):
-			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is no longer served"}
-		case errors.Is(err, plugins.ErrBeingReplaced):
-			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "command " + name + " is being replaced; retry"}
-		case errors.Is(err, wasm.KindMemoryBudget): // the guest did not run: safe to retry
-			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "guest memory budget exhausted; retry later"}
-		}
-		return resp, err
-	}
-}
+// DefaultMaxDepth bounds the chain of nested calls when Config.MaxDepth is
+// 0: the nested calls' own default (internal/nested), which a test checks
+// it equals.
+const DefaultMaxDepth = 8

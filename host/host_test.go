@@ -2,13 +2,12 @@ package host_test
 
 import (
 	"context"
-	"errors"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/commands"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -42,7 +41,7 @@ func TestAllPluginsLoad(t *testing.T) {
 	if len(problems) != 0 || serving(m) < 11 {
 		t.Fatalf("%d plugins serving, problems %v", serving(m), problems)
 	}
-	for _, c := range host.Commands(m, false) {
+	for _, c := range commands.Served(m, false) {
 		if c.Topic != rpc.DefaultTopic || c.Concurrency != 1 {
 			t.Errorf("%s: topic %q, concurrency %d", c.Name, c.Topic, c.Concurrency)
 		}
@@ -79,47 +78,10 @@ func TestCommandClash(t *testing.T) {
 	}
 }
 
-// swapResolver answers the first lookup with old and later ones with cur,
-// like a reload that swaps versions between a lookup and the call.
-type swapResolver struct {
-	old, cur *wasm.Plugin
-	lookups  int
-}
-
-func (r *swapResolver) Lookup(string) (*wasm.Plugin, bool) {
-	r.lookups++
-	if r.lookups == 1 {
-		return r.old, true
-	}
-	return r.cur, r.cur != nil
-}
-
-// A call that finds its version closed by a reload runs on the new one: no
-// request is lost to a swap. A command no longer served is 503.
-func TestResolvingHandlerRetriesAfterSwap(t *testing.T) {
-	load := func(name string) *wasm.Plugin {
-		bin, err := os.ReadFile(pluginDir + "/echo.wasm")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := sharedEngine(t).Load(context.Background(), name, bin, wasm.PluginConfig{PoolSize: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	old, cur := load("echo-v1"), load("echo-v2")
-	defer cur.Close(context.Background())
-	_ = old.Close(context.Background()) // swapped out and drained
-	r := &swapResolver{old: old, cur: cur}
-	resp, err := host.ResolvingHandler(r, "echo")(context.Background(), &abi.Request{Command: "echo", Payload: []byte("hi")})
-	if err != nil || string(resp.Payload) != "hi" || r.lookups != 2 {
-		t.Fatalf("after a swap: %+v %v (lookups %d)", resp, err, r.lookups)
-	}
-	gone := &swapResolver{old: old}
-	_, err = host.ResolvingHandler(gone, "echo")(context.Background(), &abi.Request{Command: "echo"})
-	var se *rpc.StatusError
-	if !errors.As(err, &se) || se.Status != abi.StatusServiceUnavailable {
-		t.Fatalf("a command no longer served: %v", err)
+// host.DefaultMaxDepth, which Config's documentation and serve's
+// --max-depth show, is the one the nested calls apply.
+func TestDefaultMaxDepthIsNested(t *testing.T) {
+	if host.DefaultMaxDepth != nested.DefaultMaxDepth {
+		t.Fatalf("host.DefaultMaxDepth %d, nested.DefaultMaxDepth %d", host.DefaultMaxDepth, nested.DefaultMaxDepth)
 	}
 }

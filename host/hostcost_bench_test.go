@@ -15,7 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
 	"github.com/cmdhost/cmdhost/internal/session"
@@ -61,7 +61,7 @@ func BenchmarkHostCost(b *testing.B) {
 			exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "cost",
 				Session:            session.Config{ClientID: "cost", Broker: &url.URL{Scheme: "mqtt", Host: "fake:1883"}, Dial: broker.Dial},
 				MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tracer: tracer},
-				host.FixedCommands([]*wasm.Plugin{p}, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
+				commands.Fixed([]*wasm.Plugin{p}, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
 			if err != nil {
 				b.Fatal(err)
 			}

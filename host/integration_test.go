@@ -18,9 +18,9 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -110,7 +110,7 @@ func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Comma
 		ExecutorID: "it-host", Session: session.Config{ClientID: "it-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u, Dial: e.dialer.dial,
 			ReconnectDelay: 50 * time.Millisecond}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	cmds := host.FixedCommands(modules, pluginmgr.Defaults{ExecTimeout: 2 * time.Second, Concurrency: 2})
+	cmds := commands.Fixed(modules, pluginmgr.Defaults{ExecTimeout: 2 * time.Second, Concurrency: 2})
 	adjust(&cfg, cmds)
 	exec, err := rpc.NewExecutor(cfg, cmds)
 	if err != nil {

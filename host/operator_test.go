@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -67,7 +67,7 @@ func TestOperatorTimeoutPrecedence(t *testing.T) {
 			}
 			want := map[string]time.Duration{"probe-request": c.request, "probe-status": c.status, "probe-env": c.env}
 			seen := 0
-			for _, cmd := range host.Commands(m, false) {
+			for _, cmd := range commands.Served(m, false) {
 				if cmd.Concurrency != c.concurrency {
 					t.Errorf("%s: concurrency %d, want %d", cmd.Name, cmd.Concurrency, c.concurrency)
 				}
@@ -114,7 +114,7 @@ func TestOperatorOnTimeout(t *testing.T) {
 	broker, _ := url.Parse("mqtt://127.0.0.1:1")
 	served := func(t *testing.T) map[string]rpc.Command {
 		t.Helper()
-		cmds := host.Commands(m, false)
+		cmds := commands.Served(m, false)
 		exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "t", Session: session.Config{Broker: broker}, ReuseMaxBytes: -1}, cmds)
 		if err != nil {
 			t.Fatalf("the executor refuses the commands: %v", err)

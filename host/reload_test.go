@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -124,7 +124,7 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 	}
 
 	// Wired as serve does it.
-	served := func() []rpc.Command { return host.Commands(mgr, false) }
+	served := func() []rpc.Command { return commands.Served(mgr, false) }
 	exec, err := rpc.NewExecutor(rpc.Config{
 		ExecutorID: "reload-host", Session: session.Config{ClientID: "reload-host-" + strings.ReplaceAll(t.Name(), "/", "-"), Broker: u,
 			ReconnectDelay: 50 * time.Millisecond}, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),

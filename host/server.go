@@ -18,9 +18,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/adminops"
 	"github.com/cmdhost/cmdhost/internal/broker"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/metrics"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
@@ -82,14 +86,15 @@ type Config struct {
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
 	// NestedNoAck sends nested calls to other executors as plain v1.0
-	// requests (nestedConfig.RemoteAck off).
+	// requests (nested.Config.RemoteAck off).
 	NestedNoAck bool
 	// AdminToken allows the admin ops that change state; "" refuses them.
 	AdminToken string
 	// MetricsAddr serves Prometheus metrics at http://ADDR/metrics; "":
 	// off.
 	MetricsAddr string
-	// Events publishes timeout events as JSON telemetry on EventsTopic.
+	// Events publishes timeout events as JSON telemetry on
+	// admin.EventsTopic.
 	Events bool
 	// Drain bounds how long a stop waits for requests in flight.
 	Drain time.Duration
@@ -142,7 +147,7 @@ type Server struct {
 	events   events.Sink
 	publish  *events.Publisher // nil without Config.Events
 	exec     *rpc.Executor
-	admin    *admin
+	admin    *adminops.Ops
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -257,7 +262,9 @@ func New(cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.admin = &admin{Manager: s.plugins, Token: cfg.AdminToken, Reuse: s.exec.ReuseStats}
+	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Token: cfg.AdminToken, Reuse: s.exec.ReuseStats}); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -298,14 +305,14 @@ func (s *Server) brokerStats() broker.Stats {
 	return s.embedded.Stats()
 }
 func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
-	return s.exec.PublishTelemetry(ctx, EventsTopic(s.cfg.ExecutorID), payload, "application/json")
+	return s.exec.PublishTelemetry(ctx, admin.EventsTopic(s.cfg.ExecutorID), payload, "application/json")
 }
 
 // commands returns what the server serves now: the admin ops first (the
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
-	return append(s.admin.Commands(), commands(s.plugins, s.cfg.Tracing != nil)...)
+	return append(s.admin.Commands(), commands.Served(s.plugins, s.cfg.Tracing != nil)...)
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
@@ -335,7 +342,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.loaded.Store(true)
 	if s.publish != nil {
-		s.log.Info("publishing timeout events", "topic", EventsTopic(s.cfg.ExecutorID))
+		s.log.Info("publishing timeout events", "topic", admin.EventsTopic(s.cfg.ExecutorID))
 	}
 	// SetCommands, unlike NewExecutor, serves the rest when it cannot
 	// serve a command: one bad command never keeps the host from starting.
@@ -433,14 +440,14 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("nested invocation: %w", err)
 	}
-	nested, err := newNested(nestedConfig{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
+	calls, err := nested.New(nested.Config{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
 		Remote: inv, RemoteAck: !s.cfg.NestedNoAck, MaxDepth: s.cfg.MaxDepth, Events: s.events,
 		Tracer: s.tracer(), Origin: s.plugins.Origin})
 	if err != nil {
 		_ = inv.Close()
 		return nil, err
 	}
-	s.engine.SetNester(nested)
+	s.engine.SetNester(calls)
 	return func() {
 		s.engine.SetNester(nil)
 		_ = inv.Close()

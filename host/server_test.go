@@ -15,6 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -83,8 +84,8 @@ func TestServerServesAndStops(t *testing.T) {
 	if err != nil || r.Status != 200 || string(r.Payload) != "hi" {
 		t.Fatalf("echo: %+v, %v", r, err)
 	}
-	r, err = inv.Invoke(ctxT(t), rpc.Call{Topic: host.AdminTopic("srv-test", "list"), ContentType: "application/json", Timeout: 10 * time.Second})
-	var views []host.PluginView
+	r, err = inv.Invoke(ctxT(t), rpc.Call{Topic: admin.Topic("srv-test", admin.OpList), ContentType: "application/json", Timeout: 10 * time.Second})
+	var views []admin.PluginView
 	if err != nil || r.Status != 200 || json.Unmarshal(r.Payload, &views) != nil || len(views) != 1 || views[0].Name != "echo" {
 		t.Fatalf("admin list: %+v, %v", r, err)
 	}

@@ -70,6 +70,19 @@ func fileDigest(t *testing.T, name string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// callSpec and resultView are the parts of testdata/nest's JSON this test
+// reads (internal/nested's tests have all of it).
+type callSpec struct {
+	Command  string `json:"command"`
+	Executor string `json:"executor,omitempty"`
+	Payload  string `json:"payload,omitempty"`
+}
+
+type resultView struct {
+	Status  int    `json:"status"`
+	Payload string `json:"payload"`
+}
+
 // One trace follows a request from its invoker through host A, a nested
 // call from A's plugin to a command on host B through the broker, and B's
 // run of it: each process has its own tracer provider, and the trace

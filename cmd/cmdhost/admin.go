@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,14 +17,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // The plugin subcommands that talk to a running host go through its admin
-// ops (package host, admin.go) over MQTT.
+// ops over MQTT, with the client of package host/admin.
 
 func hostFlags() []cli.Flag {
 	return []cli.Flag{
@@ -38,44 +39,59 @@ func tokenFlag() cli.Flag {
 	return &cli.StringFlag{Name: "token", Usage: "the host's admin token (serve --admin-token)", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}}
 }
 
+// adminHost is a connection to the broker for the admin ops of one host.
+type adminHost struct {
+	broker   *url.URL
+	executor string
+	client   *admin.Client
+}
+
+// dialAdmin connects to the --broker of c for the admin ops of the host
+// --executor names, sending token with each (none when ""). Close it.
+func dialAdmin(c *cli.Context, token string) (*adminHost, error) {
+	u, executor, err := hostTarget(c)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.Context, connectWait)
+	defer cancel()
+	client, err := admin.Dial(ctx, admin.ClientConfig{Broker: u, ExecutorID: executor, Token: token})
+	if err != nil {
+		return nil, connectError(err)
+	}
+	return &adminHost{broker: u, executor: executor, client: client}, nil
+}
+
+func (h *adminHost) Close() { _ = h.client.Close() }
+
 // adminCall runs one admin op on the host the flags name and returns the
 // reply's JSON.
 func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
-	h, err := dialHost(c)
+	h, err := dialAdmin(c, c.String("token"))
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	return h.admin(c.Context, op, req, c.String("token"), c.Duration("timeout"))
+	return h.call(c.Context, op, req, c.Duration("timeout"))
 }
 
-// admin runs one admin op, with req as its JSON payload (none when nil),
+// call runs one admin op, with req as its JSON payload (none when nil),
 // and returns the reply's JSON. It gives up as invoke does (client.go): a
 // host that does not acknowledge the op in the ack window is not running.
-func (h *hostClient) admin(ctx context.Context, op string, req any, token string, timeout time.Duration) ([]byte, error) {
-	call := rpc.Call{Topic: host.AdminTopic(h.executor, op), ContentType: "application/json", Timeout: timeout, Ack: true}
-	if req != nil {
-		var err error
-		if call.Payload, err = json.Marshal(req); err != nil {
-			return nil, err
-		}
-	}
-	if token != "" {
-		call.Metadata = map[string]string{host.AdminTokenKey: token}
-	}
-	res, err := h.inv.Invoke(ctx, call)
+func (h *adminHost) call(ctx context.Context, op string, req any, timeout time.Duration) ([]byte, error) {
+	out, err := h.client.WithTimeout(timeout).Call(ctx, op, req)
+	var refused *admin.HostError
 	switch {
-	case errors.Is(err, rpc.ErrNoExecutor):
+	case errors.Is(err, admin.ErrNoExecutor):
 		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", h.executor, h.broker, h.executor), exitNoExecutor)
-	case errors.Is(err, rpc.ErrNoResponse):
-		return nil, timedOut(err, call)
+	case errors.Is(err, admin.ErrNoResponse):
+		return nil, timedOut(err, rpc.Call{Topic: admin.Topic(h.executor, op), Timeout: timeout, Ack: true})
+	case errors.As(err, &refused):
+		return nil, cli.Exit(refused, exitFailed)
 	case err != nil:
 		return nil, err
 	}
-	if err := res.Err(); err != nil {
-		return nil, cli.Exit(err, exitFailed)
-	}
-	return res.Payload, nil
+	return out, nil
 }
 
 func listCommand() *cli.Command {
@@ -97,7 +113,7 @@ func listCommand() *cli.Command {
 			default:
 				return cli.Exit("list takes at most one plugins folder: cmdhost plugin list [DIR]", 2)
 			}
-			out, err := adminCall(c, "list", nil)
+			out, err := adminCall(c, admin.OpList, nil)
 			if err != nil {
 				return err
 			}
@@ -108,7 +124,7 @@ func listCommand() *cli.Command {
 				_, err = c.App.Writer.Write(append(out, '\n'))
 				return err
 			}
-			var views []host.PluginView
+			var views []admin.PluginView
 			if err := json.Unmarshal(out, &views); err != nil {
 				return fmt.Errorf("the host's reply: %w", err)
 			}
@@ -152,7 +168,7 @@ func namedOp(name, usage, op string) *cli.Command {
 			if c.NArg() != 1 {
 				return cli.Exit(fmt.Sprintf("%s needs one plugin name: cmdhost plugin %s NAME", name, name), 2)
 			}
-			out, err := adminCall(c, op, host.AdminRequest{Name: c.Args().First()})
+			out, err := adminCall(c, op, admin.Request{Name: c.Args().First()})
 			if err != nil {
 				return err
 			}

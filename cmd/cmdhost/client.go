@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/topic"
@@ -36,38 +35,56 @@ const (
 // broker that does not refuse the connection (one that drops packets).
 const connectWait = 5 * time.Second
 
-// hostClient is a connection to the broker for calls to one host's topics.
-// Every client subcommand uses it, so that they give up by one rule: a
-// refused connection at once, and no ack within the invoker's ack window
-// (1.5 s) whatever --timeout says.
+// hostClient is a connection to the broker for calls to one host's
+// commands (invoke); adminHost one for its admin ops (host/admin's
+// client). Every client subcommand uses one of them, so that they give up
+// by one rule: a refused connection at once, and no ack within the
+// invoker's ack window (1.5 s) whatever --timeout says.
 type hostClient struct {
 	broker   *url.URL
 	executor string // --executor, or the host name
 	inv      *rpc.Invoker
 }
 
+// hostTarget reads the --broker and --executor of c: the broker to
+// connect to and the executor id of the host to call there.
+func hostTarget(c *cli.Context) (*url.URL, string, error) {
+	u, err := brokerURL(c.String("broker"))
+	if err != nil {
+		return nil, "", cli.Exit(err, exitUsage)
+	}
+	executor := c.String("executor")
+	if executor == "" {
+		executor = hostname()
+	} else if err := topic.CheckLevel(executor); err != nil {
+		// It is a level of every topic the host serves: a wildcard in it
+		// would make a topic no request can be published to.
+		return nil, "", cli.Exit(fmt.Sprintf("--executor %q: not an executor id: %v", executor, err), exitUsage)
+	}
+	return u, executor, nil
+}
+
+// connectError is the exit of a client that could not connect to the
+// broker: exitNoBroker when nothing answers there.
+func connectError(err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded) {
+		return cli.Exit(err, exitNoBroker)
+	}
+	return err
+}
+
 // dialHost connects to the --broker of c for calls to the host --executor
 // names. Close it.
 func dialHost(c *cli.Context) (*hostClient, error) {
-	u, err := brokerURL(c.String("broker"))
+	u, executor, err := hostTarget(c)
 	if err != nil {
-		return nil, cli.Exit(err, exitUsage)
+		return nil, err
 	}
-	h := &hostClient{broker: u, executor: c.String("executor")}
-	if h.executor == "" {
-		h.executor = hostname()
-	} else if err := topic.CheckLevel(h.executor); err != nil {
-		// It is a level of every topic the host serves: a wildcard in it
-		// would make a topic no request can be published to.
-		return nil, cli.Exit(fmt.Sprintf("--executor %q: not an executor id: %v", h.executor, err), exitUsage)
-	}
+	h := &hostClient{broker: u, executor: executor}
 	ctx, cancel := context.WithTimeout(c.Context, connectWait)
 	defer cancel()
 	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: u}, RefusedIsFinal: true}); err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, cli.Exit(err, exitNoBroker)
-		}
-		return nil, err
+		return nil, connectError(err)
 	}
 	return h, nil
 }
@@ -82,7 +99,7 @@ func (h *hostClient) noExecutor(ctx context.Context, err error, command string) 
 	if command == "" {
 		return cli.Exit(fmt.Sprintf("%v\nis an executor serving that topic on %s? (an executor without cmdhost's ack extension needs --no-ack)", err, h.broker), exitNoExecutor)
 	}
-	views, lerr := h.plugins(ctx)
+	views, lerr := hostPlugins(ctx, h.broker, h.executor)
 	served := commandsOf(views)
 	switch {
 	case lerr == nil && !slices.Contains(served, command):
@@ -99,7 +116,7 @@ func (h *hostClient) noExecutor(ctx context.Context, err error, command string) 
 // file, failed to load (with the error), removed, still loading. A plugin
 // whose name is its command's is the common case (the test plugins, the
 // projects cmdhost new makes).
-func whyNotServed(views []host.PluginView, command string) string {
+func whyNotServed(views []admin.PluginView, command string) string {
 	for _, v := range views {
 		if v.Name != command || v.State == pluginmgr.StateServing {
 			continue
@@ -123,7 +140,7 @@ func firstLine(s string) string {
 }
 
 // commandsOf returns the sorted names of the commands the plugins serve.
-func commandsOf(views []host.PluginView) []string {
+func commandsOf(views []admin.PluginView) []string {
 	var names []string
 	for _, v := range views {
 		names = append(names, v.Commands...)
@@ -132,20 +149,17 @@ func commandsOf(views []host.PluginView) []string {
 	return names
 }
 
-// plugins returns the host's admin list.
-func (h *hostClient) plugins(ctx context.Context) ([]host.PluginView, error) {
-	res, err := h.inv.Invoke(ctx, rpc.Call{Topic: host.AdminTopic(h.executor, "list"), Timeout: 5 * time.Second, Ack: true})
+// hostPlugins returns the admin list of the host executor on broker,
+// asked over a connection of its own.
+func hostPlugins(ctx context.Context, broker *url.URL, executor string) ([]admin.PluginView, error) {
+	dctx, cancel := context.WithTimeout(ctx, connectWait)
+	a, err := admin.Dial(dctx, admin.ClientConfig{Broker: broker, ExecutorID: executor, Timeout: 5 * time.Second})
+	cancel()
 	if err != nil {
 		return nil, err
 	}
-	if err := res.Err(); err != nil {
-		return nil, err
-	}
-	var views []host.PluginView
-	if err := json.Unmarshal(res.Payload, &views); err != nil {
-		return nil, fmt.Errorf("the host's plugin list: %w", err)
-	}
-	return views, nil
+	defer a.Close()
+	return a.List(ctx)
 }
 
 // timedOut is the exit of a call with no reply before its --timeout.

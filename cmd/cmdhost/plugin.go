@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
@@ -93,7 +93,7 @@ type commandView struct {
 	ContentTypes []string `json:"contentTypes,omitempty"`
 	Timeout      string   `json:"timeout,omitempty"`
 	Topic        string   `json:"topic,omitempty"`
-	host.TimeoutView
+	admin.TimeoutView
 }
 
 // newCommandView shows c as it is served.
@@ -102,7 +102,7 @@ func newCommandView(c pluginmgr.Command) commandView {
 	return commandView{
 		Name: cmd.Name, Idempotent: cmd.Idempotent, ResponseTTL: duration(cmd.ResponseTTL),
 		ContentTypes: cmd.ContentTypes, Timeout: duration(cmd.Timeout), Topic: cmd.Topic,
-		TimeoutView: host.NewTimeoutView(c),
+		TimeoutView: admin.NewTimeoutView(c),
 	}
 }
 

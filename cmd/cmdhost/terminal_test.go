@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -38,7 +38,7 @@ func TestShownOnTerminal(t *testing.T) {
 	if len(w.pending) != maxPending {
 		t.Errorf("%d happenings kept between frames; want at most %d", len(w.pending), maxPending)
 	}
-	st := host.AdminStats{Plugins: []host.PluginView{{PluginStatus: pluginmgr.PluginStatus{Name: "p", State: pluginmgr.StateServing, LastError: "\x1b[31mred"}}}}
+	st := admin.Stats{Plugins: []admin.PluginView{{PluginStatus: pluginmgr.PluginStatus{Name: "p", State: pluginmgr.StateServing, LastError: "\x1b[31mred"}}}}
 	f := w.frame(st, time.Now())
 	last := f.Happenings[len(f.Happenings)-1:]
 	if last[0].Command != "c\x1b[2J" {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 )
 
 // runEnv is run with extra environment variables.
@@ -158,10 +158,10 @@ func TestInspectTimeouts(t *testing.T) {
 	for _, c := range in.Commands {
 		want[c.Name] = c
 	}
-	if c := want["probe-request"]; c.Timeout != "3s" || c.TimeoutView != (host.TimeoutView{EffectiveTimeout: "2s", TimeoutSource: "operator plugin", OnTimeout: "fail"}) {
+	if c := want["probe-request"]; c.Timeout != "3s" || c.TimeoutView != (admin.TimeoutView{EffectiveTimeout: "2s", TimeoutSource: "operator plugin", OnTimeout: "fail"}) {
 		t.Errorf("probe-request: %+v", c)
 	}
-	if c := want["probe-idem"]; c.TimeoutView != (host.TimeoutView{EffectiveTimeout: "500ms", TimeoutSource: "operator command", OnTimeout: "retry", Retries: 2}) {
+	if c := want["probe-idem"]; c.TimeoutView != (admin.TimeoutView{EffectiveTimeout: "500ms", TimeoutSource: "operator command", OnTimeout: "retry", Retries: 2}) {
 		t.Errorf("probe-idem: %+v", c)
 	}
 	if in.Operator != filepath.Join(withOp, "probe.json") {
@@ -254,12 +254,12 @@ func TestListDir(t *testing.T) {
 		t.Fatalf("probe: %+v", p)
 	}
 	for _, c := range p.Commands {
-		want := host.TimeoutView{EffectiveTimeout: "1m0s", TimeoutSource: "host default", OnTimeout: "fail"}
+		want := admin.TimeoutView{EffectiveTimeout: "1m0s", TimeoutSource: "host default", OnTimeout: "fail"}
 		switch c.Name {
 		case "probe-idem":
-			want = host.TimeoutView{EffectiveTimeout: "500ms", TimeoutSource: "operator command", OnTimeout: "retry", Retries: 1}
+			want = admin.TimeoutView{EffectiveTimeout: "500ms", TimeoutSource: "operator command", OnTimeout: "retry", Retries: 1}
 		case "probe-request":
-			want = host.TimeoutView{EffectiveTimeout: "3s", TimeoutSource: "module", OnTimeout: "fail"}
+			want = admin.TimeoutView{EffectiveTimeout: "3s", TimeoutSource: "module", OnTimeout: "fail"}
 		}
 		if c.TimeoutView != want {
 			t.Errorf("%s: %+v, want %+v", c.Name, c.TimeoutView, want)

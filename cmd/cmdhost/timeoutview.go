@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // timeoutWithSource shows a command's execution timeout with its source,
 // e.g. "2s (operator command)", "none (host default)".
-func timeoutWithSource(v host.TimeoutView) string {
+func timeoutWithSource(v admin.TimeoutView) string {
 	if v.EffectiveTimeout == "0s" {
 		return "none (" + string(v.TimeoutSource) + ")"
 	}
@@ -16,6 +16,6 @@ func timeoutWithSource(v host.TimeoutView) string {
 
 // timeoutPolicy shows a command's on_timeout policy: "fail" or, e.g.,
 // "retry ×2".
-func timeoutPolicy(v host.TimeoutView) string {
+func timeoutPolicy(v admin.TimeoutView) string {
 	return pluginmgr.OnTimeout{Retries: v.Retries}.String()
 }

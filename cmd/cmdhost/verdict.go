@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -95,7 +95,7 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 		}
 		return "", err
 	}
-	h, err := dialHost(c)
+	h, err := dialAdmin(c, "")
 	if err != nil {
 		return unasked(err)
 	}
@@ -103,20 +103,20 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 	start := time.Now()
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	var last *host.PluginView
+	var last *admin.PluginView
 	for first := true; ; first = false {
 		left := time.Until(start.Add(wait))
 		if left <= 0 {
 			return "", cli.Exit(pending(h.executor, name, dir, wait, last, digest), exitTimeout)
 		}
-		out, err := h.admin(waitCtx, "list", nil, "", min(left, 5*time.Second))
+		out, err := h.call(waitCtx, admin.OpList, nil, min(left, 5*time.Second))
 		switch {
 		case err != nil && first && waitCtx.Err() == nil:
 			return unasked(err)
 		case err != nil && waitCtx.Err() == nil:
 			return "", err
 		case err == nil:
-			var views []host.PluginView
+			var views []admin.PluginView
 			if err := json.Unmarshal(out, &views); err != nil {
 				return "", fmt.Errorf("host %s's plugin list: %w", h.executor, err)
 			}
@@ -150,7 +150,7 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 // nothing about the file installed), "" when it is dir or that cannot be
 // told: a path relative to the host's working folder, or one not on this
 // machine.
-func elsewhere(v *host.PluginView, dir string) string {
+func elsewhere(v *admin.PluginView, dir string) string {
 	if v == nil || !filepath.IsAbs(v.File) {
 		return ""
 	}
@@ -166,7 +166,7 @@ func elsewhere(v *host.PluginView, dir string) string {
 
 // judge reads the host's view of the plugin (nil: not listed): whether it
 // serves digest, refused it, or has not decided yet (done false).
-func judge(executor string, v *host.PluginView, digest, dir string, after time.Duration) (line string, done bool, err error) {
+func judge(executor string, v *admin.PluginView, digest, dir string, after time.Duration) (line string, done bool, err error) {
 	switch {
 	case v == nil:
 		return "", false, nil
@@ -182,7 +182,7 @@ func judge(executor string, v *host.PluginView, digest, dir string, after time.D
 }
 
 // pending says what the host showed when --wait passed without a verdict.
-func pending(executor, name, dir string, wait time.Duration, v *host.PluginView, digest string) string {
+func pending(executor, name, dir string, wait time.Duration, v *admin.PluginView, digest string) string {
 	msg := fmt.Sprintf("host %s has neither served nor refused %s within --wait %v: ", executor, name, wait)
 	switch {
 	case v == nil:

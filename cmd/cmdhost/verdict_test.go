@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 )
 
 // hostView returns the running host's view of plugin name (plugin list
 // --json), or false when it lists none.
-func hostView(t *testing.T, broker, name string) (host.PluginView, bool) {
+func hostView(t *testing.T, broker, name string) (admin.PluginView, bool) {
 	t.Helper()
 	out, errOut, code := run(t, "plugin", "list", "--json", "--broker", broker, "--executor", "cli-host")
-	var views []host.PluginView
+	var views []admin.PluginView
 	if code != 0 || json.Unmarshal([]byte(out), &views) != nil {
 		t.Fatalf("plugin list --json: %q %q %d", out, errOut, code)
 	}
@@ -26,11 +26,11 @@ func hostView(t *testing.T, broker, name string) (host.PluginView, bool) {
 			return v, true
 		}
 	}
-	return host.PluginView{}, false
+	return admin.PluginView{}, false
 }
 
 // untilView asks the host for plugin name's view until cond holds.
-func untilView(t *testing.T, broker, name, what string, cond func(host.PluginView) bool) host.PluginView {
+func untilView(t *testing.T, broker, name, what string, cond func(admin.PluginView) bool) admin.PluginView {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -86,7 +86,7 @@ func TestPluginInstallReportsTheHostsVerdict(t *testing.T) {
 	// new version takes echo, which b serves on the host; offline, a sorts
 	// first and would keep it. So: a copy (cp) the host refuses...
 	installFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "a.wasm")
-	untilView(t, broker, "a", "refusing echo-v2", func(v host.PluginView) bool { return v.RefusedDigest != "" })
+	untilView(t, broker, "a", "refusing echo-v2", func(v admin.PluginView) bool { return v.RefusedDigest != "" })
 	// ...and install of the same module says what the host said.
 	out, errOut, code = run(t, append([]string{"plugin", "install", filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), "--plugins", dir, "--name", "a"}, hostArgs...)...)
 	want = "host cli-host refused it: plugin a: command echo is already served by plugin b; the new version of a is refused and the old one keeps serving"

@@ -60,7 +60,7 @@ func runVersion(c *cli.Context) error {
 		v.print(c.App.Writer)
 		return nil
 	}
-	h, err := dialHost(c)
+	h, err := dialAdmin(c, "")
 	if err != nil {
 		return err
 	}

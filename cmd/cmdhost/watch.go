@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 )
 
 func watchCommand() *cli.Command {
@@ -43,7 +43,7 @@ func runWatch(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h, err := dialHost(c)
+	h, err := dialAdmin(c, "")
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func runWatch(c *cli.Context) error {
 	sawEvent := make(chan struct{})
 	go func() {
 		// Events come only from a host with --events; none is no error.
-		_ = h.inv.ReceiveTelemetry(ctx, host.EventsTopic(h.executor), func(p []byte) {
+		_ = h.client.Events(ctx, func(p []byte) {
 			w.noteEvent(p)
 			select {
 			case <-sawEvent:
@@ -111,9 +111,9 @@ func runWatch(c *cli.Context) error {
 func interrupted() error { return cli.Exit("", exitInterrupted) }
 
 // stats asks the host for its admin stats.
-func (h *hostClient) stats(ctx context.Context, timeout time.Duration) (host.AdminStats, error) {
-	var st host.AdminStats
-	out, err := h.admin(ctx, "stats", nil, "", timeout)
+func (h *adminHost) stats(ctx context.Context, timeout time.Duration) (admin.Stats, error) {
+	var st admin.Stats
+	out, err := h.call(ctx, admin.OpStats, nil, timeout)
 	if err != nil {
 		return st, err
 	}

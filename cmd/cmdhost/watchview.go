@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/events"
 )
 
@@ -58,7 +58,7 @@ type happening struct {
 // guards what both touch.
 type watcher struct {
 	executor string
-	last     map[string]host.PluginView
+	last     map[string]admin.PluginView
 	lastAt   time.Time
 
 	mu      sync.Mutex
@@ -94,7 +94,7 @@ func (w *watcher) noteEvent(payload []byte) {
 }
 
 // frame makes the frame of stats read at now.
-func (w *watcher) frame(st host.AdminStats, now time.Time) watchFrame {
+func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
 	f := watchFrame{Time: now, Executor: w.executor, Plugins: []watchPlugin{}, ReuseHits: st.Reuse.Hits, ReuseMisses: st.Reuse.Misses}
 	secs := now.Sub(w.lastAt).Seconds()
 	var reloads []happening
@@ -111,7 +111,7 @@ func (w *watcher) frame(st host.AdminStats, now time.Time) watchFrame {
 		}
 		f.Plugins = append(f.Plugins, p)
 	}
-	w.last = make(map[string]host.PluginView, len(st.Plugins))
+	w.last = make(map[string]admin.PluginView, len(st.Plugins))
 	for _, v := range st.Plugins {
 		w.last[v.Name] = v
 	}

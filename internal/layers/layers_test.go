@@ -24,7 +24,14 @@ var layer = map[string]int{
 
 	"host": 90,
 
+	"internal/adminops": 80,
+	"internal/nested":   80,
+
+	"host/admin": 75,
+
 	"internal/metrics": 70,
+
+	"internal/commands": 65,
 
 	"internal/rpc": 60,
 

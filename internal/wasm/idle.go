@@ -7,15 +7,6 @@ import (
 	"github.com/cmdhost/cmdhost/internal/clock"
 )
 
-// Clock and Timer are clock.Clock and clock.Timer under the names host's
-// nested calls still use (NestedConfig.Clock).
-//
-// Deprecated: use package clock; these go once host/nested.go does.
-type (
-	Clock = clock.Clock
-	Timer = clock.Timer
-)
-
 // idleTimer calls onIdle once a plugin has had no call running for its
 // idle timeout: the time is measured from the end of the last call, and
 // while any call runs no timer runs, so a long call is never cut for being

@@ -14,7 +14,7 @@ import (
 
 // TestCallOutputLanguages: the failure message of each guest language's
 // way of dying, as its runtime prints it, and the bound on what is held.
-// The guest kit (host/guestkit_test.go) checks Go and Debian's Rust 1.63
+// The guest kit (internal/nested/guestkit_test.go) checks Go and Debian's Rust 1.63
 // on real modules; Rust 1.73 and later put the message on a line of its
 // own, and C's assert prints before abort.
 func TestCallOutputLanguages(t *testing.T) {

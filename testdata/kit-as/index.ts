@@ -1,6 +1,6 @@
 // kit-as: the guest kit's test plugin in AssemblyScript
 // (testdata/kit/README.md says what each command does;
-// host/guestkit_test.go checks it).
+// internal/nested/guestkit_test.go checks it).
 import {
   handle, Request, Response, Options, Call, callCommand, fanOut, Sync, config, getVar, setVar, addVar,
   log, lastResult, LEVEL_INFO, RESULT_OK,

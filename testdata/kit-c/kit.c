@@ -1,5 +1,5 @@
 /* kit-c: the guest kit's test plugin in C (testdata/kit/README.md says what
- * each command does; host/guestkit_test.go checks it). */
+ * each command does; internal/nested/guestkit_test.go checks it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

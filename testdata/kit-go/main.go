@@ -1,5 +1,5 @@
 // Command kit-go is the guest kit's test plugin in Go (testdata/kit/README.md
-// says what each command does; host/guestkit_test.go checks it).
+// says what each command does; internal/nested/guestkit_test.go checks it).
 package main
 
 import (

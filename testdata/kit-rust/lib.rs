@@ -1,5 +1,5 @@
 //! kit-rust: the guest kit's test plugin in Rust (testdata/kit/README.md
-//! says what each command does; host/guestkit_test.go checks it).
+//! says what each command does; internal/nested/guestkit_test.go checks it).
 
 use cmdhost::{add_var, call_command, config, fan_out, get_var, info, set_var, Call, Command, Error, Request, Response, Sync};
 use std::time::Duration;

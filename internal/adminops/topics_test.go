@@ -1,11 +1,15 @@
-package host_test
+package adminops_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/adminops"
+	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
+	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -13,13 +17,20 @@ import (
 // plugins.HostTopicPrefix, where no plugin may serve: a module declaring
 // an admin op's or the events' pattern is refused.
 func TestHostTopicsReserved(t *testing.T) {
-	for _, topic := range []string{host.AdminTopic("x", "list"), host.EventsTopic("x")} {
+	for _, topic := range []string{admin.Topic("x", admin.OpList), admin.EventsTopic("x")} {
 		if !strings.HasPrefix(topic, plugins.HostTopicPrefix+"/") {
 			t.Errorf("%s is not under %s/", topic, plugins.HostTopicPrefix)
 		}
 	}
 	patterns := []string{plugins.HostTopicPrefix + "/{executorId}/events"}
-	for _, c := range (&host.Admin{}).Commands() {
+	e, err := wasmtest.NewEngine(wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	m := plugins.NewManager(plugins.Config{Dir: t.TempDir(), Engine: e})
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	for _, c := range newOps(t, adminops.Config{Manager: m}).Commands() {
 		patterns = append(patterns, c.Topic)
 	}
 	for _, p := range patterns {

@@ -1,4 +1,4 @@
-package host_test
+package nested_test
 
 import (
 	"log/slog"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -20,10 +20,10 @@ func TestNestedRemoteAsk(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, u *url.URL) {
 		a := newNestHost(t, "host-a", "nest")
 		b := newNestHost(t, "host-b", "spin")
-		ask := func(_ *rpc.Config, n *host.NestedConfig) { n.RemoteAck = true }
+		ask := func(_ *rpc.Config, n *nested.Config) { n.RemoteAck = true }
 		serveNestHost(t, u, a, ask)
 		var blog testkit.LogBuffer
-		serveNestHost(t, u, b, func(c *rpc.Config, _ *host.NestedConfig) {
+		serveNestHost(t, u, b, func(c *rpc.Config, _ *nested.Config) {
 			c.Logger = slog.New(slog.NewTextHandler(&blog, nil))
 		})
 		call := nestCaller(t, u, "host-a")

@@ -1,8 +1,9 @@
-package host_test
+package nested_test
 
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,15 +11,52 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
+const pluginDir = "../../testdata/plugins"
+
+// The tests of remote calls run against both real brokers.
+var brokers = []struct {
+	name  string
+	start func(testing.TB) *url.URL
+}{
+	{"mosquitto", brokertest.StartMosquitto},
+	{"embedded", brokertest.StartEmbedded},
+}
+
+func forEachBroker(t *testing.T, test func(t *testing.T, u *url.URL)) {
+	for _, b := range brokers {
+		t.Run(b.name, func(t *testing.T) { test(t, b.start(t)) })
+	}
+}
+
+func ctxT(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// waitFor polls cond until it holds; the minute is a hang guard, not a
+// bound on how fast it must hold.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // nestHost is one host of the nested-invocation tests: an engine of its
 // own (an engine's Nester serves all its plugins), some test plugins
-// loaded from the shared compilation cache, and a host.Nested serving them.
+// loaded from the shared compilation cache, and nested Calls serving them.
 type nestHost struct {
 	t        testing.TB
 	id       string
@@ -65,13 +103,13 @@ func newNestHostWith(t testing.TB, id string, ecfg wasm.Config, pcfg wasm.Plugin
 			h.resolver[c.Name] = p
 		}
 	}
-	h.configure(host.NestedConfig{})
+	h.configure(nested.Config{})
 	return h
 }
 
 // configure sets the host's Nested from cfg; ExecutorID, Resolver and
 // Events default to the host's.
-func (h *nestHost) configure(cfg host.NestedConfig) *host.Nested {
+func (h *nestHost) configure(cfg nested.Config) *nested.Calls {
 	h.t.Helper()
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = h.id
@@ -82,7 +120,7 @@ func (h *nestHost) configure(cfg host.NestedConfig) *host.Nested {
 	if cfg.Events == nil {
 		cfg.Events = h.events
 	}
-	n, err := host.NewNested(cfg)
+	n, err := nested.New(cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package host
+package nested
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
@@ -22,7 +23,7 @@ type call struct {
 	chain           string   // path as the children's abi.ChainKey
 }
 
-func (n *nestedCalls) newCall(caller wasm.Caller) *call {
+func (n *Calls) newCall(caller wasm.Caller) *call {
 	c := &call{plugin: caller.Plugin}
 	if r := caller.Request; r != nil {
 		c.command = r.Command
@@ -63,7 +64,7 @@ type plan struct {
 // its deadline: min(the caller's, start + the requested timeout, start +
 // the local command's own timeout). A branch that cannot run gets its
 // result instead.
-func (n *nestedCalls) plan(ctx context.Context, c *call, b *abi.Branch, start time.Time) (*plan, *abi.BranchResult) {
+func (n *Calls) plan(ctx context.Context, c *call, b *abi.Branch, start time.Time) (*plan, *abi.BranchResult) {
 	p := &plan{branch: b, executor: b.ExecutorID, start: start}
 	if p.executor == "" {
 		p.executor = n.cfg.ExecutorID
@@ -121,7 +122,7 @@ func (p *plan) metadata() map[string]string {
 }
 
 // run runs one branch to its result.
-func (n *nestedCalls) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
+func (n *Calls) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
 	if !p.deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, p.deadline)
@@ -143,7 +144,7 @@ func (n *nestedCalls) run(ctx context.Context, c *call, p *plan) abi.BranchResul
 }
 
 // runLocal calls the local plugin serving the command directly.
-func (n *nestedCalls) runLocal(ctx context.Context, p *plan) (res abi.BranchResult, plugin string) {
+func (n *Calls) runLocal(ctx context.Context, p *plan) (res abi.BranchResult, plugin string) {
 	b := p.branch
 	ctx, end := n.traceLocal(ctx, b.Command)
 	defer func() { end(res) }()
@@ -153,7 +154,7 @@ func (n *nestedCalls) runLocal(ctx context.Context, p *plan) (res abi.BranchResu
 	if pl, ok := n.cfg.Resolver.Lookup(b.Command); ok {
 		plugin = pl.Name()
 	}
-	resp, err := resolvingHandler(n.cfg.Resolver, b.Command)(ctx, req)
+	resp, err := commands.Resolving(n.cfg.Resolver, b.Command)(ctx, req)
 	var se *rpc.StatusError
 	switch {
 	case err == nil && resp == nil:
@@ -176,7 +177,7 @@ func (n *nestedCalls) runLocal(ctx context.Context, p *plan) (res abi.BranchResu
 // with the branch's budget as its message expiry. MQTT counts expiry in
 // whole seconds, so the remote executor may give the child up to a second
 // more; this side stops waiting at the exact deadline.
-func (n *nestedCalls) runRemote(ctx context.Context, p *plan) abi.BranchResult {
+func (n *Calls) runRemote(ctx context.Context, p *plan) abi.BranchResult {
 	b := p.branch
 	topic, err := remoteTopic(n.cfg.RemoteTopic, p.executor, b.Command)
 	if err != nil {

@@ -1,4 +1,4 @@
-package host_test
+package nested_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -37,7 +37,7 @@ func TestNestedDeadlinePropagation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h.configure(host.NestedConfig{Timeout: func(cmd string) time.Duration {
+			h.configure(nested.Config{Timeout: func(cmd string) time.Duration {
 				if cmd != "probe-request" {
 					t.Errorf("own timeout asked for %s", cmd)
 				}
@@ -108,7 +108,7 @@ func TestNestedDepthLimit(t *testing.T) {
 		return callSpec{Command: "nest-relay", Payload: string(inner)}
 	}
 	// nest → nest-relay → echo is a chain of 3.
-	h.configure(host.NestedConfig{MaxDepth: 2})
+	h.configure(nested.Config{MaxDepth: 2})
 	v := decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", relay(), nil))
 	var inner resultView
 	if err := json.Unmarshal([]byte(v.Payload), &inner); err != nil || v.Status != 200 {
@@ -117,14 +117,14 @@ func TestNestedDepthLimit(t *testing.T) {
 	if inner.Reason != "depth" || !strings.Contains(inner.Error, "nested call depth limit of 2 reached: h1/nest → h1/nest-relay → h1/echo") {
 		t.Fatalf("inner %+v", inner)
 	}
-	h.configure(host.NestedConfig{MaxDepth: 3})
+	h.configure(nested.Config{MaxDepth: 3})
 	v = decode[resultView](t)(h.invoke(ctxFor(t, 10*time.Second), "nest", relay(), nil))
 	if err := json.Unmarshal([]byte(v.Payload), &inner); err != nil || inner.Payload != "deep" || inner.Status != 200 {
 		t.Fatalf("depth 3 allowed: %+v %+v", v, inner)
 	}
 
 	// The default limit, 8, counts the chain the request arrived with.
-	h.configure(host.NestedConfig{})
+	h.configure(nested.Config{})
 	for _, c := range []struct {
 		callers int
 		ok      bool
@@ -191,7 +191,7 @@ func TestNestedRefusals(t *testing.T) {
 // fails as cut, and the child is stopped too.
 func TestNestedCallerCut(t *testing.T) {
 	h := newNestHost(t, "h1", "nest", "spin")
-	h.configure(host.NestedConfig{Timeout: func(string) time.Duration { return time.Minute }})
+	h.configure(nested.Config{Timeout: func(string) time.Duration { return time.Minute }})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	start := time.Now()

@@ -1,4 +1,4 @@
-package host_test
+package nested_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package host_test
+package nested_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
@@ -29,9 +29,9 @@ func (s *stubRemote) Invoke(ctx context.Context, c rpc.Call) (*rpc.Result, error
 	return s.answer(ctx, c)
 }
 
-func newStubNested(t *testing.T, remote *stubRemote) *host.Nested {
+func newStubNested(t *testing.T, remote *stubRemote) *nested.Calls {
 	t.Helper()
-	n, err := host.NewNested(host.NestedConfig{ExecutorID: "h1", Resolver: commandMap{}, Remote: remote})
+	n, err := nested.New(nested.Config{ExecutorID: "h1", Resolver: commandMap{}, Remote: remote})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,14 +134,14 @@ func TestNestedRefusesWithoutRunning(t *testing.T) {
 
 func TestNewNestedChecks(t *testing.T) {
 	for _, c := range []struct {
-		cfg  host.NestedConfig
+		cfg  nested.Config
 		want string
 	}{
-		{host.NestedConfig{Resolver: commandMap{}}, "executor id"},
-		{host.NestedConfig{ExecutorID: "h"}, "resolver"},
-		{host.NestedConfig{ExecutorID: "h", Resolver: commandMap{}, RemoteTopic: "rpc/{other}/{commandName}"}, "tokens other than"},
+		{nested.Config{Resolver: commandMap{}}, "executor id"},
+		{nested.Config{ExecutorID: "h"}, "resolver"},
+		{nested.Config{ExecutorID: "h", Resolver: commandMap{}, RemoteTopic: "rpc/{other}/{commandName}"}, "tokens other than"},
 	} {
-		if _, err := host.NewNested(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := nested.New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v", c.cfg, err)
 		}
 	}

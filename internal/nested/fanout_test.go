@@ -1,4 +1,4 @@
-package host_test
+package nested_test
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -105,7 +106,7 @@ func TestNestedFanOutStrategies(t *testing.T) {
 func TestNestedSyncTimeoutFromFirstArrival(t *testing.T) {
 	h := newNestHost(t, "h1", "nest", "sleep")
 	clock := newManualClock()
-	h.configure(host.NestedConfig{Clock: clock})
+	h.configure(nested.Config{Clock: clock})
 	start := time.Now()
 	got := make(chan fanView, 1)
 	go func() {
@@ -140,7 +141,7 @@ func TestNestedSyncTimeoutFromFirstArrival(t *testing.T) {
 	idle(t, sleep)
 }
 
-// manualClock is a wasm.Clock whose timers fire when the test says so.
+// manualClock is a clock.Clock whose timers fire when the test says so.
 // Each AfterFunc is reported on armed, with when (in real time) it was
 // armed.
 type manualClock struct {
@@ -167,7 +168,7 @@ func (c *manualClock) Now() time.Time {
 	return c.now
 }
 
-func (c *manualClock) AfterFunc(d time.Duration, f func()) wasm.Timer {
+func (c *manualClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	t := &manualTimer{c: c, d: d, armedAt: time.Now(), f: f}
 	c.armed <- t
 	return t
@@ -203,7 +204,7 @@ func (c *manualClock) next(t *testing.T) *manualTimer {
 func TestNestedSyncTimerClock(t *testing.T) {
 	h := newNestHost(t, "h1", "nest", "sleep", "spin")
 	clock := newManualClock()
-	h.configure(host.NestedConfig{Clock: clock})
+	h.configure(nested.Config{Clock: clock})
 
 	ctx, cancel := context.WithCancel(context.Background()) // no caller deadline: nothing caps the timeout
 	defer cancel()

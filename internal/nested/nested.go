@@ -1,4 +1,10 @@
-package host
+// Package nested runs the calls a handler makes to other commands
+// (abi.FnInvoke): the engine hands each invocation to a Calls, which runs
+// its branches on local plugins or, through the broker, on other
+// executors, and waits for them by the invocation's sync rule. host builds
+// one per server (Config, New) and gives it to the engine
+// (wasm.Engine.SetNester); why it works the way it does is below.
+package nested
 
 import (
 	"context"
@@ -10,16 +16,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
-// Nested invocation: a handler calls other commands through
-// abi.FnInvoke and the engine hands the call to a nestedCalls, which runs the
-// branches and waits for them by the invocation's sync rule.
-//
 // Why it is built this way:
 //   - Deadlines only shrink. A child gets min(the caller's deadline, the
 //     branch's requested timeout, the child command's own execution
@@ -46,21 +50,21 @@ import (
 //     for; with RemoteAck the remote executor is sent a cancel, otherwise
 //     it stops them at their message expiry.
 
-// DefaultMaxDepth bounds call chains when nestedConfig.MaxDepth is 0.
+// DefaultMaxDepth bounds call chains when Config.MaxDepth is 0.
 const DefaultMaxDepth = 8
 
 // maxSyncTimeout caps the computed default sync timeout, so a fan-out over
 // long commands ends within half an hour unless it sets its own timeout.
 const maxSyncTimeout = 30 * time.Minute
 
-// remoteInvoker calls a command of another executor through the broker;
+// RemoteInvoker calls a command of another executor through the broker;
 // *rpc.Invoker is one.
-type remoteInvoker interface {
+type RemoteInvoker interface {
 	Invoke(ctx context.Context, c rpc.Call) (*rpc.Result, error)
 }
 
-// nestedConfig configures a nestedCalls. ExecutorID and Resolver are required.
-type nestedConfig struct {
+// Config configures Calls. ExecutorID and Resolver are required.
+type Config struct {
 	// ExecutorID is this host's executor id: a branch naming none, or
 	// this one, runs on a local plugin. It is also the chain's name for
 	// this host.
@@ -69,11 +73,11 @@ type nestedConfig struct {
 	// (plugins.Manager).
 	Resolver plugins.Lookuper
 	// Timeout returns a local command's own execution timeout (0: none),
-	// the one the executor applies to it (Server.commandTimeout).
+	// the one the executor applies to it.
 	Timeout func(command string) time.Duration
 	// Remote sends branches that name another executor; nil: they fail
 	// with abi.ReasonUnavailable.
-	Remote remoteInvoker
+	Remote RemoteInvoker
 	// RemoteAck makes remote calls asks (rpc.Call.Ack, the cmdhost-ack
 	// extension): a branch abandoned or cut here is cancelled on the
 	// remote executor too (cmdhost-cancel), rather than left to run until
@@ -97,23 +101,22 @@ type nestedConfig struct {
 	// ones are Remote's: an invoker with a tracer); Origin names the plugin
 	// serving a command on it. nil: no tracing.
 	Tracer trace.Tracer
-	Origin origin
+	Origin commands.Origin
 	// Clock drives the sync timeout; nil is the system clock. Deadlines
 	// are context deadlines, on the system clock.
-	Clock wasm.Clock
+	Clock clock.Clock
 }
 
-// nestedCalls runs nested invocations: it is the engine's wasm.Nester. Nest is
+// Calls runs nested invocations: it is the engine's wasm.Nester. Nest is
 // safe for concurrent use.
-type nestedCalls struct {
-	cfg nestedConfig
+type Calls struct {
+	cfg Config
 }
 
-var _ wasm.Nester = (*nestedCalls)(nil)
+var _ wasm.Nester = (*Calls)(nil)
 
-// newNested checks cfg and returns a nestedCalls; hand it to
-// wasm.Engine.SetNester.
-func newNested(cfg nestedConfig) (*nestedCalls, error) {
+// New checks cfg and returns Calls; hand them to wasm.Engine.SetNester.
+func New(cfg Config) (*Calls, error) {
 	if cfg.ExecutorID == "" {
 		return nil, errors.New("nested: the executor id is required")
 	}
@@ -132,10 +135,8 @@ func newNested(cfg nestedConfig) (*nestedCalls, error) {
 	if cfg.RemoteTimeout <= 0 {
 		cfg.RemoteTimeout = time.Minute
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = systemClock{}
-	}
-	return &nestedCalls{cfg: cfg}, nil
+	cfg.Clock = clock.OrSystem(cfg.Clock)
+	return &Calls{cfg: cfg}, nil
 }
 
 // arrival is a branch that finished, with its result.
@@ -148,7 +149,7 @@ type arrival struct {
 // returns when the strategy is met, every branch has finished, the sync
 // timeout fires, or ctx is done; branches still running then are
 // cancelled.
-func (n *nestedCalls) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Invocation) *abi.InvocationResult {
+func (n *Calls) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Invocation) *abi.InvocationResult {
 	if err := inv.Validate(); err != nil { // the engine's are valid; other callers' may not be
 		return &abi.InvocationResult{Failure: abi.ReasonInvalid, Message: err.Error()}
 	}
@@ -196,7 +197,7 @@ func (n *nestedCalls) Nest(ctx context.Context, caller wasm.Caller, inv *abi.Inv
 
 // waiter is the fan-in of one invocation.
 type waiter struct {
-	n        *nestedCalls
+	n        *Calls
 	c        *call
 	inv      *abi.Invocation
 	plans    []*plan // nil for a branch that failed before it started
@@ -224,7 +225,7 @@ func (w *waiter) wait(ctx context.Context, arrivals <-chan arrival) *abi.Invocat
 	total, need := len(w.inv.Branches), w.need()
 	answered := 0
 	var fired chan struct{} // armed at the first answer
-	var timer wasm.Timer
+	var timer clock.Timer
 	var first time.Time
 	var syncTimeout time.Duration
 	defer func() {
@@ -333,17 +334,10 @@ func (w *waiter) syncTimedOut(first time.Time, timeout time.Duration, answered i
 }
 
 // emit hands a timeout event to the sink.
-func (n *nestedCalls) emit(ev events.Event) {
+func (n *Calls) emit(ev events.Event) {
 	if n.cfg.Events == nil {
 		return
 	}
 	ev.Kind = events.KindTimeout
 	n.cfg.Events.Emit(events.Finish(ev))
 }
-
-// systemClock is wasm.Clock on package time.
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) AfterFunc(d time.Duration, f func()) wasm.Timer { return time.AfterFunc(d, f) }

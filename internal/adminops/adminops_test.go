@@ -1,4 +1,4 @@
-package host_test
+package adminops_test
 
 import (
 	"context"
@@ -9,14 +9,28 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/adminops"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
+const pluginDir = "../../testdata/plugins"
+
+// newOps returns the admin ops of m, with cfg's other settings.
+func newOps(t *testing.T, cfg adminops.Config) *adminops.Ops {
+	t.Helper()
+	a, err := adminops.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // adminOp returns the handler of the admin op named.
-func adminOp(t *testing.T, a *host.Admin, op string) rpc.Handler {
+func adminOp(t *testing.T, a *adminops.Ops, op string) rpc.Handler {
 	t.Helper()
 	for _, c := range a.Commands() {
 		if c.Name == "admin-"+op {
@@ -29,7 +43,7 @@ func adminOp(t *testing.T, a *host.Admin, op string) rpc.Handler {
 
 // TestAdminInspectTimeouts: inspect shows each command's execution
 // timeout as served, where it comes from and its on_timeout policy; the
-// host's default only when the Admin knows it.
+// host's default only when the manager knows it.
 func TestAdminInspectTimeouts(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"probe", "counter-idem"} {
@@ -45,36 +59,41 @@ func TestAdminInspectTimeouts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "probe.json"), []byte(op), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Plugin: wasm.PluginConfig{PoolSize: 1},
+	e, err := wasmtest.NewEngine(wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1},
 		Defaults: plugins.Defaults{ExecTimeout: 10 * time.Second}})
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	if errs := m.LoadAll(context.Background()); len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	inspect := func(a *host.Admin, name string) host.PluginView {
+	inspect := func(a *adminops.Ops, name string) admin.PluginView {
 		t.Helper()
-		payload, _ := json.Marshal(host.AdminRequest{Name: name})
+		payload, _ := json.Marshal(admin.Request{Name: name})
 		resp, err := adminOp(t, a, "inspect")(context.Background(), &abi.Request{Payload: payload})
 		if err != nil || resp.Status != 0 {
 			t.Fatalf("inspect %s: %v, %+v", name, err, resp)
 		}
-		var v host.PluginView
+		var v admin.PluginView
 		if err := json.Unmarshal(resp.Payload, &v); err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
-	timeouts := func(v host.PluginView) map[string]host.TimeoutView {
-		out := map[string]host.TimeoutView{}
+	timeouts := func(v admin.PluginView) map[string]admin.TimeoutView {
+		out := map[string]admin.TimeoutView{}
 		for _, c := range v.Timeouts {
 			out[c.Command] = c.TimeoutView
 		}
 		return out
 	}
 
-	a := &host.Admin{Manager: m}
+	a := newOps(t, adminops.Config{Manager: m})
 	probe := timeouts(inspect(a, "probe"))
-	want := map[string]host.TimeoutView{
+	want := map[string]admin.TimeoutView{
 		"probe-idem":    {EffectiveTimeout: "500ms", TimeoutSource: plugins.TimeoutFromOperatorCommand, OnTimeout: "retry", Retries: 2},
 		"probe-request": {EffectiveTimeout: "2s", TimeoutSource: plugins.TimeoutFromOperatorPlugin, OnTimeout: "fail"},
 		"probe-status":  {EffectiveTimeout: "2s", TimeoutSource: plugins.TimeoutFromOperatorPlugin, OnTimeout: "fail"},
@@ -87,7 +106,7 @@ func TestAdminInspectTimeouts(t *testing.T) {
 	if len(probe) != 12 {
 		t.Errorf("%d commands with timeouts, want probe's 12", len(probe))
 	}
-	hostDefault := host.TimeoutView{EffectiveTimeout: "10s", TimeoutSource: plugins.TimeoutFromHost, OnTimeout: "fail"}
+	hostDefault := admin.TimeoutView{EffectiveTimeout: "10s", TimeoutSource: plugins.TimeoutFromHost, OnTimeout: "fail"}
 	if got := timeouts(inspect(a, "counter-idem"))["counter-idem"]; got != hostDefault {
 		t.Errorf("counter-idem: %+v, want %+v", got, hostDefault)
 	}
@@ -96,7 +115,7 @@ func TestAdminInspectTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var views []host.PluginView
+	var views []admin.PluginView
 	if err := json.Unmarshal(resp.Payload, &views); err != nil || len(views) != 2 || views[0].Timeouts != nil {
 		t.Errorf("list: %v, %+v", err, views)
 	}

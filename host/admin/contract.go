@@ -1,4 +1,22 @@
-package host
+// Package admin is the contract of a cmdhost's own admin ops and a Go
+// client for them: what an operator's tool, an embedder, or `cmdhost
+// plugin list/reload/remove`, install's verdict, `cmdhost watch` and
+// `cmdhost version --executor` use to ask a running host about its plugins
+// and to reload or remove one.
+//
+// A host serves its admin ops over the same RPC protocol as its plugins'
+// commands, on executor-specific topics: cmdhost/{executorId}/admin/{op}
+// (Topic). Reading ops (list, inspect, stats) are open; ops that change
+// state (reload, remove) need the token `serve --admin-token` set, sent
+// as the request's user property cmdhost-admin-token (TokenKey); without
+// a token set they are refused (StatusForbidden). The token is a guard
+// against mistakes, not a security boundary: who may publish to
+// cmdhost/# is for the broker's ACLs to decide.
+//
+// The types here are the ops' requests and replies as JSON; the host's
+// side of the ops lives in the host (internal/adminops), and both import
+// this package, so that the contract is written once.
+package admin
 
 import (
 	"github.com/cmdhost/cmdhost/abi"
@@ -7,15 +25,28 @@ import (
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
-// What the admin ops take and answer: the contract between the host's
-// admin ops (admin.go) and their clients, such as `cmdhost admin`.
+// The admin ops.
+const (
+	OpList    = "list"    // every plugin (PluginView), open
+	OpInspect = "inspect" // one plugin (PluginView) with its commands' settings, open
+	OpStats   = "stats"   // the plugins, the reuse cache and the host's version (Stats), open
+	OpReload  = "reload"  // reload a plugin from its file (PluginView), needs the token
+	OpRemove  = "remove"  // stop serving a plugin and delete its file, needs the token
+)
 
-// AdminTokenKey is the request user property that carries the admin token.
-const AdminTokenKey = "cmdhost-admin-token"
+// TokenKey is the request user property that carries the admin token.
+const TokenKey = "cmdhost-admin-token"
 
-// AdminTopic returns the request topic of an admin op.
-func AdminTopic(executorID, op string) string {
+// Topic returns the request topic of an admin op.
+func Topic(executorID, op string) string {
 	return plugins.HostTopicPrefix + "/" + executorID + "/admin/" + op
+}
+
+// EventsTopic is the topic of an executor's timeout events, JSON
+// telemetry it publishes with serve --events (Client.Events receives
+// them).
+func EventsTopic(executorID string) string {
+	return plugins.HostTopicPrefix + "/" + executorID + "/events"
 }
 
 // StatusForbidden refuses an admin op that needs the token.
@@ -51,7 +82,7 @@ type TimeoutView struct {
 	// is not known.
 	EffectiveTimeout string                `json:"effectiveTimeout,omitempty"`
 	TimeoutSource    plugins.TimeoutSource `json:"timeoutSource"`
-	OnTimeout        string                `json:"onTimeout"` // events.PolicyFail or events.PolicyRetry
+	OnTimeout        string                `json:"onTimeout"` // "fail" or "retry"
 	Retries          int                   `json:"retries,omitempty"`
 }
 
@@ -61,8 +92,8 @@ func NewTimeoutView(c plugins.Command) TimeoutView {
 		OnTimeout: string(c.OnTimeout.Policy()), Retries: c.OnTimeout.Retries}
 }
 
-// AdminStats is what the stats op reports.
-type AdminStats struct {
+// Stats is what the stats op reports.
+type Stats struct {
 	Plugins []PluginView     `json:"plugins"`
 	Reuse   cache.ReuseStats `json:"reuse"`
 	// Build is the host binary's version, for `cmdhost version
@@ -70,7 +101,7 @@ type AdminStats struct {
 	Build buildinfo.Version `json:"build"`
 }
 
-// AdminRequest is the payload of inspect, reload and remove.
-type AdminRequest struct {
+// Request is the payload of inspect, reload and remove.
+type Request struct {
 	Name string `json:"name"`
 }

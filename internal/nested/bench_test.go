@@ -1,11 +1,11 @@
-package host_test
+package nested_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkNestedLocal(b *testing.B) {
 			}
 		})
 	}
-	n := h.configure(host.NestedConfig{})
+	n := h.configure(nested.Config{})
 	caller := wasm.Caller{Plugin: "bench", Request: &abi.Request{Command: "bench", CorrelationID: parentCorrelation}}
 	inv := &abi.Invocation{Branches: []abi.Branch{{Name: "e", Command: "echo", Payload: []byte("hello")}}}
 	b.Run("dispatcher", func(b *testing.B) {

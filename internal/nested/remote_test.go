@@ -1,4 +1,4 @@
-package host_test
+package nested_test
 
 import (
 	"encoding/json"
@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/wasm"
@@ -20,7 +21,7 @@ import (
 
 // serveNestHost serves h's plugins on the broker as executor h.id and
 // gives its Nested an invoker on the same broker for remote branches.
-func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Config, *host.NestedConfig)) {
+func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Config, *nested.Config)) {
 	t.Helper()
 	var modules []*wasm.Plugin
 	for _, p := range h.plugins {
@@ -29,11 +30,11 @@ func serveNestHost(t *testing.T, u *url.URL, h *nestHost, adjust ...func(*rpc.Co
 	cfg := rpc.Config{ExecutorID: h.id, Session: session.Config{ClientID: h.id + "-" + strings.ReplaceAll(t.Name(), "/", "-"),
 		Broker: u, ReconnectDelay: 50 * time.Millisecond},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-	var ncfg host.NestedConfig
+	var ncfg nested.Config
 	for _, f := range adjust {
 		f(&cfg, &ncfg)
 	}
-	exec, err := rpc.NewExecutor(cfg, host.FixedCommands(modules, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
+	exec, err := rpc.NewExecutor(cfg, commands.Fixed(modules, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,181 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/topic"
+)
+
+// ClientConfig configures a Client. Broker and ExecutorID are required.
+type ClientConfig struct {
+	// Broker is the MQTT broker the host serves on.
+	Broker *url.URL
+	// ExecutorID is the host's executor id (serve --id).
+	ExecutorID string
+	// Token is the host's admin token (serve --admin-token), sent with
+	// every op when set: reload and remove need it.
+	Token string
+	// Timeout is each op's message expiry and how long it waits for the
+	// reply (WithTimeout changes it); default DefaultTimeout.
+	Timeout time.Duration
+}
+
+// DefaultTimeout is an op's timeout when ClientConfig.Timeout is 0.
+const DefaultTimeout = 10 * time.Second
+
+// Errors of an op that got no reply. ErrNoExecutor: no host with the
+// executor id acknowledged the op on that broker within the ack window
+// (1.5 s), whatever the timeout. ErrNoResponse: no reply within the
+// timeout; with ErrAcked too, the host acknowledged the op, so it runs
+// longer than that.
+var (
+	ErrNoExecutor = rpc.ErrNoExecutor
+	ErrNoResponse = rpc.ErrNoResponse
+	ErrAcked      = rpc.ErrAcked
+)
+
+// HostError is an op the host answered with an error status: the token
+// missing or wrong (StatusForbidden), no such plugin (400), a failure.
+type HostError struct {
+	Status  abi.Status
+	Message string
+	err     error // the reply as an error, for its text
+}
+
+func (e *HostError) Error() string { return e.err.Error() }
+
+// Client runs the admin ops of one host. It is safe for concurrent use;
+// Close it.
+type Client struct {
+	cfg ClientConfig
+	inv *rpc.Invoker
+}
+
+// Dial connects to cfg.Broker for the admin ops of the host cfg.ExecutorID
+// names. It does not wait for a broker that refuses the connection (it
+// returns that error at once), and otherwise tries until ctx ends.
+func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
+	if cfg.Broker == nil {
+		return nil, errors.New("admin client: the broker URL is required")
+	}
+	if err := topic.CheckLevel(cfg.ExecutorID); err != nil {
+		// It is a level of the ops' topics.
+		return nil, fmt.Errorf("admin client: executor id %q: %w", cfg.ExecutorID, err)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	inv, err := rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: cfg.Broker}, RefusedIsFinal: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: cfg, inv: inv}, nil
+}
+
+// Close disconnects the client, and every client WithTimeout made of it.
+func (c *Client) Close() error { return c.inv.Close() }
+
+// ExecutorID is the executor id of the host the client asks.
+func (c *Client) ExecutorID() string { return c.cfg.ExecutorID }
+
+// WithTimeout returns a client that asks the same host over the same
+// connection with the op timeout d.
+func (c *Client) WithTimeout(d time.Duration) *Client {
+	cfg := c.cfg
+	if d > 0 {
+		cfg.Timeout = d
+	}
+	return &Client{cfg: cfg, inv: c.inv}
+}
+
+// Call runs the admin op named, with req as its JSON payload (none when
+// nil), and returns the reply's JSON as the host sent it. An op answered
+// with an error status is a *HostError; one that got no reply is
+// ErrNoExecutor or ErrNoResponse.
+func (c *Client) Call(ctx context.Context, op string, req any) (json.RawMessage, error) {
+	call := rpc.Call{Topic: Topic(c.cfg.ExecutorID, op), ContentType: "application/json", Timeout: c.cfg.Timeout, Ack: true}
+	if req != nil {
+		var err error
+		if call.Payload, err = json.Marshal(req); err != nil {
+			return nil, err
+		}
+	}
+	if c.cfg.Token != "" {
+		call.Metadata = map[string]string{TokenKey: c.cfg.Token}
+	}
+	res, err := c.inv.Invoke(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Err(); err != nil {
+		return nil, &HostError{Status: res.Status, Message: res.Message, err: err}
+	}
+	return res.Payload, nil
+}
+
+// List returns every plugin of the host.
+func (c *Client) List(ctx context.Context) ([]PluginView, error) {
+	var views []PluginView
+	if err := c.decode(ctx, OpList, nil, &views, "the host's plugin list"); err != nil {
+		return nil, err
+	}
+	return views, nil
+}
+
+// Inspect returns the plugin named, with its commands' settings.
+func (c *Client) Inspect(ctx context.Context, name string) (PluginView, error) {
+	var v PluginView
+	err := c.decode(ctx, OpInspect, Request{Name: name}, &v, "the host's view of plugin "+name)
+	return v, err
+}
+
+// Stats returns the host's plugins, reuse cache counters and version.
+func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := c.decode(ctx, OpStats, nil, &st, "the host's stats")
+	return st, err
+}
+
+// Reload reloads the plugin named from its file and returns its view;
+// it needs the token.
+func (c *Client) Reload(ctx context.Context, name string) (PluginView, error) {
+	var v PluginView
+	err := c.decode(ctx, OpReload, Request{Name: name}, &v, "the host's view of plugin "+name)
+	return v, err
+}
+
+// Remove stops serving the plugin named and deletes its file; it needs
+// the token.
+func (c *Client) Remove(ctx context.Context, name string) error {
+	_, err := c.Call(ctx, OpRemove, Request{Name: name})
+	return err
+}
+
+// Events hands the payload of each timeout event the host publishes
+// (serve --events; JSON, see EventsTopic) to each until ctx ends. each
+// runs on the connection's goroutine and must not block. A host without
+// --events publishes none, which is no error.
+func (c *Client) Events(ctx context.Context, each func(payload []byte)) error {
+	return c.inv.ReceiveTelemetry(ctx, EventsTopic(c.cfg.ExecutorID), each)
+}
+
+// decode runs op and unmarshals its reply into v; what names the reply
+// in the error of one that is not JSON of v's type.
+func (c *Client) decode(ctx context.Context, op string, req, v any, what string) error {
+	out, err := c.Call(ctx, op, req)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

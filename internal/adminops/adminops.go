@@ -1,0 +1,195 @@
+// Package adminops is the host's side of its admin ops: list, inspect,
+// stats, reload and remove, served as RPC commands beside the plugins'
+// (host puts them first). The contract they answer by, topics, token,
+// requests and replies, is the public package host/admin, which clients
+// import too; this package holds what only the host needs: the ops over a
+// plugins manager and the token check.
+package adminops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/buildinfo"
+	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/plugins"
+)
+
+// The ops are served on executor-specific topics, where no plugin may
+// serve (plugins.HostTopicPrefix): the admin ops reach the host only. What
+// each op takes and answers, and the rules of the token, are documented
+// in host/admin.
+
+// Config configures the Ops. Manager is required.
+type Config struct {
+	Manager *plugins.Manager
+	// Token allows reload and remove; "" refuses them.
+	Token string
+	// Reuse reports the reuse cache's counters for stats; nil: none.
+	Reuse func() cache.ReuseStats
+}
+
+// Ops serves the admin ops for a plugins manager.
+type Ops struct {
+	cfg Config
+}
+
+// New returns the Ops of cfg.
+func New(cfg Config) (*Ops, error) {
+	if cfg.Manager == nil {
+		return nil, errors.New("admin ops: a plugins manager is required")
+	}
+	return &Ops{cfg: cfg}, nil
+}
+
+// Commands returns the admin ops as RPC commands, on the topic pattern of
+// each (admin.Topic with the executor's id to fill in).
+func (a *Ops) Commands() []rpc.Command {
+	op := func(name string, guarded bool, f func(ctx context.Context, req admin.Request) (any, error)) rpc.Command {
+		return rpc.Command{
+			Name: "admin-" + name, Topic: admin.Topic("{executorId}", name), Concurrency: 2,
+			Handler: func(ctx context.Context, r *abi.Request) (*abi.Response, error) {
+				if guarded {
+					if refusal := a.checkToken(r); refusal != nil {
+						return refusal, nil
+					}
+				}
+				var req admin.Request
+				if len(r.Payload) > 0 {
+					if err := json.Unmarshal(r.Payload, &req); err != nil {
+						return &abi.Response{Status: abi.StatusBadRequest, Message: `payload must be JSON such as {"name":"echo"}`}, nil
+					}
+				}
+				out, err := f(ctx, req)
+				if err != nil {
+					var bad *badRequest
+					if errors.As(err, &bad) {
+						return &abi.Response{Status: abi.StatusBadRequest, Message: bad.msg, PropName: "name", PropValue: req.Name}, nil
+					}
+					return nil, err
+				}
+				b, err := json.Marshal(out)
+				if err != nil {
+					return nil, err
+				}
+				return &abi.Response{Payload: b, ContentType: "application/json", Format: abi.FormatUTF8}, nil
+			},
+		}
+	}
+	return []rpc.Command{
+		op(admin.OpList, false, func(context.Context, admin.Request) (any, error) { return a.views(false), nil }),
+		op(admin.OpStats, false, func(context.Context, admin.Request) (any, error) {
+			st := admin.Stats{Plugins: a.views(false), Build: buildinfo.Read()}
+			if a.cfg.Reuse != nil {
+				st.Reuse = a.cfg.Reuse()
+			}
+			return st, nil
+		}),
+		op(admin.OpInspect, false, func(_ context.Context, req admin.Request) (any, error) {
+			for _, v := range a.views(true) {
+				if v.Name == req.Name {
+					return v, nil
+				}
+			}
+			return nil, &badRequest{fmt.Sprintf("no plugin named %q", req.Name)}
+		}),
+		op(admin.OpReload, true, func(ctx context.Context, req admin.Request) (any, error) {
+			if err := a.known(req.Name); err != nil {
+				return nil, err
+			}
+			if err := a.cfg.Manager.Reload(ctx, req.Name); err != nil {
+				return nil, &badRequest{err.Error()}
+			}
+			return a.view(req.Name), nil
+		}),
+		op(admin.OpRemove, true, func(ctx context.Context, req admin.Request) (any, error) {
+			if err := a.known(req.Name); err != nil {
+				return nil, err
+			}
+			file := a.view(req.Name).File
+			if err := a.cfg.Manager.Remove(ctx, req.Name); err != nil {
+				return nil, &badRequest{err.Error()}
+			}
+			// The file goes too, so that a restart does not serve it again.
+			if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("plugin %s removed, but its file stays: %w", req.Name, err)
+			}
+			return map[string]string{"removed": req.Name}, nil
+		}),
+	}
+}
+
+type badRequest struct{ msg string }
+
+func (e *badRequest) Error() string { return e.msg }
+
+func (a *Ops) checkToken(r *abi.Request) *abi.Response {
+	switch {
+	case a.cfg.Token == "":
+		return &abi.Response{Status: admin.StatusForbidden, Message: "this op changes state and the host has no admin token: start `cmdhost serve --admin-token TOKEN`"}
+	case r.Metadata[admin.TokenKey] != a.cfg.Token:
+		return &abi.Response{Status: admin.StatusForbidden, Message: "wrong or missing admin token (user property " + admin.TokenKey + "; `--token` or CMDHOST_ADMIN_TOKEN)"}
+	}
+	return nil
+}
+
+func (a *Ops) known(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return &badRequest{`name the plugin: {"name":"echo"}`}
+	}
+	for _, st := range a.cfg.Manager.Status() {
+		if st.Name == name {
+			return nil
+		}
+	}
+	return &badRequest{fmt.Sprintf("no plugin named %q", name)}
+}
+
+func (a *Ops) view(name string) admin.PluginView {
+	for _, v := range a.views(false) {
+		if v.Name == name {
+			return v
+		}
+	}
+	return admin.PluginView{}
+}
+
+// views reports every plugin; the latency is its serving version's.
+func (a *Ops) views(declared bool) []admin.PluginView {
+	out := []admin.PluginView{} // no plugin is [], not null, in the reply's JSON
+	for _, st := range a.cfg.Manager.Status() {
+		v := admin.PluginView{PluginStatus: st}
+		if len(st.Commands) > 0 {
+			if p, ok := a.cfg.Manager.Lookup(st.Commands[0]); ok && p.Name() == st.Name {
+				s := p.Stats()
+				v.P50Ms, v.P99Ms = float64(s.P50.Microseconds())/1000, float64(s.P99.Microseconds())/1000
+				if declared {
+					v.Declared = p.Description().Commands
+					v.Timeouts = a.timeouts(st.Name)
+				}
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// timeouts returns the timeouts of the commands plugin serves, sorted by
+// command name.
+func (a *Ops) timeouts(plugin string) []admin.CommandTimeout {
+	var out []admin.CommandTimeout
+	for _, s := range a.cfg.Manager.Commands() {
+		if s.Plugin != plugin {
+			continue
+		}
+		out = append(out, admin.CommandTimeout{Command: s.Name(), TimeoutView: admin.NewTimeoutView(s)})
+	}
+	return out
+}
