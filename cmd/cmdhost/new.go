@@ -345,8 +345,8 @@ func cmdhostSource(dir string) (string, error) {
 		data, err := os.ReadFile(filepath.Join(abs, filepath.FromSlash(m.gomod)))
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && m.module != hostModule:
-			return "", fmt.Errorf("--cmdhost-src %s: a cmdhost source tree older than this binary: it has no %s "+
-				"(abi and sdk are modules of their own since); use a newer one", dir, m.gomod)
+			return "", fmt.Errorf("--cmdhost-src %s: it has no %s: a cmdhost source tree from before abi and sdk "+
+				"became modules of their own; use one as new as this binary", dir, m.gomod)
 		case err != nil:
 			return "", fmt.Errorf("--cmdhost-src %s: not a cmdhost source tree: %w", dir, err)
 		}

@@ -203,7 +203,7 @@ func TestNewRefuses(t *testing.T) {
 		{"existing file", []string{"new", "file", "--dir", tmp}, "already exists and is not an empty directory"},
 		{"not cmdhost source", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", tmp}, "--cmdhost-src " + tmp + ": not a cmdhost source tree"},
 		{"other module", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", other}, `not a cmdhost source tree: its go.mod is module "example.com/other", not github.com/cmdhost/cmdhost`},
-		{"older source tree", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", older}, "--cmdhost-src " + older + ": a cmdhost source tree older than this binary: it has no abi/go.mod"},
+		{"older source tree", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", older}, "--cmdhost-src " + older + ": it has no abi/go.mod: a cmdhost source tree from before abi and sdk became modules of their own"},
 		{"other sdk module", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", otherSDK}, `not a cmdhost source tree: its sdk/go.mod is module "example.com/sdk", not github.com/cmdhost/cmdhost/sdk`},
 		{"no name", []string{"new", "--dir", tmp}, "cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]"},
 		{"two names", []string{"new", "a", "b"}, "cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]"},
