@@ -30,7 +30,10 @@ PLUGINS  := $(SERVED) \
             $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm \
             $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm $(ALT_DIR)/ledger.wasm $(ALT_DIR)/describefail.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
-GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod
+# abi and sdk are modules of their own (abi/go.mod, sdk/go.mod), which the
+# root go.mod replaces with these folders; go vet ./... and go test ./... at
+# the root do not enter them, so vet and test run in each (go -C).
+GUEST_SRC := $(wildcard sdk/*.go abi/*.go) go.mod abi/go.mod sdk/go.mod
 # The guest kit (testdata/kit/README.md): one test plugin per guest
 # language, each serving the same commands, checked by one table
 # (internal/nested/guestkit_test.go). Rust with Debian's rustc by its path (a rustup
@@ -122,7 +125,10 @@ deps:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
-	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi ./sdk
+	$(GO) -C abi vet ./...
+	$(GO) -C sdk vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) -C abi vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) -C sdk vet ./...
 
 # The first run, without -race, also warms the tests' shared compilation
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
@@ -130,6 +136,8 @@ vet:
 test: deps plugins vet conformance sdk-tests paho-tests
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./internal/wasm ./host ./internal/nested
 	$(GO) test -race -count=1 -timeout 8m ./...
+	$(GO) -C abi test -race -count=1 ./...
+	$(GO) -C sdk test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz FUZZMULT=1
 
 # The tests of cmdhost's copy of paho.golang's packet codec
@@ -173,7 +181,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$$(( $${rest##*:} * $(FUZZMULT) )); \
 	  echo "fuzz $$pkg $$name: $$n executions"; \
-	  $(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $${n}x; \
+	  $(GO) -C $$pkg test . -run '^$$' -fuzz "^$$name\$$" -fuzztime $${n}x; \
 	done
 
 bench: plugins

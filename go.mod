@@ -3,6 +3,8 @@ module github.com/cmdhost/cmdhost
 go 1.26.0
 
 require (
+	github.com/cmdhost/cmdhost/abi v0.0.0-00010101000000-000000000000
+	github.com/cmdhost/cmdhost/sdk v0.0.0-00010101000000-000000000000
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/eclipse/paho.golang v0.23.0
 	github.com/fsnotify/fsnotify v1.10.1
@@ -52,3 +54,11 @@ require (
 )
 
 replace github.com/eclipse/paho.golang => ./third_party/paho.golang
+
+// The guest ABI and SDK are modules of their own (abi/go.mod, sdk/go.mod),
+// so that a handler project depends on them alone; the host builds against
+// this tree's copies, offline.
+replace (
+	github.com/cmdhost/cmdhost/abi => ./abi
+	github.com/cmdhost/cmdhost/sdk => ./sdk
+)

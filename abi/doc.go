@@ -4,7 +4,9 @@
 // boundary. Both sides build on it (the host in internal/wasm, Go guests in
 // package sdk), so it is kept on its own and imports nothing but the
 // standard library: a guest pays for no host code, and a change to the
-// contract is a change to this package and nothing else. ABI.md describes
+// contract is a change to this package and nothing else. It is a module of
+// its own, github.com/cmdhost/cmdhost/abi, with no requirements, so that a
+// guest's module graph holds none of the host's dependencies. ABI.md describes
 // the same contract for authors in other languages; where the two disagree,
 // this package is right.
 //

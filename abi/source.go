@@ -7,14 +7,14 @@ import (
 	"io/fs"
 )
 
-// source is this package's own code, for handler projects that carry the
-// SDK with them (cmdhost new): the cmdhost module is not published, so a
+// source is this module's own code, for handler projects that carry the
+// SDK with them (cmdhost new): the cmdhost modules are not published, so a
 // project made from an installed binary gets its copy from the binary.
 // Guests (GOOS=wasip1) do not carry it.
 //
-//go:embed *.go ABI.md
+//go:embed *.go ABI.md go.mod
 var source embed.FS
 
-// Source returns this package's files: its Go files (tests and this one
-// included: a copy leaves them out) and ABI.md.
+// Source returns this module's files: its Go files (tests and this one
+// included: a copy leaves them out), ABI.md and go.mod.
 func Source() fs.FS { return source }

@@ -34,6 +34,12 @@
 // (variables in a map, config from SetTestConfig, nested calls from
 // SetTestCalls, logs to stderr), so handlers can be unit tested natively
 // with Invoke.
+//
+// The SDK is a module of its own, github.com/cmdhost/cmdhost/sdk, which
+// requires only github.com/cmdhost/cmdhost/abi: a handler project depends
+// on these two and on nothing of the host (wazero, MQTT, Redis …). Neither
+// is published on a module proxy; cmdhost new writes a project that carries
+// both, with replace lines in its go.mod.
 package sdk
 
 import (

@@ -272,11 +272,14 @@ func goBlock(t *testing.T) string {
 }
 
 // buildGreet builds the README's handler with the README's command, in a
-// module of its own that uses this tree's SDK, and calls it.
+// module of its own that uses this tree's SDK modules (sdk, and abi, which
+// it requires), and calls it.
 func buildGreet(t *testing.T, c docCommand) {
 	dir := t.TempDir()
 	src := repoRoot(t)
-	gomod := "module greet\n\ngo 1.26\n\nrequire github.com/cmdhost/cmdhost v0.0.0\n\nreplace github.com/cmdhost/cmdhost => " + src + "\n"
+	gomod := "module greet\n\ngo 1.26\n\nrequire github.com/cmdhost/cmdhost/sdk v0.0.0\n\n" +
+		"replace github.com/cmdhost/cmdhost/sdk => " + filepath.Join(src, "sdk") + "\n\n" +
+		"replace github.com/cmdhost/cmdhost/abi => " + filepath.Join(src, "abi") + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -27,13 +27,23 @@ import (
 	"github.com/cmdhost/cmdhost/sdk"
 )
 
-// sdkModule is the module a handler project requires for the SDK.
-const sdkModule = "github.com/cmdhost/cmdhost"
+// The modules of cmdhost: a Go handler project requires the SDK and the ABI
+// (its test imports both), two small modules with no dependencies, and
+// none of the host's.
+const (
+	hostModule = "github.com/cmdhost/cmdhost"
+	sdkModule  = hostModule + "/sdk"
+	abiModule  = hostModule + "/abi"
+)
 
 // placeholderVersion is the version a handler project requires when this
-// binary has no released one: the module is not published, so the replace
-// line decides which code is used, not the version.
+// binary has no released one: the modules are not published, so the
+// replace lines decide which code is used, not the version.
 const placeholderVersion = "v0.0.0-00010101000000-000000000000"
+
+// carriedSDK is where a Go project carries the SDK's modules, relative to
+// the project.
+const carriedSDK = "cmdhost"
 
 //go:embed all:template
 var projectTemplates embed.FS
@@ -49,8 +59,8 @@ func newCommand() *cli.Command {
 		ArgsUsage: "NAME",
 		Description: "Writes DIR/NAME/: the command NAME (an echo), its test, a Makefile (make → NAME.wasm,\n" +
 			"make test, make install PLUGINS=DIR), a README on building, installing and calling\n" +
-			"it, and the SDK of its language in ./cmdhost, from this binary: the cmdhost module\n" +
-			"is not published, and the project builds with nothing else from cmdhost.\n" +
+			"it, and the SDK of its language in ./cmdhost, from this binary: cmdhost's modules\n" +
+			"are not published, and the project builds with nothing else from cmdhost.\n" +
 			"NAME must be a command name (and, in Go, a module path element).\n\n" +
 			"--lang go (default), rust (Debian's rustc, wasm32-wasi), c (clang and wasi-libc)\n" +
 			"or as (AssemblyScript, whose compiler make installs from npm). In Go,\n" +
@@ -58,7 +68,7 @@ func newCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "lang", Value: "go", Usage: "the handler's language: go, rust, c or as"},
 			&cli.StringFlag{Name: "dir", Value: ".", Usage: "make the project in `DIR`/NAME"},
-			&cli.StringFlag{Name: "cmdhost-src", Usage: "Go: build against the cmdhost source tree `DIR` (a replace line) instead of carrying the SDK", EnvVars: []string{"CMDHOST_SRC"}},
+			&cli.StringFlag{Name: "cmdhost-src", Usage: "Go: build against the cmdhost source tree `DIR` (replace lines to its abi and sdk) instead of carrying the SDK", EnvVars: []string{"CMDHOST_SRC"}},
 		},
 		Action: runNew,
 	}
@@ -71,17 +81,47 @@ type project struct {
 	GoVersion  string
 	SDKModule  string
 	SDKVersion string
+	SDKDir     string // Go: the directory the SDK module is replaced with
+	ABIModule  string
+	ABIVersion string
+	ABIDir     string // Go: the directory the ABI module is replaced with
 	Replace    string // Go: absolute path of a cmdhost source tree, or "" to carry the SDK
 	Crate      string // Rust: the crate name
 	NPMName    string // AssemblyScript: the package name
 	ASCVersion string // AssemblyScript: the compiler's version
 }
 
+// newProject is the project name in lang, carrying its SDK. A Go project
+// declares the Go version the SDK's module does: a module may not declare
+// less than its dependencies.
+func newProject(name, lang string) (project, error) {
+	gomod, err := fs.ReadFile(sdk.Source(), "go.mod")
+	if err != nil {
+		return project{}, fmt.Errorf("the SDK's go.mod: %w", err)
+	}
+	return project{
+		Name: name, Lang: lang, GoVersion: goModLine(gomod, "go"),
+		SDKModule: sdkModule, SDKVersion: moduleVersion(sdkModule), SDKDir: "./" + carriedSDK + "/sdk",
+		ABIModule: abiModule, ABIVersion: moduleVersion(abiModule), ABIDir: "./" + carriedSDK + "/abi",
+		Crate: crateName(name), NPMName: npmName(name),
+	}, nil
+}
+
+// buildAgainst makes a Go project use the SDK and ABI modules of the
+// cmdhost source tree src (an absolute path) instead of carrying them.
+func (p *project) buildAgainst(src string) {
+	p.Replace = src
+	p.SDKDir, p.ABIDir = filepath.Join(src, "sdk"), filepath.Join(src, "abi")
+}
+
 func runNew(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return cli.Exit("new needs one name: cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]", exitUsage)
 	}
-	p := project{Name: c.Args().First(), Lang: c.String("lang"), GoVersion: "1.26", SDKModule: sdkModule, SDKVersion: sdkVersion()}
+	p, err := newProject(c.Args().First(), c.String("lang"))
+	if err != nil {
+		return err
+	}
 	if !slices.Contains(newLanguages, p.Lang) {
 		return cli.Exit(fmt.Sprintf("--lang %s: want one of %s", p.Lang, strings.Join(newLanguages, ", ")), exitUsage)
 	}
@@ -89,15 +129,13 @@ func runNew(c *cli.Context) error {
 		return cli.Exit(err, exitUsage)
 	}
 	if src := c.String("cmdhost-src"); src != "" && p.Lang == "go" {
-		var err error
-		if p.Replace, err = cmdhostSource(src); err != nil {
+		abs, err := cmdhostSource(src)
+		if err != nil {
 			return cli.Exit(err, exitUsage)
 		}
+		p.buildAgainst(abs)
 	}
-	p.Crate = crateName(p.Name)
-	p.NPMName = npmName(p.Name)
 	if p.Lang == "as" {
-		var err error
 		if p.ASCVersion, err = ascVersion(); err != nil {
 			return err
 		}
@@ -125,13 +163,9 @@ func runNew(c *cli.Context) error {
 	if len(sdkCopy) > 0 {
 		names = append(names, "cmdhost/ (the SDK)")
 	}
-	tidy := ""
-	if p.Replace != "" {
-		tidy = "  go mod tidy          # once: the source tree's module has dependencies\n"
-	}
-	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n%s  make                 # builds %s.wasm\n  make test\n"+
+	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n  make                 # builds %s.wasm\n  make test\n"+
 		"  cmdhost plugin install %s.wasm --plugins DIR   # a running host's folder\n  cmdhost invoke %s -d hi\n",
-		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), target, tidy, p.Name, p.Name, p.Name)
+		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), target, p.Name, p.Name, p.Name)
 	return nil
 }
 
@@ -177,9 +211,9 @@ func ascVersion() (string, error) {
 }
 
 // sdkFiles is the SDK a project of p's language carries in ./cmdhost:
-// in Go the packages abi and sdk as the module github.com/cmdhost/cmdhost
-// (none when it builds against a source tree); otherwise the SDK of the
-// language. They come from this binary (abi.Source, sdk.Source).
+// in Go the modules abi and sdk, each with its go.mod (none when it builds
+// against a source tree); otherwise the SDK of the language. They come
+// from this binary (abi.Source, sdk.Source).
 func sdkFiles(p project) ([]projectFile, error) {
 	type from struct {
 		fsys     fs.FS
@@ -193,8 +227,7 @@ func sdkFiles(p project) ([]projectFile, error) {
 		if p.Replace != "" {
 			return nil, nil
 		}
-		files = append(files, projectFile{"cmdhost/go.mod", []byte("// The cmdhost guest SDK, as cmdhost new copied it from its binary.\nmodule " + sdkModule + "\n\ngo " + p.GoVersion + "\n")})
-		copies = []from{{abi.Source(), ".", "cmdhost/abi", []string{".go", ".md"}}, {sdk.Source(), ".", "cmdhost/sdk", []string{".go"}}}
+		copies = []from{{abi.Source(), ".", carriedSDK + "/abi", []string{".go", ".md", "go.mod"}}, {sdk.Source(), ".", carriedSDK + "/sdk", []string{".go", "go.mod"}}}
 	case "rust":
 		copies = []from{{sdk.Source(), "rust/src", "cmdhost/src", []string{".rs"}}}
 	case "c":
@@ -215,6 +248,9 @@ func sdkFiles(p project) ([]projectFile, error) {
 			data, err := fs.ReadFile(c.fsys, path.Join(c.dir, n))
 			if err != nil {
 				return nil, err
+			}
+			if n == "go.mod" {
+				data = append([]byte("// This module as cmdhost new copied it from its binary.\n"), data...)
 			}
 			files = append(files, projectFile{path.Join(c.to, n), data})
 		}
@@ -298,28 +334,35 @@ func windowsReserved(name string) bool {
 	return len(u) == 4 && (strings.HasPrefix(u, "COM") || strings.HasPrefix(u, "LPT")) && u[3] >= '0' && u[3] <= '9'
 }
 
-// cmdhostSource checks that dir holds the cmdhost module's source tree and
-// returns its absolute path.
+// cmdhostSource checks that dir holds a cmdhost source tree whose abi and
+// sdk are modules of their own, and returns its absolute path.
 func cmdhostSource(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("--cmdhost-src %s: %w", dir, err)
 	}
-	data, err := os.ReadFile(filepath.Join(abs, "go.mod"))
-	if err != nil {
-		return "", fmt.Errorf("--cmdhost-src %s: not a cmdhost source tree: %w", dir, err)
-	}
-	if mod := modulePath(data); mod != sdkModule {
-		return "", fmt.Errorf("--cmdhost-src %s: not a cmdhost source tree: its go.mod is module %q, not %s", dir, mod, sdkModule)
+	for _, m := range []struct{ gomod, module string }{{"go.mod", hostModule}, {"abi/go.mod", abiModule}, {"sdk/go.mod", sdkModule}} {
+		data, err := os.ReadFile(filepath.Join(abs, filepath.FromSlash(m.gomod)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && m.module != hostModule:
+			return "", fmt.Errorf("--cmdhost-src %s: it has no %s: a cmdhost source tree from before abi and sdk "+
+				"became modules of their own; use one as new as this binary", dir, m.gomod)
+		case err != nil:
+			return "", fmt.Errorf("--cmdhost-src %s: not a cmdhost source tree: %w", dir, err)
+		}
+		if mod := goModLine(data, "module"); mod != m.module {
+			return "", fmt.Errorf("--cmdhost-src %s: not a cmdhost source tree: its %s is module %q, not %s", dir, m.gomod, mod, m.module)
+		}
 	}
 	return abs, nil
 }
 
-// modulePath returns the module path a go.mod declares.
-func modulePath(gomod []byte) string {
+// goModLine returns the argument of the first line of a go.mod that starts
+// with verb: the module path of "module", the version of "go".
+func goModLine(gomod []byte, verb string) string {
 	for line := range strings.Lines(string(gomod)) {
 		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "module" {
+		if len(f) >= 2 && f[0] == verb {
 			if p, err := strconv.Unquote(f[1]); err == nil {
 				return p
 			}
@@ -329,13 +372,16 @@ func modulePath(gomod []byte) string {
 	return ""
 }
 
-// sdkVersion is the version of the cmdhost module to require: this
-// binary's own when it was built from a released module, else a
-// placeholder.
-func sdkVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if ok && info.Main.Path == sdkModule && releaseVersion.MatchString(info.Main.Version) {
-		return info.Main.Version
+// moduleVersion is the version of the module path (sdk or abi) to
+// require: the one this binary was built with when that was a released
+// version, not a replace; else a placeholder.
+func moduleVersion(path string) string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == path && m.Replace == nil && releaseVersion.MatchString(m.Version) {
+				return m.Version
+			}
+		}
 	}
 	return placeholderVersion
 }

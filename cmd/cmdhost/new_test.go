@@ -25,7 +25,7 @@ func repoRoot(t *testing.T) string {
 // with no flag and nothing but what the binary carries, its own test
 // passes, and the module it builds installs into a running host, which
 // serves it. With --cmdhost-src a Go project builds against the source
-// tree instead.
+// tree's abi and sdk modules instead, with nothing else either.
 func TestNewBuildsAndLoads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds modules with each language's toolchain")
@@ -36,8 +36,9 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	tmp, pluginsDir := t.TempDir(), t.TempDir()
 	addr, _ := startServeIn(t, pluginsDir, nil)
 	// The projects' Makefiles run cmdhost (CMDHOST) for their tests and
-	// install; GOFLAGS without -mod=vendor and the like from the caller.
-	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off", "CMDHOST="+binary)
+	// install; GOFLAGS without -mod=vendor and the like from the caller;
+	// no module proxy: a Go project needs nothing from the network.
+	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GOPROXY=off", "CMDHOST="+binary)
 	runIn := func(t *testing.T, dir string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(args[0], args[1:]...)
@@ -57,9 +58,6 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				t.Fatalf("new: stdout %q, stderr %q, status %d", out, errOut, code)
 			}
 			proj := filepath.Join(tmp, c.name)
-			if c.name == "greet-src" { // the source tree's module has dependencies: go.sum
-				runIn(t, proj, "go", "mod", "tidy")
-			}
 			runIn(t, proj, "make")
 			runIn(t, proj, "make", "test")
 			wasm := filepath.Join(proj, c.name+".wasm")
@@ -92,16 +90,26 @@ func TestNewFiles(t *testing.T) {
 		}
 		return string(data)
 	}
-	if m := read("go.mod"); !strings.Contains(m, "\nreplace github.com/cmdhost/cmdhost => ./cmdhost\n") || !strings.Contains(m, "module my-tool.v2\n") {
-		t.Errorf("go.mod without --cmdhost-src:\n%s", m)
+	if m := read("go.mod"); !strings.Contains(m, "\nreplace github.com/cmdhost/cmdhost/sdk => ./cmdhost/sdk\n") ||
+		!strings.Contains(m, "\nreplace github.com/cmdhost/cmdhost/abi => ./cmdhost/abi\n") || !strings.Contains(m, "module my-tool.v2\n") ||
+		regexp.MustCompile(`github.com/cmdhost/cmdhost\s`).MatchString(m) {
+		t.Errorf("go.mod without --cmdhost-src (the abi and sdk modules replaced by the copies, not the host's module):\n%s", m)
 	}
-	if m := read("cmdhost/go.mod"); !strings.Contains(m, "module github.com/cmdhost/cmdhost\n") {
-		t.Errorf("cmdhost/go.mod:\n%s", m)
+	// The carried modules' go.mod files are the tree's, under a comment.
+	for _, mod := range []string{"abi", "sdk"} {
+		tree, err := os.ReadFile(filepath.Join(repoRoot(t), mod, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := read("cmdhost/" + mod + "/go.mod"); !strings.HasPrefix(m, "// ") || !strings.HasSuffix(m, "\n"+string(tree)) ||
+			!strings.Contains(m, "\nmodule github.com/cmdhost/cmdhost/"+mod+"\n") {
+			t.Errorf("cmdhost/%s/go.mod is not %s/go.mod under a comment:\n%s", mod, mod, m)
+		}
 	}
 	for _, f := range []string{"cmdhost/sdk/sdk.go", "cmdhost/sdk/imports_wasip1.go", "cmdhost/abi/wire.go", "cmdhost/abi/ABI.md"} {
 		read(f)
 	}
-	for _, f := range []string{"cmdhost/sdk/sdk_test.go", "cmdhost/sdk/source.go", "cmdhost/abi/source.go"} {
+	for _, f := range []string{"cmdhost/go.mod", "cmdhost/sdk/sdk_test.go", "cmdhost/sdk/source.go", "cmdhost/abi/source.go"} {
 		if _, err := os.Stat(filepath.Join(proj, f)); err == nil {
 			t.Errorf("the carried SDK holds %s", f)
 		}
@@ -116,7 +124,8 @@ func TestNewFiles(t *testing.T) {
 		t.Errorf("Makefile:\n%s", m)
 	}
 	r := read("README.md")
-	for _, want := range []string{"make ", "replace github.com/cmdhost/cmdhost => ./cmdhost", "cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
+	for _, want := range []string{"make ", "replace github.com/cmdhost/cmdhost/sdk => ./cmdhost/sdk", "replace github.com/cmdhost/cmdhost/abi => ./cmdhost/abi",
+		"cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
 		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README.md lacks %q", want)
@@ -159,10 +168,23 @@ func TestNewRefuses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tmp, "file"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n\ngo 1.26\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// Source trees: another module, a cmdhost tree from before abi and sdk
+	// were modules of their own, and one whose sdk is another module.
+	tree := func(gomods map[string]string) string {
+		dir := t.TempDir()
+		for name, module := range gomods {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), []byte("module "+module+"\n\ngo 1.26\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
 	}
+	other := tree(map[string]string{"go.mod": "example.com/other"})
+	older := tree(map[string]string{"go.mod": "github.com/cmdhost/cmdhost"})
+	otherSDK := tree(map[string]string{"go.mod": "github.com/cmdhost/cmdhost", "abi/go.mod": "github.com/cmdhost/cmdhost/abi", "sdk/go.mod": "example.com/sdk"})
 	cases := []struct {
 		name string
 		args []string
@@ -181,6 +203,8 @@ func TestNewRefuses(t *testing.T) {
 		{"existing file", []string{"new", "file", "--dir", tmp}, "already exists and is not an empty directory"},
 		{"not cmdhost source", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", tmp}, "--cmdhost-src " + tmp + ": not a cmdhost source tree"},
 		{"other module", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", other}, `not a cmdhost source tree: its go.mod is module "example.com/other", not github.com/cmdhost/cmdhost`},
+		{"older source tree", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", older}, "--cmdhost-src " + older + ": it has no abi/go.mod: a cmdhost source tree from before abi and sdk became modules of their own"},
+		{"other sdk module", []string{"new", "fine", "--dir", tmp, "--cmdhost-src", otherSDK}, `not a cmdhost source tree: its sdk/go.mod is module "example.com/sdk", not github.com/cmdhost/cmdhost/sdk`},
 		{"no name", []string{"new", "--dir", tmp}, "cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]"},
 		{"two names", []string{"new", "a", "b"}, "cmdhost new NAME [--lang go|rust|c|as] [--dir DIR]"},
 		{"unknown language", []string{"new", "fine", "--lang", "cobol", "--dir", tmp}, "--lang cobol: want one of go, rust, c, as"},
@@ -204,14 +228,19 @@ func TestNewRefuses(t *testing.T) {
 }
 
 func TestProjectTemplatesFormatted(t *testing.T) {
-	files, err := renderProject(project{Name: "x", Lang: "go", GoVersion: "1.26", SDKModule: sdkModule, SDKVersion: placeholderVersion, Replace: "/a b/c"})
+	p, err := newProject("x", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.buildAgainst("/a b/c")
+	files, err := renderProject(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, f := range files {
 		names = append(names, f.name)
-		if f.name == "go.mod" && !strings.Contains(string(f.data), `=> "/a b/c"`) {
+		if f.name == "go.mod" && (!strings.Contains(string(f.data), `abi => "/a b/c/abi"`) || !strings.Contains(string(f.data), `sdk => "/a b/c/sdk"`)) {
 			t.Errorf("a replace path with a space is not quoted:\n%s", f.data)
 		}
 	}
