@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"io"
 	"log/slog"
 	"net"
@@ -23,6 +22,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 

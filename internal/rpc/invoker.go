@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"io"
 	"log/slog"
 	"math"
@@ -22,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 )
 
 // InvokerConfig configures an Invoker. Broker is required.

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 )
 
 // correlationLength is the size of the correlation data (a UUID).
