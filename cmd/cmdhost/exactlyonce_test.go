@@ -211,7 +211,7 @@ func TestGracefulRestartRunsNothingTwice(t *testing.T) {
 func gracefulRestarts(t *testing.T, broker *url.URL) {
 	const total, inFlight = 3000, 32
 	l := newLedger(t)
-	serve := func() func() (error, string) {
+	serve := func() func() (string, error) {
 		_, stop := startServeIn(t, l.plugins, nil, "--broker", broker.String(), "--client-id", "eo-host")
 		return stop
 	}
@@ -220,7 +220,7 @@ func gracefulRestarts(t *testing.T, broker *url.URL) {
 	for i, at := range []int64{total / 3, 2 * total / 3} {
 		load.waitAnswered(t, at)
 		l.setRun(t, fmt.Sprintf("run-%d", i+2))
-		err, log := stop()
+		log, err := stop()
 		if err != nil {
 			t.Fatalf("serve: %v\n%s", err, log)
 		}

@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"os/exec"
 	"testing"
@@ -94,7 +93,7 @@ func runRedis(tb testing.TB, addr, dir string) *exec.Cmd {
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			tb.Fatal(fmt.Sprintf("redis-server on %s did not start: %s", addr, out.String()))
+			tb.Fatalf("redis-server on %s did not start: %s", addr, out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
