@@ -34,7 +34,7 @@ func subscribe(t *testing.T, broker, topic string) <-chan *paho.Publish {
 func TestServePublishesTimeoutEvents(t *testing.T) {
 	addr, stop := startServe(t, nil, "--events", "--exec-timeout", "500ms")
 	broker := "mqtt://" + addr
-	evs := subscribe(t, broker, "cmdhost/cli-internal/events")
+	evs := subscribe(t, broker, "cmdhost/cli-host/events")
 	_, errOut, code := run(t, "invoke", "spin", "--timeout", "5s", "--broker", broker, "--executor", "cli-host")
 	if code == 0 || !strings.Contains(errOut, "408") {
 		t.Fatalf("invoke spin: %q %d, want a 408", errOut, code)
@@ -93,7 +93,7 @@ func TestServeRetryPolicyFromOperatorFile(t *testing.T) {
 	}
 	addr, stop := startServeIn(t, dir, nil, "--events")
 	broker := "mqtt://" + addr
-	evs := subscribe(t, broker, "cmdhost/cli-internal/events")
+	evs := subscribe(t, broker, "cmdhost/cli-host/events")
 	out, errOut, code := run(t, "invoke", "probe-retry", "-d", "2", "--broker", broker, "--executor", "cli-host")
 	if code != 0 || out != "attempt 2, call 1 on its instance" {
 		t.Fatalf("invoke: %q %q %d", out, errOut, code)
