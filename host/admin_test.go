@@ -11,6 +11,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -31,6 +32,7 @@ func adminOp(t *testing.T, a *host.Admin, op string) rpc.Handler {
 // timeout as served, where it comes from and its on_timeout policy; the
 // host's default only when the Admin knows it.
 func TestAdminInspectTimeouts(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	for _, name := range []string{"probe", "counter-idem"} {
 		bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))

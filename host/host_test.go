@@ -10,6 +10,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -17,6 +18,7 @@ import (
 // newManager loads dir into a plugins manager closed with the test.
 func newManager(t *testing.T, dir string, cfg wasm.PluginConfig) (*plugins.Manager, []error) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Plugin: cfg})
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	return m, m.LoadAll(context.Background())
@@ -97,6 +99,7 @@ func (r *swapResolver) Lookup(string) (*wasm.Plugin, bool) {
 // A call that finds its version closed by a reload runs on the new one: no
 // request is lost to a swap. A command no longer served is 503.
 func TestResolvingHandlerRetriesAfterSwap(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	load := func(name string) *wasm.Plugin {
 		bin, err := os.ReadFile(pluginDir + "/echo.wasm")
 		if err != nil {

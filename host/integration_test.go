@@ -87,6 +87,7 @@ func newEnvWith(t testing.TB, u *url.URL, now func() time.Time, names ...string)
 // by adjust.
 func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Command), names ...string) *env {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	e := &env{t: t, plugins: map[string]*wasm.Plugin{}, dialer: &droppableDialer{}}
 	var modules []*wasm.Plugin
 	for _, n := range names {
@@ -332,6 +333,7 @@ func userProp(p *paho.Publish, key string) string {
 
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	b, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
@@ -44,6 +45,7 @@ func newNestHost(t testing.TB, id string, files ...string) *nestHost {
 // newNestHostWith is newNestHost with an engine and plugins configured so.
 func newNestHostWith(t testing.TB, id string, ecfg wasm.Config, pcfg wasm.PluginConfig, files ...string) *nestHost {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	e, err := wasmtest.NewEngine(ecfg)
 	if err != nil {
 		t.Fatal(err)

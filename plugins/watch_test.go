@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // TestWatchNewFile: a file copied in is served soon after; the temporary
@@ -302,6 +303,7 @@ const hostileDir = "../testdata/plugins-hostile"
 // a module dropped in is served, a module deleted from it stops being
 // served.
 func TestWatchDirRemovedAndBack(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	deep, err := os.ReadFile(filepath.Join(hostileDir, "hostile-deep.wasm"))
 	if err != nil {
 		t.Fatalf("%v (run `make testdata/plugins-hostile/hostile-deep.wasm`)", err)

@@ -31,6 +31,7 @@ type ledger struct{ plugins, out string }
 
 func newLedger(t *testing.T) *ledger {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	l := &ledger{plugins: t.TempDir(), out: t.TempDir()}
 	bin, err := os.ReadFile("../../testdata/plugins-alt/ledger.wasm")
 	if err != nil {

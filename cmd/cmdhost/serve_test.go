@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // freeAddr returns a 127.0.0.1 address with a free port.
@@ -31,6 +33,7 @@ func freeAddr(t *testing.T) string {
 // the log and the exit error.
 func startServe(t *testing.T, onLine func(string), extra ...string) (addr string, stop func() (string, error)) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	return startServeIn(t, plugins, onLine, extra...)
 }
 
@@ -208,6 +211,7 @@ func TestServeBadFlags(t *testing.T) {
 // temp file renamed into place.
 func installFile(t *testing.T, from, dir, name string) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	b, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // stopBound is how late after its deadline a stopped guest may return in
@@ -83,6 +85,7 @@ func TestCancelStopsGuest(t *testing.T) {
 // the plugin serves again afterwards. An application error is a response,
 // and its instance is kept.
 func TestFaultsReplaceInstance(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	cases := []struct {
 		plugin   string
 		kind     Kind

@@ -163,6 +163,7 @@ func chattyEngine(t *testing.T) (*Plugin, *countingHandler) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	testkit.Needs(t, testkit.Plugins)
 	bin, err := os.ReadFile(filepath.Join(pluginDir, "..", "plugins-alt", "chatty.wasm"))
 	if err != nil {
 		t.Fatalf("reading chatty.wasm: %v (run `make plugins`)", err)
