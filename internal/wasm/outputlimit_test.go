@@ -157,13 +157,13 @@ func TestCutLine(t *testing.T) {
 // the test, so the counts are exact whatever the machine's speed.
 func chattyEngine(t *testing.T) (*Plugin, *countingHandler) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	h := &countingHandler{}
 	e, err := NewEngine(Config{CacheDir: testkit.CacheDir(), Logger: slog.New(h)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	testkit.Needs(t, testkit.Plugins)
 	bin, err := os.ReadFile(filepath.Join(pluginDir, "..", "plugins-alt", "chatty.wasm"))
 	if err != nil {
 		t.Fatalf("reading chatty.wasm: %v (run `make plugins`)", err)
