@@ -1,6 +1,8 @@
 # cmdhost — build, test plugins, tests.
 #   make run        starts the host with its embedded broker and the test plugins
 #   make test       builds the test plugins and runs every test (the CI command)
+#   make unit       the tests that need nothing installed (go test -short): seconds
+#   make check      gofmt, goimports, go mod tidy, go vet and staticcheck (pinned)
 #   make plugins    builds testdata/*/ into testdata/plugins/*.wasm
 #   make fuzz       runs every fuzz target for a while (~30 s each; ~10 s in make test)
 #   make docs-check runs every command README.md and docs/ show, checks their flags
@@ -49,7 +51,7 @@ ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
 KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
-.PHONY: all build run plugins deps test vet fuzz bench bench-e2e soak clean docs-check replicas sdk-tests paho-tests
+.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-e2e soak clean docs-check replicas sdk-tests paho-tests
 
 all: build plugins
 
@@ -130,10 +132,48 @@ vet:
 	GOOS=wasip1 GOARCH=wasm $(GO) -C abi vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) -C sdk vet ./...
 
+# The linters, pinned: `go run pkg@version` fetches each through the Go
+# module proxy once (the build cache keeps it), so a developer and CI run
+# the same version and nothing needs installing. Raise a version here on
+# purpose, never by accident.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOIMPORTS   := golang.org/x/tools/cmd/goimports@v0.52.0
+# What goimports checks: the module's Go files that git tracks (so never
+# node_modules), testdata's guests included, but not third_party/: the paho
+# copy keeps upstream's imports so that its diff to upstream stays the fix
+# (third_party/paho.golang/CMDHOST.md). staticcheck checks ./..., which
+# leaves out testdata/ (Go's rule) and the copy (a module of its own, with
+# its own tests in paho-tests); it sees the host's build of sdk, not the
+# wasip1 one, which vet checks.
+CHECK_GO = $$(git ls-files '*.go' ':!:third_party/')
+
+# make check: clean when gofmt and goimports (imports grouped standard
+# library, third-party, then this module) list nothing, go.mod and go.sum
+# of both modules are tidy, and vet and staticcheck find nothing.
+check: vet
+	@out=$$($(GO) run $(GOIMPORTS) -local github.com/cmdhost/cmdhost -l $(CHECK_GO)) && test -z "$$out" || \
+	  { printf '%s\n' "$$out"; echo "goimports -local github.com/cmdhost/cmdhost: files above need their imports grouped"; exit 1; }
+	$(GO) mod tidy -diff
+	$(GO) -C abi mod tidy -diff
+	$(GO) -C sdk mod tidy -diff
+	cd third_party/paho.golang && $(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) -C abi run $(STATICCHECK) ./...
+	$(GO) -C sdk run $(STATICCHECK) ./...
+
+# The tests that need nothing installed, in seconds: no test plugins, no
+# mosquitto, redis-server or guest toolchain. Under -short every test that
+# needs one of them skips (internal/testkit.Needs says which), whether the
+# machine has it or not; fuzz seeds and the rest run.
+unit:
+	$(GO) test -short -count=1 ./...
+	$(GO) -C abi test -short -count=1 ./...
+	$(GO) -C sdk test -short -count=1 ./...
+
 # The first run, without -race, also warms the tests' shared compilation
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
-test: deps plugins vet conformance sdk-tests paho-tests
+test: deps check plugins conformance sdk-tests paho-tests
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./internal/wasm ./host ./internal/nested
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(GO) -C abi test -race -count=1 ./...

@@ -142,7 +142,7 @@ func formatRedisValue(mark byte, expiry time.Time, rest string) string {
 
 // keepUntil is how long a key of a request expiring at expiry is kept:
 // one request window (from now) past it.
-func keepUntil(expiry time.Time) time.Time { return expiry.Add(expiry.Sub(time.Now())) }
+func keepUntil(expiry time.Time) time.Time { return expiry.Add(time.Until(expiry)) }
 
 // unsettledOutcome is an outcome still to store in place of claim.
 type unsettledOutcome[V any] struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -16,6 +17,7 @@ import (
 // newManager loads dir into a plugins manager closed with the test.
 func newManager(t *testing.T, dir string, cfg wasm.PluginConfig) (*plugins.Manager, []error) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Plugin: cfg})
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	return m, m.LoadAll(context.Background())

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"encoding/binary"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"math"
 	"net/url"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 

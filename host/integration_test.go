@@ -89,6 +89,7 @@ func newEnvWith(t testing.TB, u *url.URL, now clock.Clock, names ...string) *env
 // by adjust.
 func newEnvConfig(t testing.TB, u *url.URL, adjust func(*rpc.Config, []rpc.Command), names ...string) *env {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	e := &env{t: t, plugins: map[string]*wasm.Plugin{}, dialer: &droppableDialer{}}
 	var modules []*wasm.Plugin
 	for _, n := range names {
@@ -334,6 +335,7 @@ func userProp(p *paho.Publish, key string) string {
 
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	b, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -20,6 +21,7 @@ import (
 // the module's declared one, else the host's; and the operator file's
 // concurrency, else its pool, else the host's pool size.
 func TestOperatorTimeoutPrecedence(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	probe, err := os.ReadFile(filepath.Join(pluginDir, "probe.wasm"))
 	if err != nil {
@@ -91,6 +93,7 @@ func TestOperatorTimeoutPrecedence(t *testing.T) {
 // changes the policy, and a retry on a non-idempotent command never gets
 // that far: the plugin is refused at load.
 func TestOperatorOnTimeout(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	for _, name := range []string{"counter", "counter-idem"} {
 		bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))

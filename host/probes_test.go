@@ -68,6 +68,7 @@ func (h *holdLog) String() string {
 // slowLoadDir returns a plugins folder holding hostile-slow-load.wasm.
 func slowLoadDir(t *testing.T) string {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	bin, err := os.ReadFile(filepath.Join(pluginDir, hostileDir, "hostile-slow-load.wasm"))
 	if err != nil {
 		t.Fatalf("%v (run `make testdata/plugins-hostile/hostile-slow-load.wasm`)", err)
@@ -241,6 +242,7 @@ func (w *waitLog) wait(t *testing.T, re *regexp.Regexp) string {
 // back and watched, /readyz is 200 again and a module dropped in it is
 // served.
 func TestReadyzReportsLostWatch(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	dir := filepath.Join(t.TempDir(), "plugins")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 // ends Run returns and has released what New made: the broker's port is
 // closed.
 func TestServerServesAndStops(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	bin, err := os.ReadFile(filepath.Join(pluginDir, "echo.wasm"))
 	if err != nil {

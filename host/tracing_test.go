@@ -23,6 +23,7 @@ import (
 // its embedded broker. It returns once the host serves.
 func runTracedHost(t *testing.T, id string, broker *host.Server, spans *testkit.Spans, plugins ...string) *host.Server {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	for _, name := range plugins {
 		bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
@@ -62,6 +63,7 @@ func runTracedHost(t *testing.T, id string, broker *host.Server, spans *testkit.
 
 // fileDigest is the hex sha256 of a test plugin's module: its digest.
 func fileDigest(t *testing.T, name string) string {
+	testkit.Needs(t, testkit.Plugins)
 	bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,7 @@ func TestTrapReachesCaller(t *testing.T) {
 // installPlugin copies the test plugin name into dir.
 func installPlugin(t *testing.T, name, dir string) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
 	if err != nil {
 		t.Fatalf("%v (run `make plugins`)", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -27,7 +28,16 @@ const pluginDir = "../testdata/plugins"
 var engine *wasm.Engine
 
 func TestMain(m *testing.M) {
-	if _, err := os.Stat(filepath.Join(pluginDir, "echo.wasm")); err != nil {
+	flag.Parse()
+	// Under -short (make unit) the tests that read a plugin skip, and so
+	// does Example, which loads one but cannot skip itself.
+	if testing.Short() {
+		skip := "^Example$"
+		if s := flag.Lookup("test.skip").Value.String(); s != "" {
+			skip = s + "|" + skip
+		}
+		_ = flag.Set("test.skip", skip)
+	} else if _, err := os.Stat(filepath.Join(pluginDir, "echo.wasm")); err != nil {
 		fmt.Fprintln(os.Stderr, "test plugins are missing: run `make plugins` (or `make test`) first")
 		os.Exit(1)
 	}
@@ -88,6 +98,7 @@ func watch(t *testing.T, m *Manager) {
 // readPlugin returns a test plugin's module.
 func readPlugin(t testing.TB, name string) []byte {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	b, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
 	if err != nil {
 		t.Fatalf("reading test plugin: %v (run `make plugins`)", err)

@@ -303,6 +303,7 @@ const hostileDir = "../testdata/plugins-hostile"
 // a module dropped in is served, a module deleted from it stops being
 // served.
 func TestWatchDirRemovedAndBack(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	deep, err := os.ReadFile(filepath.Join(hostileDir, "hostile-deep.wasm"))
 	if err != nil {
 		t.Fatalf("%v (run `make testdata/plugins-hostile/hostile-deep.wasm`)", err)

@@ -55,6 +55,8 @@ func AddVar(key string, delta int64) (int64, error) {
 }
 
 // responseErr says why the host refused a response of n bytes.
+//
+//lint:ignore U1000 called from imports_wasip1.go, the guest build, which staticcheck does not lint
 func responseErr(r abi.Result, n int) string {
 	switch r {
 	case abi.ResultTooLarge:

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // openPTY opens a pseudo-terminal: the master, which the test reads, and
@@ -42,6 +44,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // that the prompt does not follow it on its line; it printed none. A pipe
 // still gets the payload as it is (TestCallEcho).
 func TestCallNewlineOnTerminal(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	master, slave := openPTY(t)
 	defer master.Close()
 	cmd := exec.Command(binary, "--cache-dir", cliCache(), "call", filepath.Join(plugins, "echo.wasm"), "echo", "-d", "hi")

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The systemd unit in deploy/ passes systemd-analyze verify (with this
@@ -49,6 +51,7 @@ func TestSystemdUnit(t *testing.T) {
 // serve tells systemd (NOTIFY_SOCKET, Type=notify) READY=1 once it serves
 // and STOPPING=1 when its graceful stop begins.
 func TestServeNotifiesSystemd(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	sock := filepath.Join(t.TempDir(), "notify")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
 	if err != nil {

@@ -8,12 +8,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // cmdhost dev builds a project, checks and installs its module into a
 // running host's folder, and does it again at every change; a build that
 // fails prints the compiler's output and leaves the served version alone.
 func TestDev(t *testing.T) {
+	testkit.Needs(t, testkit.Toolchains)
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make on PATH")
 	}

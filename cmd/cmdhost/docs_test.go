@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The documentation's commands are checked here (`make docs-check` runs
@@ -103,6 +105,7 @@ func docCommands(t *testing.T, file string) []docCommand {
 // `make -n run`, which publishes the events of the events example) on a
 // free port.
 func TestDocsCommands(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	var cmds []docCommand
 	for _, f := range docFiles(t) {
 		cmds = append(cmds, docCommands(t, f)...)

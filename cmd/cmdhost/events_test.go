@@ -75,7 +75,7 @@ func TestServePublishesTimeoutEvents(t *testing.T) {
 	if msg.Properties.ContentType != "application/json" {
 		t.Errorf("content type %q", msg.Properties.ContentType)
 	}
-	_, log := stop()
+	log, _ := stop()
 	if !strings.Contains(log, "msg=timeout command=spin type=execution") || !strings.Contains(log, "msg=budget_warning command=spin") {
 		t.Errorf("serve's log lacks the timeout and the warning:\n%s", log)
 	}

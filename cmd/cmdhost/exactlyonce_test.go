@@ -32,6 +32,7 @@ type ledger struct{ plugins, out string }
 
 func newLedger(t *testing.T) *ledger {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	l := &ledger{plugins: t.TempDir(), out: t.TempDir()}
 	bin, err := os.ReadFile("../../testdata/plugins-alt/ledger.wasm")
 	if err != nil {
@@ -212,7 +213,7 @@ func TestGracefulRestartRunsNothingTwice(t *testing.T) {
 func gracefulRestarts(t *testing.T, broker *url.URL) {
 	const total, inFlight = 3000, 32
 	l := newLedger(t)
-	serve := func() func() (error, string) {
+	serve := func() func() (string, error) {
 		_, stop := startServeIn(t, l.plugins, nil, "--broker", broker.String(), "--client-id", "eo-host")
 		return stop
 	}
@@ -221,7 +222,7 @@ func gracefulRestarts(t *testing.T, broker *url.URL) {
 	for i, at := range []int64{total / 3, 2 * total / 3} {
 		load.waitAnswered(t, at)
 		l.setRun(t, fmt.Sprintf("run-%d", i+2))
-		err, log := stop()
+		log, err := stop()
 		if err != nil {
 			t.Fatalf("serve: %v\n%s", err, log)
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 const plugins = "../../testdata/plugins"
@@ -61,9 +63,15 @@ func runWithin(t *testing.T, limit time.Duration, args ...string) (string, strin
 	return stdout, stderr, code
 }
 
-// runCtx is run, the process killed when ctx ends.
+// runCtx is run, the process killed when ctx ends. A command that names
+// a test plugin (testdata/plugins*) skips under -short (make unit).
 func runCtx(t *testing.T, ctx context.Context, args ...string) (string, string, int) {
 	t.Helper()
+	for _, a := range args {
+		if strings.Contains(filepath.ToSlash(a), "testdata/plugins") {
+			testkit.Needs(t, testkit.Plugins)
+		}
+	}
 	cmd := exec.CommandContext(ctx, binary, append([]string{"--cache-dir", cliCache()}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // A command the host does not serve because its plugin is disabled or did
 // not load is named as such, with the reason, not only as "serves no
 // command" (a plugin disabled by its operator file looked like a typo).
 func TestInvokeSaysWhyAPluginServesNothing(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	for _, name := range []string{"echo", "counter", "fail"} {
 		bin, err := os.ReadFile(filepath.Join(plugins, name+".wasm"))

@@ -68,7 +68,7 @@ func TestServeExportsSpans(t *testing.T) {
 	if out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", "mqtt://"+addr, "--executor", "cli-host"); out != "hi" || code != 0 {
 		t.Fatalf("invoke: %q %q %d", out, errOut, code)
 	}
-	if err, log := stop(); err != nil {
+	if log, err := stop(); err != nil {
 		t.Fatalf("serve: %v\n%s", err, log)
 	}
 	col.mu.Lock()

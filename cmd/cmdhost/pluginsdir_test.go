@@ -18,7 +18,7 @@ func TestServeWarnsOfAnEmptyPluginsFolder(t *testing.T) {
 		}
 	}
 	_, stop := startServeIn(t, empty, nil)
-	_, log := stop()
+	log, _ := stop()
 	warning := grepLines(log, "the plugins folder has no module")
 	if !strings.Contains(warning, "level=WARN") || !strings.Contains(warning, "dir="+empty) {
 		t.Errorf("serving an empty folder logs %q; want a warning naming %s:\n%s", warning, empty, log)
@@ -27,7 +27,7 @@ func TestServeWarnsOfAnEmptyPluginsFolder(t *testing.T) {
 	one := t.TempDir()
 	installFile(t, filepath.Join(plugins, "echo.wasm"), one, "echo.wasm")
 	_, stop = startServeIn(t, one, nil)
-	if _, log := stop(); strings.Contains(log, "has no module") {
+	if log, _ := stop(); strings.Contains(log, "has no module") {
 		t.Errorf("a folder with a module is said to have none:\n%s", log)
 	}
 }

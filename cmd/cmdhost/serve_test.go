@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // freeAddr returns a 127.0.0.1 address with a free port.
@@ -28,14 +30,15 @@ func freeAddr(t *testing.T) string {
 
 // startServe runs `cmdhost serve` with the embedded broker on a free port
 // and returns once it logs that it serves; stop sends SIGTERM and returns
-// the exit error and the log.
-func startServe(t *testing.T, onLine func(string), extra ...string) (addr string, stop func() (error, string)) {
+// the log and the exit error.
+func startServe(t *testing.T, onLine func(string), extra ...string) (addr string, stop func() (string, error)) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	return startServeIn(t, plugins, onLine, extra...)
 }
 
 // startServeIn is startServe on another plugins folder.
-func startServeIn(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, stop func() (error, string)) {
+func startServeIn(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, stop func() (string, error)) {
 	t.Helper()
 	addr, _, stop = launchServe(t, dir, onLine, extra...)
 	return addr, stop
@@ -43,7 +46,7 @@ func startServeIn(t *testing.T, dir string, onLine func(string), extra ...string
 
 // launchServe is startServeIn that also returns the process, for tests
 // that kill it.
-func launchServe(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, cmd *exec.Cmd, stop func() (error, string)) {
+func launchServe(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, cmd *exec.Cmd, stop func() (string, error)) {
 	t.Helper()
 	addr = freeAddr(t)
 	args := append([]string{"--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host"}, extra...)
@@ -81,14 +84,15 @@ func launchServe(t *testing.T, dir string, onLine func(string), extra ...string)
 		t.Fatalf("serve did not start: %s", log.String())
 	}
 	stopped := false
-	stop = func() (error, string) {
+	stop = func() (string, error) {
 		if stopped {
-			return nil, ""
+			return "", nil
 		}
 		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		<-done
-		return cmd.Wait(), log.String()
+		err := cmd.Wait()
+		return log.String(), err
 	}
 	t.Cleanup(func() { stop() })
 	return addr, cmd, stop
@@ -132,7 +136,7 @@ func TestServeAndInvoke(t *testing.T) {
 		t.Fatalf("invoke --topic: %q %q %d", out, errOut, code)
 	}
 	checkInvokeOutputs(t, broker)
-	err, log := stop()
+	log, err := stop()
 	if err != nil {
 		t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, log)
 	}
@@ -158,7 +162,7 @@ func TestServeDrainsOnStop(t *testing.T) {
 		res <- out + errOut
 	}()
 	<-received // the request is in the host: stop now
-	err, log := stop()
+	log, err := stop()
 	if err != nil {
 		t.Fatalf("serve: %v\n%s", err, log)
 	}
@@ -207,6 +211,7 @@ func TestServeBadFlags(t *testing.T) {
 // temp file renamed into place.
 func installFile(t *testing.T, from, dir, name string) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	b, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)
@@ -296,11 +301,11 @@ func TestPluginAdmin(t *testing.T) {
 	if row := listRow("echo"); row[5] != "1" || row[6] != "0" {
 		t.Fatalf("echo, answered once: %q", row)
 	}
-	out, errOut, code := run(t, append([]string{"plugin", "reload", "echo"}, host...)...)
+	_, errOut, code := run(t, append([]string{"plugin", "reload", "echo"}, host...)...)
 	if code != 1 || !strings.Contains(errOut, "status 403") || !strings.Contains(errOut, "admin token") {
 		t.Fatalf("reload without the token: %q %d", errOut, code)
 	}
-	out, errOut, code = run(t, "plugin", "install", filepath.Join(plugins, "counter.wasm"), "--plugins", dir)
+	out, errOut, code := run(t, "plugin", "install", filepath.Join(plugins, "counter.wasm"), "--plugins", dir)
 	if code != 0 || !strings.Contains(out, "installed") {
 		t.Fatalf("install: %q %q %d", out, errOut, code)
 	}

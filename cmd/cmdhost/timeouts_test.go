@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // runEnv is run with extra environment variables.
@@ -38,6 +39,7 @@ func runEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 // named and the operator files given (plugin name → content).
 func pluginsFolder(t *testing.T, modules []string, operators map[string]string) string {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	for _, m := range modules {
 		bin, err := os.ReadFile(filepath.Join(plugins, m))

@@ -141,7 +141,7 @@ func hostileTopics(t *testing.T, u *url.URL) {
 	addTopicsPlugin(t, dir, "later", "later=")
 	untilAnswer(t, broker, "later", "later:hi", 10*time.Second)
 
-	if err, log := stop(); err != nil {
+	if log, err := stop(); err != nil {
 		t.Fatalf("serve exited with %v:\n%s", err, log)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/adminops"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -45,6 +46,7 @@ func adminOp(t *testing.T, a *adminops.Ops, op string) rpc.Handler {
 // timeout as served, where it comes from and its on_timeout policy; the
 // host's default only when the manager knows it.
 func TestAdminInspectTimeouts(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	for _, name := range []string{"probe", "counter-idem"} {
 		bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))

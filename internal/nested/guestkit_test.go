@@ -23,6 +23,7 @@ var kitLanguages = []string{"go", "rust", "c", "as"}
 // in each guest language, on a host with nested calls: what a handler in
 // any language can do, and how the host sees it.
 func TestGuestKit(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	for _, lang := range kitLanguages {
 		t.Run(lang, func(t *testing.T) {
 			var log testkit.LogBuffer

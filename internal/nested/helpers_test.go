@@ -14,6 +14,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/nested"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
@@ -82,6 +83,7 @@ func newNestHost(t testing.TB, id string, files ...string) *nestHost {
 // newNestHostWith is newNestHost with an engine and plugins configured so.
 func newNestHostWith(t testing.TB, id string, ecfg wasm.Config, pcfg wasm.PluginConfig, files ...string) *nestHost {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	e, err := wasmtest.NewEngine(ecfg)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package rpc
 import (
 	"context"
 	"encoding/binary"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"math"
 	"net/url"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/session"
 )
 

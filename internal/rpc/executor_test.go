@@ -3,7 +3,6 @@ package rpc
 import (
 	"context"
 	"errors"
-	"github.com/cmdhost/cmdhost/internal/hlc"
 	"net/url"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"

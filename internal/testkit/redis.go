@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"os/exec"
 	"testing"
@@ -10,7 +9,8 @@ import (
 )
 
 // Redis is a redis-server of a test's own on a free loopback port,
-// killed when the test ends. .ci/deps installs redis-server.
+// killed when the test ends. .ci/deps installs redis-server; under -short
+// (make unit) a test that starts one skips.
 type Redis struct {
 	// URL is redis://ADDR/0.
 	URL  string
@@ -51,6 +51,8 @@ func (r *Redis) Restart(tb testing.TB) {
 }
 
 func startRedis(tb testing.TB, dir string) *Redis {
+	tb.Helper()
+	Needs(tb, RedisServer)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -94,7 +96,7 @@ func runRedis(tb testing.TB, addr, dir string) *exec.Cmd {
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			tb.Fatal(fmt.Sprintf("redis-server on %s did not start: %s", addr, out.String()))
+			tb.Fatalf("redis-server on %s did not start: %s", addr, out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

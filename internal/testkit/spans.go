@@ -81,7 +81,7 @@ func (p endedProcessor) ForceFlush(context.Context) error                { retur
 func SpanAttr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

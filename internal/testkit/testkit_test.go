@@ -1,7 +1,9 @@
 package testkit_test
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -60,5 +62,23 @@ func TestClientRoundTrip(t *testing.T) {
 		if string(p.Payload) != string([]byte{'0' + byte(i)}) || len(p.Properties.User) != 1 || p.Properties.User[0].Value != "v" {
 			t.Fatalf("message %d: %q %+v", i, p.Payload, p.Properties.User)
 		}
+	}
+}
+
+// skipRecorder is a testing.TB that records a skip instead of stopping.
+type skipRecorder struct {
+	testing.TB
+	skipped string
+}
+
+func (r *skipRecorder) Helper()                          {}
+func (r *skipRecorder) Skipf(format string, args ...any) { r.skipped = fmt.Sprintf(format, args...) }
+
+// Needs skips under -short, saying what the test needs, and only then.
+func TestNeeds(t *testing.T) {
+	r := &skipRecorder{TB: t}
+	testkit.Needs(r, testkit.Mosquitto)
+	if testing.Short() != (r.skipped != "") || testing.Short() && !strings.Contains(r.skipped, "needs mosquitto") {
+		t.Fatalf("short %v: skipped %q", testing.Short(), r.skipped)
 	}
 }

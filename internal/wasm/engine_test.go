@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 func TestEchoRoundTrip(t *testing.T) {
@@ -218,6 +219,7 @@ func TestConfigValues(t *testing.T) {
 // Every test plugin (testdata/plugins/*.wasm but the deliberately broken
 // bad-*) loads and serves a command named after itself.
 func TestAllPluginsLoad(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	paths, err := filepath.Glob(filepath.Join(pluginDir, "*.wasm"))
 	if err != nil || len(paths) < 11 {
 		t.Fatalf("test plugins: %v %v (run `make plugins`)", paths, err)

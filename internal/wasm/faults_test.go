@@ -85,6 +85,7 @@ func TestCancelStopsGuest(t *testing.T) {
 // the plugin serves again afterwards. An application error is a response,
 // and its instance is kept.
 func TestFaultsReplaceInstance(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	cases := []struct {
 		plugin   string
 		kind     Kind

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,7 +24,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if _, err := os.Stat(filepath.Join(pluginDir, "echo.wasm")); err != nil {
+	flag.Parse()
+	// Under -short (make unit) the tests that read a plugin skip (readPlugin).
+	if _, err := os.Stat(filepath.Join(pluginDir, "echo.wasm")); err != nil && !testing.Short() {
 		fmt.Fprintln(os.Stderr, "test plugins are missing: run `make plugins` (or `make test`) first")
 		os.Exit(1)
 	}
@@ -53,6 +56,7 @@ const kitPluginDir = "../../testdata/plugins-kit"
 
 func readPlugin(t testing.TB, name string) []byte {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	dir := pluginDir
 	switch {
 	case strings.HasPrefix(name, "bad-"):

@@ -94,10 +94,10 @@ func TestLoadRefuses(t *testing.T) {
 			err error
 		}
 		done := make(chan result, 1)
+		bin := readPlugin(t, "bad-initspin") // here: it may skip or fail the test, which only the test's goroutine may
 		start := time.Now()
 		go func() {
-			p, err := sharedEngine.Load(context.Background(), "bad-initspin",
-				readPlugin(t, "bad-initspin"), PluginConfig{LoadTimeout: timeout})
+			p, err := sharedEngine.Load(context.Background(), "bad-initspin", bin, PluginConfig{LoadTimeout: timeout})
 			done <- result{p, err}
 		}()
 		var r result

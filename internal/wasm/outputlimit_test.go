@@ -157,6 +157,7 @@ func TestCutLine(t *testing.T) {
 // the test, so the counts are exact whatever the machine's speed.
 func chattyEngine(t *testing.T) (*Plugin, *countingHandler) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	h := &countingHandler{}
 	e, err := NewEngine(Config{CacheDir: testkit.CacheDir(), Logger: slog.New(h)})
 	if err != nil {

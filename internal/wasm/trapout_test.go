@@ -227,6 +227,7 @@ func TestTrapCarriesGuestMessage(t *testing.T) {
 // Before, every one said "cmdhost_describe returned 1 (the guest's log
 // says why)".
 func TestDescribeFailureSaysWhy(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	bin, err := os.ReadFile(filepath.Join(pluginDir, "..", "plugins-alt", "describefail.wasm"))
 	if err != nil {
 		t.Fatalf("reading describefail.wasm: %v (run `make plugins`)", err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/internal/broker"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // MissingMosquitto is the failure message when no mosquitto binary is found.
@@ -50,9 +51,11 @@ func StartEmbedded(t testing.TB) *url.URL {
 // config tuned for request/response (see mosquittoConf), waits until the
 // port accepts connections, stops it when the test ends, and returns its URL.
 // The config and mosquitto's log are in a t.TempDir(); the log is printed
-// when the test fails.
+// when the test fails. Under -short (make unit) the test skips: it needs
+// mosquitto installed.
 func StartMosquitto(t testing.TB) *url.URL {
 	t.Helper()
+	testkit.Needs(t, testkit.Mosquitto)
 	bin, err := findMosquitto()
 	if err != nil {
 		t.Fatal(MissingMosquitto)
