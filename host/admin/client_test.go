@@ -22,6 +22,7 @@ const pluginDir = "../../testdata/plugins"
 // its broker and plugins folder once it serves.
 func runHost(t *testing.T, id string) (*url.URL, string) {
 	t.Helper()
+	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	bin, err := os.ReadFile(filepath.Join(pluginDir, "echo.wasm"))
 	if err != nil {

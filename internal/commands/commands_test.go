@@ -9,6 +9,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
@@ -33,6 +34,7 @@ func (r *swapResolver) Lookup(string) (*wasm.Plugin, bool) {
 // A call that finds its version closed by a reload runs on the new one: no
 // request is lost to a swap. A command no longer served is 503.
 func TestResolvingHandlerRetriesAfterSwap(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	engine, err := wasmtest.NewEngine(wasm.Config{})
 	if err != nil {
 		t.Fatal(err)
