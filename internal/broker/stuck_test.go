@@ -37,12 +37,14 @@ func TestStuckSubscriberHoldsUpNoOne(t *testing.T) {
 			// its queue's bound.
 			const n = 128
 			payload := bytes.Repeat([]byte("x"), 256<<10)
+			// The honest subscriber takes each message before the next is
+			// published: on busy cores a reader that lags 32 MiB behind is
+			// over its own queue's bound and dropped too, which is the
+			// bound working, not what this test is about.
 			for i := range n {
 				if _, err := pub.cm.Publish(ctx, &paho.Publish{Topic: "load/x", QoS: 1, Payload: payload}); err != nil {
 					t.Fatalf("publish %d of %d not acknowledged: %v", i+1, n, err)
 				}
-			}
-			for range n {
 				if p := honest.next(t, ctx); len(p.Payload) != len(payload) {
 					t.Fatalf("honest subscriber got %d bytes, want %d", len(p.Payload), len(payload))
 				}
