@@ -23,6 +23,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
@@ -32,8 +33,17 @@ import (
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
+// Off, in a Config field whose comment names it, turns off what the
+// field bounds or times: no timeout, never, no bound. Zero is never off:
+// it is the field's default.
+const Off = setting.Off
+
+// DefaultDrain is Config.Drain when it is not set.
+const DefaultDrain = 10 * time.Second
+
 // Config configures a Server: serve's settings, checked by the caller.
-// Zero fields take the defaults of the packages they go to.
+// Zero fields take the defaults of the packages they go to; Off turns off
+// the fields that say so.
 type Config struct {
 	// PluginsDir is the plugins folder. Required.
 	PluginsDir string
@@ -59,12 +69,13 @@ type Config struct {
 	// CacheDir is the compilation cache's folder; "" compiles every start.
 	CacheDir string
 	// ExecTimeout and Pool are the commands' defaults (plugins.Defaults):
-	// the execution timeout of commands nothing else gives one (0: none),
-	// and the instances per plugin, which is also their concurrency.
+	// the execution timeout of commands nothing else gives one (0:
+	// plugins.DefaultExecTimeout, Off: none), and the instances per
+	// plugin, which is also their concurrency.
 	ExecTimeout time.Duration
 	Pool        int
 	// IdleTimeout releases a plugin's instances after so long without
-	// calls; 0: never.
+	// calls; 0: wasm.DefaultIdleTimeout (5 minutes), Off: never.
 	IdleTimeout time.Duration
 	// MaxModuleBytes refuses larger module files; 0: the engine's default.
 	MaxModuleBytes int
@@ -75,13 +86,14 @@ type Config struct {
 	// operator file says otherwise; 0: the engine's default (4 MiB).
 	MaxResponseBytes int
 	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0: its
-	// default, negative: reuse off.
+	// default (64 MiB), Off: reuse off.
 	ReuseMaxBytes int64
-	// MaxExpiry is the longest message expiry a request may ask for.
+	// MaxExpiry is the longest message expiry a request may ask for; 0:
+	// rpc.DefaultMaxExpiry (an hour).
 	MaxExpiry time.Duration
 	// MaxDedupBytes bounds the replies the dedup store keeps for
-	// duplicates (rpc.Config.MaxDedupBytes: 0 the default, negative
-	// none).
+	// duplicates (rpc.Config.MaxDedupBytes); 0: its default (256 MiB),
+	// Off: no bound but the entries'.
 	MaxDedupBytes int64
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
@@ -96,15 +108,16 @@ type Config struct {
 	// Events publishes timeout events as JSON telemetry on
 	// admin.EventsTopic.
 	Events bool
-	// Drain bounds how long a stop waits for requests in flight.
+	// Drain bounds how long a stop waits for requests in flight; 0:
+	// DefaultDrain, Off: it waits for none.
 	Drain time.Duration
 	// Store is a dedup store shared by replicas and restarts,
 	// redis://HOST:PORT/DB (rpc.RedisStores); "": in memory
 	// (rpc.MemoryStores).
 	Store string
 	// SessionExpiry is how long the broker keeps the executor's session
-	// after a disconnect (session.Config.Expiry: 0 the default,
-	// negative none).
+	// after a disconnect (session.Config.Expiry); 0: its default (10
+	// minutes), Off: none.
 	SessionExpiry time.Duration
 	// Logger receives the host's log; nil discards it.
 	Logger *slog.Logger
@@ -209,10 +222,8 @@ func (s *Server) dial() func(context.Context, autopaho.ClientConfig, *url.URL) (
 // New builds a server and, with no Config.Broker, starts the embedded
 // broker. Run must follow: it releases everything New made.
 func New(cfg Config) (_ *Server, err error) {
-	s := &Server{cfg: cfg, log: cfg.Logger, broker: cfg.Broker}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Drain = setting.Or(cfg.Drain, DefaultDrain)
+	s := &Server{cfg: cfg, log: logx.OrDiscard(cfg.Logger), broker: cfg.Broker}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -235,9 +246,9 @@ func New(cfg Config) (_ *Server, err error) {
 	}
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,
 		// Config's 0 is never and none: the rule's Off (package setting).
-		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: setting.ZeroIsOff(cfg.IdleTimeout), MaxModuleBytes: cfg.MaxModuleBytes,
+		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
-		Defaults: plugins.Defaults{ExecTimeout: setting.ZeroIsOff(cfg.ExecTimeout), Concurrency: cfg.Pool}})
+		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
 		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
@@ -468,7 +479,7 @@ func (s *Server) stopExecutor() {
 		s.cfg.OnStopping()
 	}
 	s.log.Info("stopping: finishing requests in flight", "drain", s.cfg.Drain)
-	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.Drain)
+	dctx, cancel := context.WithTimeout(context.Background(), max(s.cfg.Drain, 0))
 	defer cancel()
 	if s.cfg.ShareGroup != "" {
 		// A replica leaving its group hands its share of new requests to

@@ -20,6 +20,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/otlp"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -176,15 +177,15 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if cfg.MaxResponseBytes <= 0 || cfg.MaxResponseBytes > wasm.MaxResponseBytesLimit {
 		return cfg, fmt.Errorf("--max-response-bytes must be between 1 and %d (MQTT's largest packet, less room for properties)", wasm.MaxResponseBytesLimit)
 	}
-	if cfg.ReuseMaxBytes == 0 {
-		cfg.ReuseMaxBytes = -1 // off, in the executor's terms
-	}
-	switch {
-	case cfg.MaxDedupBytes < 0:
+	// The flags say "0: none, never, off"; host.Config says host.Off.
+	cfg.ExecTimeout = setting.ZeroIsOff(cfg.ExecTimeout)
+	cfg.IdleTimeout = setting.ZeroIsOff(cfg.IdleTimeout)
+	cfg.Drain = setting.ZeroIsOff(cfg.Drain)
+	cfg.ReuseMaxBytes = setting.ZeroIsOff(cfg.ReuseMaxBytes)
+	if cfg.MaxDedupBytes < 0 {
 		return cfg, errors.New("--max-dedup-bytes must not be negative (0: no bound but the entries')")
-	case cfg.MaxDedupBytes == 0:
-		cfg.MaxDedupBytes = -1 // none, in the executor's terms
 	}
+	cfg.MaxDedupBytes = setting.ZeroIsOff(cfg.MaxDedupBytes)
 	switch {
 	case !c.IsSet("session-expiry") && cfg.ShareGroup == "":
 		cfg.SessionExpiry = session.DefaultExpiry
@@ -193,7 +194,7 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	case cfg.SessionExpiry < 0 || cfg.SessionExpiry > math.MaxUint32*time.Second:
 		return cfg, errors.New("--session-expiry must be between 0 and 136 years (MQTT counts it in 32-bit seconds)")
 	case cfg.SessionExpiry == 0:
-		cfg.SessionExpiry = -1 // none, in the session's terms
+		cfg.SessionExpiry = host.Off
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
