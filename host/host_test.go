@@ -9,6 +9,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -85,5 +86,13 @@ func TestCommandClash(t *testing.T) {
 func TestDefaultMaxDepthIsNested(t *testing.T) {
 	if host.DefaultMaxDepth != nested.DefaultMaxDepth {
 		t.Fatalf("host.DefaultMaxDepth %d, nested.DefaultMaxDepth %d", host.DefaultMaxDepth, nested.DefaultMaxDepth)
+	}
+}
+
+// host.Off, written as a literal so that go doc shows it, is the value
+// every part's Config reads as off (package setting).
+func TestOffIsTheSettingsOff(t *testing.T) {
+	if host.Off != setting.Off {
+		t.Fatalf("host.Off %d, setting.Off %d", host.Off, setting.Off)
 	}
 }

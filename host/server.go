@@ -36,7 +36,7 @@ import (
 // Off, in a Config field whose comment names it, turns off what the
 // field bounds or times: no timeout, never, no bound. Zero is never off:
 // it is the field's default.
-const Off = setting.Off
+const Off = -1
 
 // DefaultDrain is Config.Drain when it is not set.
 const DefaultDrain = 10 * time.Second
