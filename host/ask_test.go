@@ -8,6 +8,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -49,7 +50,7 @@ func (c *rawClient) next(t testing.TB) *paho.Publish {
 // A cancel through a real broker stops a guest in a tight loop: 499, the
 // instance replaced, and the host serves on.
 func TestCancelStopsGuestThroughBroker(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		// Only the cancel can end the call: its execution timeout is longer
 		// than the request's expiry, which outlasts the test's hang guards.
 		e := newEnvConfig(t, u, func(_ *rpc.Config, cmds []rpc.Command) {
@@ -68,12 +69,12 @@ func TestCancelStopsGuestThroughBroker(t *testing.T) {
 		// The guest holds its instance (the warm one) before the cancel is
 		// sent: a cancel that came first would stop a call with no guest
 		// running yet, and nothing would be replaced.
-		waitFor(t, func() bool { return e.plugins["spin"].Stats().InUse == 1 })
+		testkit.WaitFor(t, "spin to run", func() bool { return e.plugins["spin"].Stats().InUse == 1 })
 		c.send(t, "rpc/it-host/spin", corr, "", "cmdhost-cancel", "1")
 		if got := userProp(c.next(t), "__stat"); got != "499" {
 			t.Fatalf("after cancel %s, want 499", got)
 		}
-		waitFor(t, func() bool { return e.plugins["spin"].Stats().Replaced == 1 })
+		testkit.WaitFor(t, "the spin instance to be replaced", func() bool { return e.plugins["spin"].Stats().Replaced == 1 })
 		// A duplicate after Cancelled gets 499 again; the host serves on.
 		c.send(t, "rpc/it-host/spin", corr, "", "cmdhost-ack", "1")
 		if got := userProp(c.next(t), "__stat"); got != "499" {

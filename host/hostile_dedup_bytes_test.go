@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
@@ -30,7 +31,7 @@ func heapInUse() int64 {
 // request whose reply was kept gets it whole, a duplicate of one whose
 // reply was not gets the documented 500, and echo never runs twice.
 func TestHostileLargeRepliesKeepTheHeapUnderTheDedupBound(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		const (
 			bound = 8 << 20
 			n     = 64

@@ -12,6 +12,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 )
@@ -50,7 +51,7 @@ func echoStillAnswers(t *testing.T, e *env, after string) {
 // is within the drift limit but with its counter at the maximum, renewed,
 // leave echo answering other invokers.
 func TestHostileRequestsCannotLockDedupOrClock(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		const store = 200
 		e := newEnvConfig(t, u, func(c *rpc.Config, _ []rpc.Command) { c.MaxDedupEntries = store }, "echo")
 		c := newRawClient(t, u)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
@@ -15,7 +16,7 @@ import (
 // limit, not to the log. (The test gives the floods a minute; the engine's
 // TestGuestOutputLimited floods 100 MiB and a million lines.)
 func TestHostileOutputThroughBroker(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		e := newEnvConfig(t, u, func(_ *rpc.Config, cmds []rpc.Command) {
 			for i := range cmds {
 				cmds[i].Timeout = time.Minute // the floods take ~1 s under -race on an idle machine

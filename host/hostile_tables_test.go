@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
@@ -17,7 +18,7 @@ const hostileDir = "../plugins-hostile/"
 // Guests that grow tables past the limit or recurse deep get answers, not
 // a dead process, and the host answers echo afterwards.
 func TestHostileTablesThroughBroker(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		// The deep recursion takes ~1 s on an idle machine: a minute of
 		// execution timeout and expiry, so that load cannot make it a 408.
 		e := newEnvConfig(t, u, func(_ *rpc.Config, cmds []rpc.Command) {

@@ -13,6 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
@@ -93,7 +94,7 @@ func TestHostileRepliesKeepTheHostConnected(t *testing.T) {
 			}
 		}},
 	}
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		var dials atomic.Int32
 		e := newEnvConfig(t, u, func(c *rpc.Config, cmds []rpc.Command) {
 			for i := range cmds {

@@ -31,21 +31,6 @@ import (
 
 const pluginDir = "../testdata/plugins"
 
-// The integration tests run against both real brokers.
-var brokers = []struct {
-	name  string
-	start func(testing.TB) *url.URL
-}{
-	{"mosquitto", brokertest.StartMosquitto},
-	{"embedded", brokertest.StartEmbedded},
-}
-
-func forEachBroker(t *testing.T, test func(t *testing.T, u *url.URL)) {
-	for _, b := range brokers {
-		t.Run(b.name, func(t *testing.T) { test(t, b.start(t)) })
-	}
-}
-
 var (
 	engineOnce sync.Once
 	engine     *wasm.Engine
@@ -183,7 +168,7 @@ func (d *droppableDialer) drop() {
 }
 
 func TestEchoThroughBroker(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		e := newEnv(t, u, "echo", "wat-echo")
 		for _, cmd := range []string{"echo", "wat-echo"} {
 			r := e.mustCall(cmd, "hi")
@@ -197,7 +182,7 @@ func TestEchoThroughBroker(t *testing.T) {
 // The host's execution timeout (2 s) cuts a guest that sleeps or spins:
 // 408 naming it; the host serves normally afterwards.
 func TestExecutionTimeoutThroughBroker(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		e := newEnv(t, u, "sleep", "spin")
 		// Without the execution timeout, sleep would answer 200 after 6 s
 		// and spin would run until the request's expiry (no reply).
@@ -219,7 +204,7 @@ func TestExecutionTimeoutThroughBroker(t *testing.T) {
 // A request whose expiry (1 s) is shorter than the execution timeout gets
 // no response: the invoker times out.
 func TestExpiryBeforeExecutionTimeout(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		e := newEnv(t, u, "sleep")
 		_, err := e.call("sleep", "1800", time.Second, nil)
 		if !errors.Is(err, rpc.ErrNoResponse) {
@@ -230,7 +215,7 @@ func TestExpiryBeforeExecutionTimeout(t *testing.T) {
 
 // A request without message expiry gets 400 naming it.
 func TestMissingExpiryThroughBroker(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		newEnv(t, u, "echo")
 		resp := rawRequest(t, u, &paho.Publish{QoS: 1, Topic: "rpc/it-host/echo", Payload: []byte("x"),
 			Properties: &paho.PublishProperties{CorrelationData: []byte("0123456789abcdef")}})
@@ -246,7 +231,7 @@ func TestMissingExpiryThroughBroker(t *testing.T) {
 // 3. a duplicate after the first's window → discarded: no reply;
 // 4. a new correlation → run again: "Hello!:2".
 func TestEchoWithTagNonIdempotent(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		e := newEnv(t, u, "counter")
 		corr := []byte("scenario-1-2-3-x")
 		first, err := e.call("counter", "Hello!", 2*time.Second, corr)
@@ -275,7 +260,7 @@ func TestEchoWithTagNonIdempotent(t *testing.T) {
 // redelivers the request (persistent session), the duplicate is answered
 // from the first execution, which ran once.
 func TestRedeliveryAfterExecutorDrops(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		e := newEnv(t, u, "sleep")
 		done := make(chan *rpc.Result, 1)
 		go func() {
@@ -285,7 +270,7 @@ func TestRedeliveryAfterExecutorDrops(t *testing.T) {
 			}
 			done <- r
 		}()
-		waitFor(t, func() bool { return e.plugins["sleep"].Stats().InUse == 1 })
+		testkit.WaitFor(t, "sleep to run", func() bool { return e.plugins["sleep"].Stats().InUse == 1 })
 		e.dialer.drop()
 		select {
 		case r := <-done:
@@ -299,19 +284,6 @@ func TestRedeliveryAfterExecutorDrops(t *testing.T) {
 			t.Fatalf("the redelivered request ran again: %d calls", c)
 		}
 	})
-}
-
-// waitFor polls cond until it holds; the minute is a hang guard, not a
-// bound on how fast it must hold.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within a minute")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // rawRequest publishes p with a response topic of its own and returns the
@@ -353,7 +325,7 @@ func copyFile(t *testing.T, from, to string) {
 // 4. an equivalent request (new correlation) within the TTL → "Hello!:1";
 // 5. an equivalent request after the TTL → run again: "Hello!:2".
 func TestEchoWithTagIdempotent(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		clock := testkit.NewClock(time.Now())
 		e := newEnvWith(t, u, clock, "counter-idem")
 		corr := []byte("idempotent-scen1")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
@@ -82,7 +83,7 @@ func TestReloadUnderLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	forEachBroker(t, func(t *testing.T, u *url.URL) { reloadUnderLoad(t, u, contents) })
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) { reloadUnderLoad(t, u, contents) })
 }
 
 const (
@@ -108,7 +109,7 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 	}()
 
 	dir := t.TempDir()
-	installFile(t, dir, "echo.wasm", contents[0])
+	testkit.Install(t, dir, "echo.wasm", contents[0])
 	mgr := plugins.NewManager(plugins.Config{Dir: dir, Engine: sharedEngine(t), Logger: log,
 		Debounce: 100 * time.Millisecond, Plugin: wasm.PluginConfig{PoolSize: reloadPool},
 		Defaults: plugins.Defaults{ExecTimeout: reloadCallTimeout}})
@@ -258,7 +259,7 @@ func reloadUnderLoad(t *testing.T, u *url.URL, contents [][]byte) {
 		phase.Store(uint64(2*(k-1) + 1))
 		installAt := time.Now()
 		log.Debug("test: installing", "reload", k, "digest", want[:12])
-		installFile(t, dir, "echo.wasm", content)
+		testkit.Install(t, dir, "echo.wasm", content)
 		deadline := installAt.Add(30 * time.Second)
 		for {
 			s := status()
@@ -446,17 +447,4 @@ func appendULEB128(b []byte, v uint64) []byte {
 func digestOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// installFile puts content in dir/file as installers should: a temporary
-// file in the same folder, then a rename.
-func installFile(t *testing.T, dir, file string, content []byte) {
-	t.Helper()
-	tmp := filepath.Join(dir, file+".tmp")
-	if err := os.WriteFile(tmp, content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, file)); err != nil {
-		t.Fatal(err)
-	}
 }

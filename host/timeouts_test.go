@@ -7,15 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The on_timeout retry policy with a real guest through a real broker:
 // the first attempt hangs until its execution timeout closes the module,
 // the retry runs on a fresh instance and answers; the events say so.
 func TestRetryOnTimeoutRunsOnAFreshInstance(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		var mu sync.Mutex
 		var got []string
 		sink := events.SinkFunc(func(ev events.Event) {
@@ -54,7 +56,7 @@ func TestRetryOnTimeoutRunsOnAFreshInstance(t *testing.T) {
 		}
 		// The last cut instance is discarded once its module has closed,
 		// which may come just after the 408.
-		waitFor(t, func() bool { return e.plugins["probe"].Stats().Replaced == 4 })
+		testkit.WaitFor(t, "four probe instances to be replaced", func() bool { return e.plugins["probe"].Stats().Replaced == 4 })
 		mu.Lock()
 		defer mu.Unlock()
 		if want := "[execution/retry/1 execution/retry/1 execution/retry/2 execution/fail/3]"; fmt.Sprint(got) != want {

@@ -7,13 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -26,10 +26,10 @@ import (
 // unreachable" and the host logged a WARN record per line of the guest's
 // output: 93 for one out-of-memory call.
 func TestTrapReachesCaller(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		dir := t.TempDir()
 		for _, n := range []string{"panic", "oom"} {
-			installPlugin(t, n, dir)
+			testkit.InstallFile(t, filepath.Join(pluginDir, n+".wasm"), dir, n+".wasm")
 		}
 		var log testkit.LogBuffer
 		serving := &signalWriter{want: []byte(`"msg":"serving"`), seen: make(chan struct{})}
@@ -81,19 +81,6 @@ func TestTrapReachesCaller(t *testing.T) {
 			}
 		}
 	})
-}
-
-// installPlugin copies the test plugin name into dir.
-func installPlugin(t *testing.T, name, dir string) {
-	t.Helper()
-	testkit.Needs(t, testkit.Plugins)
-	bin, err := os.ReadFile(filepath.Join(pluginDir, name+".wasm"))
-	if err != nil {
-		t.Fatalf("%v (run `make plugins`)", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".wasm"), bin, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // teeWriter writes to a and b.

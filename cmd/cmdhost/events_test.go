@@ -86,7 +86,7 @@ func TestServePublishesTimeoutEvents(t *testing.T) {
 // fresh instance, and the events say retry then nothing more.
 func TestServeRetryPolicyFromOperatorFile(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "probe.wasm"), dir, "probe.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "probe.wasm"), dir, "probe.wasm")
 	op := `{"commands": {"probe-retry": {"timeout": "300ms", "onTimeout": "retry", "retries": 1}}}`
 	if err := os.WriteFile(filepath.Join(dir, "probe.json"), []byte(op), 0o644); err != nil {
 		t.Fatal(err)

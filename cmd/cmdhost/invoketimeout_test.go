@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // With the defaults on both sides, a command that runs longer than the
@@ -14,7 +16,7 @@ import (
 // 10 s, and the client gave up first.
 func TestInvokeDefaultTimeoutOutlastsTheHosts(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "sleep.wasm"), dir, "sleep.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "sleep.wasm"), dir, "sleep.wasm")
 	addr, _ := startServeIn(t, dir, nil)
 	start := time.Now()
 	// sleep sleeps, no CPU spent; 12 s is past the host's 10 s and within invoke's 15 s.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // serve --max-response-bytes bounds every plugin's replies, and an
@@ -14,8 +16,8 @@ import (
 // guest's log says so too.
 func TestServeMaxResponseBytes(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
-	installFile(t, filepath.Join(plugins, "wat-echo.wasm"), dir, "wat-echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "wat-echo.wasm"), dir, "wat-echo.wasm")
 	if err := os.WriteFile(filepath.Join(dir, "wat-echo.json"), []byte(`{"maxResponseBytes": 100000}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // serve wires nested invocation: local calls, the --max-depth limit, the
@@ -14,7 +16,7 @@ import (
 func TestServeNested(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"nest", "echo", "spin"} {
-		installFile(t, filepath.Join(plugins, p+".wasm"), dir, p+".wasm")
+		testkit.InstallFile(t, filepath.Join(plugins, p+".wasm"), dir, p+".wasm")
 	}
 	var mu sync.Mutex
 	var lines []string

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // plugin install refuses a name the host would never serve (a dotfile)
@@ -64,8 +66,8 @@ func TestPluginInstallModeFollowsTheFolder(t *testing.T) {
 // blocked the host before it served anything); the log names each file.
 func TestServeWithOddFilesInThePluginsFolder(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "wat-echo.wasm"), dir, "wat-echo.wasm")
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "wat-echo.wasm"), dir, "wat-echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
 	if err := syscall.Mkfifo(filepath.Join(dir, "x.wasm"), 0o644); err != nil {
 		t.Skipf("no named pipes here: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // A plugins folder with no module is served, with a warning that names
@@ -25,7 +27,7 @@ func TestServeWarnsOfAnEmptyPluginsFolder(t *testing.T) {
 	}
 
 	one := t.TempDir()
-	installFile(t, filepath.Join(plugins, "echo.wasm"), one, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), one, "echo.wasm")
 	_, stop = startServeIn(t, one, nil)
 	if log, _ := stop(); strings.Contains(log, "has no module") {
 		t.Errorf("a folder with a module is said to have none:\n%s", log)

@@ -207,24 +207,6 @@ func TestServeBadFlags(t *testing.T) {
 	}
 }
 
-// installFile writes a module into dir the way an installer should: a
-// temp file renamed into place.
-func installFile(t *testing.T, from, dir, name string) {
-	t.Helper()
-	testkit.Needs(t, testkit.Plugins)
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // untilAnswer invokes until the reply is want or the deadline passes, and
 // returns how long that took.
 func untilAnswer(t *testing.T, broker, command, want string, limit time.Duration) time.Duration {
@@ -248,16 +230,16 @@ func untilAnswer(t *testing.T, broker, command, want string, limit time.Duration
 // host is served without a restart; replacing it brings the new behaviour.
 func TestServeHotReload(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
 	addr, _ := startServeIn(t, dir, nil)
 	broker := "mqtt://" + addr
 	untilAnswer(t, broker, "echo", "hi", 10*time.Second)
 
-	installFile(t, filepath.Join(plugins, "counter.wasm"), dir, "counter.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "counter.wasm"), dir, "counter.wasm")
 	took := untilAnswer(t, broker, "counter", "hi:1", 10*time.Second)
 	t.Logf("a new module was served %v after it was copied in", took.Round(time.Millisecond))
 
-	installFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "echo.wasm")
 	took = untilAnswer(t, broker, "echo", "v2:hi", 10*time.Second)
 	t.Logf("the replaced module answered %v after the replacement", took.Round(time.Millisecond))
 }
@@ -266,8 +248,8 @@ func TestServeHotReload(t *testing.T) {
 // install adds a module, reload and remove need the admin token.
 func TestPluginAdmin(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
-	installFile(t, filepath.Join(plugins, "fail.wasm"), dir, "fail.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "fail.wasm"), dir, "fail.wasm")
 	addr, _ := startServeIn(t, dir, nil, "--admin-token", "s3cret")
 	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host"}
 	untilAnswer(t, "mqtt://"+addr, "echo", "hi", 10*time.Second)

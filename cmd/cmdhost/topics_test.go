@@ -28,7 +28,7 @@ func addTopicsPlugin(t *testing.T, dir, name, commands string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(op), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	installFile(t, topicsPlugin, dir, name+".wasm")
+	testkit.InstallFile(t, topicsPlugin, dir, name+".wasm")
 }
 
 // pluginView is what `plugin list --json` says of a plugin.
@@ -89,7 +89,7 @@ func TestServeHostileTopics(t *testing.T) {
 
 func hostileTopics(t *testing.T, u *url.URL) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
 	// twin sorts after echo: at startup, the plugin whose file name sorts
 	// first keeps a contested topic.
 	addTopicsPlugin(t, dir, "twin", "twin=rpc/{executorId}/echo")

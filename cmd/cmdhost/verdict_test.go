@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // hostView returns the running host's view of plugin name (plugin list
@@ -53,8 +54,8 @@ func untilView(t *testing.T, broker, name, what string, cond func(admin.PluginVi
 // refused is served once the command it wanted is freed (item 2).
 func TestPluginInstallReportsTheHostsVerdict(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "counter.wasm"), dir, "a.wasm") // a serves counter
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "b.wasm")    // b serves echo
+	testkit.InstallFile(t, filepath.Join(plugins, "counter.wasm"), dir, "a.wasm") // a serves counter
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "b.wasm")    // b serves echo
 	addr, _ := startServeIn(t, dir, nil)
 	broker := "mqtt://" + addr
 	hostArgs := []string{"--broker", broker, "--executor", "cli-host"}
@@ -85,7 +86,7 @@ func TestPluginInstallReportsTheHostsVerdict(t *testing.T) {
 	// Refused by the host though the folder offline would serve it: a's
 	// new version takes echo, which b serves on the host; offline, a sorts
 	// first and would keep it. So: a copy (cp) the host refuses...
-	installFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "a.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "a.wasm")
 	untilView(t, broker, "a", "refusing echo-v2", func(v admin.PluginView) bool { return v.RefusedDigest != "" })
 	// ...and install of the same module says what the host said.
 	out, errOut, code = run(t, append([]string{"plugin", "install", filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), "--plugins", dir, "--name", "a"}, hostArgs...)...)
@@ -137,7 +138,7 @@ func TestDevReportsTheHostsVerdict(t *testing.T) {
 		t.Skip("no make on PATH")
 	}
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "b.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "b.wasm")
 	addr, _ := startServeIn(t, dir, nil)
 	broker := "mqtt://" + addr
 	untilAnswer(t, broker, "echo", "hi", time.Minute)

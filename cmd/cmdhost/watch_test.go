@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // watch, not on a terminal, prints one JSON frame per refresh: the
@@ -15,8 +17,8 @@ import (
 // and reloads since the frame before.
 func TestWatch(t *testing.T) {
 	dir := t.TempDir()
-	installFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
-	installFile(t, filepath.Join(plugins, "spin.wasm"), dir, "spin.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "spin.wasm"), dir, "spin.wasm")
 	// spin is cut by its execution timeout: a timeout event, whatever the
 	// machine's load (a call cut by the invoker's own timeout is a cancel).
 	addr, _ := startServeIn(t, dir, nil, "--events", "--exec-timeout", "500ms")
@@ -66,7 +68,7 @@ func TestWatch(t *testing.T) {
 		}
 		return false
 	})
-	installFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "echo.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "../plugins-alt/echo-v2.wasm"), dir, "echo.wasm")
 	until("echo's reload", func(f watchFrame) bool {
 		for _, h := range f.Happenings {
 			if h.Kind == "reload" && h.Plugin == "echo" && strings.Contains(h.Detail, "→") {

@@ -11,6 +11,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/nested"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -128,7 +129,7 @@ func TestNestedSyncTimeoutFromFirstArrival(t *testing.T) {
 		t.Fatalf("sync timer armed %v after the fan-out, before the first arrival (300 ms)", since)
 	}
 	sleep := h.plugins["sleep"]
-	waitFor(t, func() bool { return sleep.Stats().InUse == 1 }) // a and b have returned; c sleeps on
+	testkit.WaitFor(t, "branch c to sleep", func() bool { return sleep.Stats().InUse == 1 }) // a and b have returned; c sleeps on
 	tm.fire()
 	v := <-got
 	if v.Error != "" || v.Results["a"].Outcome != "done" || v.Results["b"].Outcome != "done" || v.Results["c"].Outcome != "not_arrived" {

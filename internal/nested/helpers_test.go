@@ -3,7 +3,6 @@ package nested_test
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -21,38 +19,10 @@ import (
 
 const pluginDir = "../../testdata/plugins"
 
-// The tests of remote calls run against both real brokers.
-var brokers = []struct {
-	name  string
-	start func(testing.TB) *url.URL
-}{
-	{"mosquitto", brokertest.StartMosquitto},
-	{"embedded", brokertest.StartEmbedded},
-}
-
-func forEachBroker(t *testing.T, test func(t *testing.T, u *url.URL)) {
-	for _, b := range brokers {
-		t.Run(b.name, func(t *testing.T) { test(t, b.start(t)) })
-	}
-}
-
 func ctxT(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return c
-}
-
-// waitFor polls cond until it holds; the minute is a hang guard, not a
-// bound on how fast it must hold.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within a minute")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // nestHost is one host of the nested-invocation tests: an engine of its

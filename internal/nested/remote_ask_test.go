@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -17,7 +18,7 @@ import (
 // expiry), and a branch to an executor that is not there fails fast as
 // unavailable.
 func TestNestedRemoteAsk(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		a := newNestHost(t, "host-a", "nest")
 		b := newNestHost(t, "host-b", "spin")
 		ask := func(_ *rpc.Config, n *nested.Config) { n.RemoteAck = true }
@@ -32,8 +33,8 @@ func TestNestedRemoteAsk(t *testing.T) {
 		if v.Outcome != "timed_out" {
 			t.Fatalf("%+v, want timed_out at the nested deadline", v)
 		}
-		waitFor(t, func() bool { return blog.Contains("msg=\"call cancelled\" command=spin") })
-		waitFor(t, func() bool { return b.plugins["spin"].Stats().Replaced == 1 })
+		testkit.WaitFor(t, "the call to spin to be cancelled", func() bool { return blog.Contains("msg=\"call cancelled\" command=spin") })
+		testkit.WaitFor(t, "the spin instance to be replaced", func() bool { return b.plugins["spin"].Stats().Replaced == 1 })
 
 		start := time.Now()
 		// Unavailable is the ack window's answer (~1.5 s): the call's own

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/nested"
@@ -80,7 +81,7 @@ func nestCaller(t *testing.T, u *url.URL, executor string) func(callSpec) result
 // expiry); a cycle across hosts is refused; an executor that does not
 // answer is timed_out at the nested deadline.
 func TestNestedRemote(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		a := newNestHost(t, "host-a", "nest")
 		b := newNestHost(t, "host-b", "nest", "probe")
 		serveNestHost(t, u, a)

@@ -19,22 +19,9 @@ import (
 )
 
 // The invoker's ask tests (PROTOCOL.md "Extensions") run against both real
-// brokers, with a scripted responder in the executor's place: the test
-// reads every message on the request topic and answers as its script says.
-
-var brokers = []struct {
-	name  string
-	start func(testing.TB) *url.URL
-}{
-	{"mosquitto", brokertest.StartMosquitto},
-	{"embedded", brokertest.StartEmbedded},
-}
-
-func forEachBroker(t *testing.T, test func(t *testing.T, u *url.URL)) {
-	for _, b := range brokers {
-		t.Run(b.name, func(t *testing.T) { test(t, b.start(t)) })
-	}
-}
+// brokers (brokertest.ForEach), with a scripted responder in the
+// executor's place: the test reads every message on the request topic and
+// answers as its script says.
 
 const askTopic = "rpc/scripted/cmd"
 
@@ -191,7 +178,7 @@ func checkSame(t *testing.T, sends []*paho.Publish) {
 // The request is sent again, the same request each time, until an ack;
 // then the call waits for the reply.
 func TestAskRetriesUntilAck(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		r := newResponder(t, u)
 		inv := newInvoker(t, u, rpc.InvokerConfig{})
 		out := invokeAsync(ctxT(t), inv, askCall(5*time.Second))
@@ -213,7 +200,7 @@ func TestAskRetriesUntilAck(t *testing.T) {
 // No retry after the ack: the call then waits for its reply until its
 // timeout, well past the ack window, and sends a cancel at the end.
 func TestAskAckStopsRetries(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		r := newResponder(t, u)
 		// Sends due at 0, 100 and 300 ms; no executor at 700 ms.
 		inv := newInvoker(t, u, rpc.InvokerConfig{AckAttempts: 3, AckInterval: 100 * time.Millisecond})
@@ -249,7 +236,7 @@ func TestAskReplyWithoutAck(t *testing.T) {
 
 // Nobody answers: the call fails fast with ErrNoExecutor after its sends.
 func TestAskNoExecutor(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		r := newResponder(t, u) // subscribed, silent: it counts the sends
 		inv := newInvoker(t, u, rpc.InvokerConfig{})
 		o := wait(t, invokeAsync(ctxT(t), inv, askCall(60*time.Second)))
@@ -316,7 +303,7 @@ func checkCancel(t *testing.T, req, cancel *paho.Publish) {
 // At its own timeout the call fails with ErrNoResponse and cancels, best
 // effort; the 499 that answers the cancel comes too late and is ignored.
 func TestAskCancelOnTimeout(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		r := newResponder(t, u)
 		inv := newInvoker(t, u, rpc.InvokerConfig{})
 		out := invokeAsync(ctxT(t), inv, askCall(300*time.Millisecond))
@@ -334,7 +321,7 @@ func TestAskCancelOnTimeout(t *testing.T) {
 
 // A cancelled ctx (Ctrl-C) ends the call with ctx's error and cancels.
 func TestAskCancelOnContextCancel(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		r := newResponder(t, u)
 		inv := newInvoker(t, u, rpc.InvokerConfig{})
 		ctx, cancel := context.WithCancel(ctxT(t))
@@ -371,7 +358,7 @@ func TestAskCancelledIsAResult(t *testing.T) {
 // correlation data reach no call: the next call on the same invoker gets
 // its own reply.
 func TestAskLateRepliesIgnored(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		r := newResponder(t, u)
 		inv := newInvoker(t, u, rpc.InvokerConfig{})
 		out := invokeAsync(ctxT(t), inv, askCall(5*time.Second))
@@ -403,7 +390,7 @@ func TestAskLateRepliesIgnored(t *testing.T) {
 // A plain call is v1.0: no extension property, one send, no cancel at its
 // timeout.
 func TestPlainCallHasNoExtension(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		r := newResponder(t, u)
 		inv := newInvoker(t, u, rpc.InvokerConfig{AckInterval: time.Millisecond})
 		plain := rpc.Call{Topic: askTopic, Payload: []byte("hi"), Timeout: 200 * time.Millisecond}
@@ -451,7 +438,7 @@ func TestCallMetadataReservedPrefix(t *testing.T) {
 // ctx or by its own timeout, closes the handler's context with the
 // invoker's cancel as its cause, well before the request's expiry.
 func TestAskThroughExecutor(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		started := make(chan struct{}, 4)
 		causes := make(chan error, 4)
 		block := func(ctx context.Context, _ *abi.Request) (*abi.Response, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -16,7 +17,7 @@ import (
 // ReceiveTelemetry hands over the messages of its topic, and only those,
 // beside the invoker's calls; a wildcard is refused.
 func TestReceiveTelemetry(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		inv := newInvoker(t, u, rpc.InvokerConfig{})
 		if err := inv.ReceiveTelemetry(ctxT(t), "cmdhost/+/events", func([]byte) {}); err == nil || !strings.Contains(err.Error(), "not a topic name") {
 			t.Fatalf("a wildcard topic: %v", err)

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -21,7 +22,7 @@ import (
 // Without a tracer the invoker writes none, and the request starts a
 // trace of its own.
 func TestTraceAcrossInvokerAndExecutor(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, u *url.URL) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
 		hostSpans, invokerSpans := testkit.NewSpans(t), testkit.NewSpans(t)
 		type seen struct {
 			traced      bool

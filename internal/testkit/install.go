@@ -20,10 +20,12 @@ func Install(tb testing.TB, dir, file string, content []byte) {
 	}
 }
 
-// InstallFile installs a copy of the file at path, a test plugin most
-// often (`make plugins` builds them), in dir as name (Install).
+// InstallFile installs a copy of the built test plugin at path (`make
+// plugins` builds them) in dir as name (Install). It needs the plugins:
+// under -short the test is skipped (Needs).
 func InstallFile(tb testing.TB, path, dir, name string) {
 	tb.Helper()
+	Needs(tb, Plugins)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatalf("%v (run `make plugins`)", err)
