@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -89,7 +88,7 @@ func runListDir(c *cli.Context, dir string) error {
 // rule. A LoadAll after the first loads only the files changed since.
 func folderManager(e *wasm.Engine, dir string, defaults pluginmgr.Defaults) (*pluginmgr.Manager, func()) {
 	m := pluginmgr.NewManager(pluginmgr.Config{Dir: dir, Engine: e, Plugin: wasm.PluginConfig{PoolSize: 1, IdleTimeout: wasm.NoTimeout},
-		Defaults: defaults, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Defaults: defaults})
 	return m, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
