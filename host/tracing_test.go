@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
+	"github.com/cmdhost/cmdhost/internal/testkit/hosttest"
 )
 
 // runTracedHost runs a host.Server serving copies of the plugins named,
@@ -34,31 +34,15 @@ func runTracedHost(t *testing.T, id string, broker *host.Server, spans *testkit.
 			t.Fatal(err)
 		}
 	}
-	serving := make(chan struct{})
 	cfg := host.Config{
 		PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: id, CacheDir: testkit.CacheDir(),
 		ExecTimeout: 10 * time.Second, Pool: 2, MaxExpiry: time.Hour, Drain: 10 * time.Second, MaxDepth: host.DefaultMaxDepth,
-		Tracing: spans, OnServing: func() { close(serving) },
+		Tracing: spans,
 	}
 	if broker != nil {
 		cfg.Broker = broker.Broker()
 	}
-	srv, err := host.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- srv.Run(ctx) }()
-	t.Cleanup(func() { stop(); <-ran })
-	select {
-	case <-serving:
-	case err := <-ran:
-		t.Fatalf("host %s: Run returned before serving: %v", id, err)
-	case <-time.After(time.Minute): // hang guard
-		t.Fatalf("host %s did not start serving", id)
-	}
-	return srv
+	return hosttest.Serve(t, cfg)
 }
 
 // fileDigest is the hex sha256 of a test plugin's module: its digest.

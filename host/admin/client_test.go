@@ -12,6 +12,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/testkit"
+	"github.com/cmdhost/cmdhost/internal/testkit/hosttest"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -31,24 +32,8 @@ func runHost(t *testing.T, id string) (*url.URL, string) {
 	if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), bin, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	serving := make(chan struct{})
-	srv, err := host.New(host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: id, CacheDir: testkit.CacheDir(),
-		ExecTimeout: 10 * time.Second, Pool: 1, MaxExpiry: time.Hour, Drain: 10 * time.Second, AdminToken: "secret",
-		OnServing: func() { close(serving) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- srv.Run(ctx) }()
-	t.Cleanup(func() { stop(); <-ran })
-	select {
-	case <-serving:
-	case err := <-ran:
-		t.Fatalf("Run returned before serving: %v", err)
-	case <-time.After(time.Minute): // hang guard
-		t.Fatal("the host did not start serving")
-	}
+	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: id, CacheDir: testkit.CacheDir(),
+		ExecTimeout: 10 * time.Second, Pool: 1, MaxExpiry: time.Hour, Drain: 10 * time.Second, AdminToken: "secret"})
 	return srv.Broker(), dir
 }
 
