@@ -59,12 +59,19 @@ build:
 	$(GO) build -buildvcs=auto -o bin/cmdhost ./cmd/cmdhost
 
 # The quickstart: embedded broker on 127.0.0.1:11883, the test plugins.
-# It builds only the plugins it serves (wabt is installed for the WAT one
-# if missing, nothing else); it publishes timeout events (--events), so that
+# It installs nothing: it builds the Go plugins (Go is all it needs), and
+# the WAT one only when wat2wasm is there, saying what is missing and how
+# to get it otherwise; it publishes timeout events (--events), so that
 # cmdhost watch and docs/timeouts.md's mosquitto_sub show them; ARGS goes to
 # serve (make run ARGS='--metrics 127.0.0.1:9090').
-run: build $(SERVED)
-	@echo "make run: ready for calls once the host logs its serving line (a first start compiles the Go plugins: a few seconds)"
+RUN_PLUGINS := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm)
+run: build $(RUN_PLUGINS)
+	@if wat2wasm --version >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(WASM_DIR)/wat-echo.wasm; \
+	else \
+	  echo "make run: wat2wasm is missing, so the wat-echo plugin is not served (Debian: apt-get install wabt, then make run again)"; \
+	fi
+	@echo "make run: ready for calls once the host logs its serving line (a first start builds and compiles $(words $(RUN_PLUGINS)) Go plugins: about a minute on two cores; later starts take seconds)"
 	bin/cmdhost serve --plugins $(WASM_DIR) --events $(ARGS)
 
 plugins: $(PLUGINS)
