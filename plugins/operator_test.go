@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -407,4 +408,59 @@ func TestOperatorCommandTimeouts(t *testing.T) {
 	if changes.get() != before+1 {
 		t.Errorf("OnChange calls %d, want %d", changes.get(), before+1)
 	}
+}
+
+// TestOperatorInvalidRemoved: deleting an invalid operator file takes its
+// error away: the plugin is back to the files it serves.
+func TestOperatorInvalidRemoved(t *testing.T) {
+	for _, before := range []string{"", `{"pool": 1}`} {
+		t.Run(fmt.Sprintf("operator file before %q", before), func(t *testing.T) {
+			dir := t.TempDir()
+			testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+			if before != "" {
+				writeOperator(t, dir, "echo", before)
+			}
+			m, _ := newManager(t, dir, 50*time.Millisecond)
+			watch(t, m)
+			testkit.WaitFor(t, "echo to be served", func() bool {
+				_, ok := m.Lookup("echo")
+				return ok
+			})
+			writeOperator(t, dir, "echo", `{"timeout": "1s",}`)
+			testkit.WaitFor(t, "the error in Status", func() bool {
+				s, _ := status(m, "echo")
+				return s.LastError != ""
+			})
+			if err := os.Remove(filepath.Join(dir, "echo"+OperatorExt)); err != nil {
+				t.Fatal(err)
+			}
+			testkit.WaitFor(t, "the error to go with its file", func() bool {
+				s, _ := status(m, "echo")
+				return s.LastError == "" && s.State == StateServing && s.Operator == ""
+			})
+			mustEcho(t, m, "echo")
+		})
+	}
+}
+
+// TestOperatorInvalidFromStartRemoved: a plugin refused from its first
+// load for its operator file is served once that file is deleted, with
+// no error left.
+func TestOperatorInvalidFromStartRemoved(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Install(t, dir, "echo.wasm", readPlugin(t, "echo"))
+	writeOperator(t, dir, "echo", `{"timeout": "1s",}`)
+	m, _ := newManager(t, dir, 50*time.Millisecond)
+	if errs := m.LoadAll(context.Background()); len(errs) != 1 {
+		t.Fatalf("LoadAll = %v, want the operator file's error", errs)
+	}
+	watch(t, m)
+	if err := os.Remove(filepath.Join(dir, "echo"+OperatorExt)); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "echo to be served without its error", func() bool {
+		s, _ := status(m, "echo")
+		return s.LastError == "" && s.State == StateServing
+	})
+	mustEcho(t, m, "echo")
 }
