@@ -85,22 +85,35 @@ func runDev(c *cli.Context) error {
 		}
 		return nil
 	}
-	changes, err := watchProject(ctx, dir, c.Duration("debounce"), d.name+".wasm")
+	output := d.name + ".wasm"
+	changes, err := watchProject(ctx, dir, c.Duration("debounce"), output)
 	if err != nil {
 		return err
 	}
+	// The sources as the last round began: a notification whose sources
+	// are the same was the build's own files (the Go linker's
+	// NAME.wasm-go-tmp-umask, rustc's objects), made and gone; a source
+	// saved during a build differs, and is built next.
+	built := projectSources(dir, output)
 	d.round(ctx)
+	fmt.Fprintf(d.out, "watching %s for changes (Ctrl-C to stop)\n", dir)
 	for {
-		fmt.Fprintf(d.out, "watching %s for changes (Ctrl-C to stop)\n", dir)
 		select {
 		case <-ctx.Done():
 			return nil
-		case changed, ok := <-changes:
+		case _, ok := <-changes:
 			if !ok {
 				return nil
 			}
+			now := projectSources(dir, output)
+			changed := now.changedFrom(built)
+			if changed == "" {
+				continue
+			}
 			fmt.Fprintf(d.out, "\nchanged: %s\n", changed)
+			built = now
 			d.round(ctx)
+			fmt.Fprintf(d.out, "watching %s for changes (Ctrl-C to stop)\n", dir)
 		}
 	}
 }
@@ -178,7 +191,64 @@ func indent(text string) string {
 var skipDirs = map[string]bool{"node_modules": true, "target": true, ".git": true}
 
 // skipFiles are files a build writes in the project: not sources.
-var skipFiles = map[string]bool{"package-lock.json": true}
+var skipFiles = map[string]bool{"package-lock.json": true, "Cargo.lock": true}
+
+// isSource says whether the file base, in a watched folder of a project
+// whose module is output, is a source: not hidden, not a module, not
+// what a build writes.
+func isSource(base, output string) bool {
+	return !strings.HasPrefix(base, ".") && !strings.HasSuffix(base, ".wasm") && base != output && !skipFiles[base]
+}
+
+// sources is what a project's source files were at one moment: each
+// one's size and modification time, by path.
+type sources map[string]sourceStamp
+
+type sourceStamp struct {
+	size int64
+	mod  time.Time
+}
+
+// projectSources reads the sources of the project in dir (the folders
+// watchProject watches, the files isSource keeps); a file that cannot
+// be read is left out.
+func projectSources(dir, output string) sources {
+	s := sources{}
+	_ = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case e.IsDir():
+			if path != dir && (skipDirs[e.Name()] || strings.HasPrefix(e.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		case !isSource(e.Name(), output):
+			return nil
+		}
+		if info, err := e.Info(); err == nil {
+			s[path] = sourceStamp{size: info.Size(), mod: info.ModTime()}
+		}
+		return nil
+	})
+	return s
+}
+
+// changedFrom returns a source that differs between s and before
+// (changed, made or deleted), or "" when none does.
+func (s sources) changedFrom(before sources) string {
+	for path, st := range s {
+		if b, ok := before[path]; !ok || b.size != st.size || !b.mod.Equal(st.mod) {
+			return path
+		}
+	}
+	for path := range before {
+		if _, ok := s[path]; !ok {
+			return path
+		}
+	}
+	return ""
+}
 
 // watchProject watches dir and its folders (build output and hidden ones
 // excepted) and sends, once the project has been quiet for debounce after
@@ -227,7 +297,7 @@ func watchProject(ctx context.Context, dir string, debounce time.Duration, outpu
 					return
 				}
 				base := filepath.Base(ev.Name)
-				if strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".wasm") || base == output || skipFiles[base] {
+				if !isSource(base, output) {
 					continue
 				}
 				if ev.Has(fsnotify.Create) {
