@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/rpc"
@@ -48,5 +49,29 @@ func TestShownOnTerminal(t *testing.T) {
 	// The frame's own clearing sequence is the only escape.
 	if got := strings.Replace(out.String(), "\x1b[H\x1b[2J", "", 1); strings.ContainsAny(got, "\x1b\a") {
 		t.Errorf("control characters reach the terminal:\n%q", got)
+	}
+}
+
+// watch's terminal view fits 80 columns, whatever the names, numbers and
+// errors: long ones are cut with an ellipsis.
+func TestWatchFitsEightyColumns(t *testing.T) {
+	long := strings.Repeat("a-very-long-plugin-name-", 4)
+	f := watchFrame{Time: time.Now(), Executor: strings.Repeat("replica-", 12), Plugins: []watchPlugin{
+		{Name: long, State: "serving", Instances: 123456, InFlight: 1234567890, CallsPerSec: 123456789.5, ErrorsPerSec: 98765.4,
+			P50Ms: 0.21, P99Ms: 123456, Reloads: 12345678, LastError: strings.Repeat("the guest said no; ", 10)},
+		{Name: "echo", State: "serving", Instances: 4, CallsPerSec: 1234.5, P50Ms: 12.34, P99Ms: 456.7},
+	}}
+	recent := []happening{{Time: time.Now(), Kind: "timeout", Plugin: long, Command: long, Detail: strings.Repeat("execution 2s of 2s, ", 6)}}
+	var out bytes.Buffer
+	printFrame(&out, f, "mqtt://"+strings.Repeat("broker.example.com.", 5)+":1883", time.Second, recent, false)
+	for line := range strings.Lines(strings.TrimPrefix(out.String(), "\x1b[H\x1b[2J")) {
+		if n := utf8.RuneCountInString(strings.TrimSuffix(line, "\n")); n > watchWidth {
+			t.Errorf("%d columns: %q", n, line)
+		}
+	}
+	for _, want := range []string{"a-very-long-pl…", "1.2G", "123M", "123k", "123.5s", "the guest said no", "12.3ms", "457ms", "0.21ms"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the view lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/events"
@@ -130,23 +131,37 @@ func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
 // recentShown is how many happenings the terminal view keeps.
 const recentShown = 10
 
+// watchWidth is the width of the terminal view: every line fits 80
+// columns, longer names and texts are cut with an ellipsis.
+const watchWidth = 80
+
 // printFrame draws a frame on a terminal, in place: the cursor home and
 // the screen cleared first. recent are the happenings to show, oldest
-// first.
+// first. The totals of calls and errors are in --json.
 func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
-	fmt.Fprintf(w, "cmdhost watch: host %s on %s, %s, every %v (Ctrl-C to quit)\n\n", shown(f.Executor), broker, f.Time.Format("15:04:05"), interval)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tINSTANCES\tIN FLIGHT\tCALLS/S\tERRORS/S\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
+	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: host %s on %s, %s, every %v (Ctrl-C quits)", shown(f.Executor), broker, f.Time.Format("15:04:05"), interval), watchWidth))
+	fmt.Fprintln(w)
+	const row = "%-15s %-8s %4s %9s %8s %6s %7s %7s %7s\n" // 79 columns
+	fmt.Fprintf(w, row, "NAME", "STATE", "INST", "IN FLIGHT", "CALLS/S", "ERR/S", "P50", "P99", "RELOADS")
+	var failing []watchPlugin
 	for _, p := range f.Plugins {
 		p50, p99 := "-", "-" // no call of the version serving, no latency
 		if p.P99Ms > 0 {
-			p50, p99 = fmt.Sprintf("%.2fms", p.P50Ms), fmt.Sprintf("%.2fms", p.P99Ms)
+			p50, p99 = latency(p.P50Ms), latency(p.P99Ms)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%s\t%s\t%d\t%s\n", shown(p.Name), shown(p.State), p.Instances, p.InFlight,
-			p.CallsPerSec, p.ErrorsPerSec, p.Calls, p.Errors, p50, p99, p.Reloads, orDash(shown(p.LastError)))
+		fmt.Fprintf(w, row, clip(shown(p.Name), 15), clip(shown(p.State), 8), count(p.Instances, 4), count(int64(p.InFlight), 9),
+			rate(p.CallsPerSec, 8), rate(p.ErrorsPerSec, 6), p50, p99, count(int64(p.Reloads), 7))
+		if p.LastError != "" {
+			failing = append(failing, p)
+		}
 	}
-	_ = tw.Flush()
+	if len(failing) > 0 {
+		fmt.Fprintln(w, "\nlast errors:")
+		for _, p := range failing {
+			fmt.Fprintln(w, clip(fmt.Sprintf("  %s: %s", clip(shown(p.Name), 20), shown(p.LastError)), watchWidth))
+		}
+	}
 	fmt.Fprintf(w, "\nreuse cache: %d hits, %d misses\n\nrecent timeouts and reloads:\n", f.ReuseHits, f.ReuseMisses)
 	if len(recent) == 0 {
 		fmt.Fprintln(w, "  none yet")
@@ -156,9 +171,66 @@ func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration
 		if h.Command != "" {
 			what += "/" + h.Command
 		}
-		fmt.Fprintf(w, "  %s  %-14s %-20s %s\n", h.Time.Local().Format("15:04:05"), shown(h.Kind), shown(what), shown(h.Detail))
+		fmt.Fprintln(w, clip(fmt.Sprintf("  %s  %-14s %-20s %s", h.Time.Local().Format("15:04:05"), clip(shown(h.Kind), 14), clip(shown(what), 20), shown(h.Detail)), watchWidth))
 	}
 	if !sawEvent {
 		fmt.Fprintln(w, "  (timeouts show only from a host started with serve --events)")
+	}
+}
+
+// clip cuts s to n columns (runes), its last one an ellipsis when cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// count writes v in width columns, as 123k, 1.2G when it would not fit.
+func count(v int64, width int) string {
+	s := strconv.FormatInt(v, 10)
+	if len(s) <= width {
+		return s
+	}
+	units := []struct {
+		div    float64
+		suffix string
+	}{{1e3, "k"}, {1e6, "M"}, {1e9, "G"}, {1e12, "T"}}
+	for i, u := range units {
+		f := float64(v) / u.div
+		if f >= 999.5 && i < len(units)-1 {
+			continue
+		}
+		if s = strconv.FormatFloat(f, 'f', 1, 64) + u.suffix; len(s) > width || f >= 10 {
+			s = strconv.FormatFloat(f, 'f', 0, 64) + u.suffix
+		}
+		break
+	}
+	return s
+}
+
+// rate writes a per-second rate in width columns.
+func rate(v float64, width int) string {
+	if s := strconv.FormatFloat(v, 'f', 1, 64); len(s) <= width {
+		return s
+	}
+	return count(int64(v), width)
+}
+
+// latency writes a latency in milliseconds in at most 7 columns:
+// 0.21ms, 12.3ms, 456ms, 12.3s.
+func latency(ms float64) string {
+	switch {
+	case ms < 10:
+		return fmt.Sprintf("%.2fms", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.1fms", ms)
+	case ms < 10_000:
+		return fmt.Sprintf("%.0fms", ms)
+	case ms < 1_000_000:
+		return fmt.Sprintf("%.1fs", ms/1000)
+	default:
+		return fmt.Sprintf("%.0fs", ms/1000)
 	}
 }
