@@ -10,7 +10,7 @@
 // Handler; the host adapts the wasm engine to that. The dedup store and
 // the reuse cache are the host's choice (Config.Stores: MemoryStores or
 // RedisStores). The connection is injectable (Config.Session.Dial), and
-// so is the clock (Config.Now), so tests drive the executor through a
+// so is the clock (Config.Clock), so tests drive the executor through a
 // packet-level fake broker (package rpctest) with frozen time.
 //
 // Beyond v1.0, opt-in per request, the executor and the Invoker speak the

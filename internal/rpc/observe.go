@@ -15,7 +15,7 @@ type Observer interface {
 	// before it is published. status is the reply's protocol status;
 	// answered is false, and status 0, when no reply is owed (no
 	// response topic, expired). d is the time since receipt, by
-	// Config.Now.
+	// Config.Clock.
 	Request(command string, status int, answered bool, d time.Duration)
 	// ReplyDropped is called when a reply of command cannot be sent as
 	// it is, because the broker would refuse it (reason DropTooLarge or
