@@ -50,6 +50,11 @@ type Config struct {
 	// Broker is the MQTT broker to serve on; nil starts the embedded
 	// broker on Listen.
 	Broker *url.URL
+	// BrokerAuth is how the host's clients (the executor, the nested-call
+	// invoker) log in to Broker and check its certificate: TLS CA, client
+	// certificate, user name, password file (admin.BrokerAuth). Unused
+	// with the embedded broker, which the host reaches in process.
+	BrokerAuth admin.BrokerAuth
 	// Listen is the embedded broker's address (with Broker nil).
 	Listen string
 	// MaxRequestBytes is the largest packet a request may be: the
@@ -219,6 +224,15 @@ func (s *Server) dial() func(context.Context, autopaho.ClientConfig, *url.URL) (
 	}
 }
 
+// brokerAuth is the host's clients' Config.BrokerAuth on an external
+// broker; none on the embedded one.
+func (s *Server) brokerAuth() session.Auth {
+	if s.embedded != nil {
+		return session.Auth{}
+	}
+	return s.cfg.BrokerAuth
+}
+
 // New builds a server and, with no Config.Broker, starts the embedded
 // broker. Run must follow: it releases everything New made.
 func New(cfg Config) (_ *Server, err error) {
@@ -261,7 +275,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.ShareGroup, Logger: s.log,
-		Session: session.Config{Broker: s.broker, ClientID: cfg.ClientID, Dial: s.dial(),
+		Session: session.Config{Broker: s.broker, Auth: s.brokerAuth(), ClientID: cfg.ClientID, Dial: s.dial(),
 			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
 		Stores: stores(cfg.Store), Tracer: s.tracer(),
@@ -446,7 +460,7 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 func (s *Server) startNested(ctx context.Context) (func(), error) {
 	ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Session: session.Config{Broker: s.broker, Dial: s.dial()},
+	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Session: session.Config{Broker: s.broker, Auth: s.brokerAuth(), Dial: s.dial()},
 		Logger: s.log, Tracer: s.tracer()})
 	if err != nil {
 		return nil, fmt.Errorf("nested invocation: %w", err)

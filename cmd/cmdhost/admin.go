@@ -27,12 +27,12 @@ import (
 // ops over MQTT, with the client of package host/admin.
 
 func hostFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
 		&cli.StringFlag{Name: "executor", Usage: "executor id of the host (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
 		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the host"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
-	}
+	}, authFlags()...)
 }
 
 func tokenFlag() cli.Flag {
@@ -49,13 +49,13 @@ type adminHost struct {
 // dialAdmin connects to the --broker of c for the admin ops of the host
 // --executor names, sending token with each (none when ""). Close it.
 func dialAdmin(c *cli.Context, token string) (*adminHost, error) {
-	u, executor, err := hostTarget(c)
+	u, auth, executor, err := hostTarget(c)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(c.Context, connectWait)
 	defer cancel()
-	client, err := admin.Dial(ctx, admin.ClientConfig{Broker: u, ExecutorID: executor, Token: token})
+	client, err := admin.Dial(ctx, admin.ClientConfig{Broker: u, Auth: auth, ExecutorID: executor, Token: token})
 	if err != nil {
 		return nil, connectError(err)
 	}

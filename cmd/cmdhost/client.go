@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -42,16 +41,22 @@ const connectWait = 5 * time.Second
 // invoker's ack window (1.5 s) whatever --timeout says.
 type hostClient struct {
 	broker   *url.URL
+	auth     admin.BrokerAuth
 	executor string // --executor, or the host name
 	inv      *rpc.Invoker
 }
 
-// hostTarget reads the --broker and --executor of c: the broker to
-// connect to and the executor id of the host to call there.
-func hostTarget(c *cli.Context) (*url.URL, string, error) {
+// hostTarget reads the --broker, the auth flags and --executor of c: the
+// broker to connect to, how to log in there, and the executor id of the
+// host to call there.
+func hostTarget(c *cli.Context) (*url.URL, admin.BrokerAuth, string, error) {
 	u, err := brokerURL(c.String("broker"))
 	if err != nil {
-		return nil, "", cli.Exit(err, exitUsage)
+		return nil, admin.BrokerAuth{}, "", cli.Exit(err, exitUsage)
+	}
+	auth, err := brokerAuth(c, u)
+	if err != nil {
+		return nil, auth, "", err
 	}
 	executor := c.String("executor")
 	if executor == "" {
@@ -59,31 +64,22 @@ func hostTarget(c *cli.Context) (*url.URL, string, error) {
 	} else if err := topic.CheckLevel(executor); err != nil {
 		// It is a level of every topic the host serves: a wildcard in it
 		// would make a topic no request can be published to.
-		return nil, "", cli.Exit(fmt.Sprintf("--executor %q: not an executor id: %v", executor, err), exitUsage)
+		return nil, auth, "", cli.Exit(fmt.Sprintf("--executor %q: not an executor id: %v", executor, err), exitUsage)
 	}
-	return u, executor, nil
-}
-
-// connectError is the exit of a client that could not connect to the
-// broker: exitNoBroker when nothing answers there.
-func connectError(err error) error {
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded) {
-		return cli.Exit(err, exitNoBroker)
-	}
-	return err
+	return u, auth, executor, nil
 }
 
 // dialHost connects to the --broker of c for calls to the host --executor
 // names. Close it.
 func dialHost(c *cli.Context) (*hostClient, error) {
-	u, executor, err := hostTarget(c)
+	u, auth, executor, err := hostTarget(c)
 	if err != nil {
 		return nil, err
 	}
-	h := &hostClient{broker: u, executor: executor}
+	h := &hostClient{broker: u, auth: auth, executor: executor}
 	ctx, cancel := context.WithTimeout(c.Context, connectWait)
 	defer cancel()
-	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: u}, RefusedIsFinal: true}); err != nil {
+	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: u, Auth: auth}, RefusedIsFinal: true}); err != nil {
 		return nil, connectError(err)
 	}
 	return h, nil
@@ -99,7 +95,7 @@ func (h *hostClient) noExecutor(ctx context.Context, err error, command string) 
 	if command == "" {
 		return cli.Exit(fmt.Sprintf("%v\nis an executor serving that topic on %s? (an executor without cmdhost's ack extension needs --no-ack)", err, h.broker), exitNoExecutor)
 	}
-	views, lerr := hostPlugins(ctx, h.broker, h.executor)
+	views, lerr := hostPlugins(ctx, h.broker, h.auth, h.executor)
 	served := commandsOf(views)
 	switch {
 	case lerr == nil && !slices.Contains(served, command):
@@ -151,9 +147,9 @@ func commandsOf(views []admin.PluginView) []string {
 
 // hostPlugins returns the admin list of the host executor on broker,
 // asked over a connection of its own.
-func hostPlugins(ctx context.Context, broker *url.URL, executor string) ([]admin.PluginView, error) {
+func hostPlugins(ctx context.Context, broker *url.URL, auth admin.BrokerAuth, executor string) ([]admin.PluginView, error) {
 	dctx, cancel := context.WithTimeout(ctx, connectWait)
-	a, err := admin.Dial(dctx, admin.ClientConfig{Broker: broker, ExecutorID: executor, Timeout: 5 * time.Second})
+	a, err := admin.Dial(dctx, admin.ClientConfig{Broker: broker, Auth: auth, ExecutorID: executor, Timeout: 5 * time.Second})
 	cancel()
 	if err != nil {
 		return nil, err

@@ -27,20 +27,21 @@ func invokeCommand() *cli.Command {
 			"An error status is printed to stderr with exit status 1. Exit statuses: 0 a\n" +
 			"success status; 1 an error status; 2 a bad command line; 3 no broker at --broker;\n" +
 			"4 no executor answered; 5 the host serves no such command; 6 no reply before\n" +
-			"--timeout; 130 interrupted.\n\n" +
+			"--timeout; 7 the broker refused the credentials, or a TLS certificate was\n" +
+			"refused; 130 interrupted.\n\n" +
 			"The request asks the executor for an ack (202) and is sent again until one comes:\n" +
 			"with no ack and no reply within 1.5 s, no executor serves the command and invoke\n" +
 			"fails at once rather than at --timeout. Ctrl-C, or the timeout after an ack, tells\n" +
 			"the executor to cancel the call. --no-ack sends a plain v1.0 request, for executors\n" +
 			"without the extension (the Azure IoT Operations SDKs, cmdhost before it).",
-		Flags: append(requestFlags("the request's expiry (longer than a host's default --exec-timeout, so that its 408 comes first)", defaultInvokeTimeout),
+		Flags: append(append(requestFlags("the request's expiry (longer than a host's default --exec-timeout, so that its 408 comes first)", defaultInvokeTimeout),
 			&cli.StringFlag{Name: "executor", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
 			&cli.StringFlag{Name: "topic", Usage: "request topic (default: rpc/EXECUTOR/COMMAND)"},
 			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
 			&cli.BoolFlag{Name: "no-ack", Usage: "plain v1.0 request: no ack, no resend, no cancel (for executors without cmdhost's extensions)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the reply as one JSON object: status, properties, payload (text, or base64), duration"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request, the ack and the reply's status, properties and timing on stderr"},
-		),
+		), authFlags()...),
 		Action: runInvoke,
 	}
 }

@@ -44,7 +44,7 @@ func serveCommand() *cli.Command {
 		Usage: "serve the commands of the plugins folder over MQTT",
 		Description: "Loads every *.wasm in --plugins and serves its commands. Without --broker it\n" +
 			"starts an embedded MQTT broker on --listen. Stops gracefully on SIGINT/SIGTERM.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			configFlag(),
 			// Required, but checked by serveConfig: it may come from --config.
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` (required)", EnvVars: []string{"CMDHOST_PLUGINS"}},
@@ -76,7 +76,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send OpenTelemetry spans of every request, nested call and call to another host to this OTLP/HTTP collector `URL` (e.g. http://127.0.0.1:4318); none: no tracing", EnvVars: []string{"CMDHOST_OTLP_ENDPOINT"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
-		},
+		}, authFlags()...), // the secured broker's (brokerauth.go)
 		Action: runServe,
 	}
 }
@@ -115,7 +115,12 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return srv.Run(ctx)
+	if err := srv.Run(ctx); session.Refused(err) {
+		return cli.Exit(fmt.Sprintf("%v\n%s", err, refusalHint(err)), exitRefused)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // serveConfig reads and checks serve's flags: the one place they are
@@ -152,6 +157,12 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 			return cfg, err
 		}
 		cfg.Broker = u
+		// The secured broker's flags (brokerauth.go).
+		if cfg.BrokerAuth, err = brokerAuth(c, u); err != nil {
+			return cfg, err
+		}
+	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") {
+		return cfg, errors.New("--username, --password-file and the --tls-* flags are for an external broker (--broker); the embedded broker needs none")
 	}
 	if cfg.ExecTimeout < 0 || cfg.Drain < 0 || cfg.IdleTimeout < 0 || cfg.Pool <= 0 || cfg.ReuseMaxBytes < 0 {
 		return cfg, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
@@ -221,11 +232,17 @@ func hostname() string {
 	return h
 }
 
-// brokerURL parses a --broker value.
+// brokerURL parses a --broker value. It may name the user
+// (mqtts://NAME@host:8883), never a password: a flag's value shows in
+// process listings, so the password comes from --password-file or
+// CMDHOST_PASSWORD, and no error prints it.
 func brokerURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "mqtt" && u.Scheme != "tcp" && u.Scheme != "tls" && u.Scheme != "mqtts" && u.Scheme != "ssl") {
-		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883", raw)
+		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883 (or mqtts://host:8883 for TLS)", redactedBroker(raw))
+	}
+	if _, has := u.User.Password(); has {
+		return nil, fmt.Errorf("--broker %s: a password in the URL would show in process listings and logs: give it in a file (--password-file FILE) or in %s; the URL may keep the user (mqtt://NAME@host)", u.Redacted(), passwordEnv)
 	}
 	return u, nil
 }

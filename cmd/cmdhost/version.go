@@ -31,14 +31,14 @@ func versionCommand() *cli.Command {
 		Description: "Reads the build information of the binary it is: a host serving elsewhere,\n" +
 			"started from another binary, may be another version. --executor ID asks that\n" +
 			"host (on --broker) for its own, from its admin stats, and prints both.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 			// No environment variable: a CMDHOST_EXECUTOR set for invoke
 			// must not make version need a broker.
 			&cli.StringFlag{Name: "executor", Usage: "also ask the running host `ID` (serve --id) for its version"},
 			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL` of the host (with --executor)", EnvVars: []string{"CMDHOST_BROKER"}},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the host (with --executor)"},
-		},
+		}, authFlags()...),
 		Action: runVersion,
 	}
 }

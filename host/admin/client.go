@@ -14,10 +14,24 @@ import (
 	"github.com/cmdhost/cmdhost/internal/topic"
 )
 
+// BrokerAuth is how a client logs in to a secured broker and checks its
+// certificate: a CA file, a client certificate and key (mTLS), a server
+// name, a user name, and the password's file or environment variable
+// (never the password itself: it is read at each connection, as the
+// certificate files are, so rotated files are used without a restart).
+// The zero BrokerAuth is anonymous. TLS needs a tls, mqtts or ssl broker
+// URL; a URL may name the user (mqtts://NAME@host:8883), never a
+// password. Its fields are those of the host's session (internal/session
+// Auth).
+type BrokerAuth = session.Auth
+
 // ClientConfig configures a Client. Broker and ExecutorID are required.
 type ClientConfig struct {
 	// Broker is the MQTT broker the host serves on.
 	Broker *url.URL
+	// Auth is how the client logs in to Broker (BrokerAuth); zero:
+	// anonymously.
+	Auth BrokerAuth
 	// ExecutorID is the host's executor id (serve --id).
 	ExecutorID string
 	// Token is the host's admin token (serve --admin-token), sent with
@@ -73,7 +87,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	inv, err := rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: cfg.Broker}, RefusedIsFinal: true})
+	inv, err := rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: cfg.Broker, Auth: cfg.Auth}, RefusedIsFinal: true})
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,21 @@ func (e *Executor) connectionUp(bool) {
 	go e.subscribeAll(gen)
 }
 
+// connectError is the session's Handlers.ConnectError. Until Start
+// succeeded, a connection refused for who the executor is
+// (session.Refused: its credentials, a certificate) ends Start: an
+// operator starting a host wants to know at once. Once serving, the
+// session logs each refusal and keeps trying (the broker's users may be
+// fixed while the host waits).
+func (e *Executor) connectError(err error) {
+	if !e.served.Load() && session.Refused(err) {
+		select {
+		case e.subscribed <- err:
+		default:
+		}
+	}
+}
+
 // connectionDown is the session's Handlers.Down.
 func (e *Executor) connectionDown() {
 	e.link.next(func() { e.up.Store(false) })

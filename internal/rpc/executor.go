@@ -265,7 +265,8 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		stopped:       make(chan struct{}),
 		topicRefusals: ratelog.Limiter{Interval: time.Second},
 	}
-	sess, err := session.New(cfg.Session, session.Handlers{Received: e.receive, Up: e.connectionUp, Down: e.connectionDown})
+	sess, err := session.New(cfg.Session, session.Handlers{Received: e.receive, Up: e.connectionUp, Down: e.connectionDown,
+		ConnectError: e.connectError})
 	if err != nil {
 		return nil, err
 	}
@@ -369,17 +370,21 @@ func (e *Executor) SessionExpiry() time.Duration { return e.cfg.Session.ExpiryIn
 // returns once subscribed, or with the error that prevented it.
 func (e *Executor) Start(ctx context.Context) error {
 	if err := e.sess.Connect(); err != nil {
-		return fmt.Errorf("connecting to %s: %w", e.cfg.Session.Broker, err)
+		return fmt.Errorf("connecting to %s: %w", e.cfg.Session.Broker.Redacted(), err)
 	}
 	select {
 	case err := <-e.subscribed:
+		if session.Refused(err) {
+			_ = e.sess.Disconnect(context.Background())
+			return fmt.Errorf("connecting to %s: %w", e.cfg.Session.Broker.Redacted(), err)
+		}
 		if err == nil {
 			e.served.Store(true) // from now on a failed subscription is tried again
 		}
 		return err
 	case <-ctx.Done():
 		_ = e.sess.Disconnect(context.Background())
-		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", e.cfg.Session.Broker, ctx.Err())
+		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", e.cfg.Session.Broker.Redacted(), ctx.Err())
 	}
 }
 

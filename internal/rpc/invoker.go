@@ -35,9 +35,12 @@ type InvokerConfig struct {
 	// Logger is the invoker's; nil discards.
 	Logger *slog.Logger
 	// RefusedIsFinal makes NewInvoker return at once when nothing listens
-	// at the broker's address (the connection is refused), instead of
-	// trying again until its ctx ends: a command-line client wants the
-	// answer now; a host whose broker may come up after it does not.
+	// at the broker's address (the connection is refused) or its host
+	// name does not resolve, instead of trying again until its ctx ends:
+	// a command-line client wants the answer now; a host whose broker may
+	// come up after it does not. A broker that refuses the client's
+	// credentials, or a certificate refused on either side
+	// (session.Refused), ends NewInvoker at once whatever this says.
 	RefusedIsFinal bool
 	// AckAttempts is how many times a call with Call.Ack sends its
 	// request while neither an ack (202) nor a reply has come back;
@@ -231,7 +234,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		},
 		ConnectError: func(err error) {
 			cfg.Logger.Debug("invoker connect", "err", err)
-			if cfg.RefusedIsFinal && errors.Is(err, syscall.ECONNREFUSED) {
+			if session.Refused(err) || cfg.RefusedIsFinal && (errors.Is(err, syscall.ECONNREFUSED) || session.NoSuchHost(err)) {
 				select { // the first refusal ends NewInvoker's wait
 				case refused <- err:
 				default:
@@ -256,10 +259,13 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	case err := <-refused:
 		_ = sess.Disconnect(context.Background())
 		cfg.Logger.Debug("invoker: connection refused", "err", err)
-		return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", s.Broker, syscall.ECONNREFUSED)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", sess.Config().Broker, syscall.ECONNREFUSED)
+		}
+		return nil, fmt.Errorf("connecting to %s: %w", sess.Config().Broker, err)
 	case <-ctx.Done():
 		_ = sess.Disconnect(context.Background())
-		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", s.Broker, ctx.Err())
+		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", sess.Config().Broker, ctx.Err())
 	}
 }
 

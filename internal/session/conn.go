@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -19,36 +20,44 @@ import (
 // broker to close its side.
 const lingerTimeout = 2 * time.Second
 
-// dialBroker connects to the broker at u (mqtt, tcp, tls, mqtts, ssl)
-// with a brokerConn.
-func dialBroker(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
-	var d net.Dialer
-	switch strings.ToLower(u.Scheme) {
-	case "mqtt", "tcp", "":
-		c, err := d.DialContext(ctx, "tcp", u.Host)
-		if err != nil {
-			return nil, err
+// dialBroker returns the dial of a broker URL (mqtt, tcp, tls, mqtts,
+// ssl) with a brokerConn; TLS as auth says, its files read at each dial.
+func dialBroker(auth Auth) DialFunc {
+	return func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+		var d net.Dialer
+		switch strings.ToLower(u.Scheme) {
+		case "mqtt", "tcp", "":
+			c, err := d.DialContext(ctx, "tcp", u.Host)
+			if err != nil {
+				return nil, err
+			}
+			return newBrokerConn(c), nil
+		case "tls", "mqtts", "ssl":
+			cfg, err := auth.tlsConfig(u.Host)
+			if err != nil {
+				return nil, err
+			}
+			c, err := (&tls.Dialer{NetDialer: &d, Config: cfg}).DialContext(ctx, "tcp", u.Host)
+			if err != nil {
+				return nil, err
+			}
+			bc := newBrokerConn(c)
+			bc.tls = true
+			return bc, nil
 		}
-		return newBrokerConn(c), nil
-	case "tls", "mqtts", "ssl":
-		c, err := (&tls.Dialer{NetDialer: &d}).DialContext(ctx, "tcp", u.Host)
-		if err != nil {
-			return nil, err
-		}
-		return newBrokerConn(c), nil
+		return nil, fmt.Errorf("broker URL scheme %q: want mqtt, tcp, tls, mqtts or ssl", u.Scheme)
 	}
-	return nil, fmt.Errorf("broker URL scheme %q: want mqtt, tcp, tls, mqtts or ssl", u.Scheme)
 }
 
 // DialFunc is how a client reaches the broker (Config.Dial).
 type DialFunc = func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error)
 
-// dialer is d, or dialBroker when d is nil, with every connection d makes
-// a brokerConn (an in-process pipe gains as much from fewer, larger
-// writes as a socket does).
-func dialer(d DialFunc) DialFunc {
+// dialer is d, or dialBroker(auth) when d is nil, with every connection
+// d makes a brokerConn (an in-process pipe gains as much from fewer,
+// larger writes as a socket does).
+func dialer(d DialFunc, auth Auth) DialFunc {
 	if d == nil {
-		return dialBroker
+		return dialBroker(auth)
 	}
 	return func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 		c, err := d(ctx, cfg, u)
@@ -109,6 +118,9 @@ type brokerConn struct {
 	inPacket bool      // a packet is being gathered (Lock to Unlock)
 	sending  bool      // a goroutine is writing to Conn
 	err      error     // the first write error
+
+	tls     bool                  // a TLS connection (dialBroker)
+	readErr atomic.Pointer[error] // the first read error (refusal.go reads it)
 }
 
 func newBrokerConn(c net.Conn) *brokerConn {
@@ -117,11 +129,31 @@ func newBrokerConn(c net.Conn) *brokerConn {
 	return bc
 }
 
-func (c *brokerConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *brokerConn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil {
+		c.readErr.CompareAndSwap(nil, &err)
+	}
+	return n, err
+}
 
 // ReadByte reads from the buffer: paho's decoder (third_party) reads a
 // packet's fixed header with it, without a call or an allocation per byte.
-func (c *brokerConn) ReadByte() (byte, error) { return c.r.ReadByte() }
+func (c *brokerConn) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err != nil {
+		c.readErr.CompareAndSwap(nil, &err)
+	}
+	return b, err
+}
+
+// readError is the first error a read of c returned, or nil.
+func (c *brokerConn) readError() error {
+	if p := c.readErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // Lock starts a packet (paho's packet writer takes it).
 func (c *brokerConn) Lock() {

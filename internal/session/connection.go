@@ -20,6 +20,7 @@ const reasonSessionTakenOver = 0x8E
 func (s *Session) connectionUp(cm *autopaho.ConnectionManager, ca *paho.Connack) {
 	s.packetLimit.set(ca)
 	s.cm.Store(cm)
+	s.refusals.Store(0)
 	switch {
 	case ca.SessionPresent:
 		s.log.Debug("connected: the broker kept the session; subscribing again all the same", "broker", s.cfg.Broker)
@@ -78,9 +79,11 @@ func (s *Session) sessionLost() {
 		"Subscribing again", "client_id", s.cfg.ClientID, "broker", s.cfg.Broker)
 }
 
-// connectPacket is the session's CONNECT: problem information asked for
-// and, with Config.MaxPacketSize, a Maximum Packet Size, so that the
-// broker does not deliver a larger message at all.
+// connectPacket is the session's CONNECT: the user name and the password
+// (read now from its file or variable: a rotated one is used from the
+// next connection on), problem information asked for and, with
+// Config.MaxPacketSize, a Maximum Packet Size, so that the broker does
+// not deliver a larger message at all.
 //
 // Problem information is asked for explicitly: paho leaves it unset when
 // session properties are set, which reads as "no", and a broker may then
@@ -91,6 +94,16 @@ func (s *Session) connectPacket(c *paho.Connect, _ *url.URL) (*paho.Connect, err
 		c.Properties = &paho.ConnectProperties{}
 	}
 	c.Properties.RequestProblemInfo = true
+	if s.cfg.Auth.Username != "" {
+		c.Username, c.UsernameFlag = s.cfg.Auth.Username, true
+	}
+	pw, err := s.cfg.Auth.password()
+	if err != nil {
+		return nil, err
+	}
+	if pw != nil {
+		c.Password, c.PasswordFlag = pw, true
+	}
 	if s.cfg.MaxPacketSize > 0 {
 		n := uint32(min(s.cfg.MaxPacketSize, maxRemainingLength))
 		c.Properties.MaximumPacketSize = &n

@@ -38,8 +38,15 @@ const keepAlive = 30
 // Config is how a session connects to its broker. Broker and ClientID are
 // required.
 type Config struct {
-	// Broker is the broker's URL: mqtt, tcp, tls, mqtts or ssl.
+	// Broker is the broker's URL: mqtt or tcp (plain TCP), tls, mqtts or
+	// ssl (TLS). It may name the user (mqtt://NAME@host), never a
+	// password; Resolve moves the user into Auth.Username.
 	Broker *url.URL
+	// Auth is how the session proves who it is to the broker and checks
+	// the broker's certificate (auth.go); the zero Auth is anonymous. TLS
+	// settings apply to the dial of a tls, mqtts or ssl URL, not to a
+	// Dial of the caller's.
+	Auth Auth
 	// ClientID is the MQTT client id.
 	ClientID string
 	// Dial replaces the TCP connection to Broker (tests use a fake broker).
@@ -91,6 +98,11 @@ func (c Config) Resolve() (Config, error) {
 	if c.ClientID == "" {
 		return c, errors.New("client id is required")
 	}
+	auth, broker, err := c.Auth.resolve(c.Broker)
+	if err != nil {
+		return c, err
+	}
+	c.Auth, c.Broker = auth, broker
 	if c.Expiry == 0 {
 		c.Expiry = DefaultExpiry
 	}
@@ -154,6 +166,7 @@ type Session struct {
 	watch      *replyWatch                // replies waiting for their PUBACK; nil: not watched
 	conn       atomic.Pointer[brokerConn] // the latest connection, dropped when the broker is silent
 	hadSession atomic.Bool                // the last connection had a session that outlives it
+	refusals   atomic.Int32               // connection attempts refused in a row (backoff)
 	stats      stats
 
 	closed    chan struct{} // closed by Disconnect: the watch stops
@@ -164,6 +177,9 @@ type Session struct {
 func New(cfg Config, h Handlers) (*Session, error) {
 	cfg, err := cfg.Resolve()
 	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Auth.Check(); err != nil {
 		return nil, err
 	}
 	s := &Session{cfg: cfg, h: h, log: cfg.Logger, closed: make(chan struct{}),
@@ -189,7 +205,7 @@ func (s *Session) Connect() error {
 		KeepAlive:                     keepAlive,
 		CleanStartOnInitialConnection: s.cfg.CleanStart,
 		SessionExpiryInterval:         uint32(s.cfg.ExpiryInterval().Seconds()),
-		ReconnectBackoff:              autopaho.NewConstantBackoff(s.cfg.ReconnectDelay),
+		ReconnectBackoff:              s.backoff,
 		ConnectTimeout:                s.cfg.ConnectTimeout,
 		AttemptConnection:             s.dial(),
 		ConnectPacketBuilder:          s.connectPacket,
@@ -313,18 +329,49 @@ func (s *Session) received(pr paho.PublishReceived) (bool, error) {
 	return true, nil
 }
 
+// connectError is autopaho's OnConnectError: a failed attempt, said in
+// the session's words (refusal.go). A refusal of who the client is will
+// not pass by itself: it is logged as an error, with who was refused
+// (never the password), and the attempts that follow space out
+// (backoff).
 func (s *Session) connectError(err error) {
-	s.log.Warn("connecting to the broker", "broker", s.cfg.Broker, "err", err)
+	err = s.explain(err)
+	if Refused(err) {
+		s.refusals.Add(1)
+		s.log.Error("the broker connection was refused; trying again", "broker", s.cfg.Broker,
+			"client_id", s.cfg.ClientID, "username", s.cfg.Auth.Username, "err", err)
+	} else {
+		s.log.Warn("connecting to the broker", "broker", s.cfg.Broker, "err", err)
+	}
 	if s.h.ConnectError != nil {
 		s.h.ConnectError(err)
 	}
 }
 
+// maxRefusedBackoff bounds the wait between attempts the broker refuses.
+const maxRefusedBackoff = 30 * time.Second
+
+// backoff is autopaho's ReconnectBackoff: Config.ReconnectDelay between
+// attempts, doubled for each refusal in a row (connectError) up to
+// maxRefusedBackoff, so that a host whose credentials the broker refuses
+// neither floods the broker nor its own log.
+func (s *Session) backoff(attempt int) time.Duration {
+	if attempt <= 0 {
+		return 0
+	}
+	d := s.cfg.ReconnectDelay
+	for range min(s.refusals.Load()-1, 8) {
+		d *= 2
+	}
+	return min(d, max(maxRefusedBackoff, s.cfg.ReconnectDelay))
+}
+
 // dial is the session's AttemptConnection: dialer's, keeping the latest
 // connection for dropConnection.
 func (s *Session) dial() DialFunc {
-	d := dialer(s.cfg.Dial)
+	d := dialer(s.cfg.Dial, s.cfg.Auth)
 	return func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+		s.conn.Store(nil) // connectError reads this attempt's connection, or none
 		c, err := d(ctx, cfg, u)
 		if bc, ok := c.(*brokerConn); ok && err == nil {
 			s.conn.Store(bc)

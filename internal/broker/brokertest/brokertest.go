@@ -55,6 +55,33 @@ func StartEmbedded(t testing.TB) *url.URL {
 // mosquitto installed.
 func StartMosquitto(t testing.TB) *url.URL {
 	t.Helper()
+	return StartMosquittoWith(t, MosquittoOptions{})
+}
+
+// MosquittoOptions secure a mosquitto of StartMosquittoWith; the zero
+// options are StartMosquitto's anonymous plain-TCP broker.
+type MosquittoOptions struct {
+	// PasswordFile is a mosquitto password file (WritePasswordFile):
+	// with it, only its users may connect (allow_anonymous false).
+	PasswordFile string
+	// CertFile and KeyFile make the listener TLS (mqtts://) with this
+	// server certificate (CA.Server).
+	CertFile, KeyFile string
+	// CAFile is the CA of the client certificates; with
+	// RequireCertificate, a client without one it signed is refused
+	// (mTLS), and the certificate's common name is the client's user
+	// name (use_identity_as_username) unless PasswordFile is set.
+	CAFile             string
+	RequireCertificate bool
+	// ACLFile is a mosquitto acl_file: which user may read and write
+	// which topics.
+	ACLFile string
+}
+
+// StartMosquittoWith is StartMosquitto with opts: a password file, a TLS
+// listener, client certificates, an ACL. Its URL is mqtts:// with TLS.
+func StartMosquittoWith(t testing.TB, opts MosquittoOptions) *url.URL {
+	t.Helper()
 	testkit.Needs(t, testkit.Mosquitto)
 	bin, err := findMosquitto()
 	if err != nil {
@@ -74,7 +101,7 @@ func StartMosquitto(t testing.TB) *url.URL {
 	// another process may take it before mosquitto binds: retry a few times.
 	var lastErr error
 	for range 3 {
-		u, err := startMosquitto(t, bin, dir, logPath)
+		u, err := startMosquitto(t, bin, dir, logPath, opts)
 		if err == nil {
 			return u
 		}
@@ -128,10 +155,34 @@ func freePort() (int, error) {
 //     queued for a busy or briefly disconnected client;
 //   - persistence false: each test starts from nothing and leaves nothing;
 //   - log to a file in the test's directory (printed if the test fails).
-func mosquittoConf(port int, logPath string) string {
+//
+// The options add, to that listener: password_file (and no anonymous
+// clients), certfile/keyfile (TLS), cafile and require_certificate (mTLS),
+// use_identity_as_username (a certificate is a user without a password
+// file), acl_file.
+func mosquittoConf(port int, logPath string, opts MosquittoOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "listener %d 127.0.0.1\n", port)
-	b.WriteString("allow_anonymous true\n")
+	if opts.CertFile != "" {
+		fmt.Fprintf(&b, "certfile %s\nkeyfile %s\n", opts.CertFile, opts.KeyFile)
+	}
+	if opts.CAFile != "" {
+		fmt.Fprintf(&b, "cafile %s\n", opts.CAFile)
+	}
+	if opts.RequireCertificate {
+		b.WriteString("require_certificate true\n")
+		if opts.PasswordFile == "" {
+			b.WriteString("use_identity_as_username true\n")
+		}
+	}
+	if opts.PasswordFile != "" {
+		fmt.Fprintf(&b, "password_file %s\n", opts.PasswordFile)
+	}
+	if opts.ACLFile != "" {
+		fmt.Fprintf(&b, "acl_file %s\n", opts.ACLFile)
+	}
+	secured := opts.PasswordFile != "" || opts.RequireCertificate
+	fmt.Fprintf(&b, "allow_anonymous %t\n", !secured)
 	b.WriteString("set_tcp_nodelay true\n")
 	b.WriteString("max_inflight_messages 0\n")
 	b.WriteString("max_queued_messages 1000000\n")
@@ -146,14 +197,14 @@ func mosquittoConf(port int, logPath string) string {
 	return b.String()
 }
 
-func startMosquitto(t testing.TB, bin, dir, logPath string) (*url.URL, error) {
+func startMosquitto(t testing.TB, bin, dir, logPath string, opts MosquittoOptions) (*url.URL, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	_ = os.Remove(logPath) // a fresh log per attempt
 	confPath := filepath.Join(dir, "mosquitto.conf")
-	if err := os.WriteFile(confPath, []byte(mosquittoConf(port, logPath)), 0o644); err != nil {
+	if err := os.WriteFile(confPath, []byte(mosquittoConf(port, logPath, opts)), 0o644); err != nil {
 		return nil, err
 	}
 	out, err := os.Create(filepath.Join(dir, "mosquitto.out"))
@@ -181,6 +232,9 @@ func startMosquitto(t testing.TB, bin, dir, logPath string) (*url.URL, error) {
 		return nil, fmt.Errorf("%v\n%s", err, msg)
 	}
 	t.Cleanup(func() { stop(t, cmd, exited) })
+	if opts.CertFile != "" {
+		return &url.URL{Scheme: "mqtts", Host: addr}, nil
+	}
 	return &url.URL{Scheme: "mqtt", Host: addr}, nil
 }
 

@@ -34,7 +34,7 @@ func withoutStamp(user paho.UserProperties) paho.UserProperties {
 }
 
 func TestMosquittoConf(t *testing.T) {
-	conf := mosquittoConf(45678, "/tmp/x/mosquitto.log")
+	conf := mosquittoConf(45678, "/tmp/x/mosquitto.log", MosquittoOptions{})
 	for _, line := range []string{
 		"listener 45678 127.0.0.1", "allow_anonymous true", "set_tcp_nodelay true",
 		"max_inflight_messages 0", "max_queued_messages 1000000", "persistence false",

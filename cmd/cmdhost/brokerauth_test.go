@@ -1,0 +1,121 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+)
+
+// serve and invoke against a secured mosquitto, its password file and
+// certificates made by the test: the right credentials work, wrong ones
+// are refused at once with the broker's reason and exit status 7, and the
+// password is in no output.
+
+const brokerPassword = "Hunter2-cli-s3cr3t"
+
+func secretFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(p, []byte(content+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSecuredBrokerPassword(t *testing.T) {
+	u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{
+		PasswordFile: brokertest.WritePasswordFile(t, map[string]string{"cmdhost": brokerPassword}),
+	})
+	broker := u.String()
+	good, wrong := secretFile(t, brokerPassword), secretFile(t, "not-"+brokerPassword)
+	var outputs strings.Builder
+	_, stop := startServe(t, nil, "--broker", broker, "--username", "cmdhost", "--password-file", good)
+
+	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host", "--username", "cmdhost", "--password-file", good)
+	outputs.WriteString(out + errOut)
+	if out != "hi" || code != 0 {
+		t.Fatalf("invoke with the password: %q %q %d", out, errOut, code)
+	}
+	t.Run("password from CMDHOST_PASSWORD, user in the URL", func(t *testing.T) {
+		t.Setenv("CMDHOST_PASSWORD", brokerPassword)
+		out, errOut, code := run(t, "plugin", "list", "--broker", "mqtt://cmdhost@"+u.Host, "--executor", "cli-host")
+		outputs.WriteString(out + errOut)
+		if code != 0 || !strings.Contains(out, "echo") {
+			t.Fatalf("plugin list: %q %q %d", out, errOut, code)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		// mosquitto 2.0.11 answers a wrong password 0x87, not 0x86.
+		{"wrong password", []string{"--username", "cmdhost", "--password-file", wrong}, exitRefused, "(user cmdhost): not authorized (0x87)"},
+		{"anonymous", nil, exitRefused, "not authorized (0x87)"},
+		{"password in the URL", []string{"--broker", "mqtt://cmdhost:" + brokerPassword + "@" + u.Host}, exitUsage, "give it in a file (--password-file FILE)"},
+		{"password file missing", []string{"--username", "cmdhost", "--password-file", "/nonexistent/pw"}, exitUsage, "the password file: open /nonexistent/pw"},
+		{"TLS flags on a plain URL", []string{"--tls-ca", good}, exitUsage, "--tls-* flags need a TLS broker URL"},
+		{"no such host", []string{"--broker", "mqtt://nosuch.invalid:1883"}, exitNoBroker, "no such host"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host"}, c.args...)
+			out, errOut, code := runWithin(t, 3*time.Second, args...) // at once, not after connectWait
+			outputs.WriteString(out + errOut)
+			if code != c.code || !strings.Contains(errOut, c.want) {
+				t.Fatalf("status %d, stderr %q; want %d and %q", code, errOut, c.code, c.want)
+			}
+		})
+	}
+	t.Run("serve refused at start", func(t *testing.T) {
+		out, errOut, code := runWithin(t, 10*time.Second, "serve", "--plugins", plugins, "--id", "refused-host",
+			"--broker", broker, "--username", "cmdhost", "--password-file", wrong)
+		outputs.WriteString(out + errOut)
+		if code != exitRefused || !strings.Contains(errOut, "cmdhost: ") || !strings.Contains(errOut, "not authorized (0x87)") {
+			t.Fatalf("status %d, stderr %q; want %d and the refusal", code, errOut, exitRefused)
+		}
+	})
+	log, _ := stop()
+	outputs.WriteString(log)
+	if strings.Contains(outputs.String(), brokerPassword) {
+		t.Fatalf("the password is in an output:\n%s", outputs.String())
+	}
+}
+
+func TestSecuredBrokerTLS(t *testing.T) {
+	ca := brokertest.NewCA(t)
+	cert, key := ca.Server(t)
+	t.Run("server certificate on a private CA", func(t *testing.T) {
+		u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key})
+		broker := u.String()
+		out, errOut, code := runWithin(t, 3*time.Second, "invoke", "echo", "--broker", broker)
+		if code != exitRefused || !strings.Contains(errOut, "x509: certificate signed by unknown authority") || !strings.Contains(errOut, "--tls-ca") {
+			t.Fatalf("without the CA: %q %q %d", out, errOut, code)
+		}
+		startServe(t, nil, "--broker", broker, "--tls-ca", ca.CertFile)
+		out, errOut, code = run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host", "--tls-ca", ca.CertFile)
+		if out != "hi" || code != 0 {
+			t.Fatalf("with the CA: %q %q %d", out, errOut, code)
+		}
+	})
+	t.Run("client certificates", func(t *testing.T) {
+		u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key, CAFile: ca.CertFile, RequireCertificate: true})
+		broker := u.String()
+		out, errOut, code := runWithin(t, 3*time.Second, "invoke", "echo", "--broker", broker, "--tls-ca", ca.CertFile)
+		if code != exitRefused || !strings.Contains(errOut, "TLS with the broker") || !strings.Contains(errOut, "--tls-cert") {
+			t.Fatalf("without a client certificate: %q %q %d", out, errOut, code)
+		}
+		hostCert, hostKey := ca.Client(t, "cli-host")
+		startServe(t, nil, "--broker", broker, "--tls-ca", ca.CertFile, "--tls-cert", hostCert, "--tls-key", hostKey)
+		clientCert, clientKey := ca.Client(t, "operator")
+		out, errOut, code = run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host",
+			"--tls-ca", ca.CertFile, "--tls-cert", clientCert, "--tls-key", clientKey)
+		if out != "hi" || code != 0 {
+			t.Fatalf("with a client certificate: %q %q %d", out, errOut, code)
+		}
+	})
+}
