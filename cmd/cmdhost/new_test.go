@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,10 +36,11 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	}
 	tmp, pluginsDir := t.TempDir(), t.TempDir()
 	addr, _ := startServeIn(t, pluginsDir, nil)
-	// The projects' Makefiles run cmdhost (CMDHOST) for their tests and
-	// install; GOFLAGS without -mod=vendor and the like from the caller;
-	// no module proxy: a Go project needs nothing from the network.
-	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GOPROXY=off", "CMDHOST="+binary)
+	// The projects' Makefiles run the cmdhost that made them (no CMDHOST
+	// given, and none on PATH) for their tests and install; GOFLAGS without
+	// -mod=vendor and the like from the caller; no module proxy: a Go
+	// project needs nothing from the network.
+	env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off")
 	runIn := func(t *testing.T, dir string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(args[0], args[1:]...)
@@ -71,6 +73,83 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			}
 			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
 			untilAnswer(t, "mqtt://"+addr, c.name, "hi", time.Minute)
+		})
+	}
+}
+
+// withoutCmdhost is the environment without CMDHOST and with a PATH on
+// which no cmdhost is found: what a user who built bin/cmdhost has.
+func withoutCmdhost(t *testing.T) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "CMDHOST="):
+		case strings.HasPrefix(kv, "PATH="):
+			var keep []string
+			for _, dir := range filepath.SplitList(strings.TrimPrefix(kv, "PATH=")) {
+				if _, err := os.Stat(filepath.Join(dir, "cmdhost")); err != nil {
+					keep = append(keep, dir)
+				}
+			}
+			env = append(env, "PATH="+strings.Join(keep, string(filepath.ListSeparator)))
+		default:
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// A project's Makefile and new's hints name the cmdhost that made it by
+// its absolute path when PATH has no cmdhost, or another one; "cmdhost"
+// in the hints when PATH's is this one (the Makefile then names PATH's).
+func TestNewFindsItsCmdhost(t *testing.T) {
+	elsewhere := t.TempDir() // a PATH whose cmdhost is another program
+	if err := os.WriteFile(filepath.Join(elsewhere, "cmdhost"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	same := filepath.Join(t.TempDir(), "with space") // a PATH whose cmdhost is this binary, by a link
+	if err := os.Mkdir(same, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binary, filepath.Join(same, "cmdhost")); err != nil {
+		t.Fatal(err)
+	}
+	base := withoutCmdhost(t)
+	for _, c := range []struct {
+		name, path    string
+		makeVar, hint string
+	}{
+		{"none on PATH", "", binary, binary},
+		{"another on PATH", elsewhere, binary, binary},
+		{"this one on PATH", same, "'" + filepath.Join(same, "cmdhost") + "'", "cmdhost"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			env := slices.Clone(base)
+			for i, kv := range env {
+				if strings.HasPrefix(kv, "PATH=") && c.path != "" {
+					env[i] = "PATH=" + c.path + string(filepath.ListSeparator) + strings.TrimPrefix(kv, "PATH=")
+				}
+			}
+			cmd := exec.Command(binary, "--cache-dir", cliCache(), "new", "hello", "--lang", "c", "--dir", tmp)
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("new: %v\n%s", err, out)
+			}
+			for _, want := range []string{"\n  " + c.hint + " plugin install hello.wasm --plugins DIR", "\n  " + c.hint + " invoke hello -d hi\n"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("new's hints lack %q:\n%s", want, out)
+				}
+			}
+			mk, err := os.ReadFile(filepath.Join(tmp, "hello", "Makefile"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "\nCMDHOST ?= " + c.makeVar + "\n"; !strings.Contains(string(mk), want) {
+				t.Errorf("the Makefile lacks %q:\n%s", want, mk)
+			}
 		})
 	}
 }
