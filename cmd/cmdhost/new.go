@@ -63,7 +63,8 @@ func newCommand() *cli.Command {
 			"it, and the SDK of its language in ./cmdhost, from this binary: cmdhost's modules\n" +
 			"are not published, and the project builds with nothing else from cmdhost.\n" +
 			"NAME must be a command name (and, in Go, a module path element).\n\n" +
-			"--lang go (default), rust (Debian's rustc, wasm32-wasi), c (clang and wasi-libc)\n" +
+			"--lang go (default), rust (cargo, or rustc alone; wasm32-wasip1, or wasm32-wasi\n" +
+			"before Rust 1.78), c (clang and wasi-libc)\n" +
 			"or as (AssemblyScript, whose compiler make installs from npm). In Go,\n" +
 			"--cmdhost-src DIR builds against a cmdhost source tree instead of the copy.",
 		Flags: []cli.Flag{
@@ -284,7 +285,7 @@ func sdkFiles(p project) ([]projectFile, error) {
 		}
 		copies = []from{{abi.Source(), ".", carriedSDK + "/abi", []string{".go", ".md", "go.mod"}}, {sdk.Source(), ".", carriedSDK + "/sdk", []string{".go", "go.mod"}}}
 	case "rust":
-		copies = []from{{sdk.Source(), "rust/src", "cmdhost/src", []string{".rs"}}}
+		copies = []from{{sdk.Source(), "rust", "cmdhost", []string{"Cargo.toml"}}, {sdk.Source(), "rust/src", "cmdhost/src", []string{".rs"}}}
 	case "c":
 		copies = []from{{sdk.Source(), "c", "cmdhost", []string{".c", ".h"}}}
 	case "as":

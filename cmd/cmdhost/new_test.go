@@ -41,16 +41,25 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	// -mod=vendor and the like from the caller; no module proxy: a Go
 	// project needs nothing from the network.
 	env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off")
-	runIn := func(t *testing.T, dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
-		}
-	}
-	for _, c := range []struct{ lang, name string }{{"go", "greet-go"}, {"rust", "greet-rust"}, {"c", "greet-c"}, {"as", "greet-as"}, {"go", "greet-src"}} {
+	for _, c := range []struct{ lang, name string }{{"go", "greet-go"}, {"rust", "greet-rust"}, {"rust", "greet-rustc"}, {"c", "greet-c"}, {"as", "greet-as"}, {"go", "greet-src"}} {
 		t.Run(c.name, func(t *testing.T) {
+			env := env
+			switch c.name {
+			case "greet-rust": // with Debian's cargo and rustc (a rustup rustc in PATH may have no wasm target)
+				env = append(env, debianRust(t)...)
+			case "greet-rustc": // rustc alone, for machines without cargo
+				env = append(env, "RUSTC=/usr/bin/rustc", "CARGO=no-such-cargo")
+			}
+			runIn := func(t *testing.T, dir string, args ...string) string {
+				t.Helper()
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Dir, cmd.Env = dir, env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+				}
+				return string(out)
+			}
 			args := []string{"new", c.name, "--lang", c.lang, "--dir", tmp}
 			if c.name == "greet-src" {
 				args = append(args, "--cmdhost-src", repoRoot(t))
@@ -60,8 +69,18 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				t.Fatalf("new: stdout %q, stderr %q, status %d", out, errOut, code)
 			}
 			proj := filepath.Join(tmp, c.name)
-			runIn(t, proj, "make")
-			runIn(t, proj, "make", "test")
+			build := runIn(t, proj, "make")
+			tests := runIn(t, proj, "make", "test")
+			if c.lang == "rust" {
+				// Cargo's build and its lock file, offline; or rustc alone.
+				_, lockErr := os.Stat(filepath.Join(proj, "Cargo.lock"))
+				if viaCargo := strings.Contains(build, "cargo build --offline"); viaCargo != (c.name == "greet-rust") || viaCargo != (lockErr == nil) {
+					t.Errorf("make with cargo %v: Cargo.lock %v:\n%s", c.name == "greet-rust", lockErr, build)
+				}
+				if !strings.Contains(tests, "2 passed") {
+					t.Errorf("make test ran not the project's 2 tests:\n%s", tests)
+				}
+			}
 			wasm := filepath.Join(proj, c.name+".wasm")
 			out, errOut, code = run(t, "call", wasm, c.name, "-d", "hi")
 			if out != "hi" || code != 0 || !strings.Contains(errOut, `msg="echoing 2 bytes" plugin=`+c.name) {
@@ -74,6 +93,46 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
 			untilAnswer(t, "mqtt://"+addr, c.name, "hi", time.Minute)
 		})
+	}
+}
+
+// debianRust is the environment of a Rust project's make that builds with
+// Debian's rustc (1.63, wasm32-wasi) and cargo, by path: a rustup rustc
+// first in PATH may have no wasm target.
+func debianRust(t *testing.T) []string {
+	t.Helper()
+	for _, tool := range []string{"/usr/bin/rustc", "/usr/bin/cargo"} {
+		if _, err := os.Stat(tool); err != nil {
+			t.Fatalf("%s: %v (.ci/deps rust cargo installs it)", tool, err)
+		}
+	}
+	return []string{"RUSTC=/usr/bin/rustc", "CARGO=/usr/bin/cargo"}
+}
+
+// A Rust project's Makefile builds for wasm32-wasip1 with a Rust that
+// knows it (1.78 and later) and for wasm32-wasi with an older one, such as
+// Debian's 1.63: it asks rustc --version.
+func TestNewRustTarget(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make on PATH")
+	}
+	tmp := t.TempDir()
+	if out, errOut, code := run(t, "new", "hello", "--lang", "rust", "--dir", tmp); code != 0 {
+		t.Fatalf("new: %q %q %d", out, errOut, code)
+	}
+	for version, want := range map[string]string{"1.63.0": "wasm32-wasi", "1.77.2": "wasm32-wasi", "1.78.0": "wasm32-wasip1", "1.95.0": "wasm32-wasip1"} {
+		rustc := filepath.Join(t.TempDir(), "rustc")
+		if err := os.WriteFile(rustc, []byte("#!/bin/sh\necho 'rustc "+version+" (abc 2026-01-01)'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, cargo := range []string{"sh", "no-such-cargo"} { // sh: a cargo that is found
+			cmd := exec.Command("make", "-n", "RUSTC="+rustc, "CARGO="+cargo)
+			cmd.Dir = filepath.Join(tmp, "hello")
+			out, err := cmd.CombinedOutput()
+			if err != nil || !regexp.MustCompile(`--target `+want+`\s`).Match(out) {
+				t.Errorf("rustc %s, CARGO=%s: make -n: %v\n%s\nwant --target %s", version, cargo, err, out, want)
+			}
+		}
 	}
 }
 
