@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // repoRoot is the cmdhost source tree the tests build handler projects
@@ -387,35 +390,87 @@ func TestProjectTemplatesFormatted(t *testing.T) {
 	}
 }
 
-// The README's handler in each language other than Go (whose block
-// TestDocsCommands builds with the README's own command) builds, in a
-// project cmdhost new made, as the project's source, and answers.
+// readmeBlocks are the code blocks of the README's section under heading
+// (up to the next heading), each by the file of a project made by `new
+// greet` that its first line names ("// greet/main.go", "/* greet/handler.c
+// */", "# greet/test.sh: …"): where the README says it goes.
+func readmeBlocks(t *testing.T, readme []byte, heading string) map[string][]byte {
+	t.Helper()
+	i := bytes.Index(readme, []byte("\n"+heading+"\n"))
+	if i < 0 {
+		t.Fatalf("README.md has no %q section", heading)
+	}
+	section := readme[i+len(heading)+2:]
+	if j := regexp.MustCompile(`\n##`).FindIndex(section); j != nil {
+		section = section[:j[0]]
+	}
+	blocks := map[string][]byte{}
+	for _, m := range regexp.MustCompile("(?s)```[a-z]*\n(.*?)```").FindAllSubmatch(section, -1) {
+		first, _, _ := bytes.Cut(m[1], []byte("\n"))
+		f := regexp.MustCompile(`^(?://|/\*|#) greet/([A-Za-z0-9_./-]*[A-Za-z0-9_])`).FindSubmatch(first)
+		if f == nil {
+			t.Fatalf("README.md, %s: a block whose first line names no file of the project greet: %q", heading, first)
+		}
+		blocks[string(f[1])] = m[1]
+	}
+	if len(blocks) == 0 {
+		t.Fatalf("README.md, %s: no code", heading)
+	}
+	return blocks
+}
+
+// TestReadmeHandlers: the README's handler in each language, pasted into a
+// project cmdhost new made as the README says (each block over the file
+// its first line names), passes the project's own make test, which then
+// tests greet, and answers with the README's settings. A language whose
+// toolchain is missing is skipped.
 func TestReadmeHandlers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules with each language's toolchain")
+	testkit.Needs(t, testkit.Toolchains)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make on PATH")
 	}
 	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ fence, lang, file string }{{"rust", "rust", "src/lib.rs"}, {"c", "c", "handler.c"}, {"ts", "as", "assembly/index.ts"}} {
+	for _, c := range []struct{ heading, lang, tool, tested string }{
+		{"### Go", "go", "go", "ok  \tgreet"},
+		{"### Rust", "rust", "/usr/bin/cargo", "test tests::greets ... ok"},
+		{"### C", "c", "clang", ""},
+		{"### AssemblyScript", "as", "npm", ""},
+	} {
 		t.Run(c.lang, func(t *testing.T) {
-			m := regexp.MustCompile("(?s)```" + c.fence + "\n(.*?)```").FindSubmatch(readme)
-			if m == nil {
-				t.Fatalf("README.md has no ```%s block", c.fence)
+			if _, err := exec.LookPath(c.tool); err != nil {
+				t.Skipf("no %s (.ci/deps): %v", c.tool, err)
 			}
+			blocks := readmeBlocks(t, readme, c.heading)
 			tmp := t.TempDir()
 			if out, errOut, code := run(t, "new", "greet", "--lang", c.lang, "--dir", tmp); code != 0 {
 				t.Fatalf("new: %q %q %d", out, errOut, code)
 			}
 			proj := filepath.Join(tmp, "greet")
-			if err := os.WriteFile(filepath.Join(proj, c.file), m[1], 0o644); err != nil {
-				t.Fatal(err)
+			for name, text := range blocks {
+				if _, err := os.Stat(filepath.Join(proj, name)); err != nil {
+					t.Fatalf("the README puts a block into greet/%s, a file new does not make: %v", name, err)
+				}
+				if err := os.WriteFile(filepath.Join(proj, name), text, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-			build := exec.Command("make")
-			build.Dir = proj
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("make with the README's %s handler: %v\n%s", c.lang, err, out)
+			env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off")
+			if c.lang == "rust" {
+				env = append(env, debianRust(t)...)
+			}
+			for _, target := range []string{"build", "test"} {
+				cmd := exec.Command("make", target)
+				cmd.Dir, cmd.Env = proj, env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("make %s with the README's %s handler: %v\n%s", target, c.lang, err, out)
+				}
+				if target == "test" && !strings.Contains(string(out), c.tested) {
+					t.Errorf("make test did not run the README's test (want %q in its output):\n%s", c.tested, out)
+				}
 			}
 			out, errOut, code := run(t, "call", filepath.Join(proj, "greet.wasm"), "greet", "-d", "docs")
 			if code != 0 || out != "hello docs" {
