@@ -13,11 +13,11 @@ import (
 // because the cmdhost modules are not published. Guests (GOOS=wasip1) do
 // not carry it.
 //
-//go:embed *.go go.mod rust/src/*.rs c/cmdhost.h c/cmdhost.c assemblyscript/assembly/index.ts assemblyscript/package.json
+//go:embed *.go go.mod rust/Cargo.toml rust/src/*.rs c/cmdhost.h c/cmdhost.c assemblyscript/assembly/index.ts assemblyscript/package.json
 var source embed.FS
 
 // Source returns the SDKs' code: this module's Go files and go.mod at the
 // top (tests and this one included: a copy leaves them out), rust/src, c,
 // and assemblyscript/assembly with the package.json that pins its
-// compiler.
+// compiler; rust/Cargo.toml too.
 func Source() fs.FS { return source }

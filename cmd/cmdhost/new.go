@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -62,7 +63,8 @@ func newCommand() *cli.Command {
 			"it, and the SDK of its language in ./cmdhost, from this binary: cmdhost's modules\n" +
 			"are not published, and the project builds with nothing else from cmdhost.\n" +
 			"NAME must be a command name (and, in Go, a module path element).\n\n" +
-			"--lang go (default), rust (Debian's rustc, wasm32-wasi), c (clang and wasi-libc)\n" +
+			"--lang go (default), rust (cargo, or rustc alone; wasm32-wasip1, or wasm32-wasi\n" +
+			"before Rust 1.78), c (clang and wasi-libc)\n" +
 			"or as (AssemblyScript, whose compiler make installs from npm). In Go,\n" +
 			"--cmdhost-src DIR builds against a cmdhost source tree instead of the copy.",
 		Flags: []cli.Flag{
@@ -89,6 +91,7 @@ type project struct {
 	Crate      string // Rust: the crate name
 	NPMName    string // AssemblyScript: the package name
 	ASCVersion string // AssemblyScript: the compiler's version
+	Cmdhost    string // the Makefile's CMDHOST: the cmdhost that made the project, for make
 }
 
 // newProject is the project name in lang, carrying its SDK. A Go project
@@ -140,6 +143,8 @@ func runNew(c *cli.Context) error {
 			return err
 		}
 	}
+	self := selfCommand()
+	p.Cmdhost = makeWord(self.path)
 	target := filepath.Join(c.String("dir"), p.Name)
 	if err := checkTarget(target); err != nil {
 		return cli.Exit(err, exitUsage)
@@ -164,9 +169,60 @@ func runNew(c *cli.Context) error {
 		names = append(names, "cmdhost/ (the SDK)")
 	}
 	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n  make                 # builds %s.wasm\n  make test\n"+
-		"  cmdhost plugin install %s.wasm --plugins DIR   # a running host's folder\n  cmdhost invoke %s -d hi\n",
-		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), target, p.Name, p.Name, p.Name)
+		"  %s plugin install %s.wasm --plugins DIR   # a running host's folder\n  %s invoke %s -d hi\n",
+		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), shellWord(target), p.Name, self.hint, p.Name, self.hint, p.Name)
 	return nil
+}
+
+// self is the cmdhost that runs: path is its absolute path, for the
+// project's Makefile; hint is how a shell in any directory runs it, for
+// the hints: "cmdhost" when PATH finds this very file.
+type self struct{ path, hint string }
+
+// selfCommand finds this binary, so that a project calls the cmdhost that
+// made it rather than whatever PATH holds (often nothing: the README builds
+// bin/cmdhost). When PATH's cmdhost is this file, the Makefile names it by
+// that path (a link an upgrade moves along) and the hints say "cmdhost".
+// Without a path of its own (os.Executable fails) it is "cmdhost".
+func selfCommand() self {
+	exe, err := os.Executable()
+	if err != nil || strings.ContainsAny(exe, "\n\r") { // no line of a Makefile holds a newline
+		return self{"cmdhost", "cmdhost"}
+	}
+	if onPath, err := exec.LookPath("cmdhost"); err == nil {
+		if abs, err := filepath.Abs(onPath); err == nil && sameFile(abs, exe) {
+			return self{abs, "cmdhost"}
+		}
+	}
+	return self{exe, shellWord(exe)}
+}
+
+// sameFile reports whether the paths a and b name the same file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// plainWord is what a shell word needs no quotes for.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellWord is s as one word of a POSIX shell command line: as is when it
+// can be, else in single quotes.
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// makeWord is s as the value of a make variable that recipes use as one
+// shell word: shellWord, with make's own '$' and '#' escaped.
+func makeWord(s string) string {
+	return strings.NewReplacer("$", "$$", "#", `\#`).Replace(shellWord(s))
 }
 
 // crateName is a Rust crate name for name: what a crate name may not
@@ -229,7 +285,7 @@ func sdkFiles(p project) ([]projectFile, error) {
 		}
 		copies = []from{{abi.Source(), ".", carriedSDK + "/abi", []string{".go", ".md", "go.mod"}}, {sdk.Source(), ".", carriedSDK + "/sdk", []string{".go", "go.mod"}}}
 	case "rust":
-		copies = []from{{sdk.Source(), "rust/src", "cmdhost/src", []string{".rs"}}}
+		copies = []from{{sdk.Source(), "rust", "cmdhost", []string{"Cargo.toml"}}, {sdk.Source(), "rust/src", "cmdhost/src", []string{".rs"}}}
 	case "c":
 		copies = []from{{sdk.Source(), "c", "cmdhost", []string{".c", ".h"}}}
 	case "as":

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // repoRoot is the cmdhost source tree the tests build handler projects
@@ -35,20 +39,30 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	}
 	tmp, pluginsDir := t.TempDir(), t.TempDir()
 	addr, _ := startServeIn(t, pluginsDir, nil)
-	// The projects' Makefiles run cmdhost (CMDHOST) for their tests and
-	// install; GOFLAGS without -mod=vendor and the like from the caller;
-	// no module proxy: a Go project needs nothing from the network.
-	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GOPROXY=off", "CMDHOST="+binary)
-	runIn := func(t *testing.T, dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
-		}
-	}
-	for _, c := range []struct{ lang, name string }{{"go", "greet-go"}, {"rust", "greet-rust"}, {"c", "greet-c"}, {"as", "greet-as"}, {"go", "greet-src"}} {
+	// The projects' Makefiles run the cmdhost that made them (no CMDHOST
+	// given, and none on PATH) for their tests and install; GOFLAGS without
+	// -mod=vendor and the like from the caller; no module proxy: a Go
+	// project needs nothing from the network.
+	env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off")
+	for _, c := range []struct{ lang, name string }{{"go", "greet-go"}, {"rust", "greet-rust"}, {"rust", "greet-rustc"}, {"c", "greet-c"}, {"as", "greet-as"}, {"go", "greet-src"}} {
 		t.Run(c.name, func(t *testing.T) {
+			env := env
+			switch c.name {
+			case "greet-rust": // with Debian's cargo and rustc (a rustup rustc in PATH may have no wasm target)
+				env = append(env, debianRust(t)...)
+			case "greet-rustc": // rustc alone, for machines without cargo
+				env = append(env, "RUSTC=/usr/bin/rustc", "CARGO=no-such-cargo")
+			}
+			runIn := func(t *testing.T, dir string, args ...string) string {
+				t.Helper()
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Dir, cmd.Env = dir, env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+				}
+				return string(out)
+			}
 			args := []string{"new", c.name, "--lang", c.lang, "--dir", tmp}
 			if c.name == "greet-src" {
 				args = append(args, "--cmdhost-src", repoRoot(t))
@@ -58,8 +72,18 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				t.Fatalf("new: stdout %q, stderr %q, status %d", out, errOut, code)
 			}
 			proj := filepath.Join(tmp, c.name)
-			runIn(t, proj, "make")
-			runIn(t, proj, "make", "test")
+			build := runIn(t, proj, "make")
+			tests := runIn(t, proj, "make", "test")
+			if c.lang == "rust" {
+				// Cargo's build and its lock file, offline; or rustc alone.
+				_, lockErr := os.Stat(filepath.Join(proj, "Cargo.lock"))
+				if viaCargo := strings.Contains(build, "cargo build --offline"); viaCargo != (c.name == "greet-rust") || viaCargo != (lockErr == nil) {
+					t.Errorf("make with cargo %v: Cargo.lock %v:\n%s", c.name == "greet-rust", lockErr, build)
+				}
+				if !strings.Contains(tests, "2 passed") {
+					t.Errorf("make test ran not the project's 2 tests:\n%s", tests)
+				}
+			}
 			wasm := filepath.Join(proj, c.name+".wasm")
 			out, errOut, code = run(t, "call", wasm, c.name, "-d", "hi")
 			if out != "hi" || code != 0 || !strings.Contains(errOut, `msg="echoing 2 bytes" plugin=`+c.name) {
@@ -71,6 +95,123 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			}
 			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
 			untilAnswer(t, "mqtt://"+addr, c.name, "hi", time.Minute)
+		})
+	}
+}
+
+// debianRust is the environment of a Rust project's make that builds with
+// Debian's rustc (1.63, wasm32-wasi) and cargo, by path: a rustup rustc
+// first in PATH may have no wasm target.
+func debianRust(t *testing.T) []string {
+	t.Helper()
+	for _, tool := range []string{"/usr/bin/rustc", "/usr/bin/cargo"} {
+		if _, err := os.Stat(tool); err != nil {
+			t.Fatalf("%s: %v (.ci/deps rust cargo installs it)", tool, err)
+		}
+	}
+	return []string{"RUSTC=/usr/bin/rustc", "CARGO=/usr/bin/cargo"}
+}
+
+// A Rust project's Makefile builds for wasm32-wasip1 with a Rust that
+// knows it (1.78 and later) and for wasm32-wasi with an older one, such as
+// Debian's 1.63: it asks rustc --version.
+func TestNewRustTarget(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make on PATH")
+	}
+	tmp := t.TempDir()
+	if out, errOut, code := run(t, "new", "hello", "--lang", "rust", "--dir", tmp); code != 0 {
+		t.Fatalf("new: %q %q %d", out, errOut, code)
+	}
+	for version, want := range map[string]string{"1.63.0": "wasm32-wasi", "1.77.2": "wasm32-wasi", "1.78.0": "wasm32-wasip1", "1.95.0": "wasm32-wasip1"} {
+		rustc := filepath.Join(t.TempDir(), "rustc")
+		if err := os.WriteFile(rustc, []byte("#!/bin/sh\necho 'rustc "+version+" (abc 2026-01-01)'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, cargo := range []string{"sh", "no-such-cargo"} { // sh: a cargo that is found
+			cmd := exec.Command("make", "-n", "RUSTC="+rustc, "CARGO="+cargo)
+			cmd.Dir = filepath.Join(tmp, "hello")
+			out, err := cmd.CombinedOutput()
+			if err != nil || !regexp.MustCompile(`--target `+want+`\s`).Match(out) {
+				t.Errorf("rustc %s, CARGO=%s: make -n: %v\n%s\nwant --target %s", version, cargo, err, out, want)
+			}
+		}
+	}
+}
+
+// withoutCmdhost is the environment without CMDHOST and with a PATH on
+// which no cmdhost is found: what a user who built bin/cmdhost has.
+func withoutCmdhost(t *testing.T) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "CMDHOST="):
+		case strings.HasPrefix(kv, "PATH="):
+			var keep []string
+			for _, dir := range filepath.SplitList(strings.TrimPrefix(kv, "PATH=")) {
+				if _, err := os.Stat(filepath.Join(dir, "cmdhost")); err != nil {
+					keep = append(keep, dir)
+				}
+			}
+			env = append(env, "PATH="+strings.Join(keep, string(filepath.ListSeparator)))
+		default:
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// A project's Makefile and new's hints name the cmdhost that made it by
+// its absolute path when PATH has no cmdhost, or another one; "cmdhost"
+// in the hints when PATH's is this one (the Makefile then names PATH's).
+func TestNewFindsItsCmdhost(t *testing.T) {
+	elsewhere := t.TempDir() // a PATH whose cmdhost is another program
+	if err := os.WriteFile(filepath.Join(elsewhere, "cmdhost"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	same := filepath.Join(t.TempDir(), "with space") // a PATH whose cmdhost is this binary, by a link
+	if err := os.Mkdir(same, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binary, filepath.Join(same, "cmdhost")); err != nil {
+		t.Fatal(err)
+	}
+	base := withoutCmdhost(t)
+	for _, c := range []struct {
+		name, path    string
+		makeVar, hint string
+	}{
+		{"none on PATH", "", binary, binary},
+		{"another on PATH", elsewhere, binary, binary},
+		{"this one on PATH", same, "'" + filepath.Join(same, "cmdhost") + "'", "cmdhost"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			env := slices.Clone(base)
+			for i, kv := range env {
+				if strings.HasPrefix(kv, "PATH=") && c.path != "" {
+					env[i] = "PATH=" + c.path + string(filepath.ListSeparator) + strings.TrimPrefix(kv, "PATH=")
+				}
+			}
+			cmd := exec.Command(binary, "--cache-dir", cliCache(), "new", "hello", "--lang", "c", "--dir", tmp)
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("new: %v\n%s", err, out)
+			}
+			for _, want := range []string{"\n  " + c.hint + " plugin install hello.wasm --plugins DIR", "\n  " + c.hint + " invoke hello -d hi\n"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("new's hints lack %q:\n%s", want, out)
+				}
+			}
+			mk, err := os.ReadFile(filepath.Join(tmp, "hello", "Makefile"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "\nCMDHOST ?= " + c.makeVar + "\n"; !strings.Contains(string(mk), want) {
+				t.Errorf("the Makefile lacks %q:\n%s", want, mk)
+			}
 		})
 	}
 }
@@ -249,35 +390,87 @@ func TestProjectTemplatesFormatted(t *testing.T) {
 	}
 }
 
-// The README's handler in each language other than Go (whose block
-// TestDocsCommands builds with the README's own command) builds, in a
-// project cmdhost new made, as the project's source, and answers.
+// readmeBlocks are the code blocks of the README's section under heading
+// (up to the next heading), each by the file of a project made by `new
+// greet` that its first line names ("// greet/main.go", "/* greet/handler.c
+// */", "# greet/test.sh: …"): where the README says it goes.
+func readmeBlocks(t *testing.T, readme []byte, heading string) map[string][]byte {
+	t.Helper()
+	i := bytes.Index(readme, []byte("\n"+heading+"\n"))
+	if i < 0 {
+		t.Fatalf("README.md has no %q section", heading)
+	}
+	section := readme[i+len(heading)+2:]
+	if j := regexp.MustCompile(`\n##`).FindIndex(section); j != nil {
+		section = section[:j[0]]
+	}
+	blocks := map[string][]byte{}
+	for _, m := range regexp.MustCompile("(?s)```[a-z]*\n(.*?)```").FindAllSubmatch(section, -1) {
+		first, _, _ := bytes.Cut(m[1], []byte("\n"))
+		f := regexp.MustCompile(`^(?://|/\*|#) greet/([A-Za-z0-9_./-]*[A-Za-z0-9_])`).FindSubmatch(first)
+		if f == nil {
+			t.Fatalf("README.md, %s: a block whose first line names no file of the project greet: %q", heading, first)
+		}
+		blocks[string(f[1])] = m[1]
+	}
+	if len(blocks) == 0 {
+		t.Fatalf("README.md, %s: no code", heading)
+	}
+	return blocks
+}
+
+// TestReadmeHandlers: the README's handler in each language, pasted into a
+// project cmdhost new made as the README says (each block over the file
+// its first line names), passes the project's own make test, which then
+// tests greet, and answers with the README's settings. A language whose
+// toolchain is missing is skipped.
 func TestReadmeHandlers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds modules with each language's toolchain")
+	testkit.Needs(t, testkit.Toolchains)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make on PATH")
 	}
 	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ fence, lang, file string }{{"rust", "rust", "src/lib.rs"}, {"c", "c", "handler.c"}, {"ts", "as", "assembly/index.ts"}} {
+	for _, c := range []struct{ heading, lang, tool, tested string }{
+		{"### Go", "go", "go", "ok  \tgreet"},
+		{"### Rust", "rust", "/usr/bin/cargo", "test tests::greets ... ok"},
+		{"### C", "c", "clang", ""},
+		{"### AssemblyScript", "as", "npm", ""},
+	} {
 		t.Run(c.lang, func(t *testing.T) {
-			m := regexp.MustCompile("(?s)```" + c.fence + "\n(.*?)```").FindSubmatch(readme)
-			if m == nil {
-				t.Fatalf("README.md has no ```%s block", c.fence)
+			if _, err := exec.LookPath(c.tool); err != nil {
+				t.Skipf("no %s (.ci/deps): %v", c.tool, err)
 			}
+			blocks := readmeBlocks(t, readme, c.heading)
 			tmp := t.TempDir()
 			if out, errOut, code := run(t, "new", "greet", "--lang", c.lang, "--dir", tmp); code != 0 {
 				t.Fatalf("new: %q %q %d", out, errOut, code)
 			}
 			proj := filepath.Join(tmp, "greet")
-			if err := os.WriteFile(filepath.Join(proj, c.file), m[1], 0o644); err != nil {
-				t.Fatal(err)
+			for name, text := range blocks {
+				if _, err := os.Stat(filepath.Join(proj, name)); err != nil {
+					t.Fatalf("the README puts a block into greet/%s, a file new does not make: %v", name, err)
+				}
+				if err := os.WriteFile(filepath.Join(proj, name), text, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-			build := exec.Command("make")
-			build.Dir = proj
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("make with the README's %s handler: %v\n%s", c.lang, err, out)
+			env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off")
+			if c.lang == "rust" {
+				env = append(env, debianRust(t)...)
+			}
+			for _, target := range []string{"build", "test"} {
+				cmd := exec.Command("make", target)
+				cmd.Dir, cmd.Env = proj, env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("make %s with the README's %s handler: %v\n%s", target, c.lang, err, out)
+				}
+				if target == "test" && !strings.Contains(string(out), c.tested) {
+					t.Errorf("make test did not run the README's test (want %q in its output):\n%s", c.tested, out)
+				}
 			}
 			out, errOut, code := run(t, "call", filepath.Join(proj, "greet.wasm"), "greet", "-d", "docs")
 			if code != 0 || out != "hello docs" {

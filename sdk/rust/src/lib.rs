@@ -19,9 +19,10 @@
 //! cmdhost::plugin!(commands);
 //! ```
 //!
-//! Build: `rustc --edition 2021 --target wasm32-wasi --crate-type cdylib -O
-//! --extern cmdhost=libcmdhost.rlib lib.rs` (the SDK's Makefile shows the
-//! whole line).
+//! Build: `cargo build --release --target wasm32-wasip1` (`wasm32-wasi`
+//! before Rust 1.78) with this crate as a path dependency, or with rustc
+//! alone: `rustc --edition 2021 --target wasm32-wasi --crate-type cdylib -O
+//! --extern cmdhost=libcmdhost.rlib lib.rs` (README.md shows both).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
