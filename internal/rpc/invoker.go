@@ -19,6 +19,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/session"
 )
 
@@ -256,10 +257,10 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	case err := <-refused:
 		_ = sess.Disconnect(context.Background())
 		cfg.Logger.Debug("invoker: connection refused", "err", err)
-		return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", s.Broker, syscall.ECONNREFUSED)
+		return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", redact.URL(s.Broker), syscall.ECONNREFUSED)
 	case <-ctx.Done():
 		_ = sess.Disconnect(context.Background())
-		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", s.Broker, ctx.Err())
+		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", redact.URL(s.Broker), ctx.Err())
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/redact"
 )
 
 // Defaults of Config.
@@ -314,7 +315,7 @@ func (s *Session) received(pr paho.PublishReceived) (bool, error) {
 }
 
 func (s *Session) connectError(err error) {
-	s.log.Warn("connecting to the broker", "broker", s.cfg.Broker, "err", err)
+	s.log.Warn("connecting to the broker", "broker", redact.URL(s.cfg.Broker), "err", err)
 	if s.h.ConnectError != nil {
 		s.h.ConnectError(err)
 	}
