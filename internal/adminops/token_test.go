@@ -61,7 +61,7 @@ func TestAdminTokenFile(t *testing.T) {
 	}{
 		{str("first-Token-1"), abi.StatusBadRequest}, // passed the check: no plugin "nothing"
 		{str("wrong-Token-2"), admin.StatusForbidden},
-		{str("first-Token-"), admin.StatusForbidden}, // a prefix
+		{str("first-Token-"), admin.StatusForbidden},  // a prefix
 		{str("ignored-Token"), admin.StatusForbidden}, // the file wins
 		{nil, admin.StatusForbidden},
 	} {
