@@ -17,6 +17,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/otlp"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
@@ -227,7 +228,7 @@ func hostname() string {
 func brokerURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "mqtt" && u.Scheme != "tcp" && u.Scheme != "tls" && u.Scheme != "mqtts" && u.Scheme != "ssl") {
-		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883", raw)
+		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883", redact.String(raw))
 	}
 	return u, nil
 }
