@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -35,6 +36,9 @@ import (
 // Config configures the Ops. Manager is required.
 type Config struct {
 	Manager *plugins.Manager
+	// Dir is the Manager's plugins folder: the views' paths are shown
+	// relative to it (admin.PluginView). Required.
+	Dir string
 	// TokenFile is the file of the token that allows reload and remove,
 	// read again at each of them (secret.ReadFile), so that a rotated
 	// token counts at once; Token is the token itself, used when
@@ -50,22 +54,23 @@ type Config struct {
 
 // Ops serves the admin ops for a plugins manager.
 type Ops struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	folder string // admin.FolderID of cfg.Dir
 }
 
 // New returns the Ops of cfg. A TokenFile that cannot be read now is an
 // error: the host would refuse every op that needs it.
 func New(cfg Config) (*Ops, error) {
-	if cfg.Manager == nil {
-		return nil, errors.New("admin ops: a plugins manager is required")
+	if cfg.Manager == nil || cfg.Dir == "" {
+		return nil, errors.New("admin ops: a plugins manager and its folder are required")
 	}
 	if cfg.TokenFile != "" {
 		if _, err := secret.ReadFile(cfg.TokenFile); err != nil {
 			return nil, fmt.Errorf("admin token: %w", err)
 		}
 	}
-	return &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger)}, nil
+	return &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir)}, nil
 }
 
 // Commands returns the admin ops as RPC commands, on the topic pattern of
@@ -132,7 +137,7 @@ func (a *Ops) Commands() []rpc.Command {
 			if err := a.known(req.Name); err != nil {
 				return nil, err
 			}
-			file := a.view(req.Name).File
+			file := a.file(req.Name)
 			if err := a.cfg.Manager.Remove(ctx, req.Name); err != nil {
 				return nil, &badRequest{err.Error()}
 			}
@@ -206,6 +211,36 @@ func (a *Ops) known(name string) error {
 	return &badRequest{fmt.Sprintf("no plugin named %q", name)}
 }
 
+// file is the path of plugin name's module file.
+func (a *Ops) file(name string) string {
+	for _, st := range a.cfg.Manager.Status() {
+		if st.Name == name {
+			return st.File
+		}
+	}
+	return ""
+}
+
+// relative shows the paths of st relative to the plugins folder.
+func (a *Ops) relative(st plugins.PluginStatus) plugins.PluginStatus {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(a.cfg.Dir, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+		return filepath.Base(p)
+	}
+	if st.File != "" {
+		st.File = rel(st.File)
+	}
+	if st.Operator != "" {
+		st.Operator = rel(st.Operator)
+	}
+	if filepath.IsAbs(a.cfg.Dir) { // a relative folder's name says nothing of the machine
+		st.LastError = strings.ReplaceAll(st.LastError, filepath.Clean(a.cfg.Dir)+string(filepath.Separator), "")
+	}
+	return st
+}
+
 func (a *Ops) view(name string) admin.PluginView {
 	for _, v := range a.views(false) {
 		if v.Name == name {
@@ -219,7 +254,7 @@ func (a *Ops) view(name string) admin.PluginView {
 func (a *Ops) views(declared bool) []admin.PluginView {
 	out := []admin.PluginView{} // no plugin is [], not null, in the reply's JSON
 	for _, st := range a.cfg.Manager.Status() {
-		v := admin.PluginView{PluginStatus: st}
+		v := admin.PluginView{PluginStatus: a.relative(st), Folder: a.folder}
 		if len(st.Commands) > 0 {
 			if p, ok := a.cfg.Manager.Lookup(st.Commands[0]); ok && p.Name() == st.Name {
 				s := p.Stats()

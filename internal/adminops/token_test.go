@@ -28,7 +28,8 @@ func TestAdminTokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	m := plugins.NewManager(plugins.Config{Dir: t.TempDir(), Engine: e})
+	dir := t.TempDir()
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	file := filepath.Join(t.TempDir(), "token")
 	write := func(tok string) {
@@ -38,7 +39,7 @@ func TestAdminTokenFile(t *testing.T) {
 	}
 	write("first-Token-1")
 	var logs testkit.LogBuffer
-	a := newOps(t, adminops.Config{Manager: m, TokenFile: file, Token: "ignored-Token",
+	a := newOps(t, adminops.Config{Manager: m, Dir: dir, TokenFile: file, Token: "ignored-Token",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	reload := adminOp(t, a, admin.OpReload)
 	call := func(token *string) abi.Status {
@@ -99,7 +100,7 @@ func TestAdminTokenFile(t *testing.T) {
 		t.Errorf("an unreadable token file is not logged:\n%s", logs.String())
 	}
 	// ... and one missing at the start is an error that names it.
-	if _, err := adminops.New(adminops.Config{Manager: m, TokenFile: file}); err == nil || !strings.Contains(err.Error(), file) {
+	if _, err := adminops.New(adminops.Config{Manager: m, Dir: dir, TokenFile: file}); err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("New with a missing token file: %v", err)
 	}
 }
