@@ -7,9 +7,11 @@
 // A host serves its admin ops over the same RPC protocol as its plugins'
 // commands, on executor-specific topics: cmdhost/{executorId}/admin/{op}
 // (Topic). Reading ops (list, inspect, stats) are open; ops that change
-// state (reload, remove) need the token `serve --admin-token` set, sent
-// as the request's user property cmdhost-admin-token (TokenKey); without
-// a token set they are refused (StatusForbidden). The token is a guard
+// state (reload, remove) need the token `serve --admin-token-file` holds,
+// sent as the request's user property cmdhost-admin-token (TokenKey) and
+// compared in constant time; without a token set, or with a wrong one,
+// they are refused (StatusForbidden) and the host logs who was refused
+// and why, never the token. The token is a guard
 // against mistakes, not a security boundary: who may publish to
 // cmdhost/# is for the broker's ACLs to decide.
 //
@@ -66,9 +68,9 @@ const StatusForbidden abi.Status = 403
 type PluginView struct {
 	plugins.PluginStatus
 	// Folder is FolderID of the host's plugins folder.
-	Folder string `json:"folder,omitempty"`
-	P50Ms float64 `json:"p50Ms"`
-	P99Ms float64 `json:"p99Ms"`
+	Folder string  `json:"folder,omitempty"`
+	P50Ms  float64 `json:"p50Ms"`
+	P99Ms  float64 `json:"p99Ms"`
 	// Declared are the commands with their settings (inspect only).
 	Declared []abi.Command `json:"declared,omitempty"`
 	// Timeouts are the commands' execution timeouts as served, where each
