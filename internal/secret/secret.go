@@ -1,14 +1,13 @@
 // Package secret reads the host's secrets (the Redis password, the admin
-// token) from where the operator keeps them: a file, or an environment
-// variable. A secret given only as a flag's value would show in `ps`,
-// so no flag carries one; the flags name the file. What this package
-// returns and reports never holds a secret's value: its errors name the
-// file and what is wrong with it, never its content.
+// token) from the files the operator keeps them in. A secret given only
+// as a flag's value would show in `ps`, so no flag carries one; the flags
+// name the file (the CLI reads a secret's environment variable itself).
+// Its errors name the file and what is wrong with it, never its content.
 package secret
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -18,60 +17,33 @@ import (
 // than read into memory.
 const MaxBytes = 4096
 
-// Source is where one secret is read from: File if set, else the
-// environment variable Env. Read reads it again at each call, so that a
-// rotated file is picked up by the next use without a restart.
-type Source struct {
-	// File is the secret's file; its content less one trailing newline
-	// is the secret.
-	File string
-	// Env names the environment variable read when File is "".
-	Env string
-}
-
-// Set reports whether the source names a file, or an environment
-// variable that is set.
-func (s Source) Set() bool {
-	if s.File != "" {
-		return true
-	}
-	_, ok := os.LookupEnv(s.Env)
-	return s.Env != "" && ok
-}
-
-// Read returns the secret: the file's content less one trailing newline
-// ("\n" or "\r\n"), or the variable's value. An empty secret, a file
-// that cannot be read or is larger than MaxBytes, is an error that names
-// the file (or variable) and not the content.
-func (s Source) Read() (string, error) {
-	if s.File == "" {
-		v, ok := os.LookupEnv(s.Env)
-		switch {
-		case s.Env == "" || !ok:
-			return "", errors.New("no secret: name its file")
-		case v == "":
-			return "", fmt.Errorf("environment variable %s is empty", s.Env)
-		}
-		return v, nil
-	}
-	return ReadFile(s.File)
-}
-
-// ReadFile reads the secret in path (see Source.Read).
+// ReadFile returns the secret in the file path: its content less one
+// trailing newline ("\n" or "\r\n"). It reads the file at each call, so
+// that a caller that calls it at each use picks up a rotated file. An
+// empty, multi-line or unreadable file, or one larger than MaxBytes, is
+// an error that names the file and not its content.
 func ReadFile(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("secret file: %w", err)
 	}
-	if !st.Mode().IsRegular() && st.Mode()&os.ModeNamedPipe == 0 {
+	if !st.Mode().IsRegular() {
 		return "", fmt.Errorf("secret file %s: not a regular file", path)
 	}
 	if st.Size() > MaxBytes {
 		return "", fmt.Errorf("secret file %s: %d bytes, more than %d: not a password or token", path, st.Size(), MaxBytes)
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("secret file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1)) // it may have grown since Stat
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("secret file %s: %w", path, err)
+	case len(b) > MaxBytes:
+		return "", fmt.Errorf("secret file %s: more than %d bytes: not a password or token", path, MaxBytes)
 	}
 	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if v == "" {
