@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -77,8 +78,20 @@ type RedisDedup[V any] struct {
 
 // RedisConfig configures a RedisDedup.
 type RedisConfig[V any] struct {
-	// URL is the Redis server: redis://HOST:PORT/DB.
+	// URL is the Redis server: redis://[USER@]HOST:PORT/DB, or rediss://
+	// over TLS. Its user is the Redis ACL user (none: the default user).
+	// Errors and logs show it without its password (package redact).
 	URL string
+	// TLS, when set, is the TLS configuration of a rediss:// URL (its
+	// roots, its client certificate); its ServerName defaults to the
+	// URL's host. nil: the system's roots and no client certificate.
+	TLS *tls.Config
+	// Password, when set, returns the password of the URL's user at each
+	// new connection, so that a password rotated in its file is used by
+	// the next connection without a restart; it replaces a password in
+	// the URL. Its error fails that connection and is reported as it is:
+	// it must not hold the password.
+	Password func() (string, error)
 	// Name is this process's name in its claims (the MQTT client id); a
 	// random suffix makes each start a new instance.
 	Name string
@@ -163,9 +176,10 @@ type redisEntry[V any] struct {
 // NewRedisDedup connects to cfg.URL, checks that Redis answers, and
 // starts the heartbeat and the duplicates' loop.
 func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
-	rdb, err := newRedisClient(cfg.URL)
+	conn := redisConn{url: cfg.URL, tls: cfg.TLS, password: cfg.Password}
+	rdb, err := newRedisClient(conn)
 	if err != nil {
-		return nil, fmt.Errorf("dedup store %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("dedup store %s: %w", conn.redacted(), err)
 	}
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
@@ -178,25 +192,12 @@ func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 	defer cancel()
 	if err := s.beat(ctx); err != nil {
 		_ = s.rdb.Close()
-		return nil, fmt.Errorf("dedup store %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("dedup store %s: %w", conn.redacted(), err)
 	}
 	s.done.Add(2)
 	go s.heartbeat()
 	go s.pollWaiters()
 	return s, nil
-}
-
-// newRedisClient returns a client of the Redis at url whose calls fail
-// after redisOpTimeout, without retries: a failure is reported at once,
-// and the stores find Redis back by themselves.
-func newRedisClient(url string) (*redis.Client, error) {
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("%w (want redis://HOST:PORT/DB)", err)
-	}
-	opt.ReadTimeout, opt.WriteTimeout, opt.DialTimeout = redisOpTimeout, redisOpTimeout, redisOpTimeout
-	opt.MaxRetries = -1
-	return redis.NewClient(opt), nil
 }
 
 // Close stops the heartbeat (other processes take this one for gone

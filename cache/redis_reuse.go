@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -61,8 +62,20 @@ type RedisReuse[V any] struct {
 
 // RedisReuseConfig configures a RedisReuse.
 type RedisReuseConfig[V any] struct {
-	// URL is the Redis server: redis://HOST:PORT/DB.
+	// URL is the Redis server: redis://[USER@]HOST:PORT/DB, or rediss://
+	// over TLS. Its user is the Redis ACL user (none: the default user).
+	// Errors and logs show it without its password (package redact).
 	URL string
+	// TLS, when set, is the TLS configuration of a rediss:// URL (its
+	// roots, its client certificate); its ServerName defaults to the
+	// URL's host. nil: the system's roots and no client certificate.
+	TLS *tls.Config
+	// Password, when set, returns the password of the URL's user at each
+	// new connection, so that a password rotated in its file is used by
+	// the next connection without a restart; it replaces a password in
+	// the URL. Its error fails that connection and is reported as it is:
+	// it must not hold the password.
+	Password func() (string, error)
 	// Local configures the tier in memory; its MaxBytes also bounds the
 	// size of one reply stored in Redis.
 	Local ReuseConfig
@@ -85,15 +98,16 @@ const (
 // NewRedisReuse returns an empty local tier in front of the Redis at
 // cfg.URL, once Redis answers.
 func NewRedisReuse[V any](cfg RedisReuseConfig[V]) (*RedisReuse[V], error) {
-	rdb, err := newRedisClient(cfg.URL)
+	conn := redisConn{url: cfg.URL, tls: cfg.TLS, password: cfg.Password}
+	rdb, err := newRedisClient(conn)
 	if err != nil {
-		return nil, fmt.Errorf("reuse cache %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("reuse cache %s: %w", conn.redacted(), err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, fmt.Errorf("reuse cache %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("reuse cache %s: %w", conn.redacted(), err)
 	}
 	local, err := NewReuseCache[V](cfg.Local)
 	if err != nil {

@@ -26,7 +26,9 @@ import (
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/nested"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
@@ -105,8 +107,13 @@ type Config struct {
 	// NestedNoAck sends nested calls to other executors as plain v1.0
 	// requests (nested.Config.RemoteAck off).
 	NestedNoAck bool
-	// AdminToken allows the admin ops that change state; "" refuses them.
-	AdminToken string
+	// AdminTokenFile is the file of the token that allows the admin ops
+	// that change state, read again at each such op (a rotated token
+	// counts at once); AdminToken is the token itself, for an embedder
+	// that has it in hand, used when AdminTokenFile is "". Both "":
+	// those ops are refused.
+	AdminTokenFile string
+	AdminToken     string
 	// MetricsAddr serves Prometheus metrics at http://ADDR/metrics; "":
 	// off.
 	MetricsAddr string
@@ -117,9 +124,20 @@ type Config struct {
 	// DefaultDrain, Off: it waits for none.
 	Drain time.Duration
 	// Store is a dedup store shared by replicas and restarts,
-	// redis://HOST:PORT/DB (rpc.RedisStores); "": in memory
-	// (rpc.MemoryStores).
+	// redis://[USER@]HOST:PORT/DB or rediss:// over TLS (rpc.RedisStores);
+	// "": in memory (rpc.MemoryStores). The host prints it without its
+	// password.
 	Store string
+	// StoreCAFile, StoreCertFile and StoreKeyFile are a rediss:// Store's
+	// CA and client certificate files (rpc.RedisConfig); "": the system's
+	// roots, no client certificate.
+	StoreCAFile, StoreCertFile, StoreKeyFile string
+	// StorePasswordFile is the file of the password of Store's user, read
+	// again at each new connection to Redis; StorePassword is the
+	// password itself, for an embedder that has it in hand (or
+	// CMDHOST_STORE_PASSWORD), used when StorePasswordFile is "". Both "":
+	// the URL's password, if any.
+	StorePasswordFile, StorePassword string
 	// SessionExpiry is how long the broker keeps the executor's session
 	// after a disconnect (session.Config.Expiry); 0: its default (10
 	// minutes), Off: none.
@@ -253,7 +271,7 @@ func New(cfg Config) (_ *Server, err error) {
 		// random, is reserved at its first connect).
 		s.embedded.Reserve(executorClientID(cfg))
 		s.broker = s.embedded.URL()
-		s.log.Info("embedded broker listening", "url", s.broker.String())
+		s.log.Info("embedded broker listening", "url", redact.URL(s.broker))
 	}
 	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log, MaxGuestMemory: cfg.MaxGuestMemory}); err != nil {
 		return nil, err
@@ -278,7 +296,7 @@ func New(cfg Config) (_ *Server, err error) {
 		Session: session.Config{Broker: s.broker, Auth: s.brokerAuth(), ClientID: cfg.ClientID, Dial: s.dial(),
 			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		Stores: stores(cfg.Store), Tracer: s.tracer(),
+		Stores: stores(cfg), Tracer: s.tracer(),
 		// On the embedded broker the client id it stamps on a request is
 		// one no client can forge: dedup shares are keyed by it.
 		TrustBrokerClientID: s.embedded != nil,
@@ -287,7 +305,8 @@ func New(cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Token: cfg.AdminToken, Reuse: s.exec.ReuseStats}); err != nil {
+	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
+		Logger: s.log}); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -295,11 +314,18 @@ func New(cfg Config) (_ *Server, err error) {
 
 // stores makes the dedup store and the reuse cache where --store says:
 // in the Redis at its URL, or in memory when it is "".
-func stores(store string) rpc.Stores {
-	if store == "" {
+func stores(cfg Config) rpc.Stores {
+	if cfg.Store == "" {
 		return rpc.MemoryStores()
 	}
-	return rpc.RedisStores(store)
+	r := rpc.RedisConfig{URL: cfg.Store, CAFile: cfg.StoreCAFile, CertFile: cfg.StoreCertFile, KeyFile: cfg.StoreKeyFile}
+	switch pw, file := cfg.StorePassword, cfg.StorePasswordFile; {
+	case file != "":
+		r.Password = func() (string, error) { return secret.ReadFile(file) }
+	case pw != "":
+		r.Password = func() (string, error) { return pw, nil }
+	}
+	return rpc.RedisStores(r)
 }
 
 // executorClientID is the executor's MQTT client id (rpc.Config's
@@ -392,7 +418,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	// The line that says the host is ready for calls (make run's user
 	// waits for it): with the broker and id an invoker needs.
-	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", s.broker.String(), "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
+	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", redact.URL(s.broker), "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
 		"session_expiry", s.exec.SessionExpiry())
 	// Two goroutines live as long as ctx: the folder's watcher and the
 	// re-sync of the executor with what the plugins serve. Run waits for

@@ -18,7 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -35,8 +37,34 @@ func hostFlags() []cli.Flag {
 	}, authFlags()...)
 }
 
-func tokenFlag() cli.Flag {
-	return &cli.StringFlag{Name: "token", Usage: "the host's admin token (serve --admin-token)", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}}
+// tokenFlags give the host's admin token to the ops that need it: from a
+// file or CMDHOST_ADMIN_TOKEN; --token, its value on the command line
+// (which ps shows), is kept for compatibility, with a warning.
+func tokenFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "token-file", Usage: "`FILE` holding the host's admin token (serve --admin-token-file); or the variable " + envAdminToken, EnvVars: []string{"CMDHOST_ADMIN_TOKEN_FILE"}},
+		&cli.StringFlag{Name: "token", Usage: "the admin token itself: shown by ps, kept for compatibility (a warning says so); use --token-file"},
+	}
+}
+
+// adminToken is the token of c's --token-file, --token or
+// CMDHOST_ADMIN_TOKEN; "" when none is given.
+func adminToken(c *cli.Context) (string, error) {
+	file, tok := c.String("token-file"), c.String("token")
+	switch {
+	case file != "" && tok != "":
+		return "", cli.Exit("--token-file and --token both give the admin token: keep --token-file", exitUsage)
+	case file != "":
+		t, err := secret.ReadFile(file)
+		if err != nil {
+			return "", cli.Exit(fmt.Sprintf("--token-file: %v", err), exitUsage)
+		}
+		return t, nil
+	case tok != "":
+		fmt.Fprintln(c.App.ErrWriter, "warning: --token shows the token to anyone who can list processes (ps): give it with --token-file FILE or "+envAdminToken+" instead")
+		return tok, nil
+	}
+	return os.Getenv(envAdminToken), nil
 }
 
 // adminHost is a connection to the broker for the admin ops of one host.
@@ -67,7 +95,14 @@ func (h *adminHost) Close() { _ = h.client.Close() }
 // adminCall runs one admin op on the host the flags name and returns the
 // reply's JSON.
 func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
-	h, err := dialAdmin(c, c.String("token"))
+	var token string // sent only with the ops that need it
+	if op == admin.OpReload || op == admin.OpRemove {
+		var err error
+		if token, err = adminToken(c); err != nil {
+			return nil, err
+		}
+	}
+	h, err := dialAdmin(c, token)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +118,7 @@ func (h *adminHost) call(ctx context.Context, op string, req any, timeout time.D
 	var refused *admin.HostError
 	switch {
 	case errors.Is(err, admin.ErrNoExecutor):
-		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", h.executor, h.broker, h.executor), exitNoExecutor)
+		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", h.executor, redact.URL(h.broker), h.executor), exitNoExecutor)
 	case errors.Is(err, admin.ErrNoResponse):
 		return nil, timedOut(err, rpc.Call{Topic: admin.Topic(h.executor, op), Timeout: timeout, Ack: true})
 	case errors.As(err, &refused):
@@ -163,7 +198,7 @@ func short(digest string) string {
 func namedOp(name, usage, op string) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: usage, ArgsUsage: "NAME",
-		Flags: append(hostFlags(), tokenFlag()),
+		Flags: append(hostFlags(), tokenFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cli.Exit(fmt.Sprintf("%s needs one plugin name: cmdhost plugin %s NAME", name, name), 2)
@@ -183,11 +218,11 @@ func namedOp(name, usage, op string) *cli.Command {
 }
 
 func reloadCommand() *cli.Command {
-	return namedOp("reload", "reload a plugin of a running host from its file (needs --token)", "reload")
+	return namedOp("reload", "reload a plugin of a running host from its file (needs --token-file)", "reload")
 }
 
 func removeCommand() *cli.Command {
-	return namedOp("remove", "stop serving a plugin of a running host and delete its file (needs --token)", "remove")
+	return namedOp("remove", "stop serving a plugin of a running host and delete its file (needs --token-file)", "remove")
 }
 
 func installCommand() *cli.Command {

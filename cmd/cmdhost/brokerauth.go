@@ -105,24 +105,3 @@ func refusalHint(err error) string {
 	}
 	return "check --tls-ca, --tls-cert, --tls-key and --tls-server-name"
 }
-
-// redactedBroker is a --broker value fit to print: a password in it, if
-// any, replaced, whether or not the value parses as a URL.
-func redactedBroker(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return raw
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
-}

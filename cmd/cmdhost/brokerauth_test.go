@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // serve and invoke against a secured mosquitto, its password file and
@@ -87,8 +88,8 @@ func TestSecuredBrokerPassword(t *testing.T) {
 }
 
 func TestSecuredBrokerTLS(t *testing.T) {
-	ca := brokertest.NewCA(t)
-	cert, key := ca.Server(t)
+	ca := testkit.NewPKI(t)
+	cert, key := ca.Server(t, "broker")
 	t.Run("server certificate on a private CA", func(t *testing.T) {
 		u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key})
 		broker := u.String()
@@ -96,24 +97,24 @@ func TestSecuredBrokerTLS(t *testing.T) {
 		if code != exitRefused || !strings.Contains(errOut, "x509: certificate signed by unknown authority") || !strings.Contains(errOut, "--tls-ca") {
 			t.Fatalf("without the CA: %q %q %d", out, errOut, code)
 		}
-		startServe(t, nil, "--broker", broker, "--tls-ca", ca.CertFile)
-		out, errOut, code = run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host", "--tls-ca", ca.CertFile)
+		startServe(t, nil, "--broker", broker, "--tls-ca", ca.CAFile)
+		out, errOut, code = run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host", "--tls-ca", ca.CAFile)
 		if out != "hi" || code != 0 {
 			t.Fatalf("with the CA: %q %q %d", out, errOut, code)
 		}
 	})
 	t.Run("client certificates", func(t *testing.T) {
-		u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key, CAFile: ca.CertFile, RequireCertificate: true})
+		u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key, CAFile: ca.CAFile, RequireCertificate: true})
 		broker := u.String()
-		out, errOut, code := runWithin(t, 3*time.Second, "invoke", "echo", "--broker", broker, "--tls-ca", ca.CertFile)
+		out, errOut, code := runWithin(t, 3*time.Second, "invoke", "echo", "--broker", broker, "--tls-ca", ca.CAFile)
 		if code != exitRefused || !strings.Contains(errOut, "TLS with the broker") || !strings.Contains(errOut, "--tls-cert") {
 			t.Fatalf("without a client certificate: %q %q %d", out, errOut, code)
 		}
 		hostCert, hostKey := ca.Client(t, "cli-host")
-		startServe(t, nil, "--broker", broker, "--tls-ca", ca.CertFile, "--tls-cert", hostCert, "--tls-key", hostKey)
+		startServe(t, nil, "--broker", broker, "--tls-ca", ca.CAFile, "--tls-cert", hostCert, "--tls-key", hostKey)
 		clientCert, clientKey := ca.Client(t, "operator")
 		out, errOut, code = run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host",
-			"--tls-ca", ca.CertFile, "--tls-cert", clientCert, "--tls-key", clientKey)
+			"--tls-ca", ca.CAFile, "--tls-cert", clientCert, "--tls-key", clientKey)
 		if out != "hi" || code != 0 {
 			t.Fatalf("with a client certificate: %q %q %d", out, errOut, code)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/topic"
@@ -91,9 +92,9 @@ func (h *hostClient) Close() { _ = h.inv.Close() }
 // with that id on that broker, or (for a call to rpc/ID/COMMAND) a host
 // that serves no such command, told apart by asking the host's admin list.
 func (h *hostClient) noExecutor(ctx context.Context, err error, command string) error {
-	hint := fmt.Sprintf("is `cmdhost serve` running with --id %s on %s? (a host still loading its plugins answers once it logs msg=serving)", h.executor, h.broker)
+	hint := fmt.Sprintf("is `cmdhost serve` running with --id %s on %s? (a host still loading its plugins answers once it logs msg=serving)", h.executor, redact.URL(h.broker))
 	if command == "" {
-		return cli.Exit(fmt.Sprintf("%v\nis an executor serving that topic on %s? (an executor without cmdhost's ack extension needs --no-ack)", err, h.broker), exitNoExecutor)
+		return cli.Exit(fmt.Sprintf("%v\nis an executor serving that topic on %s? (an executor without cmdhost's ack extension needs --no-ack)", err, redact.URL(h.broker)), exitNoExecutor)
 	}
 	views, lerr := hostPlugins(ctx, h.broker, h.auth, h.executor)
 	served := commandsOf(views)

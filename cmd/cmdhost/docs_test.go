@@ -139,12 +139,35 @@ func TestDocsCommands(t *testing.T) {
 				host.mosquittoRR(t, c)
 			case words[0] == "mosquitto_sub" && strings.Contains(c.text, "cmdhost/+/events"):
 				host.events(t, c)
+			case len(words) > 2 && words[0] == "cmdhost" && words[1] == "serve" && strings.Contains(c.text, " --store rediss://"):
+				serveWithStoreSecrets(t, c)
 			case strings.HasPrefix(c.text, "GOOS=wasip1 GOARCH=wasm go build") && strings.Contains(c.text, "greet.wasm"):
 				buildGreet(t, c)
 			default:
 				t.Errorf("%s: %q is not checked: add a rule to TestDocsCommands (cmd/cmdhost/docs_test.go)", c.where, c.text)
 			}
 		})
+	}
+}
+
+// serveWithStoreSecrets checks a `cmdhost serve … --store rediss://…`
+// example: every flag it shows is serve's, and run here, where its files
+// do not exist, it stops at the start naming the first one missing (exit
+// 2), before it connects to anything. (TestStoreRedisTLSSecrets runs such
+// a serve against a real Redis.)
+func serveWithStoreSecrets(t *testing.T, c docCommand) {
+	t.Helper()
+	words := strings.Fields(c.text)
+	var flags []string
+	for _, w := range words {
+		if strings.HasPrefix(w, "--") {
+			flags = append(flags, w)
+		}
+	}
+	checkFlags(t, []string{"serve"}, flags)
+	_, errOut, code := run(t, words[1:]...)
+	if code != exitUsage || !regexp.MustCompile(`--store-\S+: (stat|secret file)`).MatchString(errOut) {
+		t.Errorf("%s: exit %d, %q; want exit %d naming a missing --store-* file", c.where, code, errOut, exitUsage)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/topic"
 )
@@ -83,7 +84,7 @@ func runInvoke(c *cli.Context) error {
 	defer stop()
 	verbose := c.Bool("verbose")
 	if verbose {
-		fmt.Fprintf(c.App.ErrWriter, "→ %s: %d bytes, %s, expiry %v, broker %s\n", call.Topic, len(call.Payload), orDash(call.ContentType), call.Timeout, h.broker)
+		fmt.Fprintf(c.App.ErrWriter, "→ %s: %d bytes, %s, expiry %v, broker %s\n", call.Topic, len(call.Payload), orDash(call.ContentType), call.Timeout, redact.URL(h.broker))
 	}
 	start := time.Now()
 	res, err := h.inv.Invoke(ctx, call)

@@ -31,7 +31,8 @@ func TestInvokeSaysWhyAPluginServesNothing(t *testing.T) {
 	}
 	addr, _ := startServeIn(t, dir, nil)
 	for _, c := range []struct{ command, want string }{
-		{"echo", `serves no command "echo": plugin echo is disabled by its operator file ` + filepath.Join(dir, "echo.json")},
+		// The host names its files relative to its folder (admin.PluginView).
+		{"echo", `serves no command "echo": plugin echo is disabled by its operator file echo.json ("enabled": false)`},
 		{"counter", `serves no command "counter": plugin counter did not load: `},
 		{"nosuch", `serves no command "nosuch"; it serves: fail`},
 	} {

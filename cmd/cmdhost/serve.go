@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/otlp"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
@@ -58,7 +58,6 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "client-id", Usage: "MQTT client id (default: the executor id)", EnvVars: []string{"CMDHOST_CLIENT_ID"}},
 			&cli.StringFlag{Name: "share", Usage: "shared subscription `GROUP`: replicas split requests", EnvVars: []string{"CMDHOST_SHARE"}},
 			&cli.DurationFlag{Name: "exec-timeout", Value: defaultExecTimeout, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
-			&cli.StringFlag{Name: "store", Usage: "a Redis, `redis://HOST:PORT/DB`, holding the dedup store and the reuse cache, shared by replicas and restarts: a request is answered once across them, even after a kill -9, and reusable replies are reused by all (see docs/operations.md); none: both in memory", EnvVars: []string{"CMDHOST_STORE"}},
 			&cli.DurationFlag{Name: "session-expiry", Usage: "how long the broker keeps the host's session (its subscriptions and unacked requests) after a disconnect, in whole seconds; 0: none (default: 10m alone, 5s with --share; see docs/operations.md, Replicas)", EnvVars: []string{"CMDHOST_SESSION_EXPIRY"}},
 			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
@@ -68,7 +67,6 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
 			&cli.Int64Flag{Name: "max-dedup-bytes", Value: rpc.DefaultMaxDedupBytes, Usage: "bound of the replies kept in memory for duplicates until their request expires; past it a reply is kept as a digest and a duplicate of its request gets 500, never a second run; 0: no bound but the entries'", EnvVars: []string{"CMDHOST_MAX_DEDUP_BYTES"}},
-			&cli.StringFlag{Name: "admin-token", Usage: "token that allows the admin ops that change state (reload, remove); none: refused", EnvVars: []string{"CMDHOST_ADMIN_TOKEN"}},
 			&cli.DurationFlag{Name: "max-expiry", Value: rpc.DefaultMaxExpiry, Usage: "longest message expiry honoured (at least 1s): a request asking for more gets 400, as its dedup entry would be kept that long", EnvVars: []string{"CMDHOST_MAX_EXPIRY"}},
 			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
 			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464), and the probes /healthz and /readyz (docs/operations.md); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
@@ -76,18 +74,23 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send OpenTelemetry spans of every request, nested call and call to another host to this OTLP/HTTP collector `URL` (e.g. http://127.0.0.1:4318); none: no tracing", EnvVars: []string{"CMDHOST_OTLP_ENDPOINT"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
-		}, authFlags()...), // the secured broker's (brokerauth.go)
+		}, append(authFlags(), secretFlags()...)...), // the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go)
 		Action: runServe,
 	}
 }
 
 func runServe(c *cli.Context) error {
+	// Before the config file sets flags: a token there is not in `ps`.
+	tokenFlagged := c.IsSet("admin-token")
 	if err := applyConfigFile(c); err != nil {
 		return cli.Exit(err, exitUsage)
 	}
 	cfg, err := serveConfig(c)
 	if err != nil {
 		return cli.Exit(err, exitUsage)
+	}
+	if tokenFlagged {
+		cfg.Logger.Warn("--admin-token shows the token to anyone who can list processes (ps): give it with --admin-token-file FILE or CMDHOST_ADMIN_TOKEN instead")
 	}
 	warnIfNoModules(cfg.Logger, cfg.PluginsDir)
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
@@ -128,7 +131,7 @@ func runServe(c *cli.Context) error {
 func serveConfig(c *cli.Context) (host.Config, error) {
 	cfg := host.Config{
 		PluginsDir: c.String("plugins"), Listen: c.String("listen"), ExecutorID: c.String("id"),
-		ClientID: c.String("client-id"), ShareGroup: c.String("share"), AdminToken: c.String("admin-token"),
+		ClientID: c.String("client-id"), ShareGroup: c.String("share"),
 		ExecTimeout: c.Duration("exec-timeout"), Drain: c.Duration("drain"), Pool: c.Int("pool"),
 		ReuseMaxBytes: c.Int64("reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
 		MetricsAddr: c.String("metrics"), MaxDepth: c.Int("max-depth"), MaxExpiry: c.Duration("max-expiry"),
@@ -137,10 +140,10 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
 		BrokerQueueBytes: c.Int("broker-queue-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
 		MaxDedupBytes: c.Int64("max-dedup-bytes"),
-		SessionExpiry: c.Duration("session-expiry"), Store: c.String("store"),
+		SessionExpiry: c.Duration("session-expiry"),
 	}
-	if cfg.Store != "" && !strings.HasPrefix(cfg.Store, "redis://") {
-		return cfg, fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0", cfg.Store)
+	if err := secretSettings(c, &cfg); err != nil {
+		return cfg, err
 	}
 	if cfg.PluginsDir == "" {
 		return cfg, errors.New("--plugins DIR is required (or plugins: DIR in the --config file, or CMDHOST_PLUGINS)")
@@ -239,7 +242,7 @@ func hostname() string {
 func brokerURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "mqtt" && u.Scheme != "tcp" && u.Scheme != "tls" && u.Scheme != "mqtts" && u.Scheme != "ssl") {
-		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883 (or mqtts://host:8883 for TLS)", redactedBroker(raw))
+		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883 (or mqtts://host:8883 for TLS)", redact.String(raw))
 	}
 	if _, has := u.User.Password(); has {
 		return nil, fmt.Errorf("--broker %s: a password in the URL would show in process listings and logs: give it in a file (--password-file FILE) or in %s; the URL may keep the user (mqtt://NAME@host)", u.Redacted(), passwordEnv)

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -91,7 +91,7 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 	unasked := func(err error) (string, error) {
 		var exit cli.ExitCoder
 		if !named && errors.As(err, &exit) && (exit.ExitCode() == exitNoBroker || exit.ExitCode() == exitNoExecutor) {
-			return fmt.Sprintf("no host answered at %s (--broker and --executor name the one to ask): not checked with a running host; a host serving %s loads it when it sees the file", c.String("broker"), dir), nil
+			return fmt.Sprintf("no host answered at %s (--broker and --executor name the one to ask): not checked with a running host; a host serving %s loads it when it sees the file", redact.String(c.String("broker")), dir), nil
 		}
 		return "", err
 	}
@@ -126,9 +126,9 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 					last = &views[i]
 				}
 			}
-			if other := elsewhere(last, dir); other != "" {
-				return "", cli.Exit(fmt.Sprintf("host %s serves plugin %s from %s, not from %s: install into its folder (--plugins %s), or name the host that serves %s (--executor)",
-					h.executor, name, shown(other), dir, shown(other), dir), exitFailed)
+			if elsewhere(last, dir) {
+				return "", cli.Exit(fmt.Sprintf("host %s serves plugin %s from another folder, not from %s: install into its folder (--plugins: the folder of its serve --plugins), or name the host that serves %s (--executor)",
+					h.executor, name, dir, dir), exitFailed)
 			}
 			if line, done, err := judge(h.executor, last, digest, dir, time.Since(start)); done {
 				return line, err
@@ -145,23 +145,17 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 	}
 }
 
-// elsewhere returns the folder the host reads plugin v from when it is
-// not dir (a host serving another folder, whose plugin of that name says
-// nothing about the file installed), "" when it is dir or that cannot be
-// told: a path relative to the host's working folder, or one not on this
-// machine.
-func elsewhere(v *admin.PluginView, dir string) string {
-	if v == nil || !filepath.IsAbs(v.File) {
-		return ""
+// elsewhere reports whether the host reads plugin v from a folder other
+// than dir (a host serving another folder, whose plugin of that name says
+// nothing about the file installed): its view names its folder by
+// admin.FolderID, not by its path. false when that cannot be told (a
+// host from before FolderID).
+func elsewhere(v *admin.PluginView, dir string) bool {
+	if v == nil || v.Folder == "" {
+		return false
 	}
-	theirs, err := os.Stat(filepath.Dir(v.File))
-	if err != nil {
-		return ""
-	}
-	if ours, err := os.Stat(dir); err != nil || os.SameFile(theirs, ours) {
-		return ""
-	}
-	return filepath.Dir(v.File)
+	ours := admin.FolderID(dir)
+	return ours != "" && ours != v.Folder
 }
 
 // judge reads the host's view of the plugin (nil: not listed): whether it

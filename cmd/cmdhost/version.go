@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/internal/buildinfo"
+	"github.com/cmdhost/cmdhost/internal/redact"
 )
 
 // buildVersion is what `cmdhost version` reports (buildinfo.Version).
@@ -80,7 +81,7 @@ func runVersion(c *cli.Context) error {
 	}
 	fmt.Fprintln(c.App.Writer, "this binary:")
 	v.print(c.App.Writer)
-	fmt.Fprintf(c.App.Writer, "\nhost %s on %s:\n", shown(h.executor), h.broker)
+	fmt.Fprintf(c.App.Writer, "\nhost %s on %s:\n", shown(h.executor), redact.URL(h.broker))
 	hv.print(c.App.Writer)
 	return nil
 }

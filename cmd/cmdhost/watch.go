@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/redact"
 )
 
 func watchCommand() *cli.Command {
@@ -91,7 +92,7 @@ func runWatch(c *cli.Context) error {
 				events = true
 			default:
 			}
-			printFrame(c.App.Writer, f, h.broker.String(), interval, recent, events)
+			printFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, events)
 		}
 		if n == c.Int("count") {
 			return nil

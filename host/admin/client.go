@@ -34,8 +34,11 @@ type ClientConfig struct {
 	Auth BrokerAuth
 	// ExecutorID is the host's executor id (serve --id).
 	ExecutorID string
-	// Token is the host's admin token (serve --admin-token), sent with
-	// every op when set: reload and remove need it.
+	// Token is the host's admin token (the content of serve
+	// --admin-token-file), sent with every op when set: reload and remove
+	// need it. Read it from where it is kept (a file, a secret store) just
+	// before Dial; it is sent as a user property, so the broker
+	// connection should be TLS when it crosses a network.
 	Token string
 	// Timeout is each op's message expiry and how long it waits for the
 	// reply (WithTimeout changes it); default DefaultTimeout.

@@ -7,9 +7,11 @@
 // A host serves its admin ops over the same RPC protocol as its plugins'
 // commands, on executor-specific topics: cmdhost/{executorId}/admin/{op}
 // (Topic). Reading ops (list, inspect, stats) are open; ops that change
-// state (reload, remove) need the token `serve --admin-token` set, sent
-// as the request's user property cmdhost-admin-token (TokenKey); without
-// a token set they are refused (StatusForbidden). The token is a guard
+// state (reload, remove) need the token `serve --admin-token-file` holds,
+// sent as the request's user property cmdhost-admin-token (TokenKey) and
+// compared in constant time; without a token set, or with a wrong one,
+// they are refused (StatusForbidden) and the host logs who was refused
+// and why, never the token. The token is a guard
 // against mistakes, not a security boundary: who may publish to
 // cmdhost/# is for the broker's ACLs to decide.
 //
@@ -19,6 +21,10 @@
 package admin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/buildinfo"
@@ -54,10 +60,17 @@ const StatusForbidden abi.Status = 403
 
 // PluginView is a plugin as the admin ops report it: its status and the
 // latency of its current version's last calls.
+//
+// Its paths (File, Operator, and those in LastError) are relative to the
+// host's plugins folder, whose absolute path the ops do not reveal (the
+// operator knows it; anyone else who can reach the broker need not);
+// Folder tells a client which folder it is without naming it.
 type PluginView struct {
 	plugins.PluginStatus
-	P50Ms float64 `json:"p50Ms"`
-	P99Ms float64 `json:"p99Ms"`
+	// Folder is FolderID of the host's plugins folder.
+	Folder string  `json:"folder,omitempty"`
+	P50Ms  float64 `json:"p50Ms"`
+	P99Ms  float64 `json:"p99Ms"`
 	// Declared are the commands with their settings (inspect only).
 	Declared []abi.Command `json:"declared,omitempty"`
 	// Timeouts are the commands' execution timeouts as served, where each
@@ -99,6 +112,22 @@ type Stats struct {
 	// Build is the host binary's version, for `cmdhost version
 	// --executor`: the binary run there may not be the one at hand.
 	Build buildinfo.Version `json:"build"`
+}
+
+// FolderID names the plugins folder dir without revealing its path: a
+// digest of its absolute path, symbolic links resolved. A client on the
+// host's machine compares it with its own folder's to tell whether the
+// host serves that folder. "" when dir cannot be resolved.
+func FolderID(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	sum := sha256.Sum256([]byte("cmdhost plugins folder\x00" + abs))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Request is the payload of inspect, reload and remove.

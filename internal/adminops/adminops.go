@@ -8,17 +8,23 @@ package adminops
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/buildinfo"
+	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -30,23 +36,41 @@ import (
 // Config configures the Ops. Manager is required.
 type Config struct {
 	Manager *plugins.Manager
-	// Token allows reload and remove; "" refuses them.
-	Token string
+	// Dir is the Manager's plugins folder: the views' paths are shown
+	// relative to it (admin.PluginView). Required.
+	Dir string
+	// TokenFile is the file of the token that allows reload and remove,
+	// read again at each of them (secret.ReadFile), so that a rotated
+	// token counts at once; Token is the token itself, used when
+	// TokenFile is "". Both "": reload and remove are refused.
+	TokenFile string
+	Token     string
 	// Reuse reports the reuse cache's counters for stats; nil: none.
 	Reuse func() cache.ReuseStats
+	// Logger receives a line for each refused op (who, which op, why;
+	// never a token); nil discards them.
+	Logger *slog.Logger
 }
 
 // Ops serves the admin ops for a plugins manager.
 type Ops struct {
-	cfg Config
+	cfg    Config
+	log    *slog.Logger
+	folder string // admin.FolderID of cfg.Dir
 }
 
-// New returns the Ops of cfg.
+// New returns the Ops of cfg. A TokenFile that cannot be read now is an
+// error: the host would refuse every op that needs it.
 func New(cfg Config) (*Ops, error) {
-	if cfg.Manager == nil {
-		return nil, errors.New("admin ops: a plugins manager is required")
+	if cfg.Manager == nil || cfg.Dir == "" {
+		return nil, errors.New("admin ops: a plugins manager and its folder are required")
 	}
-	return &Ops{cfg: cfg}, nil
+	if cfg.TokenFile != "" {
+		if _, err := secret.ReadFile(cfg.TokenFile); err != nil {
+			return nil, fmt.Errorf("admin token: %w", err)
+		}
+	}
+	return &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir)}, nil
 }
 
 // Commands returns the admin ops as RPC commands, on the topic pattern of
@@ -57,7 +81,7 @@ func (a *Ops) Commands() []rpc.Command {
 			Name: "admin-" + name, Topic: admin.Topic("{executorId}", name), Concurrency: 2,
 			Handler: func(ctx context.Context, r *abi.Request) (*abi.Response, error) {
 				if guarded {
-					if refusal := a.checkToken(r); refusal != nil {
+					if refusal := a.checkToken(name, r); refusal != nil {
 						return refusal, nil
 					}
 				}
@@ -113,7 +137,7 @@ func (a *Ops) Commands() []rpc.Command {
 			if err := a.known(req.Name); err != nil {
 				return nil, err
 			}
-			file := a.view(req.Name).File
+			file := a.file(req.Name)
 			if err := a.cfg.Manager.Remove(ctx, req.Name); err != nil {
 				return nil, &badRequest{err.Error()}
 			}
@@ -130,14 +154,49 @@ type badRequest struct{ msg string }
 
 func (e *badRequest) Error() string { return e.msg }
 
-func (a *Ops) checkToken(r *abi.Request) *abi.Response {
+// checkToken refuses the request r for op unless it carries the host's
+// token, compared in constant time; each refusal is logged with the
+// invoker's client id (the broker's, on the embedded broker; else its
+// claim) and why, never with a token.
+func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
+	refuse := func(why, msg string) *abi.Response {
+		a.log.Warn("admin op refused", "op", op, "invoker", r.InvokerID, "why", why)
+		return &abi.Response{Status: admin.StatusForbidden, Message: msg}
+	}
+	want, err := a.token()
 	switch {
-	case a.cfg.Token == "":
-		return &abi.Response{Status: admin.StatusForbidden, Message: "this op changes state and the host has no admin token: start `cmdhost serve --admin-token TOKEN`"}
-	case r.Metadata[admin.TokenKey] != a.cfg.Token:
-		return &abi.Response{Status: admin.StatusForbidden, Message: "wrong or missing admin token (user property " + admin.TokenKey + "; `--token` or CMDHOST_ADMIN_TOKEN)"}
+	case err != nil:
+		a.log.Error("admin token unreadable: ops that change state are refused", "err", err)
+		return refuse("the host cannot read its admin token file", "the host cannot read its admin token file: see its log")
+	case want == "":
+		return refuse("the host has no admin token",
+			"this op changes state and the host has no admin token: start `cmdhost serve --admin-token-file FILE`")
+	}
+	got, ok := r.Metadata[admin.TokenKey]
+	switch {
+	case !ok:
+		return refuse("no token", "missing admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")
+	case !sameToken(got, want):
+		return refuse("wrong token", "wrong admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")
 	}
 	return nil
+}
+
+// sameToken compares two tokens in constant time, their lengths
+// included (ConstantTimeCompare returns at once on a length mismatch):
+// their digests are compared.
+func sameToken(a, b string) bool {
+	da, db := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(da[:], db[:]) == 1
+}
+
+// token is the host's admin token now: its file's content, read again
+// at each call, or Config.Token.
+func (a *Ops) token() (string, error) {
+	if a.cfg.TokenFile != "" {
+		return secret.ReadFile(a.cfg.TokenFile)
+	}
+	return a.cfg.Token, nil
 }
 
 func (a *Ops) known(name string) error {
@@ -150,6 +209,36 @@ func (a *Ops) known(name string) error {
 		}
 	}
 	return &badRequest{fmt.Sprintf("no plugin named %q", name)}
+}
+
+// file is the path of plugin name's module file.
+func (a *Ops) file(name string) string {
+	for _, st := range a.cfg.Manager.Status() {
+		if st.Name == name {
+			return st.File
+		}
+	}
+	return ""
+}
+
+// relative shows the paths of st relative to the plugins folder.
+func (a *Ops) relative(st plugins.PluginStatus) plugins.PluginStatus {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(a.cfg.Dir, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+		return filepath.Base(p)
+	}
+	if st.File != "" {
+		st.File = rel(st.File)
+	}
+	if st.Operator != "" {
+		st.Operator = rel(st.Operator)
+	}
+	if filepath.IsAbs(a.cfg.Dir) { // a relative folder's name says nothing of the machine
+		st.LastError = strings.ReplaceAll(st.LastError, filepath.Clean(a.cfg.Dir)+string(filepath.Separator), "")
+	}
+	return st
 }
 
 func (a *Ops) view(name string) admin.PluginView {
@@ -165,7 +254,7 @@ func (a *Ops) view(name string) admin.PluginView {
 func (a *Ops) views(declared bool) []admin.PluginView {
 	out := []admin.PluginView{} // no plugin is [], not null, in the reply's JSON
 	for _, st := range a.cfg.Manager.Status() {
-		v := admin.PluginView{PluginStatus: st}
+		v := admin.PluginView{PluginStatus: a.relative(st), Folder: a.folder}
 		if len(st.Commands) > 0 {
 			if p, ok := a.cfg.Manager.Lookup(st.Commands[0]); ok && p.Name() == st.Name {
 				s := p.Stats()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,7 +94,7 @@ func TestAdminInspectTimeouts(t *testing.T) {
 		return out
 	}
 
-	a := newOps(t, adminops.Config{Manager: m})
+	a := newOps(t, adminops.Config{Manager: m, Dir: dir})
 	probe := timeouts(inspect(a, "probe"))
 	want := map[string]admin.TimeoutView{
 		"probe-idem":    {EffectiveTimeout: "500ms", TimeoutSource: plugins.TimeoutFromOperatorCommand, OnTimeout: "retry", Retries: 2},
@@ -120,5 +121,18 @@ func TestAdminInspectTimeouts(t *testing.T) {
 	var views []admin.PluginView
 	if err := json.Unmarshal(resp.Payload, &views); err != nil || len(views) != 2 || views[0].Timeouts != nil {
 		t.Errorf("list: %v, %+v", err, views)
+	}
+	// The paths are the folder's, not the machine's: the folder is named
+	// by its FolderID alone.
+	if strings.Contains(string(resp.Payload), dir) {
+		t.Errorf("list shows the folder's absolute path %s: %s", dir, resp.Payload)
+	}
+	for _, v := range views {
+		if v.File != v.Name+".wasm" || v.Folder != admin.FolderID(dir) || v.Folder == "" {
+			t.Errorf("list: %s: file %q, folder %q", v.Name, v.File, v.Folder)
+		}
+	}
+	if v := inspect(a, "probe"); v.Operator != "probe.json" || v.File != "probe.wasm" {
+		t.Errorf("inspect probe: file %q, operator %q; want them relative to the folder", v.File, v.Operator)
 	}
 }

@@ -28,9 +28,10 @@ func TestHostTopicsReserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	m := plugins.NewManager(plugins.Config{Dir: t.TempDir(), Engine: e})
+	dir := t.TempDir()
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
-	for _, c := range newOps(t, adminops.Config{Manager: m}).Commands() {
+	for _, c := range newOps(t, adminops.Config{Manager: m, Dir: dir}).Commands() {
 		patterns = append(patterns, c.Topic)
 	}
 	for _, p := range patterns {

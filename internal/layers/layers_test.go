@@ -54,6 +54,8 @@ var layer = map[string]int{
 	"internal/clock":     18,
 	"internal/logx":      18,
 	"internal/setting":   18,
+	"internal/redact":    18,
+	"internal/secret":    18,
 
 	"sdk": 15,
 	"abi": 10,

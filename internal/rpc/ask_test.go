@@ -333,7 +333,7 @@ func TestTerminalEntriesBounded(t *testing.T) {
 // claim is back from Redis, still finds it queued: 499, never run.
 func TestCancelRightBehindItsRequestWithSharedStore(t *testing.T) {
 	b := newBlocking()
-	h := start(t, Config{Stores: RedisStores(testkit.StartRedis(t).URL)}, Command{Name: "work", Concurrency: 1, Handler: b.handle})
+	h := start(t, Config{Stores: RedisStores(RedisConfig{URL: testkit.StartRedis(t).URL})}, Command{Name: "work", Concurrency: 1, Handler: b.handle})
 	h.deliver(req("rpc/exec-1/work", 1))
 	select {
 	case <-b.started:

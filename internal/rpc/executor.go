@@ -19,6 +19,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
+	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/session"
 )
 
@@ -357,7 +358,7 @@ func (e *Executor) Ready() error {
 	case stopping:
 		return errors.New("the executor is stopping")
 	case !e.up.Load():
-		return fmt.Errorf("not connected and subscribed to the broker %s", e.cfg.Session.Broker)
+		return fmt.Errorf("not connected and subscribed to the broker %s", redact.URL(e.cfg.Session.Broker))
 	}
 	return e.sess.Ready()
 }
@@ -370,7 +371,7 @@ func (e *Executor) SessionExpiry() time.Duration { return e.cfg.Session.ExpiryIn
 // returns once subscribed, or with the error that prevented it.
 func (e *Executor) Start(ctx context.Context) error {
 	if err := e.sess.Connect(); err != nil {
-		return fmt.Errorf("connecting to %s: %w", e.cfg.Session.Broker.Redacted(), err)
+		return fmt.Errorf("connecting to %s: %w", redact.URL(e.cfg.Session.Broker), err)
 	}
 	select {
 	case err := <-e.subscribed:
@@ -384,7 +385,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 		_ = e.sess.Disconnect(context.Background())
-		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", e.cfg.Session.Broker.Redacted(), ctx.Err())
+		return fmt.Errorf("connecting to %s: %w (is a broker running there? see --broker)", redact.URL(e.cfg.Session.Broker), ctx.Err())
 	}
 }
 

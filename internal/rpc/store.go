@@ -1,13 +1,18 @@
 package rpc
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/internal/redact"
 )
 
 // The dedup store and the reuse cache, which the executor's owner picks
@@ -42,9 +47,83 @@ type Stores interface {
 func MemoryStores() Stores { return memoryStores{} }
 
 // RedisStores keeps the dedup store and the reuse cache's shared tier in
-// the Redis at url (redis://HOST:PORT/DB, cache.RedisConfig), so that
-// they outlive the process and are shared by every executor naming it.
-func RedisStores(url string) Stores { return redisStores{url: url} }
+// the Redis cfg names (cache.RedisConfig), so that they outlive the
+// process and are shared by every executor naming it. Its files are read
+// when the executor is made: a TLS file or password file it cannot read
+// fails NewExecutor, naming the file.
+func RedisStores(cfg RedisConfig) Stores { return redisStores{cfg: cfg} }
+
+// RedisConfig is how the executor's stores reach Redis.
+type RedisConfig struct {
+	// URL is the Redis: redis://[USER@]HOST:PORT/DB, or rediss:// over
+	// TLS; its user is the Redis ACL user. Required.
+	URL string
+	// CAFile is the PEM file of the certificate authorities a rediss://
+	// server's certificate is checked against, read once; "": the
+	// system's.
+	CAFile string
+	// CertFile and KeyFile are the client certificate and its key (for a
+	// Redis with tls-auth-clients yes), read again at each TLS handshake,
+	// so that a renewed pair is used by the next connection; both or
+	// neither.
+	CertFile, KeyFile string
+	// Password, when set, returns the password of the URL's user, called
+	// at each new connection (a rotated file is read by the next one;
+	// secret.ReadFile); nil: the URL's password, if any. Its error must
+	// not hold the password.
+	Password func() (string, error)
+}
+
+// tls returns the TLS configuration of cfg's files; nil when it names
+// none.
+func (cfg RedisConfig) tls() (*tls.Config, error) {
+	if cfg.CAFile == "" && cfg.CertFile == "" && cfg.KeyFile == "" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(cfg.URL, "rediss://") {
+		return nil, errors.New("a CA or client certificate is given, but the URL is not rediss://: use rediss:// to connect over TLS")
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("CA file: %w", err)
+		}
+		t.RootCAs = x509.NewCertPool()
+		if !t.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", cfg.CAFile)
+		}
+	}
+	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
+		return nil, errors.New("a client certificate needs both its certificate and its key file")
+	}
+	if cfg.CertFile != "" {
+		if _, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile); err != nil {
+			return nil, fmt.Errorf("client certificate %s and key %s: %w", cfg.CertFile, cfg.KeyFile, err)
+		}
+		t.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			c, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("client certificate %s and key %s: %w", cfg.CertFile, cfg.KeyFile, err)
+			}
+			return &c, nil
+		}
+	}
+	return t, nil
+}
+
+// password returns the password provider of cfg; nil when it names none.
+// The password is read once here, so that a file that cannot be read
+// fails the start.
+func (cfg RedisConfig) password() (func() (string, error), error) {
+	if cfg.Password == nil {
+		return nil, nil
+	}
+	if _, err := cfg.Password(); err != nil {
+		return nil, fmt.Errorf("the store's password: %w", err)
+	}
+	return cfg.Password, nil
+}
 
 type memoryStores struct{}
 
@@ -60,11 +139,29 @@ func (memoryStores) reuse(cfg *Config) (cache.Reuse[*reply], error) {
 	return c, nil
 }
 
-type redisStores struct{ url string }
+type redisStores struct{ cfg RedisConfig }
+
+// conn reads the files of s: its TLS configuration and password
+// provider, or an error that names the store (without its password) and
+// the file.
+func (s redisStores) conn() (*tls.Config, func() (string, error), error) {
+	t, err := s.cfg.tls()
+	if err == nil {
+		var pw func() (string, error)
+		if pw, err = s.cfg.password(); err == nil {
+			return t, pw, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("store %s: %w", redact.String(s.cfg.URL), err)
+}
 
 func (s redisStores) dedup(cfg *Config) (cache.Dedup[*reply], error) {
+	t, pw, err := s.conn()
+	if err != nil {
+		return nil, err
+	}
 	d, err := cache.NewRedisDedup(cache.RedisConfig[*reply]{
-		URL: s.url, Name: cfg.clientID(), Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger,
+		URL: s.cfg.URL, TLS: t, Password: pw, Name: cfg.clientID(), Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger,
 		OwnerGone: func(idempotent bool) *reply {
 			if idempotent {
 				return sendAgainReply
@@ -79,8 +176,12 @@ func (s redisStores) dedup(cfg *Config) (cache.Dedup[*reply], error) {
 }
 
 func (s redisStores) reuse(cfg *Config) (cache.Reuse[*reply], error) {
+	t, pw, err := s.conn()
+	if err != nil {
+		return nil, err
+	}
 	c, err := cache.NewRedisReuse(cache.RedisReuseConfig[*reply]{
-		URL: s.url, Local: reuseConfig(cfg), Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger})
+		URL: s.cfg.URL, TLS: t, Password: pw, Local: reuseConfig(cfg), Encode: encodeReply, Decode: decodeReply, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

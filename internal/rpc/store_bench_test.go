@@ -32,7 +32,7 @@ func BenchmarkDedupStore(b *testing.B) {
 				id := fmt.Sprintf("bench-%s-%d", store.name, inFlight)
 				stores := rpc.MemoryStores()
 				if store.url != "" {
-					stores = rpc.RedisStores(store.url)
+					stores = rpc.RedisStores(rpc.RedisConfig{URL: store.url})
 				}
 				exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: id, Session: session.Config{ClientID: id, Broker: broker}, Stores: stores,
 					ReuseMaxBytes: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},

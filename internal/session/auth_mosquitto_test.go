@@ -120,8 +120,8 @@ func TestAuthPasswordWithMosquitto(t *testing.T) {
 }
 
 func TestAuthTLSWithMosquitto(t *testing.T) {
-	ca := brokertest.NewCA(t)
-	cert, key := ca.Server(t)
+	ca := testkit.NewPKI(t)
+	cert, key := ca.Server(t, "broker")
 	u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key})
 	var log testkit.LogBuffer
 	t.Run("without the CA", func(t *testing.T) {
@@ -132,12 +132,12 @@ func TestAuthTLSWithMosquitto(t *testing.T) {
 		}
 	})
 	t.Run("with the CA", func(t *testing.T) {
-		if err := attempt(t, u, Auth{CAFile: ca.CertFile}, &log); err != nil {
+		if err := attempt(t, u, Auth{CAFile: ca.CAFile}, &log); err != nil {
 			t.Fatalf("refused: %v", err)
 		}
 	})
 	t.Run("another server name", func(t *testing.T) {
-		err := attempt(t, u, Auth{CAFile: ca.CertFile, ServerName: "broker.example"}, &log)
+		err := attempt(t, u, Auth{CAFile: ca.CAFile, ServerName: "broker.example"}, &log)
 		if !Refused(err) || !strings.Contains(err.Error(), "not broker.example") {
 			t.Fatalf("got %v; want the x509 name error", err)
 		}
@@ -154,12 +154,12 @@ func TestAuthTLSWithMosquitto(t *testing.T) {
 // the certificate and key files are read at each connection, so the files
 // replaced by a good pair are used by the next attempt, no restart.
 func TestAuthClientCertificateWithMosquitto(t *testing.T) {
-	ca := brokertest.NewCA(t)
-	cert, key := ca.Server(t)
-	u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key, CAFile: ca.CertFile, RequireCertificate: true})
+	ca := testkit.NewPKI(t)
+	cert, key := ca.Server(t, "broker")
+	u := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{CertFile: cert, KeyFile: key, CAFile: ca.CAFile, RequireCertificate: true})
 	var log testkit.LogBuffer
 	t.Run("no client certificate", func(t *testing.T) {
-		if err := attempt(t, u, Auth{CAFile: ca.CertFile}, &log); !Refused(err) {
+		if err := attempt(t, u, Auth{CAFile: ca.CAFile}, &log); !Refused(err) {
 			t.Fatalf("got %v; want a refusal", err)
 		}
 	})
@@ -175,8 +175,8 @@ func TestAuthClientCertificateWithMosquitto(t *testing.T) {
 				testkit.Install(t, dir, filepath.Base(to), b)
 			}
 		}
-		install(brokertest.NewCA(t).Client(t, "cmdhost"))
-		auth := Auth{CAFile: ca.CertFile, CertFile: certFile, KeyFile: keyFile}
+		install(testkit.NewPKI(t).Client(t, "cmdhost"))
+		auth := Auth{CAFile: ca.CAFile, CertFile: certFile, KeyFile: keyFile}
 		up, failed := make(chan struct{}, 1), make(chan error, 16)
 		s, err := New(Config{Broker: u, Auth: auth, ClientID: "auth-rotate", Expiry: -1, ReconnectDelay: 20 * time.Millisecond,
 			ReplyAckTimeout: -1, Logger: slog.New(slog.NewTextHandler(&log, nil))},

@@ -9,6 +9,8 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	pahosession "github.com/eclipse/paho.golang/paho/session"
+
+	"github.com/cmdhost/cmdhost/internal/redact"
 )
 
 // What keeps a reply from holding a send slot for good, and how the host
@@ -215,7 +217,7 @@ func (s *Session) checkReplies() {
 	if v.recycle {
 		s.stats.connectionsRecycled.Add(1)
 		s.log.Error("the broker has acknowledged none of the host's replies for too long: dropping the connection to reconnect",
-			"broker", s.cfg.Broker, "silent", v.silent.Round(time.Second), "waiting", v.waiting)
+			"broker", redact.URL(s.cfg.Broker), "silent", v.silent.Round(time.Second), "waiting", v.waiting)
 		s.dropConnection()
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/redact"
 )
 
 // Defaults of Config.
@@ -338,10 +339,10 @@ func (s *Session) connectError(err error) {
 	err = s.explain(err)
 	if Refused(err) {
 		s.refusals.Add(1)
-		s.log.Error("the broker connection was refused; trying again", "broker", s.cfg.Broker,
+		s.log.Error("the broker connection was refused; trying again", "broker", redact.URL(s.cfg.Broker),
 			"client_id", s.cfg.ClientID, "username", s.cfg.Auth.Username, "err", err)
 	} else {
-		s.log.Warn("connecting to the broker", "broker", s.cfg.Broker, "err", err)
+		s.log.Warn("connecting to the broker", "broker", redact.URL(s.cfg.Broker), "err", err)
 	}
 	if s.h.ConnectError != nil {
 		s.h.ConnectError(err)

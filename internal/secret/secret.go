@@ -1,0 +1,56 @@
+// Package secret reads the host's secrets (the Redis password, the admin
+// token) from the files the operator keeps them in. A secret given only
+// as a flag's value would show in `ps`, so no flag carries one; the flags
+// name the file (the CLI reads a secret's environment variable itself).
+// Its errors name the file and what is wrong with it, never its content.
+package secret
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// MaxBytes bounds a secret file: a larger one is not a password or a
+// token (a key, a log someone pointed the flag at), and is refused rather
+// than read into memory.
+const MaxBytes = 4096
+
+// ReadFile returns the secret in the file path: its content less one
+// trailing newline ("\n" or "\r\n"). It reads the file at each call, so
+// that a caller that calls it at each use picks up a rotated file. An
+// empty, multi-line or unreadable file, or one larger than MaxBytes, is
+// an error that names the file and not its content.
+func ReadFile(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("secret file: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("secret file %s: not a regular file", path)
+	}
+	if st.Size() > MaxBytes {
+		return "", fmt.Errorf("secret file %s: %d bytes, more than %d: not a password or token", path, st.Size(), MaxBytes)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("secret file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1)) // it may have grown since Stat
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("secret file %s: %w", path, err)
+	case len(b) > MaxBytes:
+		return "", fmt.Errorf("secret file %s: more than %d bytes: not a password or token", path, MaxBytes)
+	}
+	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if v == "" {
+		return "", fmt.Errorf("secret file %s is empty", path)
+	}
+	if strings.ContainsAny(v, "\n\r") {
+		return "", fmt.Errorf("secret file %s holds more than one line: write the secret alone on its line", path)
+	}
+	return v, nil
+}

@@ -1,0 +1,57 @@
+package secret
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for content, want := range map[string]string{"Hunter2\n": "Hunter2", "Hunter2\r\n": "Hunter2", "Hunter2": "Hunter2", " sp ace \n": " sp ace "} {
+		got, err := ReadFile(write("ok", content))
+		if err != nil || got != want {
+			t.Errorf("ReadFile(%q) = %q, %v; want %q", content, got, err, want)
+		}
+	}
+	for name, content := range map[string]string{
+		"empty": "\n", "lines": "Hunter2\nHunter3\n", "big": strings.Repeat("Hunter2", MaxBytes),
+	} {
+		_, err := ReadFile(write(name, content))
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if strings.Contains(err.Error(), "Hunter") {
+			t.Errorf("%s: the error shows the content: %v", name, err)
+		}
+		if !strings.Contains(err.Error(), filepath.Join(dir, name)) {
+			t.Errorf("%s: the error does not name the file: %v", name, err)
+		}
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// ReadFile reads the file again at each call: a rotated secret is used
+// next.
+func TestReadFileRereads(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "token")
+	for _, v := range []string{"one", "two"} {
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ReadFile(p); err != nil || got != v {
+			t.Fatalf("ReadFile = %q, %v; want %q", got, err, v)
+		}
+	}
+}
