@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/cmdhost/cmdhost/internal/secret"
 )
 
 // How a session proves who it is to a secured broker, and checks that the
@@ -162,11 +164,11 @@ func (a Auth) password() ([]byte, error) {
 	var pw []byte
 	switch {
 	case a.PasswordFile != "":
-		b, err := os.ReadFile(a.PasswordFile)
+		v, err := secret.ReadFile(a.PasswordFile) // bounded, one line
 		if err != nil {
 			return nil, fmt.Errorf("the password file: %w", err)
 		}
-		pw = b
+		pw = []byte(v)
 	case a.PasswordEnv != "":
 		v, ok := os.LookupEnv(a.PasswordEnv)
 		if !ok {
