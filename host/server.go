@@ -306,7 +306,7 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
-		Logger: s.log}); err != nil {
+		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log}); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -420,11 +420,19 @@ func (s *Server) Run(ctx context.Context) error {
 	// waits for it): with the broker and id an invoker needs.
 	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", redact.URL(s.broker), "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
 		"session_expiry", s.exec.SessionExpiry())
-	// Two goroutines live as long as ctx: the folder's watcher and the
-	// re-sync of the executor with what the plugins serve. Run waits for
-	// both before it stops the executor, so that no re-sync races the stop.
+	// Three goroutines live as long as ctx: the folder's watcher, the
+	// re-sync of the executor with what the plugins serve, and a
+	// replica's announcements (admin.ReplicasTopic; none for a lone host).
+	// Run waits for them before it stops the executor, so that no re-sync
+	// races the stop.
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		s.admin.Announce(ctx, nil, s.cfg.ExecutorID, func(ctx context.Context, topic string, payload []byte) error {
+			return s.exec.PublishTelemetry(ctx, topic, payload, "application/json")
+		})
+	}()
 	go func() {
 		defer wg.Done()
 		s.followReloads(ctx, changed)

@@ -72,8 +72,9 @@ func (e *HostError) Error() string { return e.err.Error() }
 // Client runs the admin ops of one host. It is safe for concurrent use;
 // Close it.
 type Client struct {
-	cfg ClientConfig
-	inv *rpc.Invoker
+	cfg     ClientConfig
+	inv     *rpc.Invoker
+	replica string // the client id of the replica asked on its own topics; "": any
 }
 
 // Dial connects to cfg.Broker for the admin ops of the host cfg.ExecutorID
@@ -110,7 +111,43 @@ func (c *Client) WithTimeout(d time.Duration) *Client {
 	if d > 0 {
 		cfg.Timeout = d
 	}
-	return &Client{cfg: cfg, inv: c.inv}
+	return &Client{cfg: cfg, inv: c.inv, replica: c.replica}
+}
+
+// ForReplica returns a client that asks, over the same connection, the
+// replica whose MQTT client id is clientID, on its own topics
+// (ReplicaTopic), instead of whichever replica of the group the broker
+// hands the op to.
+func (c *Client) ForReplica(clientID string) (*Client, error) {
+	if err := topic.CheckLevel(clientID); err != nil {
+		return nil, fmt.Errorf("admin client: replica %q: %w", clientID, err)
+	}
+	return &Client{cfg: c.cfg, inv: c.inv, replica: clientID}, nil
+}
+
+// Replicas hands each announcement of a replica of the host's share
+// group (see ReplicasTopic) to each until ctx ends; a replica announces
+// itself every AnnounceInterval, so listening for DiscoveryWindow hears
+// every live one. each runs on the connection's goroutine and must not
+// block. A lone host (no share group) announces nothing.
+func (c *Client) Replicas(ctx context.Context, each func(ReplicaID)) error {
+	return c.inv.ReceiveTelemetry(ctx, ReplicasTopic(c.cfg.ExecutorID), func(payload []byte) {
+		var id ReplicaID
+		// Anyone on the broker may publish there: what is not an
+		// announcement is dropped.
+		if json.Unmarshal(payload, &id) == nil && topic.CheckLevel(id.ClientID) == nil {
+			each(id)
+		}
+	})
+}
+
+// Topic is the request topic of op for this client: the op's (Topic),
+// or its replica's (ReplicaTopic) for a ForReplica client.
+func (c *Client) Topic(op string) string {
+	if c.replica != "" {
+		return ReplicaTopic(c.cfg.ExecutorID, c.replica, op)
+	}
+	return Topic(c.cfg.ExecutorID, op)
 }
 
 // Call runs the admin op named, with req as its JSON payload (none when
@@ -118,7 +155,7 @@ func (c *Client) WithTimeout(d time.Duration) *Client {
 // with an error status is a *HostError; one that got no reply is
 // ErrNoExecutor or ErrNoResponse.
 func (c *Client) Call(ctx context.Context, op string, req any) (json.RawMessage, error) {
-	call := rpc.Call{Topic: Topic(c.cfg.ExecutorID, op), ContentType: "application/json", Timeout: c.cfg.Timeout, Ack: true}
+	call := rpc.Call{Topic: c.Topic(op), ContentType: "application/json", Timeout: c.cfg.Timeout, Ack: true}
 	if req != nil {
 		var err error
 		if call.Payload, err = json.Marshal(req); err != nil {

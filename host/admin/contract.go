@@ -15,6 +15,14 @@
 // against mistakes, not a security boundary: who may publish to
 // cmdhost/# is for the broker's ACLs to decide.
 //
+// Replicas (serve --share GROUP: hosts with one executor id, each its own
+// MQTT client id) split the ops of those topics as they split requests:
+// one replica answers, and names itself in its reply (ReplicaID). Each
+// replica also serves every op on topics of its own,
+// cmdhost/{executorId}/replica/{clientId}/admin/{op} (ReplicaTopic), and
+// announces itself every AnnounceInterval on cmdhost/{executorId}/replicas
+// (ReplicasTopic), so that a client can find them all and ask each.
+//
 // The types here are the ops' requests and replies as JSON; the host's
 // side of the ops lives in the host (internal/adminops), and both import
 // this package, so that the contract is written once.
@@ -24,6 +32,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
@@ -48,6 +57,42 @@ func Topic(executorID, op string) string {
 	return plugins.HostTopicPrefix + "/" + executorID + "/admin/" + op
 }
 
+// ReplicaTopic returns the request topic of an admin op of one replica,
+// the one whose MQTT client id is clientID: every replica serves its ops
+// there too, so that a client can ask each (Client.ForReplica).
+func ReplicaTopic(executorID, clientID, op string) string {
+	return plugins.HostTopicPrefix + "/" + executorID + "/replica/" + clientID + "/admin/" + op
+}
+
+// ReplicasTopic is the topic on which each replica of a share group
+// announces itself (a ReplicaID as JSON, telemetry) every
+// AnnounceInterval; Client.Replicas receives them.
+func ReplicasTopic(executorID string) string {
+	return plugins.HostTopicPrefix + "/" + executorID + "/replicas"
+}
+
+// AnnounceInterval is how often a replica of a share group announces
+// itself on ReplicasTopic. A client that has heard nothing from a replica
+// for three intervals takes it for gone; one that looks for the replicas
+// listens for DiscoveryWindow.
+const AnnounceInterval = time.Second
+
+// DiscoveryWindow is how long a client listens to ReplicasTopic to find
+// every replica of a group: two announcements of each.
+const DiscoveryWindow = 2*AnnounceInterval + AnnounceInterval/2
+
+// ReplicaID names the host that answered an op: its MQTT client id and,
+// for a replica, its share group. Each reply that describes a host (list,
+// inspect, stats) carries it, so that a client of a group can say which
+// replica it shows.
+type ReplicaID struct {
+	// ClientID is the host's MQTT client id (serve --client-id, by
+	// default its executor id).
+	ClientID string `json:"replica,omitempty"`
+	// Share is its share group (serve --share); "" for a lone host.
+	Share string `json:"share,omitempty"`
+}
+
 // EventsTopic is the topic of an executor's timeout events, JSON
 // telemetry it publishes with serve --events (Client.Events receives
 // them).
@@ -67,6 +112,8 @@ const StatusForbidden abi.Status = 403
 // Folder tells a client which folder it is without naming it.
 type PluginView struct {
 	plugins.PluginStatus
+	// ReplicaID is the host that answered.
+	ReplicaID
 	// Folder is FolderID of the host's plugins folder.
 	Folder string  `json:"folder,omitempty"`
 	P50Ms  float64 `json:"p50Ms"`
@@ -107,6 +154,8 @@ func NewTimeoutView(c plugins.Command) TimeoutView {
 
 // Stats is what the stats op reports.
 type Stats struct {
+	// ReplicaID is the host that answered.
+	ReplicaID
 	Plugins []PluginView     `json:"plugins"`
 	Reuse   cache.ReuseStats `json:"reuse"`
 	// Build is the host binary's version, for `cmdhost version

@@ -22,9 +22,11 @@ import (
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/buildinfo"
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
+	"github.com/cmdhost/cmdhost/internal/topic"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -47,6 +49,13 @@ type Config struct {
 	Token     string
 	// Reuse reports the reuse cache's counters for stats; nil: none.
 	Reuse func() cache.ReuseStats
+	// ClientID is the host's MQTT client id and ShareGroup its share
+	// group (serve --share; "" for a lone host): each reply that
+	// describes the host names them (admin.ReplicaID). A ClientID that is
+	// a topic level also gets the ops on topics of its own
+	// (admin.ReplicaTopic), so that a client can ask this replica of a
+	// group and not any.
+	ClientID, ShareGroup string
 	// Logger receives a line for each refused op (who, which op, why;
 	// never a token); nil discards them.
 	Logger *slog.Logger
@@ -107,10 +116,10 @@ func (a *Ops) Commands() []rpc.Command {
 			},
 		}
 	}
-	return []rpc.Command{
+	ops := []rpc.Command{
 		op(admin.OpList, false, func(context.Context, admin.Request) (any, error) { return a.views(false), nil }),
 		op(admin.OpStats, false, func(context.Context, admin.Request) (any, error) {
-			st := admin.Stats{Plugins: a.views(false), Build: buildinfo.Read()}
+			st := admin.Stats{ReplicaID: a.Replica(), Plugins: a.views(false), Build: buildinfo.Read()}
 			if a.cfg.Reuse != nil {
 				st.Reuse = a.cfg.Reuse()
 			}
@@ -147,6 +156,54 @@ func (a *Ops) Commands() []rpc.Command {
 			}
 			return map[string]string{"removed": req.Name}, nil
 		}),
+	}
+	if topic.CheckLevel(a.cfg.ClientID) != nil {
+		return ops
+	}
+	// The same ops on this replica's own topics: the executor subscribes
+	// to each (through the share group too, where this replica is the only
+	// one to ask for them, so it gets them all).
+	for _, c := range ops[:len(ops):len(ops)] {
+		mine := c
+		op := strings.TrimPrefix(c.Name, "admin-")
+		mine.Name, mine.Topic = "admin-replica-"+op, admin.ReplicaTopic("{executorId}", a.cfg.ClientID, op)
+		ops = append(ops, mine)
+	}
+	return ops
+}
+
+// Replica names this host in the replies that describe it.
+func (a *Ops) Replica() admin.ReplicaID {
+	return admin.ReplicaID{ClientID: a.cfg.ClientID, Share: a.cfg.ShareGroup}
+}
+
+// Announce publishes this replica's admin.ReplicaID on
+// admin.ReplicasTopic at once and then every admin.AnnounceInterval of
+// clk, until ctx ends, so that clients find every replica of the group
+// (admin.Client.Replicas). A lone host (no ShareGroup), or one whose
+// client id is no topic level, announces nothing. A failed publish is
+// logged at debug level: the next one may go out.
+func (a *Ops) Announce(ctx context.Context, clk clock.Clock, executorID string, publish func(ctx context.Context, topic string, payload []byte) error) {
+	if a.cfg.ShareGroup == "" || topic.CheckLevel(a.cfg.ClientID) != nil {
+		return
+	}
+	payload, err := json.Marshal(a.Replica())
+	if err != nil {
+		return
+	}
+	to := admin.ReplicasTopic(executorID)
+	t := clock.NewTimer(clock.OrSystem(clk), admin.AnnounceInterval)
+	defer t.Stop()
+	for {
+		if err := publish(ctx, to, payload); err != nil && ctx.Err() == nil {
+			a.log.Debug("announcing the replica", "topic", to, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			t.Reset(admin.AnnounceInterval)
+		}
 	}
 }
 
@@ -254,7 +311,7 @@ func (a *Ops) view(name string) admin.PluginView {
 func (a *Ops) views(declared bool) []admin.PluginView {
 	out := []admin.PluginView{} // no plugin is [], not null, in the reply's JSON
 	for _, st := range a.cfg.Manager.Status() {
-		v := admin.PluginView{PluginStatus: a.relative(st), Folder: a.folder}
+		v := admin.PluginView{PluginStatus: a.relative(st), ReplicaID: a.Replica(), Folder: a.folder}
 		if len(st.Commands) > 0 {
 			if p, ok := a.cfg.Manager.Lookup(st.Commands[0]); ok && p.Name() == st.Name {
 				s := p.Stats()

@@ -17,12 +17,13 @@ import (
 // plugins.HostTopicPrefix, where no plugin may serve: a module declaring
 // an admin op's or the events' pattern is refused.
 func TestHostTopicsReserved(t *testing.T) {
-	for _, topic := range []string{admin.Topic("x", admin.OpList), admin.EventsTopic("x")} {
+	for _, topic := range []string{admin.Topic("x", admin.OpList), admin.EventsTopic("x"),
+		admin.ReplicaTopic("x", "c1", admin.OpList), admin.ReplicasTopic("x")} {
 		if !strings.HasPrefix(topic, plugins.HostTopicPrefix+"/") {
 			t.Errorf("%s is not under %s/", topic, plugins.HostTopicPrefix)
 		}
 	}
-	patterns := []string{plugins.HostTopicPrefix + "/{executorId}/events"}
+	patterns := []string{plugins.HostTopicPrefix + "/{executorId}/events", plugins.HostTopicPrefix + "/{executorId}/replicas"}
 	e, err := wasmtest.NewEngine(wasm.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +32,7 @@ func TestHostTopicsReserved(t *testing.T) {
 	dir := t.TempDir()
 	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
 	t.Cleanup(func() { _ = m.Close(context.Background()) })
-	for _, c := range newOps(t, adminops.Config{Manager: m, Dir: dir}).Commands() {
+	for _, c := range newOps(t, adminops.Config{Manager: m, Dir: dir, ClientID: "c1", ShareGroup: "g"}).Commands() {
 		patterns = append(patterns, c.Topic)
 	}
 	for _, p := range patterns {
