@@ -8,10 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -35,6 +38,12 @@ func hostFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the host"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
 	}, authFlags()...)
+}
+
+// allFlag asks every replica of a share group instead of whichever
+// answers (plugin list, watch).
+func allFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "all", Usage: "show every replica of the host's share group (serve --share), each found by its announcements within " + admin.DiscoveryWindow.String()}
 }
 
 // tokenFlags give the host's admin token to the ops that need it: from a
@@ -114,13 +123,22 @@ func adminCall(c *cli.Context, op string, req any) ([]byte, error) {
 // and returns the reply's JSON. It gives up as invoke does (client.go): a
 // host that does not acknowledge the op in the ack window is not running.
 func (h *adminHost) call(ctx context.Context, op string, req any, timeout time.Duration) ([]byte, error) {
-	out, err := h.client.WithTimeout(timeout).Call(ctx, op, req)
+	return h.callOn(ctx, h.client, op, req, timeout)
+}
+
+// callOn is call on client: the host's, or one of its replicas'
+// (admin.Client.ForReplica).
+func (h *adminHost) callOn(ctx context.Context, client *admin.Client, op string, req any, timeout time.Duration) ([]byte, error) {
+	out, err := client.WithTimeout(timeout).Call(ctx, op, req)
 	var refused *admin.HostError
 	switch {
+	case errors.Is(err, admin.ErrNoExecutor) && client != h.client:
+		return nil, cli.Exit(fmt.Sprintf("no answer from replica %s of host %q on %s: it announced itself, but may have stopped since",
+			shown(client.Replica()), h.executor, redact.URL(h.broker)), exitNoExecutor)
 	case errors.Is(err, admin.ErrNoExecutor):
 		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", h.executor, redact.URL(h.broker), h.executor), exitNoExecutor)
 	case errors.Is(err, admin.ErrNoResponse):
-		return nil, timedOut(err, rpc.Call{Topic: admin.Topic(h.executor, op), Timeout: timeout, Ack: true})
+		return nil, timedOut(err, rpc.Call{Topic: client.Topic(op), Timeout: timeout, Ack: true})
 	case errors.As(err, &refused):
 		return nil, cli.Exit(refused, exitFailed)
 	case err != nil:
@@ -134,50 +152,131 @@ func listCommand() *cli.Command {
 		Name:      "list",
 		Usage:     "list the plugins of a running host, or of a plugins folder offline",
 		ArgsUsage: "[DIR]",
-		Description: "Without DIR: asks a running host (--broker, --executor) for its plugins.\n" +
+		Description: "Without DIR: asks a running host (--broker, --executor) for its plugins; with\n" +
+			"replicas (serve --share), the replica that answers is named, and --all asks each.\n" +
 			"With DIR: loads the plugins folder offline as serve would (operator files\n" +
 			"NAME.json included) and shows each command's execution timeout with the\n" +
 			"setting it comes from and its on_timeout policy; --exec-timeout is serve's.\n" +
 			"Exit status 1 when a plugin would not be served.",
-		Flags: append(hostFlags(), execTimeoutFlag()),
+		Flags: append(hostFlags(), execTimeoutFlag(), allFlag()),
 		Action: func(c *cli.Context) error {
 			switch c.NArg() {
 			case 0:
 			case 1:
+				if c.Bool("all") {
+					return cli.Exit("--all asks a running host's replicas: not with a plugins folder", exitUsage)
+				}
 				return runListDir(c, c.Args().First())
 			default:
 				return cli.Exit("list takes at most one plugins folder: cmdhost plugin list [DIR]", 2)
 			}
-			out, err := adminCall(c, admin.OpList, nil)
-			if err != nil {
-				return err
+			if c.Bool("all") {
+				return runListAll(c)
 			}
 			if c.Bool("json") {
+				out, err := adminCall(c, admin.OpList, nil)
+				if err != nil {
+					return err
+				}
 				if string(bytes.TrimSpace(out)) == "null" { // a host from before it said []
 					out = []byte("[]")
 				}
 				_, err = c.App.Writer.Write(append(out, '\n'))
 				return err
 			}
-			var views []admin.PluginView
-			if err := json.Unmarshal(out, &views); err != nil {
-				return fmt.Errorf("the host's reply: %w", err)
+			// The stats carry the plugins and name the replica even when
+			// there is no plugin.
+			h, err := dialAdmin(c, "")
+			if err != nil {
+				return err
 			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			// ERRORS counts the calls that failed (trap, timeout, bad
-			// reply) and those answered with an error status.
-			fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
-			for _, v := range views {
-				p50, p99 := "-", "-" // no call of the version serving, no latency
-				if v.P99Ms > 0 {
-					p50, p99 = fmt.Sprintf("%.2fms", v.P50Ms), fmt.Sprintf("%.2fms", v.P99Ms)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", shown(v.Name), v.State, short(v.Digest),
-					shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, v.Reloads, orDash(shown(v.LastError)))
+			defer h.Close()
+			st, err := h.stats(c.Context, c.Duration("timeout"))
+			if err != nil {
+				return err
 			}
-			return tw.Flush()
+			if err := printPluginTable(c.App.Writer, st.Plugins); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(c.App.Writer, hostLine(h.executor, st.ReplicaID))
+			return err
 		},
 	}
+}
+
+// printPluginTable writes plugin list's table of views.
+func printPluginTable(w io.Writer, views []admin.PluginView) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// ERRORS counts the calls that failed (trap, timeout, bad
+	// reply) and those answered with an error status.
+	fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
+	for _, v := range views {
+		p50, p99 := "-", "-" // no call of the version serving, no latency
+		if v.P99Ms > 0 {
+			p50, p99 = fmt.Sprintf("%.2fms", v.P50Ms), fmt.Sprintf("%.2fms", v.P99Ms)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", shown(v.Name), v.State, short(v.Digest),
+			shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, v.Reloads, orDash(shown(v.LastError)))
+	}
+	return tw.Flush()
+}
+
+// replicaPlugins is one replica's plugins, as plugin list --all --json
+// prints them.
+type replicaPlugins struct {
+	admin.ReplicaID
+	Plugins []admin.PluginView `json:"plugins"`
+}
+
+// runListAll lists the plugins of every replica of the host's share
+// group (a lone host: its own), one table (or one JSON object) each.
+func runListAll(c *cli.Context) error {
+	h, err := dialAdmin(c, "")
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	set, start := h.listenReplicas(ctx), time.Now()
+	_, ids, err := h.replicas(ctx, set, start, c.Duration("timeout"))
+	if err != nil {
+		return err
+	}
+	all := []replicaPlugins{}
+	for _, id := range ids {
+		client, err := h.replicaClient(id)
+		if err != nil {
+			return err
+		}
+		out, err := h.callOn(ctx, client, admin.OpStats, nil, c.Duration("timeout"))
+		if err != nil {
+			return err
+		}
+		var st admin.Stats
+		if err := json.Unmarshal(out, &st); err != nil {
+			return fmt.Errorf("the stats of replica %s: %w", shown(id), err)
+		}
+		all = append(all, replicaPlugins{ReplicaID: st.ReplicaID, Plugins: st.Plugins})
+	}
+	if c.Bool("json") {
+		out, err := json.Marshal(all)
+		if err != nil {
+			return err
+		}
+		_, err = c.App.Writer.Write(append(out, '\n'))
+		return err
+	}
+	for i, r := range all {
+		if i > 0 {
+			fmt.Fprintln(c.App.Writer)
+		}
+		fmt.Fprintln(c.App.Writer, hostLine(h.executor, r.ReplicaID)+":")
+		if err := printPluginTable(c.App.Writer, r.Plugins); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // commandList shows up to three command names and how many more there are.
@@ -365,4 +464,89 @@ func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string, folder
 		return installed{}, err
 	}
 	return in, nil
+}
+
+// replicaSet is the replicas of a host's share group heard from, with
+// when each last announced itself (admin.ReplicasTopic).
+type replicaSet struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+// listenReplicas receives the announcements of the host's replicas until
+// ctx ends.
+func (h *adminHost) listenReplicas(ctx context.Context) *replicaSet {
+	set := &replicaSet{seen: map[string]time.Time{}}
+	go func() {
+		_ = h.client.Replicas(ctx, func(id admin.ReplicaID) {
+			set.mu.Lock()
+			set.seen[id.ClientID] = time.Now()
+			set.mu.Unlock()
+		})
+	}()
+	return set
+}
+
+// live returns the replicas heard from in the last three announcement
+// intervals before now, and also, those of also (the replica that
+// answered the shared op), sorted.
+func (r *replicaSet) live(now time.Time, also ...string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for id, at := range r.seen {
+		if now.Sub(at) <= 3*admin.AnnounceInterval {
+			out = append(out, id)
+		}
+	}
+	for _, id := range also {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// replicas finds the replicas of the host: it asks the host's stats on
+// the shared topic (a host that does not answer fails as the other ops
+// do) and, when the host that answered is a replica of a share group,
+// listens to the group's announcements for admin.DiscoveryWindow from
+// start (set listens from then). A lone host is its one replica.
+func (h *adminHost) replicas(ctx context.Context, set *replicaSet, start time.Time, timeout time.Duration) (admin.ReplicaID, []string, error) {
+	st, err := h.stats(ctx, timeout)
+	if err != nil {
+		return admin.ReplicaID{}, nil, err
+	}
+	if st.Share == "" {
+		return st.ReplicaID, []string{st.ClientID}, nil
+	}
+	select {
+	case <-ctx.Done():
+		return st.ReplicaID, nil, ctx.Err()
+	case <-time.After(time.Until(start.Add(admin.DiscoveryWindow))):
+	}
+	return st.ReplicaID, set.live(time.Now(), st.ClientID), nil
+}
+
+// replicaClient is the client that asks replica id on its own topics, or
+// the host's when id is "" (a host from before replicas named themselves).
+func (h *adminHost) replicaClient(id string) (*admin.Client, error) {
+	if id == "" {
+		return h.client, nil
+	}
+	return h.client.ForReplica(id)
+}
+
+// hostLine names the host and the replica that answered, as plugin list
+// and watch show them: "host H, replica R (share group G)".
+func hostLine(executor string, id admin.ReplicaID) string {
+	s := "host " + shown(executor)
+	if id.ClientID != "" {
+		s += ", replica " + shown(id.ClientID)
+	}
+	if id.Share != "" {
+		s += " (share group " + shown(id.Share) + ")"
+	}
+	return s
 }

@@ -22,10 +22,13 @@ func watchCommand() *cli.Command {
 		Description: "Asks the host for its stats (the admin op stats) every --interval and receives its\n" +
 			"timeout events (published with serve --events). On a terminal the view is redrawn\n" +
 			"in place; otherwise each refresh is one JSON line (--json forces it): the plugins\n" +
-			"with their rates since the line before, and the timeouts and reloads since.",
+			"with their rates since the line before, and the timeouts and reloads since.\n" +
+			"With replicas (serve --share), the replica that answers is named; --all shows\n" +
+			"each replica of the group, found by their announcements.",
 		Flags: append(hostFlags(),
 			&cli.DurationFlag{Name: "interval", Value: time.Second, Usage: "time between refreshes"},
 			&cli.IntFlag{Name: "count", Usage: "stop after this many refreshes (0: until Ctrl-C)"},
+			allFlag(),
 		),
 		Action: runWatch,
 	}
@@ -63,6 +66,9 @@ func runWatch(c *cli.Context) error {
 		})
 	}()
 	lines := c.Bool("json") || !isTerminal(c.App.Writer)
+	if c.Bool("all") {
+		return watchAll(ctx, c, h, w, sawEvent, lines)
+	}
 	var recent []happening
 	tick := time.NewTicker(interval)
 	defer tick.Stop()

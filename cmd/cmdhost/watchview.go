@@ -18,9 +18,12 @@ import (
 // rates since the frame before, and what happened since (--json prints
 // one per line). Rates are 0 in the first frame: there is no frame before.
 type watchFrame struct {
-	Time     time.Time     `json:"time"`
-	Executor string        `json:"executor"`
-	Plugins  []watchPlugin `json:"plugins"`
+	Time     time.Time `json:"time"`
+	Executor string    `json:"executor"`
+	// ReplicaID is the replica that answered (its client id and share
+	// group).
+	admin.ReplicaID
+	Plugins []watchPlugin `json:"plugins"`
 	// Happenings are the timeouts (from the host's events, with serve
 	// --events) and reloads (seen as a new digest) since the last frame;
 	// the terminal view keeps the last few.
@@ -96,7 +99,7 @@ func (w *watcher) noteEvent(payload []byte) {
 
 // frame makes the frame of stats read at now.
 func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
-	f := watchFrame{Time: now, Executor: w.executor, Plugins: []watchPlugin{}, ReuseHits: st.Reuse.Hits, ReuseMisses: st.Reuse.Misses}
+	f := watchFrame{Time: now, Executor: w.executor, ReplicaID: st.ReplicaID, Plugins: []watchPlugin{}, ReuseHits: st.Reuse.Hits, ReuseMisses: st.Reuse.Misses}
 	secs := now.Sub(w.lastAt).Seconds()
 	var reloads []happening
 	for _, v := range st.Plugins {
@@ -117,15 +120,21 @@ func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
 		w.last[v.Name] = v
 	}
 	w.lastAt = now
-	w.mu.Lock()
-	f.Happenings = append(w.pending, reloads...)
-	w.pending = nil
-	w.mu.Unlock()
+	f.Happenings = append(w.drain(), reloads...)
 	slices.SortStableFunc(f.Happenings, func(a, b happening) int { return a.Time.Compare(b.Time) })
 	if f.Happenings == nil {
 		f.Happenings = []happening{}
 	}
 	return f
+}
+
+// drain returns the happenings noted since the last frame.
+func (w *watcher) drain() []happening {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.pending
+	w.pending = nil
+	return p
 }
 
 // recentShown is how many happenings the terminal view keeps.
@@ -140,12 +149,19 @@ const watchWidth = 80
 // first. The totals of calls and errors are in --json.
 func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
-	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: host %s on %s, %s, every %v (Ctrl-C quits)", shown(f.Executor), broker, f.Time.Format("15:04:05"), interval), watchWidth))
+	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: %s on %s, %s, every %v (Ctrl-C quits)", hostLine(f.Executor, f.ReplicaID), broker, f.Time.Format("15:04:05"), interval), watchWidth))
 	fmt.Fprintln(w)
+	failing := printPluginRows(w, f.Plugins)
+	printTail(w, f, failing, recent, sawEvent)
+}
+
+// printPluginRows writes the table of plugins and returns those with a
+// last error.
+func printPluginRows(w io.Writer, plugins []watchPlugin) []watchPlugin {
 	const row = "%-15s %-8s %4s %9s %8s %6s %7s %7s %7s\n" // 79 columns
 	fmt.Fprintf(w, row, "NAME", "STATE", "INST", "IN FLIGHT", "CALLS/S", "ERR/S", "P50", "P99", "RELOADS")
 	var failing []watchPlugin
-	for _, p := range f.Plugins {
+	for _, p := range plugins {
 		p50, p99 := "-", "-" // no call of the version serving, no latency
 		if p.P99Ms > 0 {
 			p50, p99 = latency(p.P50Ms), latency(p.P99Ms)
@@ -156,6 +172,12 @@ func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration
 			failing = append(failing, p)
 		}
 	}
+	return failing
+}
+
+// printTail writes the last errors of failing, the reuse cache's counters
+// of f and the recent happenings.
+func printTail(w io.Writer, f watchFrame, failing []watchPlugin, recent []happening, sawEvent bool) {
 	if len(failing) > 0 {
 		fmt.Fprintln(w, "\nlast errors:")
 		for _, p := range failing {

@@ -125,6 +125,10 @@ func (c *Client) ForReplica(clientID string) (*Client, error) {
 	return &Client{cfg: c.cfg, inv: c.inv, replica: clientID}, nil
 }
 
+// Replica is the client id of the replica a ForReplica client asks; ""
+// for a client that asks whichever answers.
+func (c *Client) Replica() string { return c.replica }
+
 // Replicas hands each announcement of a replica of the host's share
 // group (see ReplicasTopic) to each until ctx ends; a replica announces
 // itself every AnnounceInterval, so listening for DiscoveryWindow hears

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/redact"
+)
+
+// watchAllFrame is one refresh of `cmdhost watch --all`: a frame per
+// replica of the host's share group (each with its reloads), and the
+// timeouts the group published since the refresh before.
+type watchAllFrame struct {
+	Time       time.Time    `json:"time"`
+	Executor   string       `json:"executor"`
+	Replicas   []watchFrame `json:"replicas"`
+	Happenings []happening  `json:"happenings"`
+}
+
+// watchAll is watch --all: each refresh asks every replica heard from
+// (admin.ReplicasTopic) for its stats on its own topics; the first waits
+// for admin.DiscoveryWindow. events holds the group's timeout events.
+func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher, sawEvent <-chan struct{}, lines bool) error {
+	interval, timeout := c.Duration("interval"), c.Duration("timeout")
+	set, start := h.listenReplicas(ctx), time.Now()
+	group, ids, err := h.replicas(ctx, set, start, timeout)
+	switch {
+	case ctx.Err() != nil:
+		return interrupted()
+	case err != nil:
+		return err
+	}
+	watchers := map[string]*watcher{}
+	var recent []happening
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		if n > 1 && group.Share != "" {
+			ids = set.live(time.Now())
+		}
+		f := watchAllFrame{Time: time.Now(), Executor: h.executor, Replicas: []watchFrame{}}
+		for _, id := range ids {
+			client, err := h.replicaClient(id)
+			if err != nil {
+				return err
+			}
+			out, err := h.callOn(ctx, client, admin.OpStats, nil, timeout)
+			if ctx.Err() != nil {
+				return interrupted()
+			}
+			var st admin.Stats
+			if err == nil {
+				err = json.Unmarshal(out, &st)
+			}
+			if err != nil {
+				// A replica that went away since it announced itself
+				// drops out at its next missed announcements.
+				fmt.Fprintf(c.App.ErrWriter, "watch: replica %s: %v\n", shown(id), err)
+				continue
+			}
+			w := watchers[id]
+			if w == nil {
+				w = &watcher{executor: h.executor}
+				watchers[id] = w
+			}
+			f.Replicas = append(f.Replicas, w.frame(st, f.Time))
+		}
+		f.Happenings = events.drain()
+		if f.Happenings == nil {
+			f.Happenings = []happening{}
+		}
+		if lines {
+			out, err := json.Marshal(f)
+			if err != nil {
+				return err
+			}
+			if _, err := c.App.Writer.Write(append(out, '\n')); err != nil {
+				return err
+			}
+		} else {
+			for _, r := range f.Replicas {
+				recent = append(recent, r.Happenings...)
+			}
+			recent = append(recent, f.Happenings...)
+			recent = recent[max(len(recent)-recentShown, 0):]
+			saw := false
+			select {
+			case <-sawEvent:
+				saw = true
+			default:
+			}
+			printAllFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, saw)
+		}
+		if n == c.Int("count") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return interrupted()
+		case <-tick.C:
+		}
+	}
+}
+
+// printAllFrame draws watch --all on a terminal: a block per replica (its
+// name, then its plugins), then the last errors, each replica's reuse
+// cache and the recent happenings of all.
+func printAllFrame(w io.Writer, f watchAllFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
+	fmt.Fprint(w, "\x1b[H\x1b[2J")
+	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: host %s, %d replicas, on %s, %s, every %v (Ctrl-C quits)",
+		shown(f.Executor), len(f.Replicas), broker, f.Time.Format("15:04:05"), interval), watchWidth))
+	var failing []watchPlugin
+	var total watchFrame
+	for _, r := range f.Replicas {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, clip(fmt.Sprintf("replica %s (reuse cache: %d hits, %d misses)", shown(r.ClientID), r.ReuseHits, r.ReuseMisses), watchWidth))
+		for _, p := range printPluginRows(w, r.Plugins) {
+			p.Name = clip(shown(r.ClientID), 12) + ":" + p.Name
+			failing = append(failing, p)
+		}
+		total.ReuseHits += r.ReuseHits
+		total.ReuseMisses += r.ReuseMisses
+	}
+	printTail(w, total, failing, recent, sawEvent)
+}
