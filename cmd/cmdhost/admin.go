@@ -539,12 +539,23 @@ func (h *adminHost) replicaClient(id string) (*admin.Client, error) {
 }
 
 // hostLine names the host and the replica that answered, as plugin list
-// and watch show them: "host H, replica R (share group G)".
+// shows them: "host H, replica R (share group G)"; a lone host whose
+// client id is its executor id is only "host H".
 func hostLine(executor string, id admin.ReplicaID) string {
-	s := "host " + shown(executor)
-	if id.ClientID != "" {
-		s += ", replica " + shown(id.ClientID)
+	if r := replicaLine(executor, id); r != "" {
+		return "host " + shown(executor) + ", " + r
 	}
+	return "host " + shown(executor)
+}
+
+// replicaLine is "replica R (share group G)", or "" for a lone host whose
+// client id is its executor id (or a host from before replicas were
+// named).
+func replicaLine(executor string, id admin.ReplicaID) string {
+	if id.ClientID == "" || id.Share == "" && id.ClientID == executor {
+		return ""
+	}
+	s := "replica " + shown(id.ClientID)
 	if id.Share != "" {
 		s += " (share group " + shown(id.Share) + ")"
 	}

@@ -56,7 +56,8 @@ func TestShownOnTerminal(t *testing.T) {
 // errors: long ones are cut with an ellipsis.
 func TestWatchFitsEightyColumns(t *testing.T) {
 	long := strings.Repeat("a-very-long-plugin-name-", 4)
-	f := watchFrame{Time: time.Now(), Executor: strings.Repeat("replica-", 12), Plugins: []watchPlugin{
+	f := watchFrame{Time: time.Now(), Executor: strings.Repeat("replica-", 12),
+		ReplicaID: admin.ReplicaID{ClientID: strings.Repeat("client-", 5), Share: strings.Repeat("group-", 2)}, Plugins: []watchPlugin{
 		{Name: long, State: "serving", Instances: 123456, InFlight: 1234567890, CallsPerSec: 123456789.5, ErrorsPerSec: 98765.4,
 			P50Ms: 0.21, P99Ms: 123456, Reloads: 12345678, LastError: strings.Repeat("the guest said no; ", 10)},
 		{Name: "echo", State: "serving", Instances: 4, CallsPerSec: 1234.5, P50Ms: 12.34, P99Ms: 456.7},
@@ -64,10 +65,17 @@ func TestWatchFitsEightyColumns(t *testing.T) {
 	recent := []happening{{Time: time.Now(), Kind: "timeout", Plugin: long, Command: long, Detail: strings.Repeat("execution 2s of 2s, ", 6)}}
 	var out bytes.Buffer
 	printFrame(&out, f, "mqtt://"+strings.Repeat("broker.example.com.", 5)+":1883", time.Second, recent, false)
-	for line := range strings.Lines(strings.TrimPrefix(out.String(), "\x1b[H\x1b[2J")) {
+	// watch --all: a block per replica.
+	var all bytes.Buffer
+	printAllFrame(&all, watchAllFrame{Time: time.Now(), Executor: f.Executor, Replicas: []watchFrame{f, f}}, "mqtt://"+strings.Repeat("broker.example.com.", 5)+":1883", time.Second, recent, false)
+	for line := range strings.Lines(strings.TrimPrefix(out.String(), "\x1b[H\x1b[2J") + strings.TrimPrefix(all.String(), "\x1b[H\x1b[2J")) {
 		if n := utf8.RuneCountInString(strings.TrimSuffix(line, "\n")); n > watchWidth {
 			t.Errorf("%d columns: %q", n, line)
 		}
+	}
+	if !strings.Contains(out.String(), "replica client-client-") || !strings.Contains(out.String(), "(share group group-") ||
+		strings.Count(all.String(), "replica client-client-") != 2 {
+		t.Errorf("the views do not name the replicas:\n%s\n%s", out.String(), all.String())
 	}
 	for _, want := range []string{"a-very-long-pl…", "1.2G", "123M", "123k", "123.5s", "the guest said no", "12.3ms", "457ms", "0.21ms"} {
 		if !strings.Contains(out.String(), want) {

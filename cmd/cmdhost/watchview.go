@@ -149,7 +149,12 @@ const watchWidth = 80
 // first. The totals of calls and errors are in --json.
 func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
-	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: %s on %s, %s, every %v (Ctrl-C quits)", hostLine(f.Executor, f.ReplicaID), broker, f.Time.Format("15:04:05"), interval), watchWidth))
+	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: host %s on %s, %s, every %v (Ctrl-C quits)", shown(f.Executor), broker, f.Time.Format("15:04:05"), interval), watchWidth))
+	// The replica that answered, on a line of its own: the header is
+	// full.
+	if r := replicaLine(f.Executor, f.ReplicaID); r != "" {
+		fmt.Fprintln(w, clip(r, watchWidth))
+	}
 	fmt.Fprintln(w)
 	failing := printPluginRows(w, f.Plugins)
 	printTail(w, f, failing, recent, sawEvent)
