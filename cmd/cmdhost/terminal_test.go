@@ -58,10 +58,10 @@ func TestWatchFitsEightyColumns(t *testing.T) {
 	long := strings.Repeat("a-very-long-plugin-name-", 4)
 	f := watchFrame{Time: time.Now(), Executor: strings.Repeat("replica-", 12),
 		ReplicaID: admin.ReplicaID{ClientID: strings.Repeat("client-", 5), Share: strings.Repeat("group-", 2)}, Plugins: []watchPlugin{
-		{Name: long, State: "serving", Instances: 123456, InFlight: 1234567890, CallsPerSec: 123456789.5, ErrorsPerSec: 98765.4,
-			P50Ms: 0.21, P99Ms: 123456, Reloads: 12345678, LastError: strings.Repeat("the guest said no; ", 10)},
-		{Name: "echo", State: "serving", Instances: 4, CallsPerSec: 1234.5, P50Ms: 12.34, P99Ms: 456.7},
-	}}
+			{Name: long, State: "serving", Instances: 123456, InFlight: 1234567890, CallsPerSec: 123456789.5, ErrorsPerSec: 98765.4,
+				P50Ms: 0.21, P99Ms: 123456, Reloads: 12345678, LastError: strings.Repeat("the guest said no; ", 10)},
+			{Name: "echo", State: "serving", Instances: 4, CallsPerSec: 1234.5, P50Ms: 12.34, P99Ms: 456.7},
+		}}
 	recent := []happening{{Time: time.Now(), Kind: "timeout", Plugin: long, Command: long, Detail: strings.Repeat("execution 2s of 2s, ", 6)}}
 	var out bytes.Buffer
 	printFrame(&out, f, "mqtt://"+strings.Repeat("broker.example.com.", 5)+":1883", time.Second, recent, false)
