@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,6 +142,8 @@ func TestDocsCommands(t *testing.T) {
 				host.events(t, c)
 			case len(words) > 2 && words[0] == "cmdhost" && words[1] == "serve" && strings.Contains(c.text, " --store rediss://"):
 				serveWithStoreSecrets(t, c)
+			case strings.HasPrefix(c.where, "security.md:") && words[0] == "cmdhost":
+				securityRecipeCommand(t, c)
 			case strings.HasPrefix(c.text, "GOOS=wasip1 GOARCH=wasm go build") && strings.Contains(c.text, "greet.wasm"):
 				buildGreet(t, c)
 			default:
@@ -169,6 +172,26 @@ func serveWithStoreSecrets(t *testing.T, c docCommand) {
 	if code != exitUsage || !regexp.MustCompile(`--store-\S+: (stat|secret file)`).MatchString(errOut) {
 		t.Errorf("%s: exit %d, %q; want exit %d naming a missing --store-* file", c.where, code, errOut, exitUsage)
 	}
+}
+
+// securityRecipeCommand checks a `cmdhost …` line of docs/security.md: it
+// is one of a recipe's that TestDocsSecurityRecipes (security_recipes_test.go)
+// runs against a mosquitto with the recipe's config, and every flag it
+// shows is its command's.
+func securityRecipeCommand(t *testing.T, c docCommand) {
+	t.Helper()
+	recipes := append(recipeCommands(t, tlsRecipe), recipeCommands(t, aclRecipe)...)
+	if !slices.ContainsFunc(recipes, func(r docCommand) bool { return r.text == c.text }) {
+		t.Errorf("%s: %q is in no recipe TestDocsSecurityRecipes runs (the ```sh blocks under %q and %q)", c.where, c.text, tlsRecipe, aclRecipe)
+	}
+	words := strings.Fields(c.text)
+	var flags []string
+	for _, w := range words {
+		if strings.HasPrefix(w, "--") {
+			flags = append(flags, w)
+		}
+	}
+	checkFlags(t, words[1:2], flags)
 }
 
 // makeDryRun checks that the make target exists (make -n) and returns

@@ -324,6 +324,9 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (res *Result, err error)
 		if c.Ack && ctx.Err() != nil {
 			inv.cancel(c, corr) // the request may have gone out before ctx ended
 		}
+		if refused := (*session.PublishRefusedError)(nil); errors.As(err, &refused) {
+			return nil, err // it names the topic, and why: the broker's ACL, most often
+		}
 		return nil, fmt.Errorf("publishing the request to %s: %w", c.Topic, err)
 	}
 	if !c.Ack {

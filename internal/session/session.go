@@ -253,14 +253,18 @@ func (s *Session) AwaitConnection(ctx context.Context) error {
 }
 
 // Publish sends p on the current connection and, at QoS 1, waits for
-// its PUBACK until ctx ends. Check it first (Check): a message the broker
-// refuses costs the connection.
+// its PUBACK until ctx ends; a PUBACK that refuses it (its ACL's "not
+// authorized") is a *PublishRefusedError. Check it first (Check): a
+// message the broker refuses as malformed costs the connection.
 func (s *Session) Publish(ctx context.Context, p *paho.Publish) error {
 	cm := s.cm.Load()
 	if cm == nil {
 		return errNotStarted
 	}
-	_, err := cm.Publish(ctx, p)
+	resp, err := cm.Publish(ctx, p)
+	if err != nil && resp != nil && resp.ReasonCode >= 0x80 {
+		return &PublishRefusedError{Topic: p.Topic, Code: resp.ReasonCode}
+	}
 	return err
 }
 

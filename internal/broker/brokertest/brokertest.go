@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,6 +77,11 @@ type MosquittoOptions struct {
 	// ACLFile is a mosquitto acl_file: which user may read and write
 	// which topics.
 	ACLFile string
+	// Listener is the listener's settings as mosquitto.conf lines (a
+	// recipe's, from the docs), written after the listener line in place
+	// of those the options above make: with it, the other options are
+	// ignored. A "certfile" line makes the URL mqtts://.
+	Listener string
 }
 
 // StartMosquittoWith is StartMosquitto with opts: a password file, a TLS
@@ -159,10 +165,15 @@ func freePort() (int, error) {
 // The options add, to that listener: password_file (and no anonymous
 // clients), certfile/keyfile (TLS), cafile and require_certificate (mTLS),
 // use_identity_as_username (a certificate is a user without a password
-// file), acl_file.
+// file), acl_file; or opts.Listener replaces them all.
 func mosquittoConf(port int, logPath string, opts MosquittoOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "listener %d 127.0.0.1\n", port)
+	if opts.Listener != "" {
+		b.WriteString(strings.TrimSuffix(opts.Listener, "\n") + "\n")
+		tuning(&b, logPath)
+		return b.String()
+	}
 	if opts.CertFile != "" {
 		fmt.Fprintf(&b, "certfile %s\nkeyfile %s\n", opts.CertFile, opts.KeyFile)
 	}
@@ -183,18 +194,24 @@ func mosquittoConf(port int, logPath string, opts MosquittoOptions) string {
 	}
 	secured := opts.PasswordFile != "" || opts.RequireCertificate
 	fmt.Fprintf(&b, "allow_anonymous %t\n", !secured)
+	tuning(&b, logPath)
+	return b.String()
+}
+
+// tuning writes the lines of every test broker's configuration: the
+// performance settings, no persistence, and the log.
+func tuning(b *strings.Builder, logPath string) {
 	b.WriteString("set_tcp_nodelay true\n")
 	b.WriteString("max_inflight_messages 0\n")
 	b.WriteString("max_queued_messages 1000000\n")
 	b.WriteString("persistence false\n")
-	fmt.Fprintf(&b, "log_dest file %s\n", logPath)
+	fmt.Fprintf(b, "log_dest file %s\n", logPath)
 	b.WriteString("log_type error\nlog_type warning\nlog_type notice\nlog_type information\n")
 	if os.Geteuid() == 0 {
 		// Run as root, mosquitto drops to user "mosquitto", which cannot write
 		// the log in the test's private temporary directory.
 		b.WriteString("user root\n")
 	}
-	return b.String()
 }
 
 func startMosquitto(t testing.TB, bin, dir, logPath string, opts MosquittoOptions) (*url.URL, error) {
@@ -232,7 +249,7 @@ func startMosquitto(t testing.TB, bin, dir, logPath string, opts MosquittoOption
 		return nil, fmt.Errorf("%v\n%s", err, msg)
 	}
 	t.Cleanup(func() { stop(t, cmd, exited) })
-	if opts.CertFile != "" {
+	if opts.CertFile != "" || opts.Listener != "" && regexp.MustCompile(`(?m)^\s*certfile\s`).MatchString(opts.Listener) {
 		return &url.URL{Scheme: "mqtts", Host: addr}, nil
 	}
 	return &url.URL{Scheme: "mqtt", Host: addr}, nil
