@@ -16,6 +16,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/topic"
 )
 
@@ -102,6 +103,9 @@ func runInvoke(c *cli.Context) error {
 			msg += " (the executor was told to stop it)"
 		}
 		return cli.Exit(msg, exitInterrupted)
+	case errors.As(err, new(*session.PublishRefusedError)):
+		// The broker's ACL: the caller may not publish there.
+		return cli.Exit(err, exitRefused)
 	case err != nil:
 		return err
 	}
