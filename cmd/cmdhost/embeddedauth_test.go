@@ -155,3 +155,37 @@ func TestEmbeddedBrokerOffLoopbackNeedsAuth(t *testing.T) {
 	// Said so, it starts.
 	startServe(t, nil, "--listen", "0.0.0.0:0", "--allow-anonymous")
 }
+
+// user add/remove: the password from --password-file or standard input,
+// never printed; bad input is a usage error that names the fix.
+func TestUserCommand(t *testing.T) {
+	users := filepath.Join(t.TempDir(), "users")
+	out, errOut, code := run(t, "user", "add", "carol", "--users", users, "--password-file", secretFile(t, embeddedPassword))
+	if code != 0 || !strings.Contains(errOut, "user carol set in "+users) || strings.Contains(out+errOut, embeddedPassword) {
+		t.Fatalf("user add --password-file: %q %q %d", out, errOut, code)
+	}
+	if st, err := os.Stat(users); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("users file: %v %v; want mode 0600", st, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"user", "add", "dave", "--users", users}, "no password: give it on standard input"}, // standard input empty
+		{[]string{"user", "add", "a:b", "--users", users}, `user name "a:b" holds a colon`},
+		{[]string{"user", "add", "--users", users}, "give one user name (got 0 arguments)"},
+		{[]string{"user", "add", "dave"}, "--users FILE is required"},
+		{[]string{"user", "add", "dave", "--users", users, "--password-file", "/nonexistent/pw"}, "--password-file: secret file: stat /nonexistent/pw"},
+		{[]string{"user", "remove", "dave", "--users", users}, "no user dave in " + users},
+	} {
+		if _, errOut, code := run(t, c.args...); code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: status %d, stderr %q; want %d and %q", c.args, code, errOut, exitUsage, c.want)
+		}
+	}
+	if _, errOut, code := run(t, "user", "remove", "carol", "--users", users); code != 0 || !strings.Contains(errOut, "user carol removed") {
+		t.Fatalf("user remove carol: %q %d", errOut, code)
+	}
+	if b, _ := os.ReadFile(users); len(b) != 0 {
+		t.Fatalf("users file after removing its one user: %q", b)
+	}
+}
