@@ -59,6 +59,14 @@ type Config struct {
 	BrokerAuth admin.BrokerAuth
 	// Listen is the embedded broker's address (with Broker nil).
 	Listen string
+	// The embedded broker's security (broker.Config, whose doc says who
+	// gets in): ListenTLS a TLS listener with the certificate and key in
+	// ListenCertFile and ListenKeyFile, and with ListenClientCAFile client
+	// certificates required; UsersFile its users file; AllowAnonymous lets
+	// a listener off loopback admit anyone.
+	ListenTLS, ListenCertFile, ListenKeyFile, ListenClientCAFile string
+	UsersFile                                                    string
+	AllowAnonymous                                               bool
 	// MaxRequestBytes is the largest packet a request may be: the
 	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
 	// packet ends its sender's connection before it is read), and the one
@@ -251,6 +259,24 @@ func (s *Server) brokerAuth() session.Auth {
 	return s.cfg.BrokerAuth
 }
 
+// embeddedConfig is the embedded broker's configuration.
+func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
+	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
+		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes,
+		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
+		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, AllowAnonymous: cfg.AllowAnonymous}
+}
+
+// CheckEmbeddedAccess refuses an embedded broker that others could reach
+// and that would admit anyone (broker.Config.CheckAccess), so that the
+// CLI says so as a usage error, before anything starts.
+func CheckEmbeddedAccess(cfg Config) error {
+	if cfg.Broker != nil {
+		return nil
+	}
+	return embeddedConfig(cfg, nil).CheckAccess()
+}
+
 // New builds a server and, with no Config.Broker, starts the embedded
 // broker. Run must follow: it releases everything New made.
 func New(cfg Config) (_ *Server, err error) {
@@ -262,8 +288,7 @@ func New(cfg Config) (_ *Server, err error) {
 		}
 	}()
 	if s.broker == nil {
-		if s.embedded, err = broker.Start(broker.Config{Addr: cfg.Listen, Logger: s.log, MaxPacketBytes: cfg.MaxRequestBytes,
-			MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes}); err != nil {
+		if s.embedded, err = broker.Start(embeddedConfig(cfg, s.log)); err != nil {
 			return nil, err
 		}
 		// The executor's client id is the host's before it connects: no
@@ -272,6 +297,9 @@ func New(cfg Config) (_ *Server, err error) {
 		s.embedded.Reserve(executorClientID(cfg))
 		s.broker = s.embedded.URL()
 		s.log.Info("embedded broker listening", "url", redact.URL(s.broker))
+		if addr := s.embedded.TLSAddr(); addr != "" {
+			s.log.Info("embedded broker listening", "url", "mqtts://"+addr, "client_certificates", cfg.ListenClientCAFile != "")
+		}
 	}
 	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log, MaxGuestMemory: cfg.MaxGuestMemory}); err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/otlp"
+	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
@@ -74,7 +75,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send OpenTelemetry spans of every request, nested call and call to another host to this OTLP/HTTP collector `URL` (e.g. http://127.0.0.1:4318); none: no tracing", EnvVars: []string{"CMDHOST_OTLP_ENDPOINT"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
-		}, append(authFlags(), secretFlags()...)...), // the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go)
+		}, append(append(embeddedSecurityFlags(), authFlags()...), secretFlags()...)...), // the embedded broker's security (below), the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go)
 		Action: runServe,
 	}
 }
@@ -167,6 +168,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") {
 		return cfg, errors.New("--username, --password-file and the --tls-* flags are for an external broker (--broker); the embedded broker needs none")
 	}
+	if err := embeddedSecurity(c, &cfg); err != nil {
+		return cfg, err
+	}
 	if cfg.ExecTimeout < 0 || cfg.Drain < 0 || cfg.IdleTimeout < 0 || cfg.Pool <= 0 || cfg.ReuseMaxBytes < 0 {
 		return cfg, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
 	}
@@ -221,6 +225,45 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	cfg.CacheDir = dir
 	cfg.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
 	return cfg, nil
+}
+
+// embeddedSecurityFlags are the embedded broker's own: who may connect to
+// it (the --tls-* flags are the host's, as a client of --broker).
+func embeddedSecurityFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "listen-tls", Usage: "also listen for MQTT over TLS at `ADDR` (e.g. 0.0.0.0:8883); needs --listen-cert and --listen-key", EnvVars: []string{"CMDHOST_LISTEN_TLS"}},
+		&cli.StringFlag{Name: "listen-cert", Usage: "the TLS listener's certificate `FILE` (PEM, the chain after it)", EnvVars: []string{"CMDHOST_LISTEN_CERT"}},
+		&cli.StringFlag{Name: "listen-key", Usage: "the TLS listener's private key `FILE` (PEM)", EnvVars: []string{"CMDHOST_LISTEN_KEY"}},
+		&cli.StringFlag{Name: "listen-client-ca", Usage: "require TLS clients to show a certificate this CA `FILE` (PEM) signed; its common name is the client's user name", EnvVars: []string{"CMDHOST_LISTEN_CLIENT_CA"}},
+		&cli.StringFlag{Name: "users", Usage: "users `FILE` of the embedded broker (name:bcrypt hash lines, written by `cmdhost user add`): clients must log in as one of them; re-read when it changes", EnvVars: []string{"CMDHOST_USERS"}},
+		&cli.BoolFlag{Name: "allow-anonymous", Usage: "let the embedded broker admit anyone on a --listen or --listen-tls address other than loopback (refused without --users or --listen-client-ca otherwise)", EnvVars: []string{"CMDHOST_ALLOW_ANONYMOUS"}},
+	}
+}
+
+// embeddedSecurity reads and checks the embedded broker's security flags
+// into cfg: they go together, the users file must read, and a listener
+// others can reach must not admit anyone unless --allow-anonymous.
+func embeddedSecurity(c *cli.Context, cfg *host.Config) error {
+	cfg.ListenTLS, cfg.ListenCertFile, cfg.ListenKeyFile = c.String("listen-tls"), c.String("listen-cert"), c.String("listen-key")
+	cfg.ListenClientCAFile, cfg.UsersFile, cfg.AllowAnonymous = c.String("listen-client-ca"), c.String("users"), c.Bool("allow-anonymous")
+	if cfg.Broker != nil {
+		if cfg.ListenTLS != "" || cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != "" || cfg.UsersFile != "" || cfg.AllowAnonymous {
+			return errors.New("--listen-tls, --listen-cert, --listen-key, --listen-client-ca, --users and --allow-anonymous are the embedded broker's: with --broker, secure that broker itself (docs/security.md)")
+		}
+		return nil
+	}
+	switch {
+	case cfg.ListenTLS != "" && (cfg.ListenCertFile == "" || cfg.ListenKeyFile == ""):
+		return fmt.Errorf("--listen-tls %s needs the listener's certificate and key: --listen-cert FILE --listen-key FILE", cfg.ListenTLS)
+	case cfg.ListenTLS == "" && (cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != ""):
+		return errors.New("--listen-cert, --listen-key and --listen-client-ca are the TLS listener's: give --listen-tls ADDR too")
+	}
+	if cfg.UsersFile != "" {
+		if _, err := passwd.Open(cfg.UsersFile); err != nil {
+			return fmt.Errorf("--users: %w (add a user with `cmdhost user add NAME --users %s`)", err, cfg.UsersFile)
+		}
+	}
+	return host.CheckEmbeddedAccess(*cfg)
 }
 
 // maxMQTTPacket is the largest packet MQTT can frame (a remaining length

@@ -2,10 +2,13 @@
 // --broker is given: github.com/mochi-mqtt/server/v2 on one TCP listener
 // (and an in-process one for the host's own clients, inprocess.go),
 // configured for request/response traffic (see newServer for every choice and
-// why). It is meant for development and single-machine use: anonymous, no TLS,
-// no persistence.
+// why), and optionally a TLS listener. No persistence. On loopback it may be
+// anonymous (the quickstart); elsewhere its clients log in, with a user of
+// the users file or a client certificate (auth.go), unless the operator
+// says otherwise (Config.AllowAnonymous). No ACLs yet: a client that got in
+// may publish and subscribe to anything.
 //
-// Anyone on the network may connect, so what one client can take is bounded
+// A client that got in may be anyone, so what one client can take is bounded
 // (Config, guard.go, tcpconn.go): the packet size (announced in CONNACK and
 // checked before a packet's body is read), the clients, the messages awaiting
 // a client's acknowledgement, the bytes queued for a client (one that does
@@ -16,6 +19,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +38,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
@@ -44,6 +49,22 @@ type Config struct {
 	Addr string
 	// Logger receives mochi's logs. Nil discards them.
 	Logger *slog.Logger
+
+	// Who may connect over the network (auth.go). None of these set: anyone
+	// who reaches Addr, which must then be on loopback (CheckAccess).
+
+	// TLSAddr, if set, is a second listener, TLS (1.2 or later), with the
+	// certificate and key in TLSCertFile and TLSKeyFile (PEM). With
+	// TLSClientCAFile its clients must show a certificate that CA signed
+	// (mTLS), and the certificate's common name is their user name.
+	TLSAddr, TLSCertFile, TLSKeyFile, TLSClientCAFile string
+	// UsersFile, if set, is the users file (package passwd): a client must
+	// log in as one of its users (except one that showed a client
+	// certificate on the TLS listener). It is re-read when it changes.
+	UsersFile string
+	// AllowAnonymous lets a listener on an address other than loopback
+	// admit anyone (CheckAccess refuses it otherwise).
+	AllowAnonymous bool
 
 	// The bounds on the clients over TCP (the host's own clients, in
 	// process, are not bounded by them). Zero takes the default.
@@ -104,6 +125,7 @@ func (c Config) withDefaults() Config {
 type Embedded struct {
 	srv       *mqtt.Server
 	addr      string
+	tlsAddr   string        // "" without a TLS listener
 	pipes     *pipeListener // DialInProcess's connections (inprocess.go)
 	guard     *guard
 	stats     *stats
@@ -116,12 +138,13 @@ type Embedded struct {
 // errors.Is(err, syscall.EADDRINUSE) holds).
 type AddrInUseError struct {
 	Addr string // the address asked for
+	Flag string // the flag that gave it: --listen, --listen-tls
 	Err  error  // the error from listen
 }
 
 func (e *AddrInUseError) Error() string {
-	return fmt.Sprintf("listen %s: address already in use: another broker is running there; connect to it with --broker %s or choose another --listen address",
-		e.Addr, dialURL(e.Addr))
+	return fmt.Sprintf("listen %s: address already in use: another broker is running there; connect to it with --broker %s or choose another %s address",
+		e.Addr, dialURL(e.Addr), e.Flag)
 }
 
 func (e *AddrInUseError) Unwrap() error { return e.Err }
@@ -132,31 +155,70 @@ func Start(cfg Config) (*Embedded, error) {
 		return nil, errors.New("broker: no listen address")
 	}
 	cfg = cfg.withDefaults()
+	if err := cfg.CheckAccess(); err != nil {
+		return nil, err
+	}
 	// mochi's own default logs every event to stdout: it always gets ours.
 	hostLog := logx.OrDiscard(cfg.Logger)
 	return start(&cfg, newServer(slog.New(quietEOF{hostLog.Handler()})), hostLog)
 }
 
 // start attaches the listeners and the guard to srv and serves.
-func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (*Embedded, error) {
-	ln, err := net.Listen("tcp", cfg.Addr)
+func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err error) {
+	var users *passwd.File
+	var tlsCfg *tls.Config
+	if cfg.UsersFile != "" {
+		if users, err = passwd.Open(cfg.UsersFile); err != nil {
+			_ = srv.Close()
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+	}
+	if cfg.TLSAddr != "" {
+		if tlsCfg, err = tlsConfig(cfg); err != nil {
+			_ = srv.Close()
+			return nil, err
+		}
+	}
+	ln, err := listen(cfg.Addr, "--listen")
 	if err != nil {
 		_ = srv.Close()
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, &AddrInUseError{Addr: cfg.Addr, Err: err}
+		return nil, err
+	}
+	var tlsLn net.Listener
+	if tlsCfg != nil {
+		if tlsLn, err = listen(cfg.TLSAddr, "--listen-tls"); err != nil {
+			_, _ = ln.Close(), srv.Close()
+			return nil, err
 		}
-		return nil, fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
+	closeAll := func() {
+		_ = ln.Close()
+		if tlsLn != nil {
+			_ = tlsLn.Close()
+		}
+		_ = srv.Close()
 	}
 	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
-	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log}
-	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, tcp: tcp, reserved: map[string]bool{}}
+	open := new(atomic.Int64)
+	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open}
+	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, reserved: map[string]bool{}}
 	if err := srv.AddHook(g, nil); err != nil {
-		_, _ = ln.Close(), srv.Close()
+		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	if err := srv.AddListener(listeners.NewNet(tcpListenerID, tcp)); err != nil {
-		_, _ = ln.Close(), srv.Close()
+		closeAll()
 		return nil, fmt.Errorf("broker: tcp listener: %w", err)
+	}
+	tlsAddr := ""
+	if tlsLn != nil {
+		tlsAddr = tlsLn.Addr().String()
+		// TLS under the bounds: boundedConn reads and writes MQTT's bytes.
+		secure := &tcpListener{Listener: tls.NewListener(tlsLn, tlsCfg), cfg: cfg, stats: st, log: log, open: open}
+		if err := srv.AddListener(listeners.NewNet(tlsListenerID, secure)); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("broker: TLS listener: %w", err)
+		}
 	}
 	pipes := newPipeListener()
 	if err := srv.AddListener(listeners.NewNet(inProcessListener, pipes)); err != nil {
@@ -167,7 +229,19 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (*Embedded, error) {
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	return &Embedded{srv: srv, addr: ln.Addr().String(), pipes: pipes, guard: g, stats: st}, nil
+	return &Embedded{srv: srv, addr: ln.Addr().String(), tlsAddr: tlsAddr, pipes: pipes, guard: g, stats: st}, nil
+}
+
+// listen listens on addr, the value of flag.
+func listen(addr, flag string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, &AddrInUseError{Addr: addr, Flag: flag, Err: err}
+		}
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	return ln, nil
 }
 
 // Reserve reserves a client id for the host's own clients: a client over
@@ -260,6 +334,10 @@ func newServer(logger *slog.Logger) *mqtt.Server {
 // Addr is the address the broker listens on (with the real port when
 // Config.Addr had port 0).
 func (e *Embedded) Addr() string { return e.addr }
+
+// TLSAddr is the TLS listener's address (with the real port when
+// Config.TLSAddr had port 0); "" without one.
+func (e *Embedded) TLSAddr() string { return e.tlsAddr }
 
 // URL is the address to give clients: mqtt://host:port (an unspecified listen
 // host such as 0.0.0.0 becomes 127.0.0.1).

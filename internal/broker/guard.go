@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
@@ -27,13 +29,15 @@ const ClientIDProperty = "__brokerClientId"
 const (
 	inProcessListener = "in-process"
 	tcpListenerID     = "tcp"
+	tlsListenerID     = "tls"
 )
 
 // Stats counts what the embedded broker refused or dropped, for the
 // metrics and the tests.
 type Stats struct {
-	// ClientsRefused counts CONNECTs refused (a client id the host uses,
-	// too many clients) and connections closed at accept (too many open).
+	// ClientsRefused counts CONNECTs refused (not authenticated, a client
+	// id the host uses, too many clients), TLS handshakes failed, and
+	// connections closed at accept (too many open).
 	ClientsRefused uint64
 	// ClientsDropped counts clients disconnected because they did not read
 	// what they were sent (their write queue over its bound, or their
@@ -77,6 +81,9 @@ func (s *stats) note(log *slog.Logger, msg string, args ...any) {
 // guard is the hook through which the broker admits clients and what
 // they send (it replaces mochi's allow-all auth hook):
 //
+//   - A client over the network is authenticated first (auth.go): with a
+//     users file or a client CA, one that is not who it says is refused
+//     (CONNACK 0x87 or 0x86).
 //   - The client ids of the host's own clients are reserved (Reserve, and
 //     every id that connected in process): a client over TCP connecting
 //     with one is refused with CONNACK 0x85 (client identifier not valid)
@@ -98,7 +105,8 @@ type guard struct {
 	cfg   *Config
 	stats *stats
 	log   *slog.Logger
-	tcp   *tcpListener
+	open  *atomic.Int64 // the connections open over the network (tcpListener)
+	users *passwd.File  // nil: no users file
 
 	mu       sync.Mutex
 	reserved map[string]bool
@@ -129,10 +137,23 @@ func (g *guard) isReserved(id string) bool {
 
 // OnConnect admits a client (it runs after mochi checked the CONNECT and
 // before the session is set up: a refused client takes nothing over).
-func (g *guard) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
+func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	if cl.Net.Listener == inProcessListener {
 		g.reserve(cl.ID)
 		return nil
+	}
+	if code, why, ok := g.authenticate(cl, pk); !ok {
+		g.stats.clientsRefused.Add(1)
+		args := []any{"client", cl.ID, "remote", cl.Net.Remote, "user", string(pk.Connect.Username),
+			"reason_code", fmt.Sprintf("0x%02x", code.Code)}
+		if code == packets.ErrBadUsernameOrPassword {
+			// Each logged: someone is guessing, and the hash's cost
+			// already bounds how often.
+			g.log.Warn("embedded broker: client refused: "+why, args...)
+		} else {
+			g.stats.note(g.log, "client refused: "+why, args...)
+		}
+		return g.refuse(cl, code)
 	}
 	if g.isReserved(cl.ID) {
 		g.stats.clientsRefused.Add(1)
@@ -142,7 +163,7 @@ func (g *guard) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
 			"remote", cl.Net.Remote)
 		return g.refuse(cl, packets.ErrClientIdentifierNotValid)
 	}
-	if open := g.tcp.open.Load(); open > int64(g.cfg.MaxClients) {
+	if open := g.open.Load(); open > int64(g.cfg.MaxClients) {
 		g.stats.clientsRefused.Add(1)
 		g.stats.note(g.log, "client refused: too many clients", "client", cl.ID, "remote", cl.Net.Remote,
 			"max_clients", g.cfg.MaxClients)
@@ -163,8 +184,8 @@ type refusedError struct{ code packets.Code }
 
 func (e *refusedError) Error() string { return "client refused: " + e.code.Reason }
 
-// OnConnectAuthenticate lets everyone in: the embedded broker is
-// anonymous (the checks above are not about who a client is).
+// OnConnectAuthenticate lets everyone in: OnConnect authenticated the
+// client already (auth.go), with a CONNACK code of its own choosing.
 func (g *guard) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
 
 // OnACLCheck allows every publish and subscription, and a delivery unless

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,7 +44,7 @@ type tcpListener struct {
 	cfg   *Config
 	stats *stats
 	log   *slog.Logger
-	open  atomic.Int64 // connections accepted and not yet closed
+	open  *atomic.Int64 // connections accepted and not yet closed, on every listener over the network
 }
 
 func (l *tcpListener) Accept() (net.Conn, error) {
@@ -93,6 +94,8 @@ type boundedConn struct {
 	net.Conn
 	l      *tcpListener
 	frames frameReader // Read's only: mochi reads from one goroutine
+	// handshook is Read's only: a TLS connection's handshake is done.
+	handshook bool
 
 	mu       sync.Mutex
 	pending  []byte // bytes queued, not yet taken by the flusher
@@ -118,6 +121,16 @@ func newBoundedConn(c net.Conn, l *tcpListener) *boundedConn {
 }
 
 func (c *boundedConn) Read(b []byte) (int, error) {
+	if tc, ok := c.Conn.(*tls.Conn); ok && !c.handshook {
+		// The handshake, done here (not in mochi's first read) to log a
+		// client refused by it with its address and why.
+		if err := tc.Handshake(); err != nil {
+			c.l.stats.clientsRefused.Add(1)
+			c.l.stats.note(c.l.log, "client refused: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+			return 0, err
+		}
+		c.handshook = true
+	}
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		if ok, tooLarge := c.frames.scan(b[:n]); tooLarge != nil {
@@ -242,6 +255,8 @@ func (c *boundedConn) Close() error {
 	_ = c.Conn.SetWriteDeadline(time.Now().Add(closeLinger)) // a write blocked now gets no longer
 	if cr, ok := c.Conn.(interface{ CloseRead() error }); ok {
 		_ = cr.CloseRead()
+	} else { // TLS: no half close; the read ends at its deadline
+		_ = c.Conn.SetReadDeadline(time.Now())
 	}
 	return nil
 }

@@ -56,6 +56,7 @@ var layer = map[string]int{
 	"internal/setting":   18,
 	"internal/redact":    18,
 	"internal/secret":    18,
+	"internal/passwd":    18,
 
 	"sdk": 15,
 	"abi": 10,

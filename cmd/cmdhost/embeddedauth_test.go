@@ -1,0 +1,191 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
+)
+
+// The embedded broker secured: serve --users with users written by
+// `cmdhost user add`, a TLS listener, client certificates, and no
+// anonymous listener off loopback unless --allow-anonymous.
+
+const embeddedPassword = "Embedded-s3cr3t-pw"
+
+// addUser runs `cmdhost user add NAME --users FILE` with the password on
+// standard input, as a script would.
+func addUser(t *testing.T, users, name, password string) {
+	t.Helper()
+	cmd := exec.Command(binary, "user", "add", name, "--users", users)
+	cmd.Stdin = strings.NewReader(password + "\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("user add %s: %v: %s", name, err, out)
+	}
+	if strings.Contains(string(out), password) {
+		t.Fatalf("user add printed the password: %s", out)
+	}
+}
+
+func TestEmbeddedBrokerUsers(t *testing.T) {
+	users := filepath.Join(t.TempDir(), "users")
+	addUser(t, users, "alice", embeddedPassword)
+	if b, _ := os.ReadFile(users); strings.Contains(string(b), embeddedPassword) || !strings.HasPrefix(string(b), "alice:$2") {
+		t.Fatalf("users file %q: want alice and a bcrypt hash, not the password", b)
+	}
+	var outputs strings.Builder
+	addr, stop := startServe(t, nil, "--users", users)
+	broker := "mqtt://" + addr
+	good, wrong := secretFile(t, embeddedPassword), secretFile(t, "not-"+embeddedPassword)
+
+	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host", "--username", "alice", "--password-file", good)
+	outputs.WriteString(out + errOut)
+	if out != "hi" || code != 0 {
+		t.Fatalf("invoke as alice: %q %q %d", out, errOut, code)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		// No user name: 0x87, not authorized (the client did not say who
+		// it is); a user name with a wrong password or none known: 0x86.
+		{"anonymous", nil, "not authorized (0x87)"},
+		{"wrong password", []string{"--username", "alice", "--password-file", wrong}, "(user alice): bad user name or password (0x86)"},
+		{"unknown user", []string{"--username", "mallory", "--password-file", good}, "(user mallory): bad user name or password (0x86)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host"}, c.args...)
+			out, errOut, code := runWithin(t, 5*time.Second, args...)
+			outputs.WriteString(out + errOut)
+			if code != exitRefused || !strings.Contains(errOut, c.want) {
+				t.Fatalf("status %d, stderr %q; want %d and %q", code, errOut, exitRefused, c.want)
+			}
+		})
+	}
+	// A user added while serve runs gets in; a removed one no longer.
+	addUser(t, users, "bob", embeddedPassword+"-bob")
+	bobPw := secretFile(t, embeddedPassword+"-bob")
+	if out, errOut, code := run(t, "invoke", "echo", "-d", "bob", "--broker", broker, "--executor", "cli-host", "--username", "bob", "--password-file", bobPw); out != "bob" || code != 0 {
+		t.Fatalf("invoke as bob, added while serving: %q %q %d", out, errOut, code)
+	}
+	if out, errOut, code := run(t, "user", "remove", "bob", "--users", users); code != 0 {
+		t.Fatalf("user remove bob: %q %q %d", out, errOut, code)
+	}
+	if _, errOut, code := run(t, "invoke", "echo", "-d", "bob", "--broker", broker, "--executor", "cli-host", "--username", "bob", "--password-file", bobPw); code != exitRefused || !strings.Contains(errOut, "0x86") {
+		t.Fatalf("invoke as bob, removed: %q %d; want refused with 0x86", errOut, code)
+	}
+	log, _ := stop()
+	outputs.WriteString(log)
+	for _, want := range []string{"client refused: no user name", "client refused: unknown user or wrong password", "user=mallory", "remote=127.0.0.1:"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("serve's log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(outputs.String(), embeddedPassword) {
+		t.Errorf("a password is in the output:\n%s", outputs.String())
+	}
+}
+
+func TestEmbeddedBrokerTLS(t *testing.T) {
+	pki := testkit.NewPKI(t)
+	cert, key := pki.Server(t, "broker")
+	users := filepath.Join(t.TempDir(), "users")
+	addUser(t, users, "alice", embeddedPassword)
+	good := secretFile(t, embeddedPassword)
+	tlsAddr := freeAddr(t)
+	startServe(t, nil, "--users", users, "--listen-tls", tlsAddr, "--listen-cert", cert, "--listen-key", key)
+	broker := "mqtts://" + tlsAddr
+
+	out, errOut, code := run(t, "invoke", "echo", "-d", "over tls", "--broker", broker, "--executor", "cli-host",
+		"--tls-ca", pki.CAFile, "--username", "alice", "--password-file", good)
+	if out != "over tls" || code != 0 {
+		t.Fatalf("invoke over TLS: %q %q %d", out, errOut, code)
+	}
+	if _, errOut, code := runWithin(t, 5*time.Second, "invoke", "echo", "--broker", broker, "--executor", "cli-host", "--username", "alice", "--password-file", good); code != exitRefused || !strings.Contains(errOut, "certificate signed by unknown authority") {
+		t.Fatalf("invoke without --tls-ca: %q %d; want refused for the unknown CA", errOut, code)
+	}
+}
+
+func TestEmbeddedBrokerMutualTLS(t *testing.T) {
+	pki := testkit.NewPKI(t)
+	cert, key := pki.Server(t, "broker")
+	clientCert, clientKey := pki.Client(t, "alice")
+	tlsAddr := freeAddr(t)
+	// Off loopback (all interfaces): the client CA is what lets it start.
+	tlsListen := strings.Replace(tlsAddr, "127.0.0.1", "0.0.0.0", 1)
+	startServe(t, nil, "--listen-tls", tlsListen, "--listen-cert", cert, "--listen-key", key, "--listen-client-ca", pki.CAFile)
+	broker := "mqtts://" + tlsAddr
+
+	out, errOut, code := run(t, "invoke", "echo", "-d", "mtls", "--broker", broker, "--executor", "cli-host",
+		"--tls-ca", pki.CAFile, "--tls-cert", clientCert, "--tls-key", clientKey)
+	if out != "mtls" || code != 0 {
+		t.Fatalf("invoke with alice's certificate: %q %q %d", out, errOut, code)
+	}
+	if _, errOut, code := runWithin(t, 5*time.Second, "invoke", "echo", "--broker", broker, "--executor", "cli-host", "--tls-ca", pki.CAFile); code != exitRefused || !strings.Contains(errOut, "tls: certificate required") || !strings.Contains(errOut, "--tls-cert FILE") {
+		t.Fatalf("invoke without a client certificate: %q %d; want refused (%d), the TLS alert and the fix", errOut, code, exitRefused)
+	}
+}
+
+func TestEmbeddedBrokerOffLoopbackNeedsAuth(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0"}, "--listen 0.0.0.0:0 is reachable from other machines and would admit anyone: give --users FILE"},
+		{[]string{"--listen-tls", "0.0.0.0:0", "--listen-cert", "c", "--listen-key", "k"}, "or --listen-client-ca FILE"},
+		{[]string{"--listen-tls", "127.0.0.1:0"}, "--listen-tls 127.0.0.1:0 needs the listener's certificate and key"},
+		{[]string{"--listen-cert", "c"}, "give --listen-tls ADDR too"},
+		{[]string{"--users", "/nonexistent/users"}, "--users: users file: stat /nonexistent/users: no such file or directory (add a user with `cmdhost user add NAME --users /nonexistent/users`)"},
+		{[]string{"--broker", "mqtt://127.0.0.1:1", "--users", "u"}, "are the embedded broker's"},
+	} {
+		_, errOut, code := run(t, append([]string{"serve", "--plugins", t.TempDir(), "--listen", freeAddr(t)}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("serve %v: status %d, stderr %q; want %d and %q", c.args, code, errOut, exitUsage, c.want)
+		}
+		if strings.Contains(c.want, "reachable") && !strings.Contains(errOut, "--allow-anonymous") {
+			t.Errorf("serve %v: %q does not name --allow-anonymous", c.args, errOut)
+		}
+	}
+	// Said so, it starts.
+	startServe(t, nil, "--listen", "0.0.0.0:0", "--allow-anonymous")
+}
+
+// user add/remove: the password from --password-file or standard input,
+// never printed; bad input is a usage error that names the fix.
+func TestUserCommand(t *testing.T) {
+	users := filepath.Join(t.TempDir(), "users")
+	out, errOut, code := run(t, "user", "add", "carol", "--users", users, "--password-file", secretFile(t, embeddedPassword))
+	if code != 0 || !strings.Contains(errOut, "user carol set in "+users) || strings.Contains(out+errOut, embeddedPassword) {
+		t.Fatalf("user add --password-file: %q %q %d", out, errOut, code)
+	}
+	if st, err := os.Stat(users); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("users file: %v %v; want mode 0600", st, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"user", "add", "dave", "--users", users}, "no password: give it on standard input"}, // standard input empty
+		{[]string{"user", "add", "a:b", "--users", users}, `user name "a:b" holds a colon`},
+		{[]string{"user", "add", "--users", users}, "give one user name (got 0 arguments)"},
+		{[]string{"user", "add", "dave"}, "--users FILE is required"},
+		{[]string{"user", "add", "dave", "--users", users, "--password-file", "/nonexistent/pw"}, "--password-file: secret file: stat /nonexistent/pw"},
+		{[]string{"user", "remove", "dave", "--users", users}, "no user dave in " + users},
+	} {
+		if _, errOut, code := run(t, c.args...); code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: status %d, stderr %q; want %d and %q", c.args, code, errOut, exitUsage, c.want)
+		}
+	}
+	if _, errOut, code := run(t, "user", "remove", "carol", "--users", users); code != 0 || !strings.Contains(errOut, "user carol removed") {
+		t.Fatalf("user remove carol: %q %d", errOut, code)
+	}
+	if b, _ := os.ReadFile(users); len(b) != 0 {
+		t.Fatalf("users file after removing its one user: %q", b)
+	}
+}

@@ -1,0 +1,148 @@
+package broker
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Who may connect over the network (the host's own clients, in process,
+// always may):
+//
+//   - On the TLS listener with a client CA (Config.TLSClientCAFile), a
+//     client must show a certificate that CA signed, or the handshake
+//     fails; the certificate's common name is its user name (a user name
+//     in its CONNECT must be the same, or CONNACK 0x86), and it needs no
+//     password.
+//   - Otherwise, with a users file (Config.UsersFile), a client must log
+//     in as one of its users: without a user name it is refused with
+//     CONNACK 0x87 (not authorized: it did not say who it is), with a
+//     wrong user name or password with 0x86 (bad user name or password).
+//   - Otherwise anyone may connect: the listener must then be on loopback,
+//     or Config.AllowAnonymous must say that it is meant (CheckAccess).
+//
+// Each refusal is logged with the client's address, client id and user
+// name, never its password.
+
+// authenticate admits or refuses a client over the network: ok, or the
+// CONNACK code and why.
+func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.Code, why string, ok bool) {
+	if cn, verified := peerCommonName(cl.Net.Conn); verified {
+		if name := string(pk.Connect.Username); name != "" && name != cn {
+			return packets.ErrBadUsernameOrPassword, "the user name is not its certificate's common name (" + cn + ")", false
+		}
+		cl.Properties.Username = []byte(cn)
+		return packets.CodeSuccess, "", true
+	}
+	if g.users == nil {
+		return packets.CodeSuccess, "", true
+	}
+	if !pk.Connect.UsernameFlag || len(pk.Connect.Username) == 0 {
+		return packets.ErrNotAuthorized, "no user name: the broker admits the users of its users file only", false
+	}
+	match, err := g.users.Check(string(pk.Connect.Username), string(pk.Connect.Password))
+	if err != nil {
+		g.stats.note(g.log, "users file not re-read: checking against the users last read", "err", err)
+	}
+	if !match {
+		return packets.ErrBadUsernameOrPassword, "unknown user or wrong password", false
+	}
+	return packets.CodeSuccess, "", true
+}
+
+// peerCommonName returns the common name of the certificate a client
+// showed on the TLS listener, when a client CA verified it.
+func peerCommonName(c net.Conn) (string, bool) {
+	bc, ok := c.(*boundedConn)
+	if !ok {
+		return "", false
+	}
+	tc, ok := bc.Conn.(*tls.Conn)
+	if !ok {
+		return "", false
+	}
+	st := tc.ConnectionState()
+	if len(st.VerifiedChains) == 0 || len(st.VerifiedChains[0]) == 0 {
+		return "", false
+	}
+	return st.VerifiedChains[0][0].Subject.CommonName, true
+}
+
+// tlsConfig is the TLS listener's configuration: its certificate, and
+// with a client CA, client certificates required and verified.
+func tlsConfig(cfg *Config) (*tls.Config, error) {
+	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+		return nil, errors.New("broker: a TLS listener needs a certificate and its key (--listen-cert FILE --listen-key FILE)")
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("broker: TLS certificate %s and key %s: %w", cfg.TLSCertFile, cfg.TLSKeyFile, err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if cfg.TLSClientCAFile != "" {
+		pem, err := os.ReadFile(cfg.TLSClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("broker: client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("broker: client CA %s: no PEM certificate in it", cfg.TLSClientCAFile)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+// AnonymousError is CheckAccess's error: a listener that anyone who
+// reaches it may use, on an address other than loopback.
+type AnonymousError struct {
+	Flag, Addr string // the listener's flag (--listen, --listen-tls) and address
+	TLS        bool
+}
+
+func (e *AnonymousError) Error() string {
+	fix := "--users FILE (clients log in; `cmdhost user add NAME --users FILE` writes it)"
+	if e.TLS {
+		fix += " or --listen-client-ca FILE (clients show a certificate that CA signed)"
+	}
+	return fmt.Sprintf("%s %s is reachable from other machines and would admit anyone: give %s, or --allow-anonymous if that is meant (or listen on 127.0.0.1)",
+		e.Flag, e.Addr, fix)
+}
+
+// CheckAccess refuses a configuration whose listener on an address other
+// than loopback would admit clients no one authenticates, unless
+// AllowAnonymous: the embedded broker is secured by default where others
+// can reach it, and open only on the machine itself (the quickstart).
+func (c Config) CheckAccess() error {
+	if c.AllowAnonymous || c.UsersFile != "" {
+		return nil
+	}
+	if !isLoopback(c.Addr) {
+		return &AnonymousError{Flag: "--listen", Addr: c.Addr}
+	}
+	if c.TLSAddr != "" && c.TLSClientCAFile == "" && !isLoopback(c.TLSAddr) {
+		return &AnonymousError{Flag: "--listen-tls", Addr: c.TLSAddr, TLS: true}
+	}
+	return nil
+}
+
+// isLoopback reports whether a listen address is on loopback only:
+// localhost or a loopback IP. No host (all interfaces), 0.0.0.0, any
+// other name or address is not.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
