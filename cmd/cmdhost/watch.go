@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -70,9 +71,7 @@ func runWatch(c *cli.Context) error {
 		return watchAll(ctx, c, h, w, sawEvent, lines)
 	}
 	var recent []happening
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for n := 1; ; n++ {
+	return refreshes(ctx, c, interval, func(int) error {
 		st, err := h.stats(ctx, c.Duration("timeout"))
 		switch {
 		case ctx.Err() != nil:
@@ -82,23 +81,22 @@ func runWatch(c *cli.Context) error {
 		}
 		f := w.frame(st, time.Now())
 		if lines {
-			out, err := json.Marshal(f)
-			if err != nil {
-				return err
-			}
-			if _, err := c.App.Writer.Write(append(out, '\n')); err != nil {
-				return err
-			}
-		} else {
-			recent = append(recent, f.Happenings...)
-			recent = recent[max(len(recent)-recentShown, 0):]
-			events := false
-			select {
-			case <-sawEvent:
-				events = true
-			default:
-			}
-			printFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, events)
+			return writeJSONLine(c.App.Writer, f)
+		}
+		recent = keepRecent(recent, f.Happenings)
+		printFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, closed(sawEvent))
+		return nil
+	})
+}
+
+// refreshes calls refresh every interval, the first time at once, until
+// it has been called --count times (0: no end) or ctx ends (interrupted).
+func refreshes(ctx context.Context, c *cli.Context, interval time.Duration, refresh func(n int) error) error {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		if err := refresh(n); err != nil {
+			return err
 		}
 		if n == c.Int("count") {
 			return nil
@@ -108,6 +106,33 @@ func runWatch(c *cli.Context) error {
 			return interrupted()
 		case <-tick.C:
 		}
+	}
+}
+
+// writeJSONLine writes v as one JSON line: a refresh of watch --json.
+func writeJSONLine(w io.Writer, v any) error {
+	out, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
+}
+
+// keepRecent adds more to the happenings the terminal view shows,
+// keeping the last recentShown.
+func keepRecent(recent, more []happening) []happening {
+	recent = append(recent, more...)
+	return recent[max(len(recent)-recentShown, 0):]
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -38,9 +38,7 @@ func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher
 	}
 	watchers := map[string]*watcher{}
 	var recent []happening
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for n := 1; ; n++ {
+	return refreshes(ctx, c, interval, func(n int) error {
 		if n > 1 && group.Share != "" {
 			ids = set.live(time.Now())
 		}
@@ -76,36 +74,15 @@ func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher
 			f.Happenings = []happening{}
 		}
 		if lines {
-			out, err := json.Marshal(f)
-			if err != nil {
-				return err
-			}
-			if _, err := c.App.Writer.Write(append(out, '\n')); err != nil {
-				return err
-			}
-		} else {
-			for _, r := range f.Replicas {
-				recent = append(recent, r.Happenings...)
-			}
-			recent = append(recent, f.Happenings...)
-			recent = recent[max(len(recent)-recentShown, 0):]
-			saw := false
-			select {
-			case <-sawEvent:
-				saw = true
-			default:
-			}
-			printAllFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, saw)
+			return writeJSONLine(c.App.Writer, f)
 		}
-		if n == c.Int("count") {
-			return nil
+		for _, r := range f.Replicas {
+			recent = keepRecent(recent, r.Happenings)
 		}
-		select {
-		case <-ctx.Done():
-			return interrupted()
-		case <-tick.C:
-		}
-	}
+		recent = keepRecent(recent, f.Happenings)
+		printAllFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, closed(sawEvent))
+		return nil
+	})
 }
 
 // printAllFrame draws watch --all on a terminal: a block per replica (its
