@@ -40,9 +40,9 @@ type grants struct {
 
 // The topics the `admin` and `events` lines grant.
 var (
-	adminWrite  = []string{"cmdhost/+/admin/#", "cmdhost/+/replica/+/admin/#"}
-	adminRead   = []string{"cmdhost/+/replicas"}
-	eventsRead  = []string{"cmdhost/+/events"}
+	adminWrite = []string{"cmdhost/+/admin/#", "cmdhost/+/replica/+/admin/#"}
+	adminRead  = []string{"cmdhost/+/replicas"}
+	eventsRead = []string{"cmdhost/+/events"}
 )
 
 // responsePrefix starts every client's own prefix, clients/<clientId>/.
