@@ -62,10 +62,11 @@ type Config struct {
 	// The embedded broker's security (broker.Config, whose doc says who
 	// gets in): ListenTLS a TLS listener with the certificate and key in
 	// ListenCertFile and ListenKeyFile, and with ListenClientCAFile client
-	// certificates required; UsersFile its users file; AllowAnonymous lets
-	// a listener off loopback admit anyone.
+	// certificates required; UsersFile its users file; ACLFile what each
+	// user may publish and subscribe to (broker.ReadACL); AllowAnonymous
+	// lets a listener off loopback admit anyone.
 	ListenTLS, ListenCertFile, ListenKeyFile, ListenClientCAFile string
-	UsersFile                                                    string
+	UsersFile, ACLFile                                           string
 	AllowAnonymous                                               bool
 	// MaxRequestBytes is the largest packet a request may be: the
 	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
@@ -264,7 +265,7 @@ func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
 	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
 		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes,
 		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
-		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, AllowAnonymous: cfg.AllowAnonymous}
+		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous}
 }
 
 // CheckEmbeddedAccess refuses an embedded broker that others could reach

@@ -236,6 +236,7 @@ func embeddedSecurityFlags() []cli.Flag {
 		&cli.StringFlag{Name: "listen-key", Usage: "the TLS listener's private key `FILE` (PEM)", EnvVars: []string{"CMDHOST_LISTEN_KEY"}},
 		&cli.StringFlag{Name: "listen-client-ca", Usage: "require TLS clients to show a certificate this CA `FILE` (PEM) signed; its common name is the client's user name", EnvVars: []string{"CMDHOST_LISTEN_CLIENT_CA"}},
 		&cli.StringFlag{Name: "users", Usage: "users `FILE` of the embedded broker (name:bcrypt hash lines, written by `cmdhost user add`): clients must log in as one of them; re-read when it changes", EnvVars: []string{"CMDHOST_USERS"}},
+		&cli.StringFlag{Name: "acl", Usage: "ACL `FILE` of the embedded broker (user, call, admin, events lines; docs/cli.md): which commands each user may call, and whether the admin ops and events; every client may read its own replies only. Needs --users or --listen-client-ca", EnvVars: []string{"CMDHOST_ACL"}},
 		&cli.BoolFlag{Name: "allow-anonymous", Usage: "let the embedded broker admit anyone on a --listen or --listen-tls address other than loopback (refused without --users or --listen-client-ca otherwise)", EnvVars: []string{"CMDHOST_ALLOW_ANONYMOUS"}},
 	}
 }
@@ -246,9 +247,10 @@ func embeddedSecurityFlags() []cli.Flag {
 func embeddedSecurity(c *cli.Context, cfg *host.Config) error {
 	cfg.ListenTLS, cfg.ListenCertFile, cfg.ListenKeyFile = c.String("listen-tls"), c.String("listen-cert"), c.String("listen-key")
 	cfg.ListenClientCAFile, cfg.UsersFile, cfg.AllowAnonymous = c.String("listen-client-ca"), c.String("users"), c.Bool("allow-anonymous")
+	cfg.ACLFile = c.String("acl")
 	if cfg.Broker != nil {
-		if cfg.ListenTLS != "" || cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != "" || cfg.UsersFile != "" || cfg.AllowAnonymous {
-			return errors.New("--listen-tls, --listen-cert, --listen-key, --listen-client-ca, --users and --allow-anonymous are the embedded broker's: with --broker, secure that broker itself (docs/security.md)")
+		if cfg.ListenTLS != "" || cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != "" || cfg.UsersFile != "" || cfg.ACLFile != "" || cfg.AllowAnonymous {
+			return errors.New("--listen-tls, --listen-cert, --listen-key, --listen-client-ca, --users, --acl and --allow-anonymous are the embedded broker's: with --broker, secure that broker itself (docs/security.md)")
 		}
 		return nil
 	}
@@ -261,6 +263,14 @@ func embeddedSecurity(c *cli.Context, cfg *host.Config) error {
 	if cfg.UsersFile != "" {
 		if _, err := passwd.Open(cfg.UsersFile); err != nil {
 			return fmt.Errorf("--users: %w (add a user with `cmdhost user add NAME --users %s`)", err, cfg.UsersFile)
+		}
+	}
+	if cfg.ACLFile != "" {
+		if cfg.UsersFile == "" && cfg.ListenClientCAFile == "" {
+			return errors.New("--acl grants users their topics: give --users FILE or --listen-client-ca FILE too, so that clients say who they are")
+		}
+		if _, err := broker.ReadACL(cfg.ACLFile); err != nil {
+			return fmt.Errorf("--acl: %w", err)
 		}
 	}
 	return host.CheckEmbeddedAccess(*cfg)

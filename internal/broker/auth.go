@@ -41,6 +41,11 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.C
 		return packets.CodeSuccess, "", true
 	}
 	if g.users == nil {
+		if g.acl != nil {
+			// Anonymous: the user name it claims was not checked, so the
+			// ACL must not grant by it.
+			cl.Properties.Username = nil
+		}
 		return packets.CodeSuccess, "", true
 	}
 	if !pk.Connect.UsernameFlag || len(pk.Connect.Username) == 0 {

@@ -62,6 +62,10 @@ type Config struct {
 	// log in as one of its users (except one that showed a client
 	// certificate on the TLS listener). It is re-read when it changes.
 	UsersFile string
+	// ACLFile, if set, is the ACL file (acl.go, ReadACL): what each user
+	// may publish and subscribe to, read at the start. Without it every
+	// client that got in may publish and subscribe to every topic.
+	ACLFile string
 	// AllowAnonymous lets a listener on an address other than loopback
 	// admit anyone (CheckAccess refuses it otherwise).
 	AllowAnonymous bool
@@ -173,6 +177,13 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
+	var acl *ACL
+	if cfg.ACLFile != "" {
+		if acl, err = ReadACL(cfg.ACLFile); err != nil {
+			_ = srv.Close()
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+	}
 	if cfg.TLSAddr != "" {
 		if tlsCfg, err = tlsConfig(cfg); err != nil {
 			_ = srv.Close()
@@ -201,7 +212,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
 	open := new(atomic.Int64)
 	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open}
-	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, reserved: map[string]bool{}}
+	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{}}
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)

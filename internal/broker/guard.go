@@ -107,6 +107,7 @@ type guard struct {
 	log   *slog.Logger
 	open  *atomic.Int64 // the connections open over the network (tcpListener)
 	users *passwd.File  // nil: no users file
+	acl   *ACL          // nil: no ACL file, everything allowed
 
 	mu       sync.Mutex
 	reserved map[string]bool
@@ -188,13 +189,28 @@ func (e *refusedError) Error() string { return "client refused: " + e.code.Reaso
 // client already (auth.go), with a CONNACK code of its own choosing.
 func (g *guard) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
 
-// OnACLCheck allows every publish and subscription, and a delivery unless
-// a TCP client's in-flight window is full. mochi asks it before each
-// delivery (write false) and each subscription (write false too, with the
-// filter: a client whose window is full gets its subscriptions refused
-// as well until it acknowledges).
-func (g *guard) OnACLCheck(cl *mqtt.Client, _ string, write bool) bool {
-	if write || cl.Net.Listener == inProcessListener || cl.State.Inflight.Len() < g.cfg.MaxInflight {
+// OnACLCheck checks a TCP client's publish or subscription against the
+// ACL (acl.go), and refuses a delivery while its in-flight window is
+// full. mochi asks it before each publish (write true: refused, PUBACK
+// 0x87 at QoS 1, dropped at QoS 0), each subscription (write false, with
+// the filter: refused, SUBACK 0x87) and each delivery (write false, with
+// the topic): a client whose window is full gets its subscriptions
+// refused as well until it acknowledges. The host's own clients are
+// never checked.
+func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	if cl.Net.Listener == inProcessListener {
+		return true
+	}
+	if g.acl != nil && !g.acl.allows(cl, string(cl.Properties.Username), topic, write) {
+		what := "subscription or delivery"
+		if write {
+			what = "publish"
+		}
+		g.stats.note(g.log, what+" refused: the ACL file grants it no such topic", "client", cl.ID,
+			"user", string(cl.Properties.Username), "topic", topic, "remote", cl.Net.Remote)
+		return false
+	}
+	if write || cl.State.Inflight.Len() < g.cfg.MaxInflight {
 		return true
 	}
 	g.stats.messagesDropped.Add(1)

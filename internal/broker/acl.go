@@ -1,0 +1,206 @@
+package broker
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+)
+
+// What a client over the network may publish and subscribe to, with an
+// ACL file (Config.ACLFile; without one, everything, as before):
+//
+//   - every client may subscribe under its own response prefix,
+//     clients/<clientId>/ (cmdhost's invokers take
+//     clients/<clientId>/rpc/response), and nowhere else unless granted:
+//     not to #, not to a + that reaches other clients' prefixes;
+//   - a user's `call PATTERN` lines grant publishing to the command topics
+//     the pattern matches (rpc/<executor>/<command>);
+//   - `admin` grants the admin ops of every executor: publishing to
+//     cmdhost/+/admin/# and cmdhost/+/replica/+/admin/#, and subscribing to
+//     cmdhost/+/replicas (the replicas' announcements);
+//   - `events` grants subscribing to cmdhost/+/events.
+//
+// A subscription is granted only if every topic its filter matches is
+// granted (filterWithin), so a wildcard cannot reach past a grant. The
+// host's own clients, in process, are never checked.
+
+// ACL is a parsed ACL file: the grants of each user.
+type ACL struct {
+	users map[string]*grants
+}
+
+// grants is what one user may do beyond its own response prefix.
+type grants struct {
+	write []string // topic filters the user may publish to
+	read  []string // topic filters the user may subscribe to
+}
+
+// The topics the `admin` and `events` lines grant.
+var (
+	adminWrite = []string{"cmdhost/+/admin/#", "cmdhost/+/replica/+/admin/#"}
+	adminRead  = []string{"cmdhost/+/replicas"}
+	eventsRead = []string{"cmdhost/+/events"}
+)
+
+// responsePrefix starts every client's own prefix, clients/<clientId>/.
+const responsePrefix = "clients/"
+
+// ReadACL reads an ACL file. Its lines (blank lines and # comments
+// ignored):
+//
+//	user NAME        the lines below, to the next user line, are NAME's
+//	call PATTERN     may publish to the command topics PATTERN matches
+//	                 (rpc/<executor>/<command>, + and # allowed)
+//	admin            may use the admin ops (plugin list, inspect, ...)
+//	events           may subscribe to the timeout events
+func ReadACL(path string) (*ACL, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ACL file: %w", err)
+	}
+	defer f.Close()
+	acl := &ACL{users: map[string]*grants{}}
+	var cur *grants
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
+			line = line[:i]
+		}
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		bad := func(why string) error {
+			return fmt.Errorf("ACL file %s line %d: %s (lines: user NAME, call rpc/EXECUTOR/COMMAND, admin, events)", path, n, why)
+		}
+		if fields[0] == "user" {
+			if len(fields) != 2 {
+				return nil, bad("`user` takes one user name")
+			}
+			if cur = acl.users[fields[1]]; cur == nil {
+				cur = &grants{}
+				acl.users[fields[1]] = cur
+			}
+			continue
+		}
+		if cur == nil {
+			return nil, bad(fmt.Sprintf("%q before any `user NAME` line", fields[0]))
+		}
+		switch fields[0] {
+		case "call":
+			if len(fields) != 2 {
+				return nil, bad("`call` takes one topic pattern")
+			}
+			if p := fields[1]; !strings.HasPrefix(p, "rpc/") || !validFilter(p) {
+				return nil, bad(fmt.Sprintf("%q is not a command topic pattern: rpc/EXECUTOR/COMMAND, each level a name, + or a final #", p))
+			}
+			cur.write = append(cur.write, fields[1])
+		case "admin", "events":
+			if len(fields) != 1 {
+				return nil, bad(fmt.Sprintf("`%s` takes nothing after it", fields[0]))
+			}
+			if fields[0] == "admin" {
+				cur.write, cur.read = append(cur.write, adminWrite...), append(cur.read, adminRead...)
+			} else {
+				cur.read = append(cur.read, eventsRead...)
+			}
+		default:
+			return nil, bad(fmt.Sprintf("unknown line %q", fields[0]))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("ACL file %s: %w", path, err)
+	}
+	return acl, nil
+}
+
+// allows reports whether the client may publish to topic (write) or
+// subscribe to filter (or receive a message on a topic it subscribed to).
+func (a *ACL) allows(cl *mqtt.Client, user, filter string, write bool) bool {
+	if !write {
+		filter = unshare(filter)
+		if ownPrefix(cl.ID, filter) {
+			return true
+		}
+	}
+	g := a.users[user]
+	if g == nil {
+		return false
+	}
+	granted := g.read
+	if write {
+		granted = g.write
+	}
+	for _, p := range granted {
+		if filterWithin(filter, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownPrefix reports whether filter is under the client's own response
+// prefix, clients/<clientId>/. A client id with a wildcard or a / in it
+// has no prefix of its own (clients/+/… would be everyone's).
+func ownPrefix(clientID, filter string) bool {
+	if clientID == "" || strings.ContainsAny(clientID, "+#/") {
+		return false
+	}
+	return strings.HasPrefix(filter, responsePrefix+clientID+"/")
+}
+
+// unshare returns the filter of a shared subscription ($share/GROUP/filter).
+func unshare(filter string) string {
+	if rest, ok := strings.CutPrefix(filter, "$share/"); ok {
+		if _, f, ok := strings.Cut(rest, "/"); ok {
+			return f
+		}
+	}
+	return filter
+}
+
+// validFilter reports whether p is a topic filter: + and # whole levels,
+// # last.
+func validFilter(p string) bool {
+	levels := strings.Split(p, "/")
+	for i, l := range levels {
+		if l == "" || l == "#" && i != len(levels)-1 {
+			return false
+		}
+		if l != "+" && l != "#" && strings.ContainsAny(l, "+#") {
+			return false
+		}
+	}
+	return true
+}
+
+// filterWithin reports whether every topic filter f matches is one grant
+// g matches: f's levels are g's, a + in f only where g has + or #, a # in
+// f only where g has #. A topic name (no wildcards) is a filter too.
+func filterWithin(f, g string) bool {
+	fl, gl := strings.Split(f, "/"), strings.Split(g, "/")
+	for i, l := range fl {
+		if i >= len(gl) {
+			return false
+		}
+		switch gl[i] {
+		case "#":
+			return !strings.HasPrefix(l, "$") || i > 0
+		case "+":
+			if l == "#" || i == 0 && strings.HasPrefix(l, "$") {
+				return false
+			}
+		default:
+			if l != gl[i] {
+				return false
+			}
+		}
+	}
+	// f ends here: g must too, or go on with a # that matches its parent
+	// (a/# matches a).
+	return len(fl) == len(gl) || len(gl) == len(fl)+1 && gl[len(fl)] == "#"
+}
