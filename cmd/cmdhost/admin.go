@@ -24,6 +24,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -141,6 +142,9 @@ func (h *adminHost) callOn(ctx context.Context, client *admin.Client, op string,
 		return nil, timedOut(err, rpc.Call{Topic: client.Topic(op), Timeout: timeout, Ack: true})
 	case errors.As(err, &refused):
 		return nil, cli.Exit(refused, exitFailed)
+	case errors.As(err, new(*session.PublishRefusedError)):
+		// The broker's ACL: this client may not use the admin ops.
+		return nil, cli.Exit(err, exitRefused)
 	case err != nil:
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func TestEmbeddedBrokerACL(t *testing.T) {
 	if code != exitRefused || !strings.Contains(errOut, "rpc/cli-host/fail") || !strings.Contains(errOut, "0x87") {
 		t.Errorf("operator calling fail: status %d, stderr %q; want %d, the topic and 0x87", code, errOut, exitRefused)
 	}
-	if out, errOut, code := run(t, as("operator", "plugin", "list")...); code == 0 || strings.Contains(out, "echo") ||
+	if out, errOut, code := run(t, as("operator", "plugin", "list")...); code != exitRefused || strings.Contains(out, "echo") ||
 		!strings.Contains(errOut, "cmdhost/cli-host/admin/") || !strings.Contains(errOut, "not authorized (0x87)") {
 		t.Errorf("operator running plugin list: %q %q %d; want refused: not authorized (0x87) on an admin topic", out, errOut, code)
 	}
