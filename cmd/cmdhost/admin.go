@@ -33,11 +33,17 @@ import (
 // ops over MQTT, with the client of package host/admin.
 
 func hostFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
-		&cli.StringFlag{Name: "executor", Usage: "executor id of the host (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
+	return append(targetFlags("MQTT broker `URL`", "executor id of the host (default: the host name)"),
 		&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the host"},
-		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"})
+}
+
+// targetFlags are the flags that name the host a client talks to, --broker
+// and --executor (with their usage texts), and how to log in to the broker.
+func targetFlags(brokerUsage, executorUsage string) []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: brokerUsage, EnvVars: []string{"CMDHOST_BROKER"}},
+		&cli.StringFlag{Name: "executor", Usage: executorUsage, EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
 	}, authFlags()...)
 }
 

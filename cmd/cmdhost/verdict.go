@@ -24,11 +24,8 @@ import (
 // verdictFlags are install's and dev's flags for the host asked: the
 // broker and executor flags of the other plugin subcommands, and --wait.
 func verdictFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL` of the host asked for its verdict", EnvVars: []string{"CMDHOST_BROKER"}},
-		&cli.StringFlag{Name: "executor", Usage: "executor id of the host asked (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
-		&cli.DurationFlag{Name: "wait", Value: 10 * time.Second, Usage: "how long to wait for the host to serve the module or refuse it (0: do not ask a host)"},
-	}, authFlags()...)
+	return append(targetFlags("MQTT broker `URL` of the host asked for its verdict", "executor id of the host asked (default: the host name)"),
+		&cli.DurationFlag{Name: "wait", Value: 10 * time.Second, Usage: "how long to wait for the host to serve the module or refuse it (0: do not ask a host)"})
 }
 
 // verdictPoll is how often the host's admin list is asked while waiting:
