@@ -61,7 +61,7 @@ func TestEmbeddedBrokerUsers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host"}, c.args...)
-			out, errOut, code := runWithin(t, 5*time.Second, args...)
+			out, errOut, code := runWithin(t, time.Minute, args...)
 			outputs.WriteString(out + errOut)
 			if code != exitRefused || !strings.Contains(errOut, c.want) {
 				t.Fatalf("status %d, stderr %q; want %d and %q", code, errOut, exitRefused, c.want)
@@ -107,7 +107,7 @@ func TestEmbeddedBrokerTLS(t *testing.T) {
 	if out != "over tls" || code != 0 {
 		t.Fatalf("invoke over TLS: %q %q %d", out, errOut, code)
 	}
-	if _, errOut, code := runWithin(t, 5*time.Second, "invoke", "echo", "--broker", broker, "--executor", "cli-host", "--username", "alice", "--password-file", good); code != exitRefused || !strings.Contains(errOut, "certificate signed by unknown authority") {
+	if _, errOut, code := runWithin(t, time.Minute, "invoke", "echo", "--broker", broker, "--executor", "cli-host", "--username", "alice", "--password-file", good); code != exitRefused || !strings.Contains(errOut, "certificate signed by unknown authority") {
 		t.Fatalf("invoke without --tls-ca: %q %d; want refused for the unknown CA", errOut, code)
 	}
 }
@@ -127,7 +127,7 @@ func TestEmbeddedBrokerMutualTLS(t *testing.T) {
 	if out != "mtls" || code != 0 {
 		t.Fatalf("invoke with alice's certificate: %q %q %d", out, errOut, code)
 	}
-	if _, errOut, code := runWithin(t, 5*time.Second, "invoke", "echo", "--broker", broker, "--executor", "cli-host", "--tls-ca", pki.CAFile); code != exitRefused || !strings.Contains(errOut, "tls: certificate required") || !strings.Contains(errOut, "--tls-cert FILE") {
+	if _, errOut, code := runWithin(t, time.Minute, "invoke", "echo", "--broker", broker, "--executor", "cli-host", "--tls-ca", pki.CAFile); code != exitRefused || !strings.Contains(errOut, "tls: certificate required") || !strings.Contains(errOut, "--tls-cert FILE") {
 		t.Fatalf("invoke without a client certificate: %q %d; want refused (%d), the TLS alert and the fix", errOut, code, exitRefused)
 	}
 }
