@@ -30,13 +30,16 @@ func Serve(tb testing.TB, cfg host.Config) *host.Server {
 		tb.Fatalf("host %s: %v", cfg.ExecutorID, err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- srv.Run(ctx) }()
-	tb.Cleanup(func() { stop(); <-ran })
+	// done closes when Run has returned (its error in runErr): both the
+	// wait below and the cleanup wait on it, so neither takes the other's.
+	done := make(chan struct{})
+	var runErr error
+	go func() { runErr = srv.Run(ctx); close(done) }()
+	tb.Cleanup(func() { stop(); <-done })
 	select {
 	case <-serving:
-	case err := <-ran:
-		tb.Fatalf("host %s: Run returned before serving: %v", cfg.ExecutorID, err)
+	case <-done:
+		tb.Fatalf("host %s: Run returned before serving: %v", cfg.ExecutorID, runErr)
 	case <-time.After(testkit.Patience()): // a hang guard
 		tb.Fatalf("host %s did not start serving within %v", cfg.ExecutorID, testkit.Patience())
 	}
