@@ -134,12 +134,22 @@ func (c *Client) Replica() string { return c.replica }
 // itself every AnnounceInterval, so listening for DiscoveryWindow hears
 // every live one. each runs on the connection's goroutine and must not
 // block. A lone host (no share group) announces nothing.
+// The bounds of an announcement Replicas passes on: MQTT client ids
+// are at most 65,535 bytes, but a replica's is a topic level the host
+// subscribes with, and a share group a name; neither needs more.
+const (
+	maxAnnouncement = 1024
+	maxAnnouncedID  = 256
+)
+
 func (c *Client) Replicas(ctx context.Context, each func(ReplicaID)) error {
 	return c.inv.ReceiveTelemetry(ctx, ReplicasTopic(c.cfg.ExecutorID), func(payload []byte) {
 		var id ReplicaID
 		// Anyone on the broker may publish there: what is not an
-		// announcement is dropped.
-		if json.Unmarshal(payload, &id) == nil && topic.CheckLevel(id.ClientID) == nil {
+		// announcement, or is larger than one, is dropped.
+		if len(payload) <= maxAnnouncement &&
+			json.Unmarshal(payload, &id) == nil && len(id.ClientID) <= maxAnnouncedID && len(id.Share) <= maxAnnouncedID &&
+			topic.CheckLevel(id.ClientID) == nil {
 			each(id)
 		}
 	})

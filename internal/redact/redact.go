@@ -17,15 +17,23 @@ func URL(u *url.URL) string {
 	if u == nil {
 		return ""
 	}
-	return u.Redacted()
+	s := u.Redacted()
+	if u.User == nil && strings.Contains(s, "@") {
+		// An '@' past the host: a password holding '/', '?' or '#'
+		// after digits (u:1234/ab@host) parses as host u, port 1234.
+		return String(s)
+	}
+	return s
 }
 
 // String returns the URL raw with its password replaced by "xxxxx". A
-// string that does not parse as a URL with a host is redacted
-// conservatively: everything up to its last '@' (which may hold user
-// info) becomes "xxxxx@", and a string with no '@' is returned as it is.
+// string that does not parse as a URL with a host, or that has an '@'
+// its parsed user info does not account for (a password with '/', '?'
+// or '#' makes its user part parse as a host and port), is redacted
+// conservatively: everything up to its last '@' becomes "xxxxx@", and a
+// string with no '@' is returned as it is.
 func String(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" && (u.User != nil || !strings.Contains(raw, "@")) {
 		return u.Redacted()
 	}
 	at := strings.LastIndex(raw, "@")

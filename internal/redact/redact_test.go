@@ -48,3 +48,23 @@ func TestStringUnparsable(t *testing.T) {
 		t.Errorf("String without '@' = %q", got)
 	}
 }
+
+// A password holding '/', '?' or '#' after digits parses as the host's
+// port, the user as the host, and the rest as a path, query or fragment:
+// url.URL.Redacted sees no user info. The '@' after the host gives it
+// away, and the part before it is cut.
+func TestPasswordParsedAsPort(t *testing.T) {
+	for _, raw := range []string{"rediss://u:1234/ab+c@host:6380/0", "redis://u:99#x@h:1/0", "mqtt://u:12?z@h:1"} {
+		got := String(raw)
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		fromURL := URL(u)
+		for _, out := range []string{got, fromURL} {
+			if strings.Contains(out, "ab+c") || strings.Contains(out, "99#x") || strings.Contains(out, "12?z") || !strings.Contains(out, "xxxxx@") {
+				t.Errorf("%s: redacted as %q", raw, out)
+			}
+		}
+	}
+}
