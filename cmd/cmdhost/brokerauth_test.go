@@ -59,6 +59,7 @@ func TestSecuredBrokerPassword(t *testing.T) {
 		{"wrong password", []string{"--username", "cmdhost", "--password-file", wrong}, exitRefused, "(user cmdhost): not authorized (0x87)"},
 		{"anonymous", nil, exitRefused, "not authorized (0x87)"},
 		{"password in the URL", []string{"--broker", "mqtt://cmdhost:" + brokerPassword + "@" + u.Host}, exitUsage, "give it in a file (--password-file FILE)"},
+		{"password with a '/' in the URL", []string{"--broker", "mqtt://cmdhost:1234/" + brokerPassword + "@" + u.Host}, exitUsage, "give it in a file (--password-file FILE)"},
 		{"password file missing", []string{"--username", "cmdhost", "--password-file", "/nonexistent/pw"}, exitUsage, "the password file: secret file: stat /nonexistent/pw: no such file or directory"},
 		{"TLS flags on a plain URL", []string{"--tls-ca", good}, exitUsage, "--tls-* flags need a TLS broker URL"},
 		{"no such host", []string{"--broker", "mqtt://nosuch.invalid:1883"}, exitNoBroker, "no such host"},

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -297,8 +298,10 @@ func brokerURL(raw string) (*url.URL, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "mqtt" && u.Scheme != "tcp" && u.Scheme != "tls" && u.Scheme != "mqtts" && u.Scheme != "ssl") {
 		return nil, fmt.Errorf("--broker %q: want a URL such as mqtt://127.0.0.1:1883 (or mqtts://host:8883 for TLS)", redact.String(raw))
 	}
-	if _, has := u.User.Password(); has {
-		return nil, fmt.Errorf("--broker %s: a password in the URL would show in process listings and logs: give it in a file (--password-file FILE) or in %s; the URL may keep the user (mqtt://NAME@host)", u.Redacted(), passwordEnv)
+	if _, has := u.User.Password(); has || strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
+		// An '@' past the host is a password holding '/', '?' or '#'
+		// that the parser took for the host's port and a path.
+		return nil, fmt.Errorf("--broker %s: a password in the URL would show in process listings and logs: give it in a file (--password-file FILE) or in %s; the URL may keep the user (mqtt://NAME@host)", redact.URL(u), passwordEnv)
 	}
 	return u, nil
 }

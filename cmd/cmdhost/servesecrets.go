@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -74,7 +75,9 @@ func checkStore(cfg *host.Config) error {
 	if err != nil || u.Host == "" || (u.Scheme != "redis" && u.Scheme != "rediss") {
 		return fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0 or rediss://USER@HOST:6380/0", redact.String(cfg.Store))
 	}
-	if _, ok := u.User.Password(); ok {
+	if _, ok := u.User.Password(); ok || strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
+		// An '@' past the host is a password holding '/', '?' or '#'
+		// that the parser took for the host's port and a path.
 		return fmt.Errorf("--store %s: a password in the URL shows wherever the URL does (ps, the config file, the log): remove it, and give it with --store-password-file FILE (or %s)",
 			redact.URL(u), envStorePassword)
 	}
