@@ -196,3 +196,52 @@ func TestFilterWithin(t *testing.T) {
 		}
 	}
 }
+
+// publishWithResponseTopic publishes at QoS 1 to topic with response
+// topic rt and returns the PUBACK's reason code.
+func (c *rawClient) publishWithResponseTopic(t *testing.T, topic, rt string) byte {
+	t.Helper()
+	c.write(t, packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		PacketID:    9, TopicName: topic, Payload: []byte("hi"),
+		Properties: packets.Properties{ResponseTopic: rt},
+		Mods:       packets.Mods{AllowResponseInfo: true}, // else mochi's encoder leaves the response topic out
+	})
+	ack, err := c.read(t)
+	if err != nil || ack.FixedHeader.Type != packets.Puback {
+		t.Fatalf("publish %s: %+v, %v", topic, ack, err)
+	}
+	return ack.ReasonCode
+}
+
+// With an ACL, a request's response topic is the client's own: the host
+// publishes its reply there, so one elsewhere (another client's replies,
+// the events topic) would have the host publish what the client chose
+// where the client may not. It is refused (PUBACK 0x87) and logged; a
+// client id another user holds is refused at CONNECT (0x85).
+func TestACLResponseTopicAndClientID(t *testing.T) {
+	users := usersFile(t, "alice", "alice-pw", "bob", "bob-pw")
+	acl := aclFile(t, "user alice\ncall rpc/h/echo\nuser bob\ncall rpc/h/echo\n")
+	e, logs := startWith(t, Config{UsersFile: users, ACLFile: acl})
+
+	alice := dialRaw(t, e.Addr())
+	if ack := alice.connectAs(t, "alice-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
+		t.Fatalf("alice: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	if code := alice.publishWithResponseTopic(t, "rpc/h/echo", "clients/alice-1/rpc/response"); code != 0 {
+		t.Errorf("alice's request answered on her own prefix: PUBACK 0x%02x, want 0", code)
+	}
+	for _, rt := range []string{"clients/bob-1/rpc/response", "cmdhost/h/events", "elsewhere"} {
+		if code := alice.publishWithResponseTopic(t, "rpc/h/echo", rt); code != notAuthorized {
+			t.Errorf("alice's request answered on %s: PUBACK 0x%02x, want 0x87", rt, code)
+		}
+	}
+	if !logs.Contains("response_topic=clients/bob-1/rpc/response") {
+		t.Errorf("the refusal is not logged with its response topic:\n%s", logs)
+	}
+
+	bob := dialRaw(t, e.Addr())
+	if ack := bob.connectAs(t, "alice-1", "bob", "bob-pw"); ack.ReasonCode != 0x85 {
+		t.Errorf("bob taking alice's client id: CONNACK 0x%02x, want 0x85", ack.ReasonCode)
+	}
+}

@@ -30,6 +30,9 @@ import (
 // Each refusal is logged with the client's address, client id and user
 // name, never its password.
 
+// whyWrongPassword is authenticate's why when a password check failed.
+const whyWrongPassword = "unknown user or wrong password"
+
 // authenticate admits or refuses a client over the network: ok, or the
 // CONNACK code and why.
 func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.Code, why string, ok bool) {
@@ -51,12 +54,23 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.C
 	if !pk.Connect.UsernameFlag || len(pk.Connect.Username) == 0 {
 		return packets.ErrNotAuthorized, "no user name: the broker admits the users of its users file only", false
 	}
+	if !pk.Connect.PasswordFlag || len(pk.Connect.Password) == 0 {
+		// No user has an empty password (passwd.Set refuses one): no
+		// check needed to refuse it.
+		return packets.ErrBadUsernameOrPassword, "no password", false
+	}
+	select {
+	case g.logins <- struct{}{}:
+		defer func() { <-g.logins }()
+	default:
+		return packets.ErrServerBusy, "too many logins being checked at once", false
+	}
 	match, err := g.users.Check(string(pk.Connect.Username), string(pk.Connect.Password))
 	if err != nil {
 		g.stats.note(g.log, "users file not re-read: checking against the users last read", "err", err)
 	}
 	if !match {
-		return packets.ErrBadUsernameOrPassword, "unknown user or wrong password", false
+		return packets.ErrBadUsernameOrPassword, whyWrongPassword, false
 	}
 	return packets.CodeSuccess, "", true
 }

@@ -27,6 +27,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -212,7 +213,8 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
 	open := new(atomic.Int64)
 	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open}
-	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{}}
+	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{},
+		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -108,6 +109,11 @@ type guard struct {
 	open  *atomic.Int64 // the connections open over the network (tcpListener)
 	users *passwd.File  // nil: no users file
 	acl   *ACL          // nil: no ACL file, everything allowed
+	// logins holds a token per password check running: a bcrypt check
+	// costs ~50 ms of a core, and a CONNECT costs its sender nothing, so
+	// no more than half the cores check at once; a login beyond them is
+	// refused busy (0x89) rather than queued.
+	logins chan struct{}
 
 	mu       sync.Mutex
 	reserved map[string]bool
@@ -143,34 +149,64 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		g.reserve(cl.ID)
 		return nil
 	}
+	// The cheap refusals first: a client refused for them costs no
+	// password check.
+	if g.isReserved(cl.ID) {
+		g.stats.clientsRefused.Add(1)
+		// Logged each time, not rate-limited: someone is trying to take the
+		// host's session, and the operator must see who.
+		g.log.Warn("embedded broker: client refused: its client id is one the host uses", "client", logText(cl.ID),
+			"remote", cl.Net.Remote)
+		return g.refuse(cl, packets.ErrClientIdentifierNotValid)
+	}
+	if open := g.open.Load(); open > int64(g.cfg.MaxClients) {
+		g.stats.clientsRefused.Add(1)
+		g.stats.note(g.log, "client refused: too many clients", "client", logText(cl.ID), "remote", cl.Net.Remote,
+			"max_clients", g.cfg.MaxClients)
+		return g.refuse(cl, packets.ErrServerBusy)
+	}
 	if code, why, ok := g.authenticate(cl, pk); !ok {
 		g.stats.clientsRefused.Add(1)
-		args := []any{"client", cl.ID, "remote", cl.Net.Remote, "user", string(pk.Connect.Username),
+		args := []any{"client", logText(cl.ID), "remote", cl.Net.Remote, "user", logText(string(pk.Connect.Username)),
 			"reason_code", fmt.Sprintf("0x%02x", code.Code)}
-		if code == packets.ErrBadUsernameOrPassword {
-			// Each logged: someone is guessing, and the hash's cost
-			// already bounds how often.
+		if why == whyWrongPassword {
+			// Each logged: someone is guessing. The password checks
+			// running at once are bounded (logins), so these lines are
+			// too, and what the client chose is cut to logMax.
 			g.log.Warn("embedded broker: client refused: "+why, args...)
 		} else {
 			g.stats.note(g.log, "client refused: "+why, args...)
 		}
 		return g.refuse(cl, code)
 	}
-	if g.isReserved(cl.ID) {
-		g.stats.clientsRefused.Add(1)
-		// Logged each time, not rate-limited: someone is trying to take the
-		// host's session, and the operator must see who.
-		g.log.Warn("embedded broker: client refused: its client id is one the host uses", "client", cl.ID,
-			"remote", cl.Net.Remote)
-		return g.refuse(cl, packets.ErrClientIdentifierNotValid)
-	}
-	if open := g.open.Load(); open > int64(g.cfg.MaxClients) {
-		g.stats.clientsRefused.Add(1)
-		g.stats.note(g.log, "client refused: too many clients", "client", cl.ID, "remote", cl.Net.Remote,
-			"max_clients", g.cfg.MaxClients)
-		return g.refuse(cl, packets.ErrServerBusy)
+	if g.acl != nil {
+		// A client id is a session: another user taking it would get its
+		// response prefix (acl.go, ownPrefix) and its unacknowledged
+		// messages.
+		if other, ok := g.srv.Clients.Get(cl.ID); ok && string(other.Properties.Username) != string(cl.Properties.Username) {
+			g.stats.clientsRefused.Add(1)
+			g.log.Warn("embedded broker: client refused: its client id is another user's", "client", logText(cl.ID),
+				"remote", cl.Net.Remote, "user", logText(string(cl.Properties.Username)))
+			return g.refuse(cl, packets.ErrClientIdentifierNotValid)
+		}
 	}
 	return nil
+}
+
+// logMax bounds what a client chose (its id, user name, a topic) in a
+// log line: each may be 64 KiB.
+const logMax = 128
+
+// logText is s cut to logMax bytes, on a rune boundary, marked when cut.
+func logText(s string) string {
+	if len(s) <= logMax {
+		return s
+	}
+	cut := logMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // refuse sends a CONNACK with code and returns the error that makes mochi
@@ -206,8 +242,8 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		if write {
 			what = "publish"
 		}
-		g.stats.note(g.log, what+" refused: the ACL file grants it no such topic", "client", cl.ID,
-			"user", string(cl.Properties.Username), "topic", topic, "remote", cl.Net.Remote)
+		g.stats.note(g.log, what+" refused: the ACL file grants it no such topic", "client", logText(cl.ID),
+			"user", logText(string(cl.Properties.Username)), "topic", logText(topic), "remote", cl.Net.Remote)
 		return false
 	}
 	if write || cl.State.Inflight.Len() < g.cfg.MaxInflight {
@@ -222,6 +258,17 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 // OnPublish removes any ClientIDProperty the sender set and stamps a
 // request with the sender's client id.
 func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if rt := pk.Properties.ResponseTopic; rt != "" && g.acl != nil && cl.Net.Listener != inProcessListener && !ownPrefix(cl.ID, rt) {
+		// The host answers on the response topic: one outside the
+		// client's own prefix would have the host publish what the client
+		// chose where the ACL lets the client publish nothing.
+		g.stats.note(g.log, "publish refused: its response topic is not under the client's own prefix", "client", logText(cl.ID),
+			"user", logText(string(cl.Properties.Username)), "response_topic", logText(rt), "remote", cl.Net.Remote)
+		if cl.Properties.ProtocolVersion == 5 && pk.FixedHeader.Qos > 0 {
+			return pk, packets.ErrNotAuthorized // PUBACK 0x87
+		}
+		return pk, packets.ErrRejectPacket // dropped
+	}
 	user := pk.Properties.User
 	if slices.ContainsFunc(user, isClientIDProperty) {
 		user = slices.DeleteFunc(slices.Clone(user), isClientIDProperty)
