@@ -26,6 +26,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
+	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/topic"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -213,12 +214,20 @@ func (e *badRequest) Error() string { return e.msg }
 
 // checkToken refuses the request r for op unless it carries the host's
 // token, compared in constant time; each refusal is logged with the
-// invoker's client id (the broker's, on the embedded broker; else its
-// claim) and why, never with a token.
+// invoker's client id as it claims it (__srcId, cut to 128 bytes) and
+// why, never with a token. A request without a token, or with one
+// longer than a token file may hold, is refused before the file is read.
 func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 	refuse := func(why, msg string) *abi.Response {
-		a.log.Warn("admin op refused", "op", op, "invoker", r.InvokerID, "why", why)
+		a.log.Warn("admin op refused", "op", op, "invoker", session.CleanText(r.InvokerID, 128), "why", why)
 		return &abi.Response{Status: admin.StatusForbidden, Message: msg}
+	}
+	got, ok := r.Metadata[admin.TokenKey]
+	switch {
+	case !ok:
+		return refuse("no token", "missing admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")
+	case len(got) > secret.MaxBytes:
+		return refuse("wrong token", "wrong admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")
 	}
 	want, err := a.token()
 	switch {
@@ -229,11 +238,7 @@ func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 		return refuse("the host has no admin token",
 			"this op changes state and the host has no admin token: start `cmdhost serve --admin-token-file FILE`")
 	}
-	got, ok := r.Metadata[admin.TokenKey]
-	switch {
-	case !ok:
-		return refuse("no token", "missing admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")
-	case !sameToken(got, want):
+	if !sameToken(got, want) {
 		return refuse("wrong token", "wrong admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")
 	}
 	return nil
