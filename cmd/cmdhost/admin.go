@@ -25,6 +25,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/topic"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -248,8 +249,8 @@ func runListAll(c *cli.Context) error {
 	defer h.Close()
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
-	set, start := h.listenReplicas(ctx), time.Now()
-	_, ids, err := h.replicas(ctx, set, start, c.Duration("timeout"))
+	set := h.listenReplicas(ctx)
+	_, ids, err := h.replicas(ctx, set, c.Duration("timeout"))
 	if err != nil {
 		return err
 	}
@@ -260,6 +261,13 @@ func runListAll(c *cli.Context) error {
 			return err
 		}
 		out, err := h.callOn(ctx, client, admin.OpStats, nil, c.Duration("timeout"))
+		if err != nil && ctx.Err() == nil && len(ids) > 1 {
+			// A replica that announced itself may have stopped since (or
+			// the announcement was not a replica's): the others are
+			// shown, as watch --all does.
+			fmt.Fprintf(c.App.ErrWriter, "plugin list: replica %s: %v\n", clip(shown(id), 64), err)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -479,33 +487,52 @@ func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string, folder
 // replicaSet is the replicas of a host's share group heard from, with
 // when each last announced itself (admin.ReplicasTopic).
 type replicaSet struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
+	mu        sync.Mutex
+	seen      map[string]heard
+	first     chan struct{} // closed at the first announcement: the subscription is live
+	firstOnce sync.Once
 }
+
+// heard is when a replica last announced itself, and in which group.
+type heard struct {
+	at    time.Time
+	share string
+}
+
+// maxReplicas bounds the replicas a --all view keeps: anyone on the
+// broker may announce one, and each is asked at every refresh.
+const maxReplicas = 64
 
 // listenReplicas receives the announcements of the host's replicas until
 // ctx ends.
 func (h *adminHost) listenReplicas(ctx context.Context) *replicaSet {
-	set := &replicaSet{seen: map[string]time.Time{}}
+	set := &replicaSet{seen: map[string]heard{}, first: make(chan struct{})}
 	go func() {
 		_ = h.client.Replicas(ctx, func(id admin.ReplicaID) {
+			set.firstOnce.Do(func() { close(set.first) })
 			set.mu.Lock()
-			set.seen[id.ClientID] = time.Now()
-			set.mu.Unlock()
+			defer set.mu.Unlock()
+			if _, known := set.seen[id.ClientID]; known || len(set.seen) < maxReplicas {
+				set.seen[id.ClientID] = heard{at: time.Now(), share: id.Share}
+			}
 		})
 	}()
 	return set
 }
 
-// live returns the replicas heard from in the last three announcement
-// intervals before now, and also, those of also (the replica that
-// answered the shared op), sorted.
-func (r *replicaSet) live(now time.Time, also ...string) []string {
+// live returns the replicas of share group share heard from in the last
+// three announcement intervals before now (the others are forgotten),
+// and also, those of also (the replica that answered the shared op),
+// sorted.
+func (r *replicaSet) live(now time.Time, share string, also ...string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
-	for id, at := range r.seen {
-		if now.Sub(at) <= 3*admin.AnnounceInterval {
+	for id, h := range r.seen {
+		switch {
+		case now.Sub(h.at) > 3*admin.AnnounceInterval:
+			delete(r.seen, id)
+		case h.share == share:
 			out = append(out, id)
 		}
 	}
@@ -522,8 +549,10 @@ func (r *replicaSet) live(now time.Time, also ...string) []string {
 // the shared topic (a host that does not answer fails as the other ops
 // do) and, when the host that answered is a replica of a share group,
 // listens to the group's announcements for admin.DiscoveryWindow from
-// start (set listens from then). A lone host is its one replica.
-func (h *adminHost) replicas(ctx context.Context, set *replicaSet, start time.Time, timeout time.Duration) (admin.ReplicaID, []string, error) {
+// the first one set heard (then its subscription is live, however long it
+// took; at most timeout is spent waiting for that first one). A lone
+// host is its one replica.
+func (h *adminHost) replicas(ctx context.Context, set *replicaSet, timeout time.Duration) (admin.ReplicaID, []string, error) {
 	st, err := h.stats(ctx, timeout)
 	if err != nil {
 		return admin.ReplicaID{}, nil, err
@@ -534,15 +563,23 @@ func (h *adminHost) replicas(ctx context.Context, set *replicaSet, start time.Ti
 	select {
 	case <-ctx.Done():
 		return st.ReplicaID, nil, ctx.Err()
-	case <-time.After(time.Until(start.Add(admin.DiscoveryWindow))):
+	case <-set.first:
+	case <-time.After(timeout):
 	}
-	return st.ReplicaID, set.live(time.Now(), st.ClientID), nil
+	select {
+	case <-ctx.Done():
+		return st.ReplicaID, nil, ctx.Err()
+	case <-time.After(admin.DiscoveryWindow):
+	}
+	return st.ReplicaID, set.live(time.Now(), st.Share, st.ClientID), nil
 }
 
 // replicaClient is the client that asks replica id on its own topics, or
-// the host's when id is "" (a host from before replicas named themselves).
+// the host's when id is "" (a host from before replicas named themselves)
+// or not a topic level (a lone host's client id may be any MQTT one: it
+// serves no topics of its own then).
 func (h *adminHost) replicaClient(id string) (*admin.Client, error) {
-	if id == "" {
+	if id == "" || topic.CheckLevel(id) != nil {
 		return h.client, nil
 	}
 	return h.client.ForReplica(id)

@@ -28,8 +28,8 @@ type watchAllFrame struct {
 // for admin.DiscoveryWindow. events holds the group's timeout events.
 func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher, sawEvent <-chan struct{}, lines bool) error {
 	interval, timeout := c.Duration("interval"), c.Duration("timeout")
-	set, start := h.listenReplicas(ctx), time.Now()
-	group, ids, err := h.replicas(ctx, set, start, timeout)
+	set := h.listenReplicas(ctx)
+	group, ids, err := h.replicas(ctx, set, timeout)
 	switch {
 	case ctx.Err() != nil:
 		return interrupted()
@@ -40,7 +40,7 @@ func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher
 	var recent []happening
 	return refreshes(ctx, c, interval, func(n int) error {
 		if n > 1 && group.Share != "" {
-			ids = set.live(time.Now())
+			ids = set.live(time.Now(), group.Share)
 		}
 		f := watchAllFrame{Time: time.Now(), Executor: h.executor, Replicas: []watchFrame{}}
 		for _, id := range ids {
@@ -59,7 +59,7 @@ func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher
 			if err != nil {
 				// A replica that went away since it announced itself
 				// drops out at its next missed announcements.
-				fmt.Fprintf(c.App.ErrWriter, "watch: replica %s: %v\n", shown(id), err)
+				fmt.Fprintf(c.App.ErrWriter, "watch: replica %s: %v\n", clip(shown(id), 64), err)
 				continue
 			}
 			w := watchers[id]
