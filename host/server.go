@@ -306,7 +306,6 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,
-		// Config's 0 is never and none: the rule's Off (package setting).
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})

@@ -47,6 +47,10 @@ type File struct {
 	mu    sync.Mutex
 	seen  os.FileInfo       // the file as last read
 	users map[string][]byte // name → bcrypt hash
+	// bad is a version of the file that failed to read or parse, and
+	// badErr why: checked against it, not read again, until it changes.
+	bad    os.FileInfo
+	badErr error
 }
 
 // Open reads the users file at path. An unreadable or malformed file is
@@ -93,19 +97,29 @@ func (f *File) refresh() error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.seen != nil && os.SameFile(f.seen, st) && f.seen.ModTime().Equal(st.ModTime()) && f.seen.Size() == st.Size() {
+	if f.seen != nil && sameVersion(f.seen, st) {
 		return nil
 	}
+	if f.bad != nil && sameVersion(f.bad, st) {
+		return f.badErr // the version that failed: not read again until it changes
+	}
 	b, err := readFile(f.path)
+	var users map[string][]byte
+	if err == nil {
+		users, err = parse(f.path, b)
+	}
 	if err != nil {
+		f.bad, f.badErr = st, err
 		return err
 	}
-	users, err := parse(f.path, b)
-	if err != nil {
-		return err
-	}
-	f.seen, f.users = st, users
+	f.seen, f.users, f.bad, f.badErr = st, users, nil, nil
 	return nil
+}
+
+// sameVersion reports whether a and b are the same file, unchanged:
+// same inode, size and modification time.
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
 // readFile reads a regular file of at most MaxBytes.

@@ -181,7 +181,12 @@ func TestAuthClientCertificateWithMosquitto(t *testing.T) {
 		s, err := New(Config{Broker: u, Auth: auth, ClientID: "auth-rotate", Expiry: -1, ReconnectDelay: 20 * time.Millisecond,
 			ReplyAckTimeout: -1, Logger: slog.New(slog.NewTextHandler(&log, nil))},
 			Handlers{
-				Up: func(bool) { up <- struct{}{} },
+				Up: func(bool) {
+					select {
+					case up <- struct{}{}:
+					default: // paho's goroutine never waits on the test
+					}
+				},
 				ConnectError: func(err error) {
 					select {
 					case failed <- err:
@@ -203,6 +208,8 @@ func TestAuthClientCertificateWithMosquitto(t *testing.T) {
 			}
 		case <-up:
 			t.Fatal("connected with a certificate of another CA")
+		case <-time.After(testkit.Patience()): // a hang guard
+			t.Fatal("no connection attempt ended")
 		}
 		install(ca.Client(t, "cmdhost"))
 		select {
