@@ -61,6 +61,7 @@ func fullRequest() *abi.Request {
 		ExecutorID:    "executor-1",
 		Deadline:      time.Unix(1_700_000_000, 123_456_789),
 		Attempt:       3,
+		Caller:        abi.Caller{User: "alice", ClientID: "alice-cli"},
 	}
 }
 
@@ -164,6 +165,29 @@ func TestRequestAttempt(t *testing.T) {
 	}
 	if _, err := abi.DecodeRequest(cat(recStr(1, "x"), recU32(11, 0))); !errors.Is(err, abi.ErrMalformed) {
 		t.Errorf("attempt 0: err = %v, want ErrMalformed", err)
+	}
+}
+
+// TestRequestCaller: the caller's records are tags 12 (user) and 13
+// (client id), absent when empty; a decoder that predates them skips them
+// (the reader skips unknown tags), and each may be given once.
+func TestRequestCaller(t *testing.T) {
+	enc := abi.AppendRequest(nil, &abi.Request{Command: "x", Caller: abi.Caller{User: "alice", ClientID: "c-1"}})
+	if want := cat(recStr(1, "x"), recStr(12, "alice"), recStr(13, "c-1")); !bytes.Equal(enc, want) {
+		t.Fatalf("encoded % x\nwant    % x", enc, want)
+	}
+	if enc := abi.AppendRequest(nil, &abi.Request{Command: "x"}); !bytes.Equal(enc, recStr(1, "x")) {
+		t.Errorf("no caller encoded % x; want the command alone", enc)
+	}
+	r, err := abi.DecodeRequest(cat(recStr(1, "x"), recStr(13, "c-1")))
+	if err != nil || r.Caller != (abi.Caller{ClientID: "c-1"}) || !r.Caller.Verified() || r.Caller.String() != "client c-1" {
+		t.Errorf("client only: %+v, %v", r, err)
+	}
+	if _, err := abi.DecodeRequest(cat(recStr(1, "x"), recStr(12, "a"), recStr(12, "b"))); !errors.Is(err, abi.ErrMalformed) {
+		t.Errorf("user repeated: err = %v, want ErrMalformed", err)
+	}
+	if (abi.Caller{}).Verified() || (abi.Caller{}).String() != "no verified caller" {
+		t.Error("the zero Caller is verified")
 	}
 }
 

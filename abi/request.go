@@ -18,6 +18,8 @@ const (
 	reqDeadline      = 9  // i64: unix nanoseconds; absent = none
 	reqExecutorID    = 10 // string
 	reqAttempt       = 11 // u32: the run's number, absent = 1
+	reqCallerUser    = 12 // string: the verified caller's user name
+	reqCallerClient  = 13 // string: the verified caller's client id
 )
 
 // FormatIndicator is MQTT's payload format indicator.
@@ -47,6 +49,10 @@ type Request struct {
 	// policy, idempotent commands only). Decoding gives 1 when the record
 	// is absent; encoding writes it only above 1, and 0 reads as 1.
 	Attempt int
+	// Caller is who sent the request, as the host verified it (caller.go):
+	// zero when the host knows no verified caller. Unlike InvokerID (what
+	// the invoker wrote), no client can choose it.
+	Caller Caller
 }
 
 // AppendRequest appends the encoding of r to dst and returns the result.
@@ -78,6 +84,12 @@ func AppendRequest(dst []byte, r *Request) []byte {
 	if r.Attempt > 1 {
 		dst = appendU32(dst, reqAttempt, uint32(r.Attempt))
 	}
+	if r.Caller.User != "" {
+		dst = appendString(dst, reqCallerUser, r.Caller.User)
+	}
+	if r.Caller.ClientID != "" {
+		dst = appendString(dst, reqCallerClient, r.Caller.ClientID)
+	}
 	return dst
 }
 
@@ -99,7 +111,7 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 	}
 	r := &Request{Attempt: 1} // absent = 1
 	rd := reader{buf: buf, singular: bits(reqCommand, reqPayload, reqContentType, reqFormat,
-		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID, reqAttempt)}
+		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID, reqAttempt, reqCallerUser, reqCallerClient)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -145,6 +157,10 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 				err = malformed("attempt 0 (runs are numbered from 1)")
 			}
 			r.Attempt = int(n)
+		case reqCallerUser:
+			r.Caller.User = str(v)
+		case reqCallerClient:
+			r.Caller.ClientID = str(v)
 		}
 		if err != nil {
 			return nil, err
