@@ -95,8 +95,9 @@ func (s *stats) note(log *slog.Logger, msg string, args ...any) {
 //     gets no more until it acknowledges (each one not delivered is counted
 //     in MessagesDropped): mochi otherwise keeps up to 65,535 copies per
 //     client, connected or not, for as long as its session lasts.
-//   - Every PUBLISH loses any ClientIDProperty its sender set; a request
-//     gets the sender's client id in it.
+//   - Every PUBLISH loses any ClientIDProperty or UserProperty its sender
+//     set; a request gets the sender's client id and verified user name
+//     in them (identity.go).
 //   - CONNACKs to TCP clients announce the Maximum Packet Size, and to
 //     everyone that retained messages are not available (mochi's CONNACK
 //     says neither).
@@ -255,8 +256,8 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	return false
 }
 
-// OnPublish removes any ClientIDProperty the sender set and stamps a
-// request with the sender's client id.
+// OnPublish removes any ClientIDProperty or UserProperty the sender set
+// and stamps a request with the sender's client id and verified user.
 func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if rt := pk.Properties.ResponseTopic; rt != "" && g.acl != nil && cl.Net.Listener != inProcessListener && !ownPrefix(cl.ID, rt) {
 		// The host answers on the response topic: one outside the
@@ -270,17 +271,15 @@ func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, e
 		return pk, packets.ErrRejectPacket // dropped
 	}
 	user := pk.Properties.User
-	if slices.ContainsFunc(user, isClientIDProperty) {
-		user = slices.DeleteFunc(slices.Clone(user), isClientIDProperty)
+	if slices.ContainsFunc(user, isStampProperty) {
+		user = slices.DeleteFunc(slices.Clone(user), isStampProperty)
 	}
 	if pk.Properties.ResponseTopic != "" {
-		user = append(slices.Clip(user), packets.UserProperty{Key: ClientIDProperty, Val: cl.ID})
+		user = g.stamp(cl, user) // identity.go
 	}
 	pk.Properties.User = user
 	return pk, nil
 }
-
-func isClientIDProperty(u packets.UserProperty) bool { return u.Key == ClientIDProperty }
 
 // OnPublishDropped counts a message mochi dropped because its queue of
 // packets for the client was full.

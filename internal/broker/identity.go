@@ -1,0 +1,57 @@
+package broker
+
+import (
+	"slices"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// UserProperty is the user property the embedded broker stamps on every
+// request (a PUBLISH with a response topic) with the user name it
+// authenticated for the connection that sent it, beside ClientIDProperty:
+// together they are the request's verified caller (abi.Caller). The broker
+// removes any such property a client sent, from every PUBLISH, and stamps
+// it only when the name was verified (verifiedUser): a client that
+// connected without a check gets none, whatever user name its CONNECT
+// claimed. Its name starts with __: it never reaches a handler's metadata.
+const UserProperty = "__brokerUser"
+
+// verifiedUser returns the user name the broker authenticated for cl, ""
+// when it checked none (auth.go says who is checked):
+//
+//   - on the TLS listener with a client CA, the common name of the
+//     certificate the handshake verified (authenticate made it the
+//     client's user name);
+//   - with a users file, the user name whose password the broker checked
+//     at CONNECT (every client over the network logs in then);
+//   - otherwise (an anonymous listener, the host's own clients in
+//     process) none: a user name in the CONNECT is a claim.
+func (g *guard) verifiedUser(cl *mqtt.Client) string {
+	if cl.Net.Listener == inProcessListener {
+		return ""
+	}
+	if cn, ok := peerCommonName(cl.Net.Conn); ok {
+		return cn
+	}
+	if g.users != nil {
+		return string(cl.Properties.Username)
+	}
+	return ""
+}
+
+// isStampProperty reports whether u is one of the properties the broker
+// stamps, which no client may send.
+func isStampProperty(u packets.UserProperty) bool {
+	return u.Key == ClientIDProperty || u.Key == UserProperty
+}
+
+// stamp returns a request's user properties with the sender's verified
+// caller added; user has no stamp properties (OnPublish removed them).
+func (g *guard) stamp(cl *mqtt.Client, user []packets.UserProperty) []packets.UserProperty {
+	user = append(slices.Clip(user), packets.UserProperty{Key: ClientIDProperty, Val: cl.ID})
+	if name := g.verifiedUser(cl); name != "" {
+		user = append(user, packets.UserProperty{Key: UserProperty, Val: name})
+	}
+	return user
+}

@@ -1,0 +1,73 @@
+package broker
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
+)
+
+// publishRequest publishes a QoS 0 request on topic from a raw client,
+// with forged stamps among its user properties.
+func (c *rawClient) publishRequest(t *testing.T, topic string) {
+	t.Helper()
+	c.write(t, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish}, TopicName: topic,
+		Mods: packets.Mods{AllowResponseInfo: true},
+		Properties: packets.Properties{ResponseTopic: "resp/x", User: []packets.UserProperty{
+			{Key: UserProperty, Val: "root"}, {Key: "k", Val: "v"}, {Key: ClientIDProperty, Val: "victim"}}},
+		Payload: []byte("hi")})
+}
+
+// The broker stamps a request with the user name it verified, beside the
+// client id: the password user with a users file, the certificate's name
+// with mTLS, none for an anonymous client whatever user name it claims;
+// any stamp a client sent is removed.
+func TestCallerStamp(t *testing.T) {
+	pki := testkit.NewPKI(t)
+	cert, key := pki.Server(t, "broker")
+	ctx := testCtx(t)
+	withUsers, _ := startWith(t, Config{TLSAddr: "127.0.0.1:0", TLSCertFile: cert, TLSKeyFile: key,
+		TLSClientCAFile: pki.CAFile, UsersFile: usersFile(t, "alice", "alice-pw")})
+	sub := connectWith(t, ctx, withUsers.URL(), inProcessDialer(withUsers), "host-exec", "cmd/#")
+	want := func(what, id, user string) {
+		t.Helper()
+		got := sub.next(t, ctx).Properties.User
+		w := paho.UserProperties{{Key: "k", Value: "v"}, {Key: ClientIDProperty, Value: id}}
+		if user != "" {
+			w = append(w, paho.UserProperty{Key: UserProperty, Value: user})
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s: the request arrived with %v, want %v", what, got, w)
+		}
+	}
+
+	alice := dialRaw(t, withUsers.Addr())
+	if ack := alice.connectAs(t, "alice-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
+		t.Fatalf("alice: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	alice.publishRequest(t, "cmd/a")
+	want("password user", "alice-1", "alice")
+
+	bobCert, bobKey := pki.Client(t, "bob")
+	bob, err := dialTLS(t, withUsers.TLSAddr(), pki, bobCert, bobKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack := bob.connectAs(t, "bob-1", "", ""); ack.ReasonCode != 0 {
+		t.Fatalf("bob: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	bob.publishRequest(t, "cmd/b")
+	want("client certificate", "bob-1", "bob")
+
+	open := startBroker(t)
+	sub = connectWith(t, ctx, open.URL(), inProcessDialer(open), "host-exec", "cmd/#")
+	anon := dialRaw(t, open.Addr())
+	if ack := anon.connectAs(t, "anon-1", "root", "anything"); ack.ReasonCode != 0 {
+		t.Fatalf("anonymous: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	anon.publishRequest(t, "cmd/c")
+	want("anonymous client claiming a user name", "anon-1", "")
+}
