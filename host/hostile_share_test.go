@@ -53,4 +53,7 @@ func TestBrokerClientIDPropertyAgrees(t *testing.T) {
 	if broker.ClientIDProperty != rpc.BrokerClientIDProperty {
 		t.Fatalf("broker stamps %q, the executor reads %q", broker.ClientIDProperty, rpc.BrokerClientIDProperty)
 	}
+	if broker.UserProperty != rpc.BrokerUserProperty {
+		t.Fatalf("broker stamps %q, the executor reads %q", broker.UserProperty, rpc.BrokerUserProperty)
+	}
 }

@@ -68,6 +68,12 @@ type Config struct {
 	ListenTLS, ListenCertFile, ListenKeyFile, ListenClientCAFile string
 	UsersFile, ACLFile                                           string
 	AllowAnonymous                                               bool
+	// TrustBrokerIdentity says that Broker is another cmdhost's embedded
+	// broker: the caller it stamps on each request (user name, client
+	// id) is taken as the request's verified caller, as on the host's own
+	// embedded broker (rpc.Config.TrustBrokerClientID). Never set it for
+	// another broker: its clients could write that stamp themselves.
+	TrustBrokerIdentity bool
 	// MaxRequestBytes is the largest packet a request may be: the
 	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
 	// packet ends its sender's connection before it is read), and the one
@@ -325,9 +331,10 @@ func New(cfg Config) (_ *Server, err error) {
 			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
 		Stores: stores(cfg), Tracer: s.tracer(),
-		// On the embedded broker the client id it stamps on a request is
-		// one no client can forge: dedup shares are keyed by it.
-		TrustBrokerClientID: s.embedded != nil,
+		// On the embedded broker the caller it stamps on a request (client
+		// id, user) is one no client can forge: dedup shares are keyed by
+		// it and handlers get it. So on another host's, when told.
+		TrustBrokerClientID: s.embedded != nil || cfg.TrustBrokerIdentity,
 		MaxDedupBytes:       cfg.MaxDedupBytes,
 	}, nil)
 	if err != nil {

@@ -143,7 +143,7 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 	}
 	var se *StatusError
 	if errors.As(res.err, &se) {
-		return statusReply(se.Status, se.Message, "", ""), false
+		return se.reply(), false
 	}
 	e.log.Warn("handler failed", "command", r.cmd.Name, "err", res.err)
 	return statusReply(abi.StatusInternalError, faultSummary(res.err), "", ""), false

@@ -34,6 +34,13 @@ type Handler func(ctx context.Context, req *abi.Request) (*abi.Response, error)
 type StatusError struct {
 	Status  abi.Status
 	Message string
+	// PropName and PropValue are the reply's __propName and __propVal,
+	// when set.
+	PropName, PropValue string
+	// RetryAfter, when set, says when the invoker may send again: the
+	// reply's __propName is RetryAfterProperty and its __propVal the
+	// duration (caller.go).
+	RetryAfter time.Duration
 }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
@@ -68,6 +75,12 @@ type Command struct {
 	// executor answers at the cut without waiting for it: one more
 	// goroutine and channel per request.
 	KeepsDeadline bool
+	// Admit, when set, decides whether the request's caller may call the
+	// command (req.Caller, the verified caller): a *StatusError refuses
+	// it, and the refusal is its reply (stored for its duplicates, never
+	// reused) before the command runs or a reused reply is sent. It runs
+	// on the executor's receiving path: it must not block.
+	Admit func(req *abi.Request) *StatusError
 }
 
 // Config configures an Executor. ExecutorID and Session.Broker are
@@ -453,6 +466,9 @@ func (e *Executor) receive(m session.Received) {
 		go e.finishFirst(in, r)
 		return
 	}
+	if in.req != nil {
+		in.req.Caller = e.callerOf(in) // caller.go
+	}
 	if in.cancel {
 		if e.claims != nil {
 			e.claims.add(in, cache.Key{}) // after the requests queued before it
@@ -544,6 +560,12 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 	if e.pending.Add(1) > int64(e.cfg.MaxPending) {
 		e.pending.Add(-1)
 		r := statusReply(abi.StatusServiceUnavailable, fmt.Sprintf("the host is busy: %d requests pending", e.cfg.MaxPending), "", "")
+		e.complete(in, entry, r)
+		go e.finishTraced(in, r)
+		return
+	}
+	if r := e.admitCaller(in); r != nil { // caller.go
+		e.pending.Add(-1)
 		e.complete(in, entry, r)
 		go e.finishTraced(in, r)
 		return

@@ -37,11 +37,14 @@ func (e *Executor) reuseKey(in *incoming) (string, bool) {
 		tokens = append(tokens, k+"="+v)
 	}
 	sort.Strings(tokens)
-	identity := ""
+	// A handler may answer each verified caller its own way (it sees
+	// req.Caller): a reply is reused only for the caller it was made for.
+	identity := req.Caller.User + "\x00" + req.Caller.ClientID
 	if in.route.private {
-		identity = req.InvokerID
-		if identity == "" {
-			identity = "topic:" + in.responseTopic
+		if req.InvokerID != "" {
+			identity += "\x00" + req.InvokerID
+		} else {
+			identity += "\x00topic:" + in.responseTopic
 		}
 	}
 	return cache.ReuseKey([]byte(req.Command), []byte(strings.Join(tokens, "\x00")),
