@@ -55,6 +55,11 @@ import (
 // Request is one invocation; see abi.Request for its fields.
 type Request = abi.Request
 
+// Caller is a request's verified caller (Request.Caller): the user name
+// and client id the host knows sent it, zero when it knows none. Unlike
+// Request.InvokerID, which the invoker wrote, no client chooses it.
+type Caller = abi.Caller
+
 // Response is a handler's reply; see abi.Response for its fields.
 type Response = abi.Response
 

@@ -53,7 +53,7 @@ func TestGuestKit(t *testing.T) {
 				for _, c := range d.Commands {
 					names = append(names, c.Name)
 				}
-				want := "kit-config kit-deadline kit-echo kit-error kit-fan kit-idem kit-log kit-nest kit-status kit-trap kit-var"
+				want := "kit-caller kit-config kit-deadline kit-echo kit-error kit-fan kit-idem kit-log kit-nest kit-status kit-trap kit-var"
 				if got := strings.Join(slices.Sorted(slices.Values(names)), " "); got != want {
 					t.Fatalf("commands %s; want %s", got, want)
 				}
@@ -73,6 +73,19 @@ func TestGuestKit(t *testing.T) {
 				}
 				if resp := ok("kit-echo", ""); len(resp.Payload) != 0 {
 					t.Fatalf("empty echo: %+v", resp)
+				}
+			})
+			t.Run("caller", func(t *testing.T) {
+				for caller, want := range map[abi.Caller]string{
+					{User: "alice", ClientID: "alice-1"}: "user=alice;client=alice-1",
+					{ClientID: "anon-1"}:                 "user=;client=anon-1",
+					{}:                                   "user=;client=",
+				} {
+					resp, err := p.Invoke(ctxT(t), &abi.Request{Command: "kit-caller", ExecutorID: "kit-host",
+						CorrelationID: parentCorrelation, InvokerID: "claimed", Caller: caller})
+					if err != nil || resp.Code() != abi.StatusOK || string(resp.Payload) != want {
+						t.Errorf("%v: %+v, %v; want %q", caller, resp, err, want)
+					}
 				}
 			})
 			t.Run("application error", func(t *testing.T) {

@@ -151,6 +151,8 @@ static int request_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) 
 	case 9: if (n != 8) return -1; r->has_deadline = 1; r->deadline_unix_nanos = get_i64(v); break;
 	case 10: free(r->executor_id); r->executor_id = dup_str(v, n); break;
 	case 11: if (n != 4) return -1; r->attempt = get_u32(v); break;
+	case 12: free(r->caller_user); r->caller_user = dup_str(v, n); break;
+	case 13: free(r->caller_client_id); r->caller_client_id = dup_str(v, n); break;
 	default: break; /* a later minor version's: skipped */
 	}
 	return 0;
@@ -173,6 +175,8 @@ static void request_free(cmdhost_request *r) {
 	free(r->invoker_id);
 	free(r->correlation_id);
 	free(r->executor_id);
+	free(r->caller_user);
+	free(r->caller_client_id);
 }
 
 /* ---- the response (ABI section 9) ----------------------------------- */
@@ -328,6 +332,8 @@ EXPORT(cmdhost_handle) int32_t cmdhost_handle(void) {
 	if (!req.content_type) req.content_type = dup_str((const uint8_t *)"", 0);
 	if (!req.invoker_id) req.invoker_id = dup_str((const uint8_t *)"", 0);
 	if (!req.executor_id) req.executor_id = dup_str((const uint8_t *)"", 0);
+	if (!req.caller_user) req.caller_user = dup_str((const uint8_t *)"", 0);
+	if (!req.caller_client_id) req.caller_client_id = dup_str((const uint8_t *)"", 0);
 	cmdhost_response resp = {0};
 	size_t i = 0;
 	while (i < n_commands && strcmp(commands[i].name, req.command) != 0) i++;

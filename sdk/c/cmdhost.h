@@ -51,6 +51,12 @@ typedef struct {
 	int64_t deadline_unix_nanos;
 	char *executor_id;
 	uint32_t attempt; /* 1, then 2 and up for retries after a timeout */
+	/* The verified caller (ABI section 8, tags 12 and 13): the user name
+	 * and client id the host knows sent the request, "" when it knows
+	 * none. Unlike invoker_id, which the invoker wrote, no client
+	 * chooses them. */
+	char *caller_user;
+	char *caller_client_id;
 } cmdhost_request;
 
 /* The reply a handler builds: a 200 unless it says otherwise. */

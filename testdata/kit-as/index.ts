@@ -13,6 +13,9 @@ handle("kit-echo", (req: Request): Response => {
   return r;
 });
 
+handle("kit-caller", (req: Request): Response =>
+  Response.text("user=" + req.callerUser + ";client=" + req.callerClientId));
+
 handle("kit-error", (req: Request): Response => Response.error("kit: deliberate failure"));
 
 handle("kit-status", (req: Request): Response => {

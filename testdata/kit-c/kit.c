@@ -23,6 +23,15 @@ static void echo(const cmdhost_request *req, cmdhost_response *resp) {
 	for (size_t i = 0; i < req->metadata_len; i++) cmdhost_reply_metadata(resp, req->metadata[i].key, req->metadata[i].value);
 }
 
+static void caller(const cmdhost_request *req, cmdhost_response *resp) {
+	size_t n = strlen(req->caller_user) + strlen(req->caller_client_id) + sizeof "user=;client=";
+	char *s = malloc(n);
+	snprintf(s, n, "user=%s;client=%s", req->caller_user, req->caller_client_id);
+	cmdhost_reply(resp, s, strlen(s));
+	cmdhost_reply_content_type(resp, "text/plain");
+	free(s);
+}
+
 static void fail(const cmdhost_request *req, cmdhost_response *resp) {
 	(void)req;
 	cmdhost_fail(resp, "kit: deliberate failure");
@@ -146,6 +155,7 @@ static void deadline(const cmdhost_request *req, cmdhost_response *resp) {
 static const char *const text_plain[] = {"text/plain", NULL};
 
 void cmdhost_init(void) {
+	cmdhost_command("kit-caller", caller, NULL);
 	cmdhost_command("kit-echo", echo, NULL);
 	cmdhost_command("kit-error", fail, NULL);
 	cmdhost_command("kit-status", status, NULL);

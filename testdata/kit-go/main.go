@@ -15,6 +15,9 @@ import (
 var sink int
 
 func init() {
+	sdk.Handle("kit-caller", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
+		return &sdk.Response{Payload: []byte("user=" + req.Caller.User + ";client=" + req.Caller.ClientID), ContentType: "text/plain"}, nil
+	})
 	sdk.Handle("kit-echo", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
 		return &sdk.Response{Payload: req.Payload, ContentType: req.ContentType, Metadata: req.Metadata}, nil
 	})

@@ -10,6 +10,10 @@ fn echo(req: &Request) -> Result<Response, Error> {
     Ok(r)
 }
 
+fn caller(req: &Request) -> Result<Response, Error> {
+    Ok(Response::text(&format!("user={};client={}", req.caller.user, req.caller.client_id)))
+}
+
 fn fail(_: &Request) -> Result<Response, Error> {
     Err(Error::app("kit: deliberate failure"))
 }
@@ -87,6 +91,7 @@ fn deadline(req: &Request) -> Result<Response, Error> {
 
 fn commands() -> Vec<Command> {
     vec![
+        Command::new("kit-caller", caller),
         Command::new("kit-echo", echo),
         Command::new("kit-error", fail),
         Command::new("kit-status", status),

@@ -146,6 +146,11 @@ export class Request {
   deadlineUnixNanos: i64 = 0;
   executorId: string = "";
   attempt: u32 = 1;
+  // The verified caller (ABI section 8, tags 12 and 13): the user name and
+  // client id the host knows sent the request, "" when it knows none.
+  // Unlike invokerId, which the invoker wrote, no client chooses them.
+  callerUser: string = "";
+  callerClientId: string = "";
 
   // The invoker's user properties, the protocol's removed (made on first
   // use: most requests have none).
@@ -207,6 +212,8 @@ function decodeRequest(b: Uint8Array): Request | null {
       case 9: if (n != 8) return null; r.hasDeadline = true; r.deadlineUnixNanos = load<i64>(at); break;
       case 10: r.executorId = String.UTF8.decodeUnsafe(at, n); break;
       case 11: if (n != 4) return null; r.attempt = load<u32>(at); break;
+      case 12: r.callerUser = String.UTF8.decodeUnsafe(at, n); break;
+      case 13: r.callerClientId = String.UTF8.decodeUnsafe(at, n); break;
       default: break; // a later minor version's: skipped
     }
     p += 5 + n;

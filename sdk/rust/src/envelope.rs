@@ -115,6 +115,8 @@ pub(crate) fn decode_request(b: &[u8]) -> Result<Request, String> {
             9 => r.deadline_unix_nanos = Some(i64::from_le_bytes(fixed::<8>(v)?)),
             10 => r.executor_id = text(v)?,
             11 => r.attempt = u32::from_le_bytes(fixed::<4>(v)?),
+            12 => r.caller.user = text(v)?,
+            13 => r.caller.client_id = text(v)?,
             _ => {} // a later minor version's: skipped
         }
     }
@@ -175,6 +177,8 @@ mod tests {
         w.i64(9, 1_700_000_000_000_000_000);
         w.string(10, "host");
         w.u32(11, 2);
+        w.string(12, "alice");
+        w.string(13, "alice-1");
         w.bytes(99, b"a later version's record");
         w.finish()
     }
@@ -193,6 +197,8 @@ mod tests {
         assert_eq!(r.deadline_unix_nanos, Some(1_700_000_000_000_000_000));
         assert_eq!(r.executor_id, "host");
         assert_eq!(r.attempt, 2);
+        assert_eq!(r.caller, crate::Caller { user: "alice".into(), client_id: "alice-1".into() });
+        assert!(r.caller.verified());
     }
 
     #[test]

@@ -55,6 +55,25 @@ pub struct Request {
     pub executor_id: String,
     /// The run's number: 1, then 2 and up for retries after a timeout.
     pub attempt: u32,
+    /// Who sent the request, as the host verified it (ABI section 8,
+    /// tags 12 and 13); empty when the host knows no verified caller.
+    /// Unlike `invoker_id`, which the invoker wrote, no client chooses it.
+    pub caller: Caller,
+}
+
+/// The verified caller of a request (abi.Caller): the user name and the
+/// client id the broker authenticated, each "" when unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caller {
+    pub user: String,
+    pub client_id: String,
+}
+
+impl Caller {
+    /// Whether the host knows who sent the request.
+    pub fn verified(&self) -> bool {
+        !self.user.is_empty() || !self.client_id.is_empty()
+    }
 }
 
 impl Request {
