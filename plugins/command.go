@@ -73,6 +73,16 @@ type Command struct {
 	// operator file's "concurrency", else its "pool", else
 	// Defaults.Concurrency.
 	Concurrency int
+	// Allow is who may call the command (its verified callers): the
+	// operator file's "commands" entry's "allow", else the file's; nil
+	// when neither sets one: anyone, verified or not.
+	Allow *Callers
+	// Quota bounds each caller's calls: the "commands" entry's "quota"
+	// (QuotaKey "PLUGIN/COMMAND": the command's calls alone), else the
+	// file's (QuotaKey "PLUGIN": the plugin's commands together); zero:
+	// none.
+	Quota    Quota
+	QuotaKey string
 }
 
 // Name is the command's name.
@@ -88,6 +98,8 @@ func Resolve(plugin string, c abi.Command, op *Operator, d Defaults) Command {
 		out.Topic = topic.Default
 	}
 	out.Timeout, out.TimeoutSource = op.execTimeout(c, d.execTimeout())
+	out.Allow = op.allowOf(c.Name)
+	out.Quota, out.QuotaKey = op.quotaOf(plugin, c.Name)
 	if out.Concurrency == 0 {
 		out.Concurrency = d.Concurrency
 	}

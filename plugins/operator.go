@@ -83,11 +83,18 @@ type Operator struct {
 	// Config are values the guest reads with config_get ("config"), added to
 	// the host's (the file's value wins); nil: not set.
 	Config map[string]string
+	// Allow is who may call the plugin's commands ("allow", callers.go);
+	// a "commands" entry's replaces it. nil: not set, anyone may.
+	Allow *Callers
+	// Quota bounds each caller's calls to the plugin's commands, all
+	// together ("quota", callers.go); a "commands" entry's counts that
+	// command's calls alone instead. Zero: not set.
+	Quota Quota
 }
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -171,6 +178,10 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			err = p.grants(f.raw, f.key, op)
 		case "config":
 			op.Config, err = p.strMap(f.raw, f.key, nil)
+		case "allow":
+			op.Allow, err = p.callers(f.raw, f.key)
+		case "quota":
+			op.Quota, err = p.quota(f.raw, f.key)
 		}
 		if err != nil {
 			return nil, err
@@ -415,7 +426,7 @@ func (p *opParser) strMap(raw json.RawMessage, at string, check func(where, key 
 }
 
 // commandFields are the fields of a "commands" entry.
-var commandFields = []string{"timeout", "onTimeout", "retries"}
+var commandFields = []string{"timeout", "onTimeout", "retries", "allow", "quota"}
 
 func (p *opParser) commands(raw json.RawMessage, at string) (map[string]CommandSettings, error) {
 	fields, err := p.object(raw, at, nil)
@@ -434,10 +445,16 @@ func (p *opParser) commands(raw json.RawMessage, at string) (map[string]CommandS
 			return nil, err
 		}
 		for _, s := range settings {
-			if s.key == "timeout" {
-				if cs.Timeout, err = p.duration(s.raw, join(where, s.key), false); err != nil {
-					return nil, err
-				}
+			switch s.key {
+			case "timeout":
+				cs.Timeout, err = p.duration(s.raw, join(where, s.key), false)
+			case "allow":
+				cs.Allow, err = p.callers(s.raw, join(where, s.key))
+			case "quota":
+				cs.Quota, err = p.quota(s.raw, join(where, s.key))
+			}
+			if err != nil {
+				return nil, err
 			}
 		}
 		out[f.key] = cs

@@ -76,6 +76,11 @@ type CommandSettings struct {
 	// OnTimeout is the command's on_timeout policy ("onTimeout" and
 	// "retries"); nil: not set.
 	OnTimeout *OnTimeout
+	// Allow is who may call the command ("allow"); nil: not set.
+	Allow *Callers
+	// Quota bounds each caller's calls to the command ("quota"); zero:
+	// not set.
+	Quota Quota
 }
 
 // execTimeout returns the execution timeout of the module's command c
