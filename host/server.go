@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -23,6 +24,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/gate"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/nested"
@@ -199,6 +201,8 @@ type Server struct {
 	publish  *events.Publisher // nil without Config.Events
 	exec     *rpc.Executor
 	admin    *adminops.Ops
+	gate     *gate.Gate // who may call the plugins' commands, how often (gate.go)
+	gateDone io.Closer  // closes the gate's Redis client; nil: none
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -340,6 +344,9 @@ func New(cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.gate, s.gateDone, err = newGate(cfg, s); err != nil {
+		return nil, err
+	}
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
 		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log}); err != nil {
 		return nil, err
@@ -353,6 +360,11 @@ func stores(cfg Config) rpc.Stores {
 	if cfg.Store == "" {
 		return rpc.MemoryStores()
 	}
+	return rpc.RedisStores(redisConfig(cfg))
+}
+
+// redisConfig is how the host reaches the Redis of Config.Store.
+func redisConfig(cfg Config) rpc.RedisConfig {
 	r := rpc.RedisConfig{URL: cfg.Store, CAFile: cfg.StoreCAFile, CertFile: cfg.StoreCertFile, KeyFile: cfg.StoreKeyFile}
 	switch pw, file := cfg.StorePassword, cfg.StorePasswordFile; {
 	case file != "":
@@ -360,7 +372,7 @@ func stores(cfg Config) rpc.Stores {
 	case pw != "":
 		r.Password = func() (string, error) { return pw, nil }
 	}
-	return rpc.RedisStores(r)
+	return r
 }
 
 // executorClientID is the executor's MQTT client id (rpc.Config's
@@ -398,7 +410,7 @@ func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
-	return append(s.admin.Commands(), commands.Served(s.plugins, s.cfg.Tracing != nil)...)
+	return append(s.admin.Commands(), commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
@@ -596,6 +608,9 @@ func (s *Server) close() {
 	}
 	if s.embedded != nil {
 		_ = s.embedded.Close()
+	}
+	if s.gateDone != nil {
+		_ = s.gateDone.Close()
 	}
 }
 

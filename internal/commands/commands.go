@@ -24,7 +24,17 @@ import (
 // each run by the plugin version serving it when a call starts, with the
 // settings the manager resolved (plugins.Command). traced names, on each
 // call's span, the plugin serving it (Traced).
-func Served(m *plugins.Manager, traced bool) []rpc.Command {
+func Served(m *plugins.Manager, traced bool) []rpc.Command { return ServedVia(m, traced, nil) }
+
+// Gate decides who may call a command and how often (internal/gate):
+// Admit is the command's rpc.Command.Admit, Limit wraps its handler.
+type Gate interface {
+	Admit(c plugins.Command) func(*abi.Request) *rpc.StatusError
+	Limit(c plugins.Command, h rpc.Handler) rpc.Handler
+}
+
+// ServedVia is Served with each command behind g (nil: none).
+func ServedVia(m *plugins.Manager, traced bool, g Gate) []rpc.Command {
 	served := m.Commands()
 	out := make([]rpc.Command, 0, len(served))
 	for _, c := range served {
@@ -32,7 +42,11 @@ func Served(m *plugins.Manager, traced bool) []rpc.Command {
 		if traced {
 			h = Traced(m.Origin, h)
 		}
-		out = append(out, Of(c, h))
+		rc := Of(c, h)
+		if g != nil {
+			rc.Handler, rc.Admit = g.Limit(c, rc.Handler), g.Admit(c)
+		}
+		out = append(out, rc)
 	}
 	return out
 }
