@@ -1,0 +1,121 @@
+package host_test
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/testkit"
+	"github.com/cmdhost/cmdhost/internal/testkit/hosttest"
+)
+
+// freshMinute returns once the current minute has at least 20 s left,
+// so that the calls a test makes next fall in one quota window of a
+// minute: the windows are the wall clock's, and this is the one test
+// that runs them on it (internal/gate's tests run theirs on a fake clock).
+func freshMinute(t *testing.T) {
+	t.Helper()
+	next := time.Now().Truncate(time.Minute).Add(time.Minute)
+	if left := time.Until(next); left < 20*time.Second {
+		t.Logf("waiting %v for a fresh quota window", left.Round(time.Millisecond))
+		<-time.After(left) // a wall-clock instant, not an event: nothing else to wait on
+	}
+}
+
+// counterCall calls command counter on executor id as inv, with payload.
+func counterCall(t *testing.T, inv *rpc.Invoker, id, payload string) *rpc.Result {
+	t.Helper()
+	r, err := inv.Invoke(ctxT(t), rpc.Call{Topic: "rpc/" + id + "/counter", Payload: []byte(payload), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("%s: %v", payload, err)
+	}
+	return r
+}
+
+// Through the embedded broker with users, the operator file's allow
+// admits its users and client id patterns and refuses anyone else with
+// 400 naming them (nothing runs: the counter shows every run), and its
+// quota refuses a caller's call over it with 503 and the time left; each
+// refusal is logged with the caller.
+func TestAllowAndQuotaThroughBroker(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	users, pw := callerUsers(t, "alice", "bob", "ops")
+	dir := t.TempDir()
+	testkit.InstallFile(t, "../testdata/plugins/counter.wasm", dir, "counter.wasm")
+	testkit.Install(t, dir, "counter.json", []byte(`{"allow": ["alice", "client:ops-*"], "quota": "2/m"}`))
+	var log testkit.LogBuffer
+	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "gated", CacheDir: testkit.CacheDir(),
+		UsersFile: users, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	alice, bob := loggedIn(t, srv, "alice-cli", "alice", pw), loggedIn(t, srv, "bob-cli", "bob", pw)
+	ops := loggedIn(t, srv, "ops-1", "ops", pw)
+	freshMinute(t)
+
+	if r := counterCall(t, alice, "gated", "a"); r.Status != 200 || string(r.Payload) != "a:1" {
+		t.Fatalf("alice: %+v", r)
+	}
+	r := counterCall(t, bob, "gated", "b")
+	if r.Status != abi.StatusBadRequest || r.PropName != "Caller" || r.PropValue != "user bob (client bob-cli)" ||
+		!strings.Contains(r.Message, "may not call command counter") {
+		t.Fatalf("bob: %+v; want 400 Caller=user bob (client bob-cli)", r)
+	}
+	if r := counterCall(t, ops, "gated", "o"); r.Status != 200 || string(r.Payload) != "o:2" {
+		t.Fatalf("ops, by its client id: %+v; want o:2 (bob's call ran nothing)", r)
+	}
+	if r := counterCall(t, alice, "gated", "a"); r.Status != 200 || string(r.Payload) != "a:3" {
+		t.Fatalf("alice's 2nd: %+v", r)
+	}
+	r = counterCall(t, alice, "gated", "a")
+	if r.Status != abi.StatusServiceUnavailable || r.PropName != rpc.RetryAfterProperty || !strings.HasPrefix(r.PropValue, "PT") ||
+		!strings.Contains(r.Message, "user alice (client alice-cli) is over its quota of 2/m") {
+		t.Fatalf("alice's 3rd in a minute at 2/m: %+v; want 503 RetryAfter", r)
+	}
+	if r := counterCall(t, ops, "gated", "o"); r.Status != 200 || string(r.Payload) != "o:4" {
+		t.Fatalf("ops' 2nd: %+v; want o:4 (alice's 3rd ran nothing)", r)
+	}
+	for _, want := range []string{"user=bob", "client_id=bob-cli", `why="not in the command's allow list"`, "user=alice", `why="over its quota of 2/m"`} {
+		if !log.Contains(want) {
+			t.Errorf("the log lacks %s:\n%s", want, log.String())
+		}
+	}
+}
+
+// Two replicas sharing a real Redis (--store) count a caller's calls
+// together: the second serves on the first's embedded broker and trusts
+// its caller. 3/m for alice is 3 calls over both, not 3 on each.
+func TestQuotaAcrossReplicasThroughBroker(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	redis := testkit.StartRedis(t)
+	users, pw := callerUsers(t, "alice", "replica")
+	install := func() string {
+		dir := t.TempDir()
+		testkit.InstallFile(t, "../testdata/plugins/counter.wasm", dir, "counter.wasm")
+		testkit.Install(t, dir, "counter.json", []byte(`{"commands": {"counter": {"quota": "3/m"}}}`))
+		return dir
+	}
+	first := hosttest.Serve(t, host.Config{PluginsDir: install(), Listen: "127.0.0.1:0", ExecutorID: "quota-a", CacheDir: testkit.CacheDir(),
+		UsersFile: users, Store: redis.URL})
+	hosttest.Serve(t, host.Config{PluginsDir: install(), Broker: first.Broker(), ExecutorID: "quota-b", CacheDir: testkit.CacheDir(),
+		BrokerAuth: session.Auth{Username: "replica", PasswordFile: pw("replica")}, TrustBrokerIdentity: true, Store: redis.URL})
+	alice := loggedIn(t, first, "alice-cli", "alice", pw)
+	freshMinute(t)
+	ran, refused := 0, 0
+	for i := 0; i < 6; i++ {
+		id := []string{"quota-a", "quota-b"}[i%2]
+		switch r := counterCall(t, alice, id, "x"); {
+		case r.Status == 200:
+			ran++
+		case r.Status == abi.StatusServiceUnavailable && r.PropName == rpc.RetryAfterProperty:
+			refused++
+		default:
+			t.Fatalf("call %d on %s: %+v", i+1, id, r)
+		}
+	}
+	if ran != 3 || refused != 3 {
+		t.Errorf("6 calls over two replicas at 3/m: %d ran, %d refused; want 3 and 3", ran, refused)
+	}
+}
