@@ -3,6 +3,7 @@ package host
 import (
 	"io"
 
+	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/gate"
 )
@@ -22,4 +23,15 @@ func newGate(cfg Config, s *Server) (*gate.Gate, io.Closer, error) {
 		gc.Quotas, closer = cache.NewRedisQuota(rdb), rdb
 	}
 	return gate.New(gc), closer, nil
+}
+
+// adminByIdentity lets a verified user whom the embedded broker's ACL
+// grants `admin` use the admin ops that change state without the token
+// (adminops.Config.Admin); nil without the embedded broker (a replica on
+// another's knows nothing of its ACL): the token alone.
+func (s *Server) adminByIdentity() func(abi.Caller) bool {
+	if s.embedded == nil {
+		return nil
+	}
+	return func(c abi.Caller) bool { return s.embedded.GrantsAdmin(c.User) }
 }

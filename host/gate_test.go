@@ -2,12 +2,14 @@ package host_test
 
 import (
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -117,5 +119,38 @@ func TestQuotaAcrossReplicasThroughBroker(t *testing.T) {
 	}
 	if ran != 3 || refused != 3 {
 		t.Errorf("6 calls over two replicas at 3/m: %d ran, %d refused; want 3 and 3", ran, refused)
+	}
+}
+
+// A user the embedded broker's ACL grants `admin` uses the admin ops that
+// change state without the token, logged with who; without an ACL file
+// the token is still needed (the grant is the ACL's).
+func TestAdminByIdentity(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	users, pw := callerUsers(t, "alice")
+	aclDir := t.TempDir()
+	testkit.Install(t, aclDir, "acl", []byte("user alice\ncall rpc/#\nadmin\n"))
+	for _, c := range []struct {
+		acl  string
+		want abi.Status
+	}{{filepath.Join(aclDir, "acl"), abi.StatusOK}, {"", admin.StatusForbidden}} {
+		dir := t.TempDir()
+		testkit.InstallFile(t, "../testdata/plugins/counter.wasm", dir, "counter.wasm")
+		testkit.Install(t, dir, "token", []byte("the-admin-token\n"))
+		var log testkit.LogBuffer
+		srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "admin-id", CacheDir: testkit.CacheDir(),
+			UsersFile: users, ACLFile: c.acl, AdminTokenFile: filepath.Join(dir, "token"), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		alice := loggedIn(t, srv, "alice-cli", "alice", pw)
+		r, err := alice.Invoke(ctxT(t), rpc.Call{Topic: admin.Topic("admin-id", admin.OpReload), Payload: []byte(`{"name":"counter"}`),
+			ContentType: "application/json", Timeout: 10 * time.Second})
+		if err != nil || r.Status != c.want {
+			t.Fatalf("acl %q: reload without a token as alice: %+v, %v; want %d", c.acl, r, err, c.want)
+		}
+		if c.want == abi.StatusOK && !log.Contains(`msg="admin op allowed by identity" op=reload user=alice client_id=alice-cli`) {
+			t.Errorf("the op is not logged with who:\n%s", log.String())
+		}
+		if c.want != abi.StatusOK && !log.Contains("user=alice") {
+			t.Errorf("the refusal is not logged with the caller:\n%s", log.String())
+		}
 	}
 }

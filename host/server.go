@@ -348,7 +348,7 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
-		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log}); err != nil {
+		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log, Admin: s.adminByIdentity()}); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -55,3 +55,26 @@ func (g *guard) stamp(cl *mqtt.Client, user []packets.UserProperty) []packets.Us
 	}
 	return user
 }
+
+// GrantsAdmin reports whether the ACL file grants user the admin ops
+// (its `admin` line): false without an ACL file, where every client may
+// publish on the admin topics and a grant says nothing. The host lets
+// such a user, as the verified caller of an admin op, use the ops that
+// change state without the admin token.
+func (e *Embedded) GrantsAdmin(user string) bool {
+	return user != "" && e.guard.acl != nil && e.guard.acl.grantsAdmin(user)
+}
+
+// grantsAdmin reports whether user may publish on every admin topic.
+func (a *ACL) grantsAdmin(user string) bool {
+	g := a.users[user]
+	if g == nil {
+		return false
+	}
+	for _, want := range adminWrite {
+		if !slices.ContainsFunc(g.write, func(p string) bool { return filterWithin(want, p) }) {
+			return false
+		}
+	}
+	return true
+}

@@ -71,3 +71,20 @@ func TestCallerStamp(t *testing.T) {
 	anon.publishRequest(t, "cmd/c")
 	want("anonymous client claiming a user name", "anon-1", "")
 }
+
+// GrantsAdmin is the ACL file's `admin` line for a user; without an ACL
+// file no one has it (everyone may publish everywhere, which grants
+// nothing).
+func TestGrantsAdmin(t *testing.T) {
+	users := usersFile(t, "alice", "alice-pw")
+	e, _ := startWith(t, Config{UsersFile: users, ACLFile: aclFile(t, "user root\ncall rpc/#\nadmin\nuser alice\ncall rpc/#\n")})
+	for user, want := range map[string]bool{"root": true, "alice": false, "mallory": false, "": false} {
+		if got := e.GrantsAdmin(user); got != want {
+			t.Errorf("GrantsAdmin(%q) = %v, want %v", user, got, want)
+		}
+	}
+	open, _ := startWith(t, Config{UsersFile: users})
+	if open.GrantsAdmin("root") {
+		t.Error("without an ACL file root is granted admin")
+	}
+}
