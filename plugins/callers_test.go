@@ -63,15 +63,15 @@ func TestOperatorAllowAndQuota(t *testing.T) {
 
 func TestOperatorAllowAndQuotaRefused(t *testing.T) {
 	for bad, want := range map[string]string{
-		`{"allow": "alice"}`:                                  `"allow": is a string: write a list of callers`,
-		`{"allow": [""]}`:                                     `"allow[0]": "" names no one`,
-		`{"allow": ["client:"]}`:                              `"allow[0]": "client:" names no one`,
-		`{"allow": [7]}`:                                      `"allow[0]": is a number`,
-		`{"allow": ["a\u0001b"]}`:                            `holds a control character`,
-		`{"quota": 5}`:                                        `"quota": is a number: write a string "N/s"`,
-		`{"quota": "5/h"}`:                                    `"quota": "5/h" is not a quota`,
-		`{"quota": "0/s"}`:                                    `the count must be from 1 to 1000000`,
-		`{"commands": {"x": {"quota": "many"}}}`:              `"commands.x.quota": "many" is not a quota`,
+		`{"allow": "alice"}`:                     `"allow": is a string: write a list of callers`,
+		`{"allow": [""]}`:                        `"allow[0]": "" names no one`,
+		`{"allow": ["client:"]}`:                 `"allow[0]": "client:" names no one`,
+		`{"allow": [7]}`:                         `"allow[0]": is a number`,
+		`{"allow": ["a\u0001b"]}`:                `holds a control character`,
+		`{"quota": 5}`:                           `"quota": is a number: write a string "N/s"`,
+		`{"quota": "5/h"}`:                       `"quota": "5/h" is not a quota`,
+		`{"quota": "0/s"}`:                       `the count must be from 1 to 1000000`,
+		`{"commands": {"x": {"quota": "many"}}}`: `"commands.x.quota": "many" is not a quota`,
 		`{"commands": {"x": {"allow": ["ok"], "alow": []}}}`: `"commands.x.alow": unknown field`,
 	} {
 		_, err := ParseOperator("/p/echo.json", []byte(bad))
