@@ -143,6 +143,7 @@ func TestEmbeddedBrokerOffLoopbackNeedsAuth(t *testing.T) {
 		{[]string{"--listen-cert", "c"}, "give --listen-tls ADDR too"},
 		{[]string{"--users", "/nonexistent/users"}, "--users: users file: stat /nonexistent/users: no such file or directory (add a user with `cmdhost user add NAME --users /nonexistent/users`)"},
 		{[]string{"--broker", "mqtt://127.0.0.1:1", "--users", "u"}, "are the embedded broker's"},
+		{[]string{"--trust-broker-identity"}, "--trust-broker-identity is for a replica on another cmdhost's embedded broker (--broker URL)"},
 	} {
 		_, errOut, code := run(t, append([]string{"serve", "--plugins", t.TempDir(), "--listen", freeAddr(t)}, c.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
