@@ -6,6 +6,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/gate"
+	"github.com/cmdhost/cmdhost/internal/rpc"
 )
 
 // newGate makes the gate of the plugins' commands (internal/gate: the
@@ -34,4 +35,15 @@ func (s *Server) adminByIdentity() func(abi.Caller) bool {
 		return nil
 	}
 	return func(c abi.Caller) bool { return s.embedded.GrantsAdmin(c.User) }
+}
+
+// gateLocal puts a local command behind its allow list and quota for a
+// plugin's nested call to it (nested.Config.Gate), which carries the
+// caller of the request the calling plugin handles.
+func (s *Server) gateLocal(command string, h rpc.Handler) rpc.Handler {
+	c, ok := s.plugins.Command(command)
+	if !ok {
+		return h // not served: the handler answers so
+	}
+	return s.gate.Wrap(c, h)
 }

@@ -154,3 +154,29 @@ func TestAdminByIdentity(t *testing.T) {
 		}
 	}
 }
+
+// A plugin's nested call to a command of its own host is made on behalf
+// of its request's caller, and judged by the called command's allow list:
+// kit-nest (anyone) calling kit-echo (alice only) works for alice and is
+// refused for bob.
+func TestAllowOnNestedCalls(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	users, pw := callerUsers(t, "alice", "bob")
+	dir := t.TempDir()
+	testkit.InstallFile(t, "../testdata/plugins-kit/kit-go.wasm", dir, "kit-go.wasm")
+	testkit.Install(t, dir, "kit-go.json", []byte(`{"commands": {"kit-echo": {"allow": ["alice"]}}}`))
+	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "nest-gate", CacheDir: testkit.CacheDir(),
+		UsersFile: users})
+	for _, c := range []struct {
+		user, want string
+	}{{"alice", "through kit-echo"}, {"bob", "kit: kit-echo answered 400: user bob (client bob-cli) may not call command kit-echo"}} {
+		inv := loggedIn(t, srv, c.user+"-cli", c.user, pw)
+		r, err := inv.Invoke(ctxT(t), rpc.Call{Topic: "rpc/nest-gate/kit-nest", Payload: []byte("through kit-echo"), Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(r.Payload) + r.Message; !strings.Contains(got, c.want) {
+			t.Errorf("%s: %+v; want %q", c.user, r, c.want)
+		}
+	}
+}

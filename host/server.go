@@ -548,7 +548,7 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 	}
 	calls, err := nested.New(nested.Config{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
 		Remote: inv, RemoteAck: !s.cfg.NestedNoAck, MaxDepth: s.cfg.MaxDepth, Events: s.events,
-		Tracer: s.tracer(), Origin: s.plugins.Origin})
+		Tracer: s.tracer(), Origin: s.plugins.Origin, Gate: s.gateLocal})
 	if err != nil {
 		_ = inv.Close()
 		return nil, err

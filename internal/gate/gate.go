@@ -156,3 +156,20 @@ func (g *Gate) refused(l *ratelog.Limiter, c plugins.Command, req *abi.Request, 
 		"client_id", session.CleanText(req.Caller.ClientID, 128), "src_id", session.CleanText(req.InvokerID, 128),
 		"why", why, "refusals_not_logged", leftOut)
 }
+
+// Wrap returns h behind both c's allow list and its quota, for a call
+// that does not go through the executor: a plugin's nested call to a
+// command of its own host, made on behalf of its request's caller.
+func (g *Gate) Wrap(c plugins.Command, h rpc.Handler) rpc.Handler {
+	h = g.Limit(c, h)
+	admit := g.Admit(c)
+	if admit == nil {
+		return h
+	}
+	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
+		if se := admit(req); se != nil {
+			return nil, se
+		}
+		return h(ctx, req)
+	}
+}

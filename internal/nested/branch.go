@@ -21,12 +21,16 @@ type call struct {
 	correlation     string   // the caller's correlation data as a UUID string, for events
 	path            []string // the chain so far, the caller last
 	chain           string   // path as the children's abi.ChainKey
+	// caller is the verified caller of the request the calling plugin
+	// handles: a call to a local command is made on its behalf, and
+	// judged by it (Config.Gate).
+	caller abi.Caller
 }
 
 func (n *Calls) newCall(caller wasm.Caller) *call {
 	c := &call{plugin: caller.Plugin}
 	if r := caller.Request; r != nil {
-		c.command = r.Command
+		c.command, c.caller = r.Command, r.Caller
 		c.correlation = rpc.CorrelationString(r.CorrelationID)
 		if chain := r.Metadata[abi.ChainKey]; chain != "" {
 			c.path = strings.Split(chain, chainSep)
@@ -133,7 +137,7 @@ func (n *Calls) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
 	if p.remote {
 		res = n.runRemote(ctx, p)
 	} else {
-		res, plugin = n.runLocal(ctx, p)
+		res, plugin = n.runLocal(ctx, c, p)
 	}
 	res.Name, res.Elapsed, res.Budget = p.branch.Name, time.Since(p.start), p.budget
 	if res.Outcome == abi.OutcomeTimedOut {
@@ -144,17 +148,21 @@ func (n *Calls) run(ctx context.Context, c *call, p *plan) abi.BranchResult {
 }
 
 // runLocal calls the local plugin serving the command directly.
-func (n *Calls) runLocal(ctx context.Context, p *plan) (res abi.BranchResult, plugin string) {
+func (n *Calls) runLocal(ctx context.Context, c *call, p *plan) (res abi.BranchResult, plugin string) {
 	b := p.branch
 	ctx, end := n.traceLocal(ctx, b.Command)
 	defer func() { end(res) }()
 	req := &abi.Request{Command: b.Command, Payload: b.Payload, ContentType: b.ContentType, Format: b.Format,
 		Metadata: p.metadata(), InvokerID: n.cfg.ExecutorID, CorrelationID: rpc.NewCorrelation(),
-		ExecutorID: n.cfg.ExecutorID, Deadline: p.deadline}
+		ExecutorID: n.cfg.ExecutorID, Deadline: p.deadline, Caller: c.caller}
 	if pl, ok := n.cfg.Resolver.Lookup(b.Command); ok {
 		plugin = pl.Name()
 	}
-	resp, err := commands.Resolving(n.cfg.Resolver, b.Command)(ctx, req)
+	h := commands.Resolving(n.cfg.Resolver, b.Command)
+	if n.cfg.Gate != nil {
+		h = n.cfg.Gate(b.Command, h)
+	}
+	resp, err := h(ctx, req)
 	var se *rpc.StatusError
 	switch {
 	case err == nil && resp == nil:

@@ -102,6 +102,12 @@ type Config struct {
 	// serving a command on it. nil: no tracing.
 	Tracer trace.Tracer
 	Origin commands.Origin
+	// Gate puts a local command's handler behind who may call it and how
+	// often (the operator file's allow and quota, internal/gate), judged by
+	// the caller of the request the calling plugin handles, which a call
+	// to a local command carries as its own (abi.Request.Caller); nil:
+	// none.
+	Gate func(command string, h rpc.Handler) rpc.Handler
 	// Clock drives the sync timeout; nil is the system clock. Deadlines
 	// are context deadlines, on the system clock.
 	Clock clock.Clock
