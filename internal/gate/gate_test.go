@@ -19,7 +19,7 @@ import (
 
 // command resolves the module's command name of plugin shop under the
 // operator file text.
-func command(t *testing.T, name, file string) plugins.Command {
+func command(t testing.TB, name, file string) plugins.Command {
 	t.Helper()
 	op, err := plugins.ParseOperator("/p/shop.json", []byte(file))
 	if err != nil {
