@@ -17,6 +17,8 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -96,8 +98,7 @@ func (g *Gate) Limit(c plugins.Command, h rpc.Handler) rpc.Handler {
 	}
 	q, scope := c.Quota, c.QuotaKey
 	return func(ctx context.Context, req *abi.Request) (*abi.Response, error) {
-		who := callerKey(req.Caller)
-		ok, retry, err := g.quotas.Take(ctx, scope+"\x00"+who, q.Limit, q.Per, g.clock.Now())
+		ok, retry, err := g.quotas.Take(ctx, scope+"\x00"+callerKey(req.Caller), q.Limit, q.Per, g.clock.Now())
 		switch {
 		case errors.Is(err, cache.ErrQuotaFull):
 			g.refused(&g.quotaLog, c, req, "the quota store counts too many callers at once")
@@ -120,15 +121,26 @@ func (g *Gate) Limit(c plugins.Command, h rpc.Handler) rpc.Handler {
 // its verified client id, else "anonymous": the callers the host does
 // not know share one count (were they counted by what they claim, one
 // could use up another's, or claim a new name for each call).
+// A name longer than maxKeyName (a client id may be 64 KiB) is counted
+// by its SHA-256, so that what the quota store keeps per caller is
+// bounded.
 func callerKey(c abi.Caller) string {
+	key := "anonymous"
 	switch {
 	case c.User != "":
-		return "user:" + c.User
+		key = "user:" + c.User
 	case c.ClientID != "":
-		return "client:" + c.ClientID
+		key = "client:" + c.ClientID
 	}
-	return "anonymous"
+	if len(key) > maxKeyName {
+		sum := sha256.Sum256([]byte(key))
+		key = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return key
 }
+
+// maxKeyName bounds a caller's name in a quota key.
+const maxKeyName = 256
 
 // callerName names a caller in a refusal.
 func callerName(c abi.Caller) string {

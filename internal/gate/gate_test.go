@@ -181,3 +181,16 @@ func TestLimitAcrossReplicas(t *testing.T) {
 		t.Errorf("no Redis: %v (ran %d)", err, ran.Load())
 	}
 }
+
+// A caller's name in a quota key is bounded: a 64 KiB client id is
+// counted by its digest, and still counted as itself.
+func TestCallerKeyBounded(t *testing.T) {
+	long := strings.Repeat("x", 65535)
+	k := callerKey(abi.Caller{ClientID: long})
+	if len(k) > maxKeyName || k == callerKey(abi.Caller{ClientID: long + "y"}) || k != callerKey(abi.Caller{ClientID: long}) {
+		t.Errorf("key %q (%d bytes)", k[:min(len(k), 40)], len(k))
+	}
+	if callerKey(abi.Caller{User: "alice", ClientID: long}) != "user:alice" || callerKey(abi.Caller{}) != "anonymous" {
+		t.Error("short names changed")
+	}
+}
