@@ -76,6 +76,11 @@ type Config struct {
 	// embedded broker (rpc.Config.TrustBrokerClientID). Never set it for
 	// another broker: its clients could write that stamp themselves.
 	TrustBrokerIdentity bool
+	// CallerTopicToken says that Broker's ACL ties the request topic
+	// level {CallerTopicToken} to the publisher's user name (mosquitto's
+	// `pattern write rpc/ID/+/%u`): its value is the request's verified
+	// caller (rpc.Config.CallerTopicToken). "": none.
+	CallerTopicToken string
 	// MaxRequestBytes is the largest packet a request may be: the
 	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
 	// packet ends its sender's connection before it is read), and the one
@@ -340,6 +345,7 @@ func New(cfg Config) (_ *Server, err error) {
 		// it and handlers get it. So on another host's, when told.
 		TrustBrokerClientID: s.embedded != nil || cfg.TrustBrokerIdentity,
 		MaxDedupBytes:       cfg.MaxDedupBytes,
+		CallerTopicToken:    cfg.CallerTopicToken,
 	}, nil)
 	if err != nil {
 		return nil, err

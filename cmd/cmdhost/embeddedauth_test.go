@@ -144,6 +144,10 @@ func TestEmbeddedBrokerOffLoopbackNeedsAuth(t *testing.T) {
 		{[]string{"--users", "/nonexistent/users"}, "--users: users file: stat /nonexistent/users: no such file or directory (add a user with `cmdhost user add NAME --users /nonexistent/users`)"},
 		{[]string{"--broker", "mqtt://127.0.0.1:1", "--users", "u"}, "are the embedded broker's"},
 		{[]string{"--trust-broker-identity"}, "--trust-broker-identity is for a replica on another cmdhost's embedded broker (--broker URL)"},
+		{[]string{"--caller-topic-token", "caller"}, "--caller-topic-token is for an external broker"},
+		{[]string{"--broker", "mqtt://127.0.0.1:1", "--caller-topic-token", "caller", "--trust-broker-identity"}, "name two sources of the caller"},
+		{[]string{"--broker", "mqtt://127.0.0.1:1", "--caller-topic-token", "commandName"}, "give the name of a {token} level"},
+		{[]string{"--broker", "mqtt://127.0.0.1:1", "--caller-topic-token", "a/b"}, "give the name of a {token} level"},
 	} {
 		_, errOut, code := run(t, append([]string{"serve", "--plugins", t.TempDir(), "--listen", freeAddr(t)}, c.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

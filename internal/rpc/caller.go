@@ -13,7 +13,10 @@ import (
 // authenticated (BrokerClientIDProperty and BrokerUserProperty, removed
 // from whatever a client sent), read only with
 // Config.TrustBrokerClientID, which the host sets on its own embedded
-// broker and, when the operator says so, on another host's.
+// broker and, when the operator says so, on another host's; or, on a
+// broker whose ACL ties a request topic level to the publisher's user
+// name (mosquitto's `pattern write rpc/ID/+/%u`), when the operator says
+// so (Config.CallerTopicToken), that level.
 
 // BrokerUserProperty is the user property in which cmdhost's embedded
 // broker puts the user name it authenticated for a request's sender
@@ -21,13 +24,18 @@ import (
 const BrokerUserProperty = "__brokerUser"
 
 // callerOf is the request's verified caller: the broker's stamps when the
-// executor trusts them, else none.
+// executor trusts them; else, with Config.CallerTopicToken, the value of
+// that token in the request's topic as its user (the broker's ACL ties
+// it to the publisher's user name); else none.
 func (e *Executor) callerOf(in *incoming) abi.Caller {
-	if !e.cfg.TrustBrokerClientID || in.pub.Properties == nil {
-		return abi.Caller{}
+	switch {
+	case e.cfg.TrustBrokerClientID && in.pub.Properties != nil:
+		u := in.pub.Properties.User
+		return abi.Caller{User: u.Get(BrokerUserProperty), ClientID: u.Get(BrokerClientIDProperty)}
+	case e.cfg.CallerTopicToken != "" && in.req != nil:
+		return abi.Caller{User: in.req.TopicTokens[e.cfg.CallerTopicToken]}
 	}
-	u := in.pub.Properties.User
-	return abi.Caller{User: u.Get(BrokerUserProperty), ClientID: u.Get(BrokerClientIDProperty)}
+	return abi.Caller{}
 }
 
 // admitCaller asks the command's Admit (who may call it) before anything else

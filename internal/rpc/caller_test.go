@@ -91,3 +91,22 @@ func TestAdmitRefusesBeforeRunningOrReuse(t *testing.T) {
 		t.Errorf("the handler ran %d times, want once (alice's)", got)
 	}
 }
+
+// With CallerTopicToken, the token's level of the request topic is the
+// caller's user (the broker's ACL ties it to the publisher); stamps a
+// client wrote are still ignored, and a command whose pattern lacks the
+// token has no caller.
+func TestCallerFromTopicToken(t *testing.T) {
+	h := start(t, Config{CallerTopicToken: "caller"},
+		Command{Name: "who", Topic: "rpc/{executorId}/{commandName}/{caller}", Handler: callerHandler},
+		Command{Name: "plain", Handler: callerHandler})
+	if err := h.broker.WaitSubscribed(ctx(t), "rpc/exec-1/who/+"); err != nil {
+		t.Fatal(err)
+	}
+	if resp := h.roundTrip(req("rpc/exec-1/who/alice", 1, withStamps("x", "mallory")), 1); string(resp.Payload) != "alice|" {
+		t.Errorf("who/alice: caller %q, want alice|", resp.Payload)
+	}
+	if resp := h.roundTrip(req("rpc/exec-1/plain", 2, withStamps("x", "mallory")), 2); string(resp.Payload) != "|" {
+		t.Errorf("plain: caller %q, want none", resp.Payload)
+	}
+}

@@ -131,6 +131,14 @@ type Config struct {
 	// forge there), when present. Set it only on the embedded broker:
 	// elsewhere any client may send that property.
 	TrustBrokerClientID bool
+	// CallerTopicToken names a topic token ({caller} in a command's
+	// pattern, e.g. rpc/{executorId}/{commandName}/{caller}) whose value
+	// in a request's topic is its verified caller's user name: set it
+	// only on a broker whose ACL lets each user publish only where that
+	// level is its own name (mosquitto: pattern write rpc/ID/+/%u).
+	// A command whose pattern has no such token has no verified caller.
+	// Unused with TrustBrokerClientID. "": none.
+	CallerTopicToken string
 	// MaxDedupBytes bounds the bytes of the replies the dedup store
 	// keeps (in memory; not with RedisStores); past it a reply is kept as a
 	// digest, and a duplicate of its request gets 500 (dedupbytes.go).
