@@ -166,8 +166,8 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		if cfg.BrokerAuth, err = brokerAuth(c, u); err != nil {
 			return cfg, err
 		}
-	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") {
-		return cfg, errors.New("--username, --password-file and the --tls-* flags are for an external broker (--broker); the embedded broker needs none")
+	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") || c.IsSet("sat-file") {
+		return cfg, errors.New("--username, --password-file, --sat-file and the --tls-* flags are for an external broker (--broker); the embedded broker needs none")
 	}
 	if err := embeddedSecurity(c, &cfg); err != nil {
 		return cfg, err

@@ -106,6 +106,14 @@ func (s *Session) connectPacket(c *paho.Connect, _ *url.URL) (*paho.Connect, err
 	if pw != nil {
 		c.Password, c.PasswordFlag = pw, true
 	}
+	if s.cfg.Auth.TokenFile != "" {
+		tok, err := s.cfg.Auth.token()
+		if err != nil {
+			return nil, err
+		}
+		c.Properties.AuthMethod, c.Properties.AuthData = SATMethod, tok
+		s.sat.sent(tok)
+	}
 	if s.cfg.MaxPacketSize > 0 {
 		n := uint32(min(s.cfg.MaxPacketSize, maxRemainingLength))
 		c.Properties.MaximumPacketSize = &n
@@ -127,6 +135,10 @@ type Stats struct {
 	// SessionsLost counts reconnections that found no session at the
 	// broker although the last connection had one (sessionLost).
 	SessionsLost int64
+	// Reauthentications counts new tokens (Auth.TokenFile) the broker
+	// accepted on a live connection; ReauthenticationsRefused those it
+	// refused (it then disconnected the session).
+	Reauthentications, ReauthenticationsRefused int64
 	// RepliesWaiting is the number of published messages waiting for
 	// their PUBACK now.
 	RepliesWaiting int
@@ -147,11 +159,17 @@ func (s *Session) Stats() Stats {
 		waiting = len(s.watch.waiting)
 		s.watch.mu.Unlock()
 	}
+	var reauths, refused int64
+	if s.sat != nil {
+		reauths, refused = s.sat.reauths.Load(), s.sat.refused.Load()
+	}
 	return Stats{
-		RepliesAbandoned:    s.stats.repliesAbandoned.Load(),
-		ConnectionsRecycled: s.stats.connectionsRecycled.Load(),
-		SessionTakeovers:    s.stats.sessionTakeovers.Load(),
-		SessionsLost:        s.stats.sessionsLost.Load(),
-		RepliesWaiting:      waiting,
+		Reauthentications:        reauths,
+		ReauthenticationsRefused: refused,
+		RepliesAbandoned:         s.stats.repliesAbandoned.Load(),
+		ConnectionsRecycled:      s.stats.connectionsRecycled.Load(),
+		SessionTakeovers:         s.stats.sessionTakeovers.Load(),
+		SessionsLost:             s.stats.sessionsLost.Load(),
+		RepliesWaiting:           waiting,
 	}
 }

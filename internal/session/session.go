@@ -168,6 +168,7 @@ type Session struct {
 	conn       atomic.Pointer[brokerConn] // the latest connection, dropped when the broker is silent
 	hadSession atomic.Bool                // the last connection had a session that outlives it
 	refusals   atomic.Int32               // connection attempts refused in a row (backoff)
+	sat        *satAuth                   // K8S-SAT (sat.go); nil without Auth.TokenFile
 	stats      stats
 
 	closed    chan struct{} // closed by Disconnect: the watch stops
@@ -191,6 +192,9 @@ func New(cfg Config, h Handlers) (*Session, error) {
 		sm = &watchedSession{SessionManager: s.state, w: s.watch}
 	}
 	s.acks = newAckLedger(sm)
+	if cfg.Auth.TokenFile != "" {
+		s.sat = new(satAuth)
+	}
 	return s, nil
 }
 
@@ -225,6 +229,11 @@ func (s *Session) Connect() error {
 	if s.cfg.ManualAcks {
 		acfg.SendAcksInterval = 5 * time.Millisecond
 	}
+	if s.sat != nil {
+		// Also needed at CONNECT: paho calls it when the CONNACK names
+		// the authentication method.
+		acfg.ClientConfig.AuthHandler = s.sat
+	}
 	cm, err := autopaho.NewConnection(context.Background(), acfg)
 	if err != nil {
 		return err
@@ -232,6 +241,9 @@ func (s *Session) Connect() error {
 	s.cm.Store(cm)
 	if s.watch != nil {
 		go s.watchReplies()
+	}
+	if s.sat != nil {
+		s.watchToken()
 	}
 	return nil
 }
