@@ -68,6 +68,10 @@ type Config struct {
 	ListenTLS, ListenCertFile, ListenKeyFile, ListenClientCAFile string
 	UsersFile, ACLFile                                           string
 	AllowAnonymous                                               bool
+	// SATKeyFile admits clients of the embedded broker that log in with a
+	// Kubernetes service account token signed by one of its keys (PEM or
+	// JWKS), for the audience SATAudience ("": broker.DefaultSATAudience).
+	SATKeyFile, SATAudience string
 	// MaxRequestBytes is the largest packet a request may be: the
 	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
 	// packet ends its sender's connection before it is read), and the one
@@ -265,7 +269,8 @@ func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
 	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
 		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes,
 		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
-		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous}
+		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous,
+		SATKeyFile: cfg.SATKeyFile, SATAudience: cfg.SATAudience}
 }
 
 // CheckEmbeddedAccess refuses an embedded broker that others could reach

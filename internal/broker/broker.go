@@ -38,6 +38,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
@@ -67,6 +68,13 @@ type Config struct {
 	// may publish and subscribe to, read at the start. Without it every
 	// client that got in may publish and subscribe to every topic.
 	ACLFile string
+	// SATKeyFile, if set, admits clients that log in with a Kubernetes
+	// service account token (sat.go): the public keys of the tokens'
+	// issuer, PEM or JWKS, re-read when the file changes. SATAudience is
+	// the audience the tokens must be for; "": DefaultSATAudience.
+	SATKeyFile, SATAudience string
+	// Clock is what token expiry is checked against; nil: the system's.
+	Clock clock.Clock
 	// AllowAnonymous lets a listener on an address other than loopback
 	// admit anyone (CheckAccess refuses it otherwise).
 	AllowAnonymous bool
@@ -218,6 +226,16 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if cfg.SATKeyFile != "" {
+		if g.sat, err = newSATCheck(cfg, srv, log, st); err != nil {
+			closeAll()
+			return nil, err
+		}
+		if err := srv.AddHook(g.sat, nil); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("broker: %w", err)
+		}
 	}
 	if err := srv.AddListener(listeners.NewNet(tcpListenerID, tcp)); err != nil {
 		closeAll()
