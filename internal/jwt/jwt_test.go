@@ -32,6 +32,11 @@ func TestVerify(t *testing.T) {
 	if err != nil || c.Subject != sub || c.Expiry.Unix() != now.Add(time.Hour).Unix() {
 		t.Fatalf("good token: %+v, %v", c, err)
 	}
+	if jwks, err := jwt.ReadKeys(iss.JWKSFile); err != nil {
+		t.Fatalf("the issuer's JWKS: %v", err)
+	} else if _, err := jwt.Verify(good, jwks, aud, now); err != nil {
+		t.Fatalf("good token against the JWKS: %v", err)
+	}
 	other := testkit.NewIssuer(t)
 	parts := strings.Split(good, ".")
 	for name, tc := range map[string]struct {
@@ -75,9 +80,13 @@ func TestJWKS(t *testing.T) {
 		t.Fatal(err)
 	}
 	b64 := base64.RawURLEncoding.EncodeToString
+	point, err := ek.PublicKey.Bytes() // 4, x, y
+	if err != nil {
+		t.Fatal(err)
+	}
 	set := fmt.Sprintf(`{"keys":[{"kty":"RSA","kid":"r1","use":"sig","alg":"RS256","n":%q,"e":"AQAB"},`+
 		`{"kty":"EC","kid":"e1","crv":"P-256","x":%q,"y":%q}]}`,
-		b64(rk.N.Bytes()), b64(ek.X.FillBytes(make([]byte, 32))), b64(ek.Y.FillBytes(make([]byte, 32))))
+		b64(rk.N.Bytes()), b64(point[1:33]), b64(point[33:]))
 	keys, err := jwt.ParseKeys([]byte(set))
 	if err != nil || keys.Len() != 2 {
 		t.Fatalf("JWKS: %v", err)

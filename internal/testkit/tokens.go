@@ -20,6 +20,9 @@ import (
 type Issuer struct {
 	Dir     string // the folder of its files
 	KeyFile string // its public key, PEM (PUBLIC KEY)
+	// JWKSFile is its public key as a JWKS (kid "test"), as the API
+	// server publishes it (/openid/v1/jwks).
+	JWKSFile string
 	key     *ecdsa.PrivateKey
 }
 
@@ -37,6 +40,20 @@ func NewIssuer(tb testing.TB) *Issuer {
 	}
 	iss.KeyFile = filepath.Join(iss.Dir, "sa.pub")
 	writePEM(tb, iss.KeyFile, "PUBLIC KEY", der)
+	b64 := base64.RawURLEncoding.EncodeToString
+	point, err := key.PublicKey.Bytes() // 4, x, y
+	if err != nil {
+		tb.Fatal(err)
+	}
+	jwks, err := json.Marshal(map[string]any{"keys": []map[string]string{{"kty": "EC", "crv": "P-256", "kid": "test", "use": "sig", "alg": "ES256",
+		"x": b64(point[1:33]), "y": b64(point[33:])}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	iss.JWKSFile = filepath.Join(iss.Dir, "jwks.json")
+	if err := os.WriteFile(iss.JWKSFile, jwks, 0o644); err != nil {
+		tb.Fatal(err)
+	}
 	return iss
 }
 
@@ -49,7 +66,7 @@ func (iss *Issuer) Token(tb testing.TB, subject, audience string, exp time.Time,
 	for k, v := range extra {
 		claims[k] = v
 	}
-	return iss.sign(tb, map[string]any{"alg": "ES256", "typ": "JWT"}, claims)
+	return iss.sign(tb, map[string]any{"alg": "ES256", "typ": "JWT", "kid": "test"}, claims)
 }
 
 // sign makes a compact JWS of header and claims with the issuer's key.
