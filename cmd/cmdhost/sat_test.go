@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,7 +21,15 @@ const satAudience = broker.DefaultSATAudience
 func TestSATLoginAndRotation(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	iss := testkit.NewIssuer(t)
-	e, err := broker.Start(broker.Config{Addr: "127.0.0.1:0", SATKeyFile: iss.KeyFile})
+	// Who may do what: the executor's account serves as cli-host, the
+	// invoker's calls echo (without an ACL file the broker's default
+	// lets nobody serve).
+	acl := filepath.Join(t.TempDir(), "acl")
+	if err := os.WriteFile(acl, []byte("user system:serviceaccount:cmdhost:executor\nhost cli-host\n"+
+		"user system:serviceaccount:cmdhost:invoker\ncall rpc/cli-host/echo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := broker.Start(broker.Config{Addr: "127.0.0.1:0", SATKeyFile: iss.KeyFile, ACLFile: acl})
 	if err != nil {
 		t.Fatal(err)
 	}

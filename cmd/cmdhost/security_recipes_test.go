@@ -421,7 +421,16 @@ func TestDocsSecurityAIO(t *testing.T) {
 	tokenFile := filepath.Join(t.TempDir(), "broker-sat")
 	testkit.WriteToken(t, tokenFile, iss.Token(t, "system:serviceaccount:azure-iot-operations:cmdhost", "aio-internal", time.Now().Add(time.Hour), nil))
 	tlsAddr := freeAddr(t)
+	acls := recipeBlocks(t, aioRecipe, "conf")
+	if len(acls) != 1 {
+		t.Fatalf("the recipe has %d ACL blocks; want one", len(acls))
+	}
+	acl := filepath.Join(t.TempDir(), "acl")
+	if err := os.WriteFile(acl, []byte(recipeNames{"ID": recipeExecutor}.apply(acls[0])), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	names := recipeNames{
+		"acl":                                acl,
 		"aio-broker:18883":                   tlsAddr,
 		"127.0.0.1:18883":                    tlsAddr,
 		"/var/run/certs/ca.crt":              pki.CAFile,

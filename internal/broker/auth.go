@@ -168,6 +168,12 @@ func (c Config) CheckAccess() error {
 	return nil
 }
 
+// authenticates reports whether the broker says who its clients are: a
+// users file, a client CA or token keys.
+func (c Config) authenticates() bool {
+	return c.UsersFile != "" || c.TLSClientCAFile != "" || c.SATKeyFile != ""
+}
+
 // isLoopback reports whether a listen address is on loopback only:
 // localhost or a loopback IP. No host (all interfaces), 0.0.0.0, any
 // other name or address is not.

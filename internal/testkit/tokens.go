@@ -23,7 +23,7 @@ type Issuer struct {
 	// JWKSFile is its public key as a JWKS (kid "test"), as the API
 	// server publishes it (/openid/v1/jwks).
 	JWKSFile string
-	key     *ecdsa.PrivateKey
+	key      *ecdsa.PrivateKey
 }
 
 // NewIssuer makes an issuer with a new P-256 key.
