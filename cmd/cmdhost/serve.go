@@ -51,7 +51,7 @@ func serveCommand() *cli.Command {
 			configFlag(),
 			// Required, but checked by serveConfig: it may come from --config.
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` (required)", EnvVars: []string{"CMDHOST_PLUGINS"}},
-			&cli.StringFlag{Name: "broker", Usage: "MQTT broker `URL` (mqtt://host:port); none: start the embedded broker", EnvVars: []string{"CMDHOST_BROKER"}},
+			brokersFlag("MQTT broker `URL` (mqtt://host:port); none: start the embedded broker"),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "embedded broker `ADDR`", EnvVars: []string{"CMDHOST_LISTEN"}},
 			&cli.IntFlag{Name: "max-request-bytes", Value: broker.DefaultMaxPacketBytes, Usage: "largest request packet, in bytes: the embedded broker's Maximum Packet Size (a larger packet ends its sender's connection before it is read) and the one the host announces to an external broker (which then does not deliver a larger request)", EnvVars: []string{"CMDHOST_MAX_REQUEST_BYTES"}},
 			&cli.IntFlag{Name: "broker-max-clients", Value: broker.DefaultMaxClients, Usage: "clients the embedded broker admits at once (the host's own not counted); beyond: CONNACK 0x89 server busy", EnvVars: []string{"CMDHOST_BROKER_MAX_CLIENTS"}},
@@ -157,14 +157,14 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = hostname()
 	}
-	if raw := c.String("broker"); raw != "" {
-		u, err := brokerURL(raw)
+	if len(c.StringSlice("broker")) > 0 {
+		us, err := brokerURLs(c)
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Broker = u
+		cfg.Broker, cfg.BrokerFailover = us[0], us[1:]
 		// The secured broker's flags (brokerauth.go).
-		if cfg.BrokerAuth, err = brokerAuth(c, u); err != nil {
+		if cfg.BrokerAuth, err = brokersAuth(c, us); err != nil {
 			return cfg, err
 		}
 	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") || c.IsSet("sat-file") {

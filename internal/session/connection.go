@@ -23,13 +23,17 @@ func (s *Session) connectionUp(cm *autopaho.ConnectionManager, ca *paho.Connack)
 	s.packetLimit.set(ca)
 	s.cm.Store(cm)
 	s.refusals.Store(0)
+	s.round.reset()
+	if len(s.cfg.Failover) > 0 {
+		s.log.Info("connected", "broker", redact.URL(s.attempted()))
+	}
 	switch {
 	case ca.SessionPresent:
-		s.log.Debug("connected: the broker kept the session; subscribing again all the same", "broker", redact.URL(s.cfg.Broker))
+		s.log.Debug("connected: the broker kept the session; subscribing again all the same", "broker", redact.URL(s.attempted()))
 	case s.hadSession.Load():
 		s.sessionLost()
 	default:
-		s.log.Debug("connected: no session at the broker; subscribing", "broker", redact.URL(s.cfg.Broker))
+		s.log.Debug("connected: no session at the broker; subscribing", "broker", redact.URL(s.attempted()))
 	}
 	s.hadSession.Store(s.cfg.Expiry > 0)
 	if s.h.Up != nil {
@@ -59,7 +63,7 @@ func (s *Session) serverDisconnected(d *paho.Disconnect) {
 		s.log.Error("session taken over: another client connected to the broker with this host's client id and took its session; "+
 			"reconnecting to take it back. If this repeats, two hosts share the client id (give each its own --client-id) "+
 			"or a client poses as this host (make the broker authenticate its clients)",
-			"client_id", s.cfg.ClientID, "broker", redact.URL(s.cfg.Broker), "reason", why)
+			"client_id", s.cfg.ClientID, "broker", redact.URL(s.attempted()), "reason", why)
 		return
 	}
 	s.log.Warn("broker disconnected us", "reason", d.ReasonCode, "reason_string", why)
@@ -78,7 +82,7 @@ func (s *Session) sessionLost() {
 	s.log.Error("session lost: the broker kept no session for this host across the reconnection. "+
 		"Another client may have connected with this host's client id and cleared it (two hosts sharing the id, "+
 		"or a client posing as this host), or the broker restarted without persistence; requests queued in it are lost. "+
-		"Subscribing again", "client_id", s.cfg.ClientID, "broker", redact.URL(s.cfg.Broker))
+		"Subscribing again", "client_id", s.cfg.ClientID, "broker", redact.URL(s.attempted()))
 }
 
 // connectPacket is the session's CONNECT: the user name and the password
