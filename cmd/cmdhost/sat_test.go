@@ -92,6 +92,13 @@ func TestSATLoginAndRotation(t *testing.T) {
 		})
 	}
 
+	// serve refused at its first connection ends at once, exit 7.
+	expired := filepath.Join(t.TempDir(), "expired.token")
+	testkit.WriteToken(t, expired, iss.Token(t, "system:serviceaccount:cmdhost:executor", satAudience, now.Add(-time.Minute), nil))
+	if _, errOut, code := runWithin(t, 2*time.Minute, "serve", "--plugins", plugins, "--id", "refused-host", "--broker", url, "--sat-file", expired); code != exitRefused || !strings.Contains(errOut, "not authorized (0x87)") {
+		t.Errorf("serve with an expired token: exit %d, %q; want %d and not authorized (0x87)", code, errOut, exitRefused)
+	}
+
 	// A new token that the broker refuses ends the connection: serve says
 	// so, and the broker refuses it again when serve reconnects with it.
 	refused := e.SATStats().Refused

@@ -143,7 +143,7 @@ type AnonymousError struct {
 }
 
 func (e *AnonymousError) Error() string {
-	fix := "--users FILE (clients log in; `cmdhost user add NAME --users FILE` writes it)"
+	fix := "--users FILE (clients log in; `cmdhost user add NAME --users FILE` writes it), --sat-key FILE (clients log in with a service account token)"
 	if e.TLS {
 		fix += " or --listen-client-ca FILE (clients show a certificate that CA signed)"
 	}
