@@ -63,8 +63,8 @@ func TestBrokerFailover(t *testing.T) {
 		t.Fatalf("invoke on the dead broker alone: exit %d, %q; want %d", code, errOut, exitNoBroker)
 	}
 	_ = second.Close()
-	if _, errOut, code := runWithin(t, time.Minute, "invoke", "echo", "--broker", one, "--broker", two, "--executor", "cli-host"); code != exitNoBroker {
-		t.Fatalf("invoke with both brokers down: exit %d, %q; want %d", code, errOut, exitNoBroker)
+	if _, errOut, code := runWithin(t, time.Minute, "invoke", "echo", "--broker", one, "--broker", two, "--executor", "cli-host"); code != exitNoBroker || !strings.Contains(errOut, "no broker at "+one+" or "+two) {
+		t.Fatalf("invoke with both brokers down: exit %d, %q; want %d, naming both", code, errOut, exitNoBroker)
 	}
 	stop()
 }

@@ -2,7 +2,10 @@ package session
 
 import (
 	"net/url"
+	"strings"
 	"sync"
+
+	"github.com/cmdhost/cmdhost/internal/redact"
 )
 
 // A session with more than one broker (Config.Failover, `--broker`
@@ -20,6 +23,16 @@ import (
 // Broker, then Failover.
 func (c Config) Brokers() []*url.URL {
 	return append([]*url.URL{c.Broker}, c.Failover...)
+}
+
+// BrokersText names the brokers for a message, their URLs fit to print:
+// "mqtt://a:1883" or "mqtt://a:1883 or mqtt://b:1883".
+func (c Config) BrokersText() string {
+	names := make([]string, 0, 1+len(c.Failover))
+	for _, u := range c.Brokers() {
+		names = append(names, redact.URL(u))
+	}
+	return strings.Join(names, " or ")
 }
 
 // failoverRound collects the failed attempts of one round. Its methods
