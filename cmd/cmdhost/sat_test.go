@@ -114,3 +114,28 @@ func TestSATLoginAndRotation(t *testing.T) {
 		}
 	}
 }
+
+// The token flags' usage errors: exit 2, naming the flag.
+func TestSATUsage(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	testkit.WriteToken(t, tok, "header.payload.signature")
+	pw := secretFile(t, "pw")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--plugins", dir, "--listen", "127.0.0.1:0", "--sat-key", filepath.Join(dir, "none")}, "--sat-key: keys file"},
+		{[]string{"serve", "--plugins", dir, "--listen", "127.0.0.1:0", "--sat-key", tok}, "--sat-key: keys file"},
+		{[]string{"serve", "--plugins", dir, "--listen", "127.0.0.1:0", "--sat-audience", "x"}, "give --sat-key FILE too"},
+		{[]string{"serve", "--plugins", dir, "--broker", "mqtt://127.0.0.1:1", "--sat-key", tok}, "are the embedded broker's"},
+		{[]string{"serve", "--plugins", dir, "--listen", "127.0.0.1:0", "--sat-file", tok}, "are for an external broker"},
+		{[]string{"invoke", "echo", "--broker", "mqtt://127.0.0.1:1", "--sat-file", tok, "--password-file", pw}, "--sat-file and --password-file are two ways"},
+		{[]string{"invoke", "echo", "--broker", "mqtt://127.0.0.1:1", "--sat-file", filepath.Join(dir, "none")}, "the token file (K8S-SAT)"},
+	} {
+		_, errOut, code := run(t, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errOut, exitUsage, c.want)
+		}
+	}
+}
