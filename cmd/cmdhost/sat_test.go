@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,15 @@ func TestSATLoginAndRotation(t *testing.T) {
 	execToken := token("exec.token", "system:serviceaccount:cmdhost:executor", now.Add(time.Hour))
 	invokeToken := token("invoke.token", "system:serviceaccount:cmdhost:invoker", now.Add(time.Hour))
 
-	_, stop := startServe(t, nil, "--broker", url, "--sat-file", execToken)
+	var said sync.Map // the lines serve logs that the test waits for
+	_, stop := startServe(t, func(line string) {
+		for _, m := range []string{"re-authenticated with the new token", "refused the new token"} {
+			if strings.Contains(line, m) {
+				said.Store(m, true)
+			}
+		}
+	}, "--broker", url, "--sat-file", execToken)
+	logged := func(m string) bool { _, ok := said.Load(m); return ok }
 	out, errOut, code := run(t, "invoke", "echo", "-d", "hi", "--broker", url, "--executor", "cli-host", "--sat-file", invokeToken)
 	if out != "hi" || code != 0 {
 		t.Fatalf("invoke with a token: %q %q %d", out, errOut, code)
@@ -104,10 +113,10 @@ func TestSATLoginAndRotation(t *testing.T) {
 	refused := e.SATStats().Refused
 	testkit.WriteToken(t, execToken, iss.Token(t, "system:serviceaccount:cmdhost:executor", satAudience, now.Add(-time.Second), nil))
 	testkit.WaitFor(t, "the expired token refused on the live connection", func() bool { return e.SATStats().Refused > refused })
+	testkit.WaitFor(t, "serve saying it re-authenticated, and that the broker refused the expired token", func() bool {
+		return logged("re-authenticated with the new token") && logged("refused the new token")
+	})
 	log, _ := stop()
-	if !strings.Contains(log, "re-authenticated with the new token") || !strings.Contains(log, "refused the new token") {
-		t.Errorf("serve's log lacks the re-authentication and the refusal:\n%s", log)
-	}
 	for _, leak := range []string{"eyJ"} { // every JWT starts so
 		if strings.Contains(log, leak) {
 			t.Errorf("a token is in serve's log:\n%s", log)

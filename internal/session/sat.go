@@ -163,10 +163,9 @@ func (s *Session) reauthenticate() {
 		s.log.Warn("re-authentication with the new token not done: the next connection sends it", "err", err)
 	case resp.Success:
 		s.sat.sent(tok)
-		s.sat.reauths.Add(1)
 		s.log.Info("re-authenticated with the new token (K8S-SAT) on the live connection", "file", s.cfg.Auth.TokenFile)
+		s.sat.reauths.Add(1) // counted once said: a test that waits for it finds the line
 	default:
-		s.sat.refused.Add(1)
 		why := ""
 		if resp.Properties != nil {
 			why = CleanText(resp.Properties.ReasonString, 256)
@@ -174,5 +173,6 @@ func (s *Session) reauthenticate() {
 		s.log.Error("the broker refused the new token (K8S-SAT) and disconnected: connecting again with the token file's",
 			"reason_code", fmt.Sprintf("0x%02X", resp.ReasonCode), "reason", ConnackText(resp.ReasonCode), "reason_string", why,
 			"file", s.cfg.Auth.TokenFile)
+		s.sat.refused.Add(1)
 	}
 }
