@@ -54,6 +54,9 @@ type Config struct {
 	// Broker is the MQTT broker to serve on; nil starts the embedded
 	// broker on Listen.
 	Broker *url.URL
+	// BrokerFailover are more brokers of Broker's cluster, tried in turn
+	// when the one before cannot be reached (session.Config.Failover).
+	BrokerFailover []*url.URL
 	// BrokerAuth is how the host's clients (the executor, the nested-call
 	// invoker) log in to Broker and check its certificate: TLS CA, client
 	// certificate, user name, password file (admin.BrokerAuth). Unused
@@ -81,6 +84,10 @@ type Config struct {
 	// `pattern write rpc/ID/+/%u`): its value is the request's verified
 	// caller (rpc.Config.CallerTopicToken). "": none.
 	CallerTopicToken string
+	// SATKeyFile admits clients of the embedded broker that log in with a
+	// Kubernetes service account token signed by one of its keys (PEM or
+	// JWKS), for the audience SATAudience ("": broker.DefaultSATAudience).
+	SATKeyFile, SATAudience string
 	// MaxRequestBytes is the largest packet a request may be: the
 	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
 	// packet ends its sender's connection before it is read), and the one
@@ -275,12 +282,22 @@ func (s *Server) brokerAuth() session.Auth {
 	return s.cfg.BrokerAuth
 }
 
+// failover are the brokers tried after Broker; none with the embedded
+// broker.
+func (s *Server) failover() []*url.URL {
+	if s.embedded != nil {
+		return nil
+	}
+	return s.cfg.BrokerFailover
+}
+
 // embeddedConfig is the embedded broker's configuration.
 func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
 	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
 		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes,
 		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
-		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous}
+		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous,
+		SATKeyFile: cfg.SATKeyFile, SATAudience: cfg.SATAudience}
 }
 
 // CheckEmbeddedAccess refuses an embedded broker that others could reach
@@ -336,7 +353,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.ShareGroup, Logger: s.log,
-		Session: session.Config{Broker: s.broker, Auth: s.brokerAuth(), ClientID: cfg.ClientID, Dial: s.dial(),
+		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), ClientID: cfg.ClientID, Dial: s.dial(),
 			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
 		Stores: stores(cfg), Tracer: s.tracer(),
@@ -547,7 +564,7 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 func (s *Server) startNested(ctx context.Context) (func(), error) {
 	ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Session: session.Config{Broker: s.broker, Auth: s.brokerAuth(), Dial: s.dial()},
+	inv, err := rpc.NewInvoker(ictx, rpc.InvokerConfig{Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), Dial: s.dial()},
 		Logger: s.log, Tracer: s.tracer()})
 	if err != nil {
 		return nil, fmt.Errorf("nested invocation: %w", err)

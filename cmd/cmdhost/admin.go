@@ -43,7 +43,7 @@ func hostFlags() []cli.Flag {
 // and --executor (with their usage texts), and how to log in to the broker.
 func targetFlags(brokerUsage, executorUsage string) []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: brokerUsage, EnvVars: []string{"CMDHOST_BROKER"}},
+		brokersFlag(brokerUsage, "mqtt://"+defaultListen),
 		&cli.StringFlag{Name: "executor", Usage: executorUsage, EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
 	}, authFlags()...)
 }
@@ -94,17 +94,17 @@ type adminHost struct {
 // dialAdmin connects to the --broker of c for the admin ops of the host
 // --executor names, sending token with each (none when ""). Close it.
 func dialAdmin(c *cli.Context, token string) (*adminHost, error) {
-	u, auth, executor, err := hostTarget(c)
+	us, auth, executor, err := hostTarget(c)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(c.Context, connectWait)
 	defer cancel()
-	client, err := admin.Dial(ctx, admin.ClientConfig{Broker: u, Auth: auth, ExecutorID: executor, Token: token})
+	client, err := admin.Dial(ctx, admin.ClientConfig{Broker: us[0], Failover: us[1:], Auth: auth, ExecutorID: executor, Token: token})
 	if err != nil {
 		return nil, connectError(err)
 	}
-	return &adminHost{broker: u, executor: executor, client: client}, nil
+	return &adminHost{broker: us[0], executor: executor, client: client}, nil
 }
 
 func (h *adminHost) Close() { _ = h.client.Close() }

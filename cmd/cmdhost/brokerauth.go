@@ -41,6 +41,7 @@ func authFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-key", Usage: "PEM `FILE` of the client certificate's private key (with --tls-cert)", EnvVars: []string{"CMDHOST_TLS_KEY"}},
 		&cli.StringFlag{Name: "tls-server-name", Usage: "`NAME` the broker's certificate must be valid for (default: --broker's host)", EnvVars: []string{"CMDHOST_TLS_SERVER_NAME"}},
 		&cli.StringFlag{Name: "username", Usage: "user `NAME` to log in to the broker with (or mqtt://NAME@host in --broker)", EnvVars: []string{"CMDHOST_USERNAME"}},
+		&cli.StringFlag{Name: "sat-file", Usage: "`FILE` holding a Kubernetes service account token to log in with (MQTT v5 authentication method K8S-SAT, as the Azure IoT Operations broker wants); watched: a new token is sent on the live connection (AUTH), without reconnecting", EnvVars: []string{"CMDHOST_SAT_FILE"}},
 		&cli.StringFlag{Name: "password-file", Usage: "`FILE` holding the broker password (a trailing newline is dropped), re-read at each connection; or the password itself in " + passwordEnv + ", never a flag", EnvVars: []string{"CMDHOST_PASSWORD_FILE"}},
 	}
 }
@@ -52,8 +53,9 @@ func brokerAuth(c *cli.Context, u *url.URL) (admin.BrokerAuth, error) {
 	a := admin.BrokerAuth{
 		CAFile: c.String("tls-ca"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"),
 		ServerName: c.String("tls-server-name"), Username: c.String("username"), PasswordFile: c.String("password-file"),
+		TokenFile: c.String("sat-file"),
 	}
-	if _, set := os.LookupEnv(passwordEnv); set && a.PasswordFile == "" {
+	if _, set := os.LookupEnv(passwordEnv); set && a.PasswordFile == "" && a.TokenFile == "" {
 		a.PasswordEnv = passwordEnv
 	}
 	usage := func(msg string) (admin.BrokerAuth, error) { return a, cli.Exit(msg, exitUsage) }
@@ -63,11 +65,13 @@ func brokerAuth(c *cli.Context, u *url.URL) (admin.BrokerAuth, error) {
 		return usage("--tls-cert and --tls-key go together: the client certificate and its private key")
 	case !tls && (a.CAFile != "" || a.CertFile != "" || a.ServerName != ""):
 		return usage(fmt.Sprintf("--tls-* flags need a TLS broker URL: --broker %s is plain TCP; use mqtts://%s", u.Redacted(), u.Host))
+	case a.TokenFile != "" && a.PasswordFile != "":
+		return usage("--sat-file and --password-file are two ways of logging in: give one")
 	case u.User != nil && a.Username != "" && u.User.Username() != a.Username:
 		return usage(fmt.Sprintf("--broker names user %q and --username %q: give one", u.User.Username(), a.Username))
 	}
 	if err := a.Check(); err != nil {
-		return usage(fmt.Sprintf("%v (--tls-ca, --tls-cert, --tls-key, --password-file or %s)", err, passwordEnv))
+		return usage(fmt.Sprintf("%v (--tls-ca, --tls-cert, --tls-key, --password-file, --sat-file or %s)", err, passwordEnv))
 	}
 	return a, nil
 }
@@ -88,10 +92,19 @@ func connectError(err error) error {
 	return err
 }
 
+// satRefusal reports whether err is a refusal of a K8S-SAT login.
+func satRefusal(err error) bool {
+	var refused *session.RefusedError
+	return errors.As(err, &refused) && refused.Method == session.SATMethod
+}
+
 // refusalHint says which flags fix a refused connection.
 func refusalHint(err error) string {
 	var refused *session.RefusedError
 	if errors.As(err, &refused) {
+		if satRefusal(err) {
+			return "the broker refused the service account token of --sat-file: check that it is not expired, is made for the broker's audience and is signed by the issuer the broker trusts"
+		}
 		return "check --username and --password-file (or " + passwordEnv + "), or the broker's users and ACLs; a client certificate the broker maps to a user: --tls-cert, --tls-key"
 	}
 	msg := err.Error()

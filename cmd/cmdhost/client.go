@@ -41,21 +41,22 @@ const connectWait = 5 * time.Second
 // by one rule: a refused connection at once, and no ack within the
 // invoker's ack window (1.5 s) whatever --timeout says.
 type hostClient struct {
-	broker   *url.URL
+	broker   *url.URL   // the first --broker
+	failover []*url.URL // the other --broker values, tried in turn
 	auth     admin.BrokerAuth
 	executor string // --executor, or the host name
 	inv      *rpc.Invoker
 }
 
 // hostTarget reads the --broker, the auth flags and --executor of c: the
-// broker to connect to, how to log in there, and the executor id of the
-// host to call there.
-func hostTarget(c *cli.Context) (*url.URL, admin.BrokerAuth, string, error) {
-	u, err := brokerURL(c.String("broker"))
+// brokers to connect to (the first, then the others in turn), how to log
+// in there, and the executor id of the host to call there.
+func hostTarget(c *cli.Context) ([]*url.URL, admin.BrokerAuth, string, error) {
+	us, err := brokerURLs(c)
 	if err != nil {
 		return nil, admin.BrokerAuth{}, "", cli.Exit(err, exitUsage)
 	}
-	auth, err := brokerAuth(c, u)
+	auth, err := brokersAuth(c, us)
 	if err != nil {
 		return nil, auth, "", err
 	}
@@ -67,20 +68,20 @@ func hostTarget(c *cli.Context) (*url.URL, admin.BrokerAuth, string, error) {
 		// would make a topic no request can be published to.
 		return nil, auth, "", cli.Exit(fmt.Sprintf("--executor %q: not an executor id: %v", executor, err), exitUsage)
 	}
-	return u, auth, executor, nil
+	return us, auth, executor, nil
 }
 
 // dialHost connects to the --broker of c for calls to the host --executor
 // names. Close it.
 func dialHost(c *cli.Context) (*hostClient, error) {
-	u, auth, executor, err := hostTarget(c)
+	us, auth, executor, err := hostTarget(c)
 	if err != nil {
 		return nil, err
 	}
-	h := &hostClient{broker: u, auth: auth, executor: executor}
+	h := &hostClient{broker: us[0], failover: us[1:], auth: auth, executor: executor}
 	ctx, cancel := context.WithTimeout(c.Context, connectWait)
 	defer cancel()
-	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: u, Auth: auth}, RefusedIsFinal: true}); err != nil {
+	if h.inv, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: h.broker, Failover: h.failover, Auth: auth}, RefusedIsFinal: true}); err != nil {
 		return nil, connectError(err)
 	}
 	return h, nil
@@ -96,7 +97,7 @@ func (h *hostClient) noExecutor(ctx context.Context, err error, command string) 
 	if command == "" {
 		return cli.Exit(fmt.Sprintf("%v\nis an executor serving that topic on %s? (an executor without cmdhost's ack extension needs --no-ack)", err, redact.URL(h.broker)), exitNoExecutor)
 	}
-	views, lerr := hostPlugins(ctx, h.broker, h.auth, h.executor)
+	views, lerr := hostPlugins(ctx, append([]*url.URL{h.broker}, h.failover...), h.auth, h.executor)
 	served := commandsOf(views)
 	switch {
 	case lerr == nil && !slices.Contains(served, command):
@@ -146,11 +147,12 @@ func commandsOf(views []admin.PluginView) []string {
 	return names
 }
 
-// hostPlugins returns the admin list of the host executor on broker,
-// asked over a connection of its own.
-func hostPlugins(ctx context.Context, broker *url.URL, auth admin.BrokerAuth, executor string) ([]admin.PluginView, error) {
+// hostPlugins returns the admin list of the host executor on brokers
+// (the first, then the others in turn), asked over a connection of its
+// own.
+func hostPlugins(ctx context.Context, brokers []*url.URL, auth admin.BrokerAuth, executor string) ([]admin.PluginView, error) {
 	dctx, cancel := context.WithTimeout(ctx, connectWait)
-	a, err := admin.Dial(dctx, admin.ClientConfig{Broker: broker, Auth: auth, ExecutorID: executor, Timeout: 5 * time.Second})
+	a, err := admin.Dial(dctx, admin.ClientConfig{Broker: brokers[0], Failover: brokers[1:], Auth: auth, ExecutorID: executor, Timeout: 5 * time.Second})
 	cancel()
 	if err != nil {
 		return nil, err

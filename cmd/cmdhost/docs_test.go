@@ -181,8 +181,9 @@ func serveWithStoreSecrets(t *testing.T, c docCommand) {
 func securityRecipeCommand(t *testing.T, c docCommand) {
 	t.Helper()
 	recipes := append(recipeCommands(t, tlsRecipe), recipeCommands(t, aclRecipe)...)
+	recipes = append(recipes, recipeCommands(t, aioRecipe)...)
 	if !slices.ContainsFunc(recipes, func(r docCommand) bool { return r.text == c.text }) {
-		t.Errorf("%s: %q is in no recipe TestDocsSecurityRecipes runs (the ```sh blocks under %q and %q)", c.where, c.text, tlsRecipe, aclRecipe)
+		t.Errorf("%s: %q is in no recipe TestDocsSecurityRecipes runs (the ```sh blocks under %q, %q and %q)", c.where, c.text, tlsRecipe, aclRecipe, aioRecipe)
 	}
 	words := strings.Fields(c.text)
 	var flags []string

@@ -64,7 +64,7 @@ func TestEmbeddedBrokerACLUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--acl", acl}, "give --users FILE or --listen-client-ca FILE"},
+		{[]string{"--acl", acl}, "give --users FILE, --listen-client-ca FILE or --sat-key FILE"},
 		{[]string{"--acl", bad, "--users", users}, "line 2"},
 		{[]string{"--acl", filepath.Join(dir, "none"), "--users", users}, "--acl: ACL file"},
 	} {

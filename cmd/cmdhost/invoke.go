@@ -39,7 +39,7 @@ func invokeCommand() *cli.Command {
 		Flags: append(append(requestFlags("the request's expiry (longer than a host's default --exec-timeout, so that its 408 comes first)", defaultInvokeTimeout),
 			&cli.StringFlag{Name: "executor", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_EXECUTOR", "CMDHOST_ID"}},
 			&cli.StringFlag{Name: "topic", Usage: "request topic (default: rpc/EXECUTOR/COMMAND)"},
-			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL`", EnvVars: []string{"CMDHOST_BROKER"}},
+			brokersFlag("MQTT broker `URL`", "mqtt://"+defaultListen),
 			&cli.BoolFlag{Name: "no-ack", Usage: "plain v1.0 request: no ack, no resend, no cancel (for executors without cmdhost's extensions)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the reply as one JSON object: status, properties, payload (text, or base64), duration"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request, the ack and the reply's status, properties and timing on stderr"},

@@ -93,6 +93,7 @@ func recipeCommands(t *testing.T, heading string) []docCommand {
 const (
 	tlsRecipe = "### mosquitto with TLS and passwords"
 	aclRecipe = "### mosquitto: who may call which command"
+	aioRecipe = "### The Azure IoT Operations broker: TLS and a service account token"
 )
 
 // recipeNames replaces, in a recipe's text, the names that stand for the
@@ -401,4 +402,50 @@ func (c *aclClient) next(t *testing.T) *paho.Publish {
 		t.Fatal("no message within a minute")
 		return nil
 	}
+}
+
+// TestDocsSecurityAIO runs docs/security.md's "The Azure IoT Operations
+// broker": its stand-in (the embedded broker with TLS and --sat-key, a
+// JWKS of the test's issuer), then the recipe's serve and invoke against
+// it with a token the test signs for the broker's audience.
+func TestDocsSecurityAIO(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	cmds := recipeCommands(t, aioRecipe)
+	if len(cmds) != 3 || !strings.HasPrefix(cmds[0].text, "cmdhost serve ") || !strings.HasPrefix(cmds[1].text, "cmdhost invoke ") ||
+		!strings.HasPrefix(cmds[2].text, "cmdhost serve ") {
+		t.Fatalf("the recipe is a serve, an invoke and the stand-in broker's serve; found %q", cmds)
+	}
+	pki := testkit.NewPKI(t)
+	serverCert, serverKey := pki.Server(t, "broker")
+	iss := testkit.NewIssuer(t)
+	tokenFile := filepath.Join(t.TempDir(), "broker-sat")
+	testkit.WriteToken(t, tokenFile, iss.Token(t, "system:serviceaccount:azure-iot-operations:cmdhost", "aio-internal", time.Now().Add(time.Hour), nil))
+	tlsAddr := freeAddr(t)
+	acls := recipeBlocks(t, aioRecipe, "conf")
+	if len(acls) != 1 {
+		t.Fatalf("the recipe has %d ACL blocks; want one", len(acls))
+	}
+	acl := filepath.Join(t.TempDir(), "acl")
+	if err := os.WriteFile(acl, []byte(recipeNames{"ID": recipeExecutor}.apply(acls[0])), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	names := recipeNames{
+		"acl":                                acl,
+		"aio-broker:18883":                   tlsAddr,
+		"127.0.0.1:18883":                    tlsAddr,
+		"/var/run/certs/ca.crt":              pki.CAFile,
+		"/var/run/secrets/tokens/broker-sat": tokenFile,
+		"server.pem":                         serverCert,
+		"server-key.pem":                     serverKey,
+		"jwks.json":                          iss.JWKSFile,
+		"empty":                              t.TempDir(),
+		"DIR":                                plugins,
+		"ID":                                 recipeExecutor,
+	}
+	// The stand-in: startServeIn's own --plugins, --listen and --id come
+	// first; the recipe's --plugins and --id override them.
+	empty := names["empty"]
+	startServeIn(t, empty, nil, strings.Fields(names.apply(cmds[2].text))[2:]...)
+	startServe(t, nil, strings.Fields(names.apply(cmds[0].text))[2:]...)
+	(&recipeBroker{names: names}).invoke(t, cmds[1])
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/broker"
+	"github.com/cmdhost/cmdhost/internal/jwt"
 	"github.com/cmdhost/cmdhost/internal/otlp"
 	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/redact"
@@ -50,7 +51,7 @@ func serveCommand() *cli.Command {
 			configFlag(),
 			// Required, but checked by serveConfig: it may come from --config.
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` (required)", EnvVars: []string{"CMDHOST_PLUGINS"}},
-			&cli.StringFlag{Name: "broker", Usage: "MQTT broker `URL` (mqtt://host:port); none: start the embedded broker", EnvVars: []string{"CMDHOST_BROKER"}},
+			brokersFlag("MQTT broker `URL` (mqtt://host:port); none: start the embedded broker"),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "embedded broker `ADDR`", EnvVars: []string{"CMDHOST_LISTEN"}},
 			&cli.IntFlag{Name: "max-request-bytes", Value: broker.DefaultMaxPacketBytes, Usage: "largest request packet, in bytes: the embedded broker's Maximum Packet Size (a larger packet ends its sender's connection before it is read) and the one the host announces to an external broker (which then does not deliver a larger request)", EnvVars: []string{"CMDHOST_MAX_REQUEST_BYTES"}},
 			&cli.IntFlag{Name: "broker-max-clients", Value: broker.DefaultMaxClients, Usage: "clients the embedded broker admits at once (the host's own not counted); beyond: CONNACK 0x89 server busy", EnvVars: []string{"CMDHOST_BROKER_MAX_CLIENTS"}},
@@ -156,18 +157,18 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if cfg.ExecutorID == "" {
 		cfg.ExecutorID = hostname()
 	}
-	if raw := c.String("broker"); raw != "" {
-		u, err := brokerURL(raw)
+	if len(c.StringSlice("broker")) > 0 {
+		us, err := brokerURLs(c)
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Broker = u
+		cfg.Broker, cfg.BrokerFailover = us[0], us[1:]
 		// The secured broker's flags (brokerauth.go).
-		if cfg.BrokerAuth, err = brokerAuth(c, u); err != nil {
+		if cfg.BrokerAuth, err = brokersAuth(c, us); err != nil {
 			return cfg, err
 		}
-	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") {
-		return cfg, errors.New("--username, --password-file and the --tls-* flags are for an external broker (--broker); the embedded broker needs none")
+	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") || c.IsSet("sat-file") {
+		return cfg, errors.New("--username, --password-file, --sat-file and the --tls-* flags are for an external broker (--broker); the embedded broker needs none")
 	}
 	if err := embeddedSecurity(c, &cfg); err != nil {
 		return cfg, err
@@ -241,6 +242,8 @@ func embeddedSecurityFlags() []cli.Flag {
 		&cli.StringFlag{Name: "listen-client-ca", Usage: "require TLS clients to show a certificate this CA `FILE` (PEM) signed; its common name is the client's user name", EnvVars: []string{"CMDHOST_LISTEN_CLIENT_CA"}},
 		&cli.StringFlag{Name: "users", Usage: "users `FILE` of the embedded broker (name:bcrypt hash lines, written by `cmdhost user add`): clients must log in as one of them; re-read when it changes", EnvVars: []string{"CMDHOST_USERS"}},
 		&cli.StringFlag{Name: "acl", Usage: "ACL `FILE` of the embedded broker (user, call, admin, events lines; docs/cli.md): which commands each user may call, and whether the admin ops and events; every client may read its own replies only. Needs --users or --listen-client-ca", EnvVars: []string{"CMDHOST_ACL"}},
+		&cli.StringFlag{Name: "sat-key", Usage: "admit clients that log in with a Kubernetes service account token (K8S-SAT) signed by a key of this `FILE` (the issuer's public keys: PEM, or a JWKS such as `kubectl get --raw /openid/v1/jwks` prints); re-read when it changes", EnvVars: []string{"CMDHOST_SAT_KEY"}},
+		&cli.StringFlag{Name: "sat-audience", Usage: "the `AUDIENCE` the service account tokens must be for (with --sat-key; default " + broker.DefaultSATAudience + ", as the Azure IoT Operations broker)", EnvVars: []string{"CMDHOST_SAT_AUDIENCE"}},
 		&cli.BoolFlag{Name: "allow-anonymous", Usage: "let the embedded broker admit anyone on a --listen or --listen-tls address other than loopback (refused without --users or --listen-client-ca otherwise)", EnvVars: []string{"CMDHOST_ALLOW_ANONYMOUS"}},
 	}
 }
@@ -252,9 +255,10 @@ func embeddedSecurity(c *cli.Context, cfg *host.Config) error {
 	cfg.ListenTLS, cfg.ListenCertFile, cfg.ListenKeyFile = c.String("listen-tls"), c.String("listen-cert"), c.String("listen-key")
 	cfg.ListenClientCAFile, cfg.UsersFile, cfg.AllowAnonymous = c.String("listen-client-ca"), c.String("users"), c.Bool("allow-anonymous")
 	cfg.ACLFile = c.String("acl")
+	cfg.SATKeyFile, cfg.SATAudience = c.String("sat-key"), c.String("sat-audience")
 	if cfg.Broker != nil {
-		if cfg.ListenTLS != "" || cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != "" || cfg.UsersFile != "" || cfg.ACLFile != "" || cfg.AllowAnonymous {
-			return errors.New("--listen-tls, --listen-cert, --listen-key, --listen-client-ca, --users, --acl and --allow-anonymous are the embedded broker's: with --broker, secure that broker itself (docs/security.md)")
+		if cfg.ListenTLS != "" || cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != "" || cfg.UsersFile != "" || cfg.ACLFile != "" || cfg.AllowAnonymous || cfg.SATKeyFile != "" || cfg.SATAudience != "" {
+			return errors.New("--listen-tls, --listen-cert, --listen-key, --listen-client-ca, --users, --acl, --sat-key, --sat-audience and --allow-anonymous are the embedded broker's: with --broker, secure that broker itself (docs/security.md)")
 		}
 		return nil
 	}
@@ -269,9 +273,17 @@ func embeddedSecurity(c *cli.Context, cfg *host.Config) error {
 			return fmt.Errorf("--users: %w (add a user with `cmdhost user add NAME --users %s`)", err, cfg.UsersFile)
 		}
 	}
+	if cfg.SATAudience != "" && cfg.SATKeyFile == "" {
+		return errors.New("--sat-audience is the audience of the tokens --sat-key checks: give --sat-key FILE too")
+	}
+	if cfg.SATKeyFile != "" {
+		if _, err := jwt.ReadKeys(cfg.SATKeyFile); err != nil {
+			return fmt.Errorf("--sat-key: %w", err)
+		}
+	}
 	if cfg.ACLFile != "" {
-		if cfg.UsersFile == "" && cfg.ListenClientCAFile == "" {
-			return errors.New("--acl grants users their topics: give --users FILE or --listen-client-ca FILE too, so that clients say who they are")
+		if cfg.UsersFile == "" && cfg.ListenClientCAFile == "" && cfg.SATKeyFile == "" {
+			return errors.New("--acl grants users their topics: give --users FILE, --listen-client-ca FILE or --sat-key FILE too, so that clients say who they are")
 		}
 		if _, err := broker.ReadACL(cfg.ACLFile); err != nil {
 			return fmt.Errorf("--acl: %w", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -124,8 +125,14 @@ func TestServeAndInvoke(t *testing.T) {
 		{[]string{"echo", "--topic", "rpc/cli-host/echo"}, exitUsage, "not both"},
 		{[]string{"echo", "--broker", "mqtt://" + freeAddr(t)}, exitNoBroker, "connection refused"},
 	} {
-		// A flag given twice takes its last value: the case's own win.
-		args := append([]string{"invoke", "--broker", broker, "--executor", "cli-host"}, c.args...)
+		// A flag given twice takes its last value (--executor): the
+		// case's own win; a case's --broker replaces the host's (given
+		// twice, --broker names two brokers to try in turn).
+		args := []string{"invoke", "--executor", "cli-host"}
+		if !slices.Contains(c.args, "--broker") {
+			args = append(args, "--broker", broker)
+		}
+		args = append(args, c.args...)
 		out, errOut, code := run(t, args...)
 		if code != c.code || out != "" || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: stdout %q, stderr %q, exit %d; want exit %d and %q", c.args, out, errOut, code, c.code, c.want)

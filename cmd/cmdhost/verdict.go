@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -88,7 +89,7 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 	unasked := func(err error) (string, error) {
 		var exit cli.ExitCoder
 		if !named && errors.As(err, &exit) && (exit.ExitCode() == exitNoBroker || exit.ExitCode() == exitNoExecutor) {
-			return fmt.Sprintf("no host answered at %s (--broker and --executor name the one to ask): not checked with a running host; a host serving %s loads it when it sees the file", redact.String(c.String("broker")), dir), nil
+			return fmt.Sprintf("no host answered at %s (--broker and --executor name the one to ask): not checked with a running host; a host serving %s loads it when it sees the file", redact.String(strings.Join(c.StringSlice("broker"), ", ")), dir), nil
 		}
 		return "", err
 	}

@@ -37,7 +37,7 @@ func versionCommand() *cli.Command {
 			// No environment variable: a CMDHOST_EXECUTOR set for invoke
 			// must not make version need a broker.
 			&cli.StringFlag{Name: "executor", Usage: "also ask the running host `ID` (serve --id) for its version"},
-			&cli.StringFlag{Name: "broker", Value: "mqtt://" + defaultListen, Usage: "MQTT broker `URL` of the host (with --executor)", EnvVars: []string{"CMDHOST_BROKER"}},
+			brokersFlag("MQTT broker `URL` of the host (with --executor)", "mqtt://"+defaultListen),
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the host (with --executor)"},
 		}, authFlags()...),
 		Action: runVersion,

@@ -29,6 +29,9 @@ type BrokerAuth = session.Auth
 type ClientConfig struct {
 	// Broker is the MQTT broker the host serves on.
 	Broker *url.URL
+	// Failover are more brokers of the same cluster, tried in turn after
+	// Broker when it cannot be reached (session.Config.Failover).
+	Failover []*url.URL
 	// Auth is how the client logs in to Broker (BrokerAuth); zero:
 	// anonymously.
 	Auth BrokerAuth
@@ -91,7 +94,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	inv, err := rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: cfg.Broker, Auth: cfg.Auth}, RefusedIsFinal: true})
+	inv, err := rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: cfg.Broker, Failover: cfg.Failover, Auth: cfg.Auth}, RefusedIsFinal: true})
 	if err != nil {
 		return nil, err
 	}

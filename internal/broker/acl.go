@@ -2,15 +2,19 @@ package broker
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 )
 
 // What a client over the network may publish and subscribe to, with an
-// ACL file (Config.ACLFile; without one, everything, as before):
+// ACL file (Config.ACLFile), or without one on a broker that
+// authenticates its clients (DefaultACL):
 //
 //   - every client may subscribe under its own response prefix,
 //     clients/<clientId>/ (cmdhost's invokers take
@@ -21,15 +25,33 @@ import (
 //   - `admin` grants the admin ops of every executor: publishing to
 //     cmdhost/+/admin/# and cmdhost/+/replica/+/admin/#, and subscribing to
 //     cmdhost/+/replicas (the replicas' announcements);
-//   - `events` grants subscribing to cmdhost/+/events.
+//   - `events` grants subscribing to cmdhost/+/events;
+//   - `host EXECUTOR` lets the user serve as that executor (a cmdhost
+//     serve --broker, a replica): subscribing to its request and admin
+//     topics, publishing its replies (to every client's prefix), events
+//     and announcements.
 //
 // A subscription is granted only if every topic its filter matches is
 // granted (filterWithin), so a wildcard cannot reach past a grant. The
 // host's own clients, in process, are never checked.
+//
+// The ACL file is re-read when it changes (Reload, called by the
+// broker's file watch): a version that does not parse keeps the grants
+// last read, and the error says why.
 
-// ACL is a parsed ACL file: the grants of each user.
+// ACL is an ACL: the grants of each user, as last read. Safe for
+// concurrent use.
 type ACL struct {
+	path  string // "": DefaultACL
+	rules atomic.Pointer[aclRules]
+}
+
+// aclRules are the grants of one version of an ACL file.
+type aclRules struct {
 	users map[string]*grants
+	// anyUser, if set, are the grants of an authenticated user the file
+	// does not name (DefaultACL).
+	anyUser *grants
 }
 
 // grants is what one user may do beyond its own response prefix.
@@ -45,26 +67,83 @@ var (
 	eventsRead = []string{"cmdhost/+/events"}
 )
 
+// hostGrants are the topics a `host ID` line grants: what a host serving
+// as executor ID subscribes to and publishes.
+func hostGrants(id string) (read, write []string) {
+	return []string{"rpc/" + id + "/#", "cmdhost/" + id + "/admin/#", "cmdhost/" + id + "/replica/+/admin/#"},
+		[]string{responsePrefix + "#", "cmdhost/" + id + "/events", "cmdhost/" + id + "/replicas"}
+}
+
 // responsePrefix starts every client's own prefix, clients/<clientId>/.
 const responsePrefix = "clients/"
 
-// ReadACL reads an ACL file. Its lines (blank lines and # comments
-// ignored):
+// DefaultACL is the ACL of a broker that authenticates its clients
+// (users, client certificates or service account tokens) and was given
+// no ACL file: least privilege. Every authenticated user may call every
+// command (publish to rpc/#) and read its own replies; nobody may
+// subscribe to # or to others' replies, use the admin ops, read the
+// events or serve as a host. An anonymous client (the plain listener on
+// loopback beside an mTLS one) calls nothing.
+func DefaultACL() *ACL {
+	a := &ACL{}
+	a.rules.Store(&aclRules{users: map[string]*grants{}, anyUser: &grants{write: []string{"rpc/#"}}})
+	return a
+}
+
+// maxACLBytes bounds an ACL file.
+const maxACLBytes = 4 << 20
+
+// ReadACL reads the ACL file at path (see parseACL for its lines).
+func ReadACL(path string) (*ACL, error) {
+	a := &ACL{path: path}
+	if err := a.Reload(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Reload reads the ACL file again. A file that does not read or parse
+// leaves the grants as they were, and the error says why.
+func (a *ACL) Reload() error {
+	if a.path == "" {
+		return nil
+	}
+	f, err := os.Open(a.path)
+	if err != nil {
+		return fmt.Errorf("ACL file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxACLBytes+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("ACL file %s: %w", a.path, err)
+	case len(b) > maxACLBytes:
+		return fmt.Errorf("ACL file %s: more than %d bytes", a.path, maxACLBytes)
+	}
+	rules, err := parseACL(a.path, b)
+	if err != nil {
+		return err
+	}
+	a.rules.Store(rules)
+	return nil
+}
+
+// Path is the ACL file's path; "" for DefaultACL.
+func (a *ACL) Path() string { return a.path }
+
+// parseACL parses an ACL file's content. Its lines (blank lines and #
+// comments ignored):
 //
 //	user NAME        the lines below, to the next user line, are NAME's
 //	call PATTERN     may publish to the command topics PATTERN matches
 //	                 (rpc/<executor>/<command>, + and # allowed)
 //	admin            may use the admin ops (plugin list, inspect, ...)
 //	events           may subscribe to the timeout events
-func ReadACL(path string) (*ACL, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("ACL file: %w", err)
-	}
-	defer f.Close()
-	acl := &ACL{users: map[string]*grants{}}
+//	host EXECUTOR    may serve as that executor (serve --broker --id EXECUTOR)
+func parseACL(path string, content []byte) (*aclRules, error) {
+	acl := &aclRules{users: map[string]*grants{}}
 	var cur *grants
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(content))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if i := strings.IndexByte(line, '#'); i >= 0 && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
@@ -75,7 +154,7 @@ func ReadACL(path string) (*ACL, error) {
 			continue
 		}
 		bad := func(why string) error {
-			return fmt.Errorf("ACL file %s line %d: %s (lines: user NAME, call rpc/EXECUTOR/COMMAND, admin, events)", path, n, why)
+			return fmt.Errorf("ACL file %s line %d: %s (lines: user NAME, call rpc/EXECUTOR/COMMAND, admin, events, host EXECUTOR)", path, n, why)
 		}
 		if fields[0] == "user" {
 			if len(fields) != 2 {
@@ -108,6 +187,12 @@ func ReadACL(path string) (*ACL, error) {
 			} else {
 				cur.read = append(cur.read, eventsRead...)
 			}
+		case "host":
+			if len(fields) != 2 || !validFilter(fields[1]) || strings.Contains(fields[1], "/") || fields[1] == "#" {
+				return nil, bad("`host` takes one executor id (a topic level, or +)")
+			}
+			read, write := hostGrants(fields[1])
+			cur.write, cur.read = append(cur.write, write...), append(cur.read, read...)
 		default:
 			return nil, bad(fmt.Sprintf("unknown line %q", fields[0]))
 		}
@@ -127,7 +212,11 @@ func (a *ACL) allows(cl *mqtt.Client, user, filter string, write bool) bool {
 			return true
 		}
 	}
-	g := a.users[user]
+	rules := a.rules.Load()
+	g := rules.users[user]
+	if g == nil && user != "" {
+		g = rules.anyUser
+	}
 	if g == nil {
 		return false
 	}

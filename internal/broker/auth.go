@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -24,6 +25,10 @@ import (
 //     in as one of its users: without a user name it is refused with
 //     CONNACK 0x87 (not authorized: it did not say who it is), with a
 //     wrong user name or password with 0x86 (bad user name or password).
+//   - A client that names an authentication method logs in with a
+//     Kubernetes service account token (sat.go, Config.SATKeyFile); any
+//     other method is refused with CONNACK 0x8C. With SATKeyFile and no
+//     users file, a client without a token is refused with 0x87.
 //   - Otherwise anyone may connect: the listener must then be on loopback,
 //     or Config.AllowAnonymous must say that it is meant (CheckAccess).
 //
@@ -43,7 +48,16 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.C
 		cl.Properties.Username = []byte(cn)
 		return packets.CodeSuccess, "", true
 	}
+	if m := pk.Properties.AuthenticationMethod; m != "" {
+		if g.sat == nil || m != SATMethod {
+			return packets.ErrBadAuthenticationMethod, "authentication method " + strconvQuote(m) + " not accepted (K8S-SAT with --sat-key only)", false
+		}
+		return g.sat.login(cl, pk)
+	}
 	if g.users == nil {
+		if g.sat != nil {
+			return packets.ErrNotAuthorized, "no service account token: the broker admits clients that log in with one (K8S-SAT)", false
+		}
 		if g.acl != nil {
 			// Anonymous: the user name it claims was not checked, so the
 			// ACL must not grant by it.
@@ -74,6 +88,9 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.C
 	}
 	return packets.CodeSuccess, "", true
 }
+
+// strconvQuote quotes a string a client chose, cut, for a log line.
+func strconvQuote(s string) string { return strconv.Quote(logText(s)) }
 
 // peerCommonName returns the common name of the certificate a client
 // showed on the TLS listener, when a client CA verified it.
@@ -126,7 +143,7 @@ type AnonymousError struct {
 }
 
 func (e *AnonymousError) Error() string {
-	fix := "--users FILE (clients log in; `cmdhost user add NAME --users FILE` writes it)"
+	fix := "--users FILE (clients log in; `cmdhost user add NAME --users FILE` writes it), --sat-key FILE (clients log in with a service account token)"
 	if e.TLS {
 		fix += " or --listen-client-ca FILE (clients show a certificate that CA signed)"
 	}
@@ -139,7 +156,7 @@ func (e *AnonymousError) Error() string {
 // AllowAnonymous: the embedded broker is secured by default where others
 // can reach it, and open only on the machine itself (the quickstart).
 func (c Config) CheckAccess() error {
-	if c.AllowAnonymous || c.UsersFile != "" {
+	if c.AllowAnonymous || c.UsersFile != "" || c.SATKeyFile != "" {
 		return nil
 	}
 	if !isLoopback(c.Addr) {
@@ -149,6 +166,12 @@ func (c Config) CheckAccess() error {
 		return &AnonymousError{Flag: "--listen-tls", Addr: c.TLSAddr, TLS: true}
 	}
 	return nil
+}
+
+// authenticates reports whether the broker says who its clients are: a
+// users file, a client CA or token keys.
+func (c Config) authenticates() bool {
+	return c.UsersFile != "" || c.TLSClientCAFile != "" || c.SATKeyFile != ""
 }
 
 // isLoopback reports whether a listen address is on loopback only:

@@ -143,7 +143,9 @@ func TestTLSListener(t *testing.T) {
 	if ack := c.connectAs(t, "tls-alice", "alice", "alice-pw"); ack.ReasonCode != 0 {
 		t.Fatalf("alice over TLS: CONNACK 0x%02x, want 0", ack.ReasonCode)
 	}
-	c.subscribe(t, "x/#", 1)
+	// Under the default ACL (a users file, no ACL file) a client may
+	// subscribe under its own prefix: MQTT works over TLS.
+	c.subscribe(t, "clients/tls-alice/#", 1)
 	// Plain MQTT on the TLS port is no MQTT there.
 	plain := dialRaw(t, e.TLSAddr())
 	plain.write(t, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},

@@ -4,9 +4,12 @@
 // configured for request/response traffic (see newServer for every choice and
 // why), and optionally a TLS listener. No persistence. On loopback it may be
 // anonymous (the quickstart); elsewhere its clients log in, with a user of
-// the users file or a client certificate (auth.go), unless the operator
-// says otherwise (Config.AllowAnonymous). No ACLs yet: a client that got in
-// may publish and subscribe to anything.
+// the users file, a client certificate or a service account token (auth.go,
+// sat.go), unless the operator says otherwise (Config.AllowAnonymous). What
+// a client that got in may publish and subscribe to is the ACL's (acl.go):
+// the operator's file, or least privilege by default on a broker that
+// authenticates; anything on an anonymous one. The ACL file and the TLS
+// listener's files are re-read when they change (reload.go).
 //
 // A client that got in may be anyone, so what one client can take is bounded
 // (Config, guard.go, tcpconn.go): the packet size (announced in CONNACK and
@@ -38,6 +41,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
@@ -64,9 +68,19 @@ type Config struct {
 	// certificate on the TLS listener). It is re-read when it changes.
 	UsersFile string
 	// ACLFile, if set, is the ACL file (acl.go, ReadACL): what each user
-	// may publish and subscribe to, read at the start. Without it every
-	// client that got in may publish and subscribe to every topic.
+	// may publish and subscribe to, re-read when it changes (reload.go).
+	// Without it, a broker that authenticates its clients (a users file,
+	// a client CA or token keys) applies DefaultACL: least privilege; an
+	// anonymous broker (loopback, or AllowAnonymous) lets every client
+	// publish and subscribe to every topic.
 	ACLFile string
+	// SATKeyFile, if set, admits clients that log in with a Kubernetes
+	// service account token (sat.go): the public keys of the tokens'
+	// issuer, PEM or JWKS, re-read when the file changes. SATAudience is
+	// the audience the tokens must be for; "": DefaultSATAudience.
+	SATKeyFile, SATAudience string
+	// Clock is what token expiry is checked against; nil: the system's.
+	Clock clock.Clock
 	// AllowAnonymous lets a listener on an address other than loopback
 	// admit anyone (CheckAccess refuses it otherwise).
 	AllowAnonymous bool
@@ -134,6 +148,7 @@ type Embedded struct {
 	pipes     *pipeListener // DialInProcess's connections (inprocess.go)
 	guard     *guard
 	stats     *stats
+	watch     *fileWatch // the files re-read when they change (reload.go)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -179,31 +194,44 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		}
 	}
 	var acl *ACL
+	re := &reloadable{cfg: cfg, log: log}
 	if cfg.ACLFile != "" {
 		if acl, err = ReadACL(cfg.ACLFile); err != nil {
 			_ = srv.Close()
 			return nil, fmt.Errorf("broker: %w", err)
 		}
+		re.acl = acl
+	} else if cfg.authenticates() {
+		acl = DefaultACL()
 	}
 	if cfg.TLSAddr != "" {
 		if tlsCfg, err = tlsConfig(cfg); err != nil {
 			_ = srv.Close()
 			return nil, err
 		}
+		re.tls.Store(tlsCfg)
+	}
+	watch, err := watchFiles(re.files(), re.changed, log)
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
 	}
 	ln, err := listen(cfg.Addr, "--listen")
 	if err != nil {
+		watch.Close()
 		_ = srv.Close()
 		return nil, err
 	}
 	var tlsLn net.Listener
 	if tlsCfg != nil {
 		if tlsLn, err = listen(cfg.TLSAddr, "--listen-tls"); err != nil {
+			watch.Close()
 			_, _ = ln.Close(), srv.Close()
 			return nil, err
 		}
 	}
 	closeAll := func() {
+		watch.Close()
 		_ = ln.Close()
 		if tlsLn != nil {
 			_ = tlsLn.Close()
@@ -219,6 +247,16 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	if cfg.SATKeyFile != "" {
+		if g.sat, err = newSATCheck(cfg, srv, log); err != nil {
+			closeAll()
+			return nil, err
+		}
+		if err := srv.AddHook(g.sat, nil); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+	}
 	if err := srv.AddListener(listeners.NewNet(tcpListenerID, tcp)); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: tcp listener: %w", err)
@@ -227,7 +265,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	if tlsLn != nil {
 		tlsAddr = tlsLn.Addr().String()
 		// TLS under the bounds: boundedConn reads and writes MQTT's bytes.
-		secure := &tcpListener{Listener: tls.NewListener(tlsLn, tlsCfg), cfg: cfg, stats: st, log: log, open: open}
+		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, open: open}
 		if err := srv.AddListener(listeners.NewNet(tlsListenerID, secure)); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("broker: TLS listener: %w", err)
@@ -235,14 +273,16 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	}
 	pipes := newPipeListener()
 	if err := srv.AddListener(listeners.NewNet(inProcessListener, pipes)); err != nil {
+		watch.Close()
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: in-process listener: %w", err)
 	}
 	if err := srv.Serve(); err != nil { // Serve does not block: it starts the accept loops and returns
+		watch.Close()
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	return &Embedded{srv: srv, addr: ln.Addr().String(), tlsAddr: tlsAddr, pipes: pipes, guard: g, stats: st}, nil
+	return &Embedded{srv: srv, addr: ln.Addr().String(), tlsAddr: tlsAddr, pipes: pipes, guard: g, stats: st, watch: watch}, nil
 }
 
 // listen listens on addr, the value of flag.
@@ -366,6 +406,7 @@ func (e *Embedded) URL() *url.URL {
 // than once.
 func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() { // mochi's Close panics if called twice
+		e.watch.Close()
 		e.drain(closeDrain)
 		// mochi's Server.Close finds each listener's clients with
 		// Clients.GetByListener, which takes the clients' read lock twice:

@@ -110,6 +110,7 @@ type guard struct {
 	open  *atomic.Int64 // the connections open over the network (tcpListener)
 	users *passwd.File  // nil: no users file
 	acl   *ACL          // nil: no ACL file, everything allowed
+	sat   *satCheck     // nil: no K8S-SAT logins (sat.go)
 	// logins holds a token per password check running: a bcrypt check
 	// costs ~50 ms of a core, and a CONNECT costs its sender nothing, so
 	// no more than half the cores check at once; a login beyond them is

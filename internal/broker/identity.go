@@ -23,8 +23,10 @@ const UserProperty = "__brokerUser"
 //   - on the TLS listener with a client CA, the common name of the
 //     certificate the handshake verified (authenticate made it the
 //     client's user name);
-//   - with a users file, the user name whose password the broker checked
-//     at CONNECT (every client over the network logs in then);
+//   - with a users file or token keys, the user name whose password the
+//     broker checked at CONNECT, or the subject of the service account
+//     token it verified (sat.go): every client over the network logs in
+//     then;
 //   - otherwise (an anonymous listener, the host's own clients in
 //     process) none: a user name in the CONNECT is a claim.
 func (g *guard) verifiedUser(cl *mqtt.Client) string {
@@ -34,7 +36,7 @@ func (g *guard) verifiedUser(cl *mqtt.Client) string {
 	if cn, ok := peerCommonName(cl.Net.Conn); ok {
 		return cn
 	}
-	if g.users != nil {
+	if g.users != nil || g.sat != nil {
 		return string(cl.Properties.Username)
 	}
 	return ""
@@ -57,8 +59,8 @@ func (g *guard) stamp(cl *mqtt.Client, user []packets.UserProperty) []packets.Us
 }
 
 // GrantsAdmin reports whether the ACL file grants user the admin ops
-// (its `admin` line): false without an ACL file, where every client may
-// publish on the admin topics and a grant says nothing. The host lets
+// (its `admin` line): false without an ACL file (the default ACL grants
+// no one the admin ops). The host lets
 // such a user, as the verified caller of an admin op, use the ops that
 // change state without the admin token.
 func (e *Embedded) GrantsAdmin(user string) bool {
@@ -67,7 +69,7 @@ func (e *Embedded) GrantsAdmin(user string) bool {
 
 // grantsAdmin reports whether user may publish on every admin topic.
 func (a *ACL) grantsAdmin(user string) bool {
-	g := a.users[user]
+	g := a.rules.Load().users[user]
 	if g == nil {
 		return false
 	}

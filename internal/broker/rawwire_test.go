@@ -45,6 +45,8 @@ func (c *rawClient) write(t *testing.T, pk packets.Packet) {
 		err = pk.SubscribeEncode(&buf)
 	case packets.Publish:
 		err = pk.PublishEncode(&buf)
+	case packets.Auth:
+		err = pk.AuthEncode(&buf)
 	default:
 		t.Fatalf("rawClient cannot write packet type %d", pk.FixedHeader.Type)
 	}
@@ -87,6 +89,8 @@ func (c *rawClient) read(t *testing.T) (packets.Packet, error) {
 		err = pk.PubackDecode(body)
 	case packets.Disconnect:
 		err = pk.DisconnectDecode(body)
+	case packets.Auth:
+		err = pk.AuthDecode(body)
 	}
 	return pk, err
 }

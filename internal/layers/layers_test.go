@@ -59,6 +59,7 @@ var layer = map[string]int{
 	"internal/redact":    18,
 	"internal/secret":    18,
 	"internal/passwd":    18,
+	"internal/jwt":       18,
 
 	"sdk": 15,
 	"abi": 10,

@@ -19,7 +19,6 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/logx"
-	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/session"
 )
 
@@ -261,12 +260,12 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		_ = sess.Disconnect(context.Background())
 		cfg.Logger.Debug("invoker: connection refused", "err", err)
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", redact.URL(sess.Config().Broker), syscall.ECONNREFUSED)
+			return nil, fmt.Errorf("no broker at %s: %w (is one running there? see --broker)", sess.Config().BrokersText(), syscall.ECONNREFUSED)
 		}
-		return nil, fmt.Errorf("connecting to %s: %w", redact.URL(sess.Config().Broker), err)
+		return nil, fmt.Errorf("connecting to %s: %w", sess.Config().BrokersText(), err)
 	case <-ctx.Done():
 		_ = sess.Disconnect(context.Background())
-		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", redact.URL(sess.Config().Broker), ctx.Err())
+		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", sess.Config().BrokersText(), ctx.Err())
 	}
 }
 

@@ -47,6 +47,12 @@ type Auth struct {
 	// not part of it), read at each CONNECT. PasswordEnv names an
 	// environment variable holding it instead. At most one of them.
 	PasswordFile, PasswordEnv string
+	// TokenFile is a file holding a Kubernetes service account token
+	// (MQTT v5 enhanced authentication, method K8S-SAT, as the Azure IoT
+	// Operations broker expects): sent in each CONNECT, and sent again
+	// in an AUTH packet on the live connection whenever the file changes
+	// (sat.go). Not with a password.
+	TokenFile string
 }
 
 // tlsSet reports whether any TLS setting is given.
@@ -91,6 +97,9 @@ func (a Auth) resolve(u *url.URL) (Auth, *url.URL, error) {
 	if a.PasswordFile != "" && a.PasswordEnv != "" {
 		return a, u, errors.New("the password comes from a file or from the environment, not both")
 	}
+	if a.TokenFile != "" && (a.PasswordFile != "" || a.PasswordEnv != "") {
+		return a, u, errors.New("a token file (K8S-SAT) and a password are two ways of logging in: give one")
+	}
 	if a.tlsSet() && !isTLS(u) {
 		return a, u, fmt.Errorf("TLS settings are given but the broker URL %s is plain TCP: use mqtts://%s", u.Redacted(), u.Host)
 	}
@@ -107,6 +116,11 @@ func (a Auth) Check() error {
 	}
 	if a.PasswordFile != "" || a.PasswordEnv != "" {
 		if _, err := a.password(); err != nil {
+			return err
+		}
+	}
+	if a.TokenFile != "" {
+		if _, err := a.token(); err != nil {
 			return err
 		}
 	}

@@ -23,13 +23,17 @@ func (s *Session) connectionUp(cm *autopaho.ConnectionManager, ca *paho.Connack)
 	s.packetLimit.set(ca)
 	s.cm.Store(cm)
 	s.refusals.Store(0)
+	s.round.reset()
+	if len(s.cfg.Failover) > 0 {
+		s.log.Info("connected", "broker", redact.URL(s.attempted()))
+	}
 	switch {
 	case ca.SessionPresent:
-		s.log.Debug("connected: the broker kept the session; subscribing again all the same", "broker", redact.URL(s.cfg.Broker))
+		s.log.Debug("connected: the broker kept the session; subscribing again all the same", "broker", redact.URL(s.attempted()))
 	case s.hadSession.Load():
 		s.sessionLost()
 	default:
-		s.log.Debug("connected: no session at the broker; subscribing", "broker", redact.URL(s.cfg.Broker))
+		s.log.Debug("connected: no session at the broker; subscribing", "broker", redact.URL(s.attempted()))
 	}
 	s.hadSession.Store(s.cfg.Expiry > 0)
 	if s.h.Up != nil {
@@ -59,7 +63,7 @@ func (s *Session) serverDisconnected(d *paho.Disconnect) {
 		s.log.Error("session taken over: another client connected to the broker with this host's client id and took its session; "+
 			"reconnecting to take it back. If this repeats, two hosts share the client id (give each its own --client-id) "+
 			"or a client poses as this host (make the broker authenticate its clients)",
-			"client_id", s.cfg.ClientID, "broker", redact.URL(s.cfg.Broker), "reason", why)
+			"client_id", s.cfg.ClientID, "broker", redact.URL(s.attempted()), "reason", why)
 		return
 	}
 	s.log.Warn("broker disconnected us", "reason", d.ReasonCode, "reason_string", why)
@@ -78,7 +82,7 @@ func (s *Session) sessionLost() {
 	s.log.Error("session lost: the broker kept no session for this host across the reconnection. "+
 		"Another client may have connected with this host's client id and cleared it (two hosts sharing the id, "+
 		"or a client posing as this host), or the broker restarted without persistence; requests queued in it are lost. "+
-		"Subscribing again", "client_id", s.cfg.ClientID, "broker", redact.URL(s.cfg.Broker))
+		"Subscribing again", "client_id", s.cfg.ClientID, "broker", redact.URL(s.attempted()))
 }
 
 // connectPacket is the session's CONNECT: the user name and the password
@@ -106,6 +110,14 @@ func (s *Session) connectPacket(c *paho.Connect, _ *url.URL) (*paho.Connect, err
 	if pw != nil {
 		c.Password, c.PasswordFlag = pw, true
 	}
+	if s.cfg.Auth.TokenFile != "" {
+		tok, err := s.cfg.Auth.token()
+		if err != nil {
+			return nil, err
+		}
+		c.Properties.AuthMethod, c.Properties.AuthData = SATMethod, tok
+		s.sat.sent(tok)
+	}
 	if s.cfg.MaxPacketSize > 0 {
 		n := uint32(min(s.cfg.MaxPacketSize, maxRemainingLength))
 		c.Properties.MaximumPacketSize = &n
@@ -127,6 +139,10 @@ type Stats struct {
 	// SessionsLost counts reconnections that found no session at the
 	// broker although the last connection had one (sessionLost).
 	SessionsLost int64
+	// Reauthentications counts new tokens (Auth.TokenFile) the broker
+	// accepted on a live connection; ReauthenticationsRefused those it
+	// refused (it then disconnected the session).
+	Reauthentications, ReauthenticationsRefused int64
 	// RepliesWaiting is the number of published messages waiting for
 	// their PUBACK now.
 	RepliesWaiting int
@@ -147,11 +163,17 @@ func (s *Session) Stats() Stats {
 		waiting = len(s.watch.waiting)
 		s.watch.mu.Unlock()
 	}
+	var reauths, refused int64
+	if s.sat != nil {
+		reauths, refused = s.sat.reauths.Load(), s.sat.refused.Load()
+	}
 	return Stats{
-		RepliesAbandoned:    s.stats.repliesAbandoned.Load(),
-		ConnectionsRecycled: s.stats.connectionsRecycled.Load(),
-		SessionTakeovers:    s.stats.sessionTakeovers.Load(),
-		SessionsLost:        s.stats.sessionsLost.Load(),
-		RepliesWaiting:      waiting,
+		Reauthentications:        reauths,
+		ReauthenticationsRefused: refused,
+		RepliesAbandoned:         s.stats.repliesAbandoned.Load(),
+		ConnectionsRecycled:      s.stats.connectionsRecycled.Load(),
+		SessionTakeovers:         s.stats.sessionTakeovers.Load(),
+		SessionsLost:             s.stats.sessionsLost.Load(),
+		RepliesWaiting:           waiting,
 	}
 }

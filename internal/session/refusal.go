@@ -28,12 +28,18 @@ type RefusedError struct {
 	// ClientID and Username are who was refused; the password is never
 	// part of the error.
 	ClientID, Username string
+	// Method is the authentication method of the CONNECT (SATMethod), if
+	// any.
+	Method string
 }
 
 func (e *RefusedError) Error() string {
 	who := "client " + e.ClientID
 	if e.Username != "" {
 		who += " (user " + e.Username + ")"
+	}
+	if e.Method != "" {
+		who += " (authentication method " + e.Method + ")"
 	}
 	msg := fmt.Sprintf("the broker refused %s: %s (0x%02X)", who, ConnackText(e.Code), e.Code)
 	if e.Reason != "" {
@@ -91,7 +97,7 @@ func (e *TLSError) Unwrap() error { return e.Err }
 func (s *Session) explain(err error) error {
 	var ca *autopaho.ConnackError
 	if errors.As(err, &ca) {
-		return &RefusedError{Code: ca.ReasonCode, Reason: CleanText(ca.Reason, 256), ClientID: s.cfg.ClientID, Username: s.cfg.Auth.Username}
+		return &RefusedError{Code: ca.ReasonCode, Reason: CleanText(ca.Reason, 256), ClientID: s.cfg.ClientID, Username: s.cfg.Auth.Username, Method: s.cfg.Auth.method()}
 	}
 	if certificateError(err) {
 		return &TLSError{Err: err}

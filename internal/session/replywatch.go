@@ -217,7 +217,7 @@ func (s *Session) checkReplies() {
 	if v.recycle {
 		s.stats.connectionsRecycled.Add(1)
 		s.log.Error("the broker has acknowledged none of the host's replies for too long: dropping the connection to reconnect",
-			"broker", redact.URL(s.cfg.Broker), "silent", v.silent.Round(time.Second), "waiting", v.waiting)
+			"broker", redact.URL(s.attempted()), "silent", v.silent.Round(time.Second), "waiting", v.waiting)
 		s.dropConnection()
 	}
 }

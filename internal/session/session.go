@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -43,6 +44,12 @@ type Config struct {
 	// ssl (TLS). It may name the user (mqtt://NAME@host), never a
 	// password; Resolve moves the user into Auth.Username.
 	Broker *url.URL
+	// Failover are more brokers (the same cluster's other nodes) tried
+	// in turn after Broker, as autopaho's server list: each round of
+	// connection attempts goes through Broker, then these, in order,
+	// until one admits the session (failover.go). The same Auth logs in
+	// to each.
+	Failover []*url.URL
 	// Auth is how the session proves who it is to the broker and checks
 	// the broker's certificate (auth.go); the zero Auth is anonymous. TLS
 	// settings apply to the dial of a tls, mqtts or ssl URL, not to a
@@ -104,6 +111,21 @@ func (c Config) Resolve() (Config, error) {
 		return c, err
 	}
 	c.Auth, c.Broker = auth, broker
+	failover := make([]*url.URL, 0, len(c.Failover))
+	for _, u := range c.Failover {
+		if u == nil {
+			return c, errors.New("a failover broker URL is nil")
+		}
+		if auth, u, err = c.Auth.resolve(u); err != nil {
+			return c, err
+		}
+		if isTLS(u) != isTLS(c.Broker) {
+			return c, fmt.Errorf("the brokers %s and %s: one logs in over TLS and the other not: give them the same scheme", redact.URL(c.Broker), redact.URL(u))
+		}
+		c.Auth = auth
+		failover = append(failover, u)
+	}
+	c.Failover = failover
 	if c.Expiry == 0 {
 		c.Expiry = DefaultExpiry
 	}
@@ -167,7 +189,10 @@ type Session struct {
 	watch      *replyWatch                // replies waiting for their PUBACK; nil: not watched
 	conn       atomic.Pointer[brokerConn] // the latest connection, dropped when the broker is silent
 	hadSession atomic.Bool                // the last connection had a session that outlives it
-	refusals   atomic.Int32               // connection attempts refused in a row (backoff)
+	refusals   atomic.Int32               // rounds of connection attempts refused in a row (backoff)
+	broker     atomic.Pointer[url.URL]    // the broker of the latest attempt (failover.go)
+	round      failoverRound              // the failures of this round of attempts (failover.go)
+	sat        *satAuth                   // K8S-SAT (sat.go); nil without Auth.TokenFile
 	stats      stats
 
 	closed    chan struct{} // closed by Disconnect: the watch stops
@@ -191,6 +216,9 @@ func New(cfg Config, h Handlers) (*Session, error) {
 		sm = &watchedSession{SessionManager: s.state, w: s.watch}
 	}
 	s.acks = newAckLedger(sm)
+	if cfg.Auth.TokenFile != "" {
+		s.sat = new(satAuth)
+	}
 	return s, nil
 }
 
@@ -202,7 +230,7 @@ func (s *Session) Config() Config { return s.cfg }
 // connection is up.
 func (s *Session) Connect() error {
 	acfg := autopaho.ClientConfig{
-		ServerUrls:                    []*url.URL{s.cfg.Broker},
+		ServerUrls:                    s.cfg.Brokers(),
 		KeepAlive:                     keepAlive,
 		CleanStartOnInitialConnection: s.cfg.CleanStart,
 		SessionExpiryInterval:         uint32(s.cfg.ExpiryInterval().Seconds()),
@@ -225,6 +253,11 @@ func (s *Session) Connect() error {
 	if s.cfg.ManualAcks {
 		acfg.SendAcksInterval = 5 * time.Millisecond
 	}
+	if s.sat != nil {
+		// Also needed at CONNECT: paho calls it when the CONNACK names
+		// the authentication method.
+		acfg.ClientConfig.AuthHandler = s.sat
+	}
 	cm, err := autopaho.NewConnection(context.Background(), acfg)
 	if err != nil {
 		return err
@@ -232,6 +265,9 @@ func (s *Session) Connect() error {
 	s.cm.Store(cm)
 	if s.watch != nil {
 		go s.watchReplies()
+	}
+	if s.sat != nil {
+		s.watchToken()
 	}
 	return nil
 }
@@ -341,12 +377,19 @@ func (s *Session) received(pr paho.PublishReceived) (bool, error) {
 // (backoff).
 func (s *Session) connectError(err error) {
 	err = s.explain(err)
+	broker := s.attempted()
 	if Refused(err) {
-		s.refusals.Add(1)
-		s.log.Error("the broker connection was refused; trying again", "broker", redact.URL(s.cfg.Broker),
+		s.log.Error("the broker connection was refused; trying again", "broker", redact.URL(broker),
 			"client_id", s.cfg.ClientID, "username", s.cfg.Auth.Username, "err", err)
 	} else {
-		s.log.Warn("connecting to the broker", "broker", redact.URL(s.cfg.Broker), "err", err)
+		s.log.Warn("connecting to the broker", "broker", redact.URL(broker), "err", err)
+	}
+	err, roundOver := s.round.failed(err, len(s.cfg.Failover)+1)
+	if !roundOver {
+		return // the next broker of the list is tried at once
+	}
+	if Refused(err) {
+		s.refusals.Add(1)
 	}
 	if s.h.ConnectError != nil {
 		s.h.ConnectError(err)
@@ -377,6 +420,7 @@ func (s *Session) dial() DialFunc {
 	d := dialer(s.cfg.Dial, s.cfg.Auth)
 	return func(ctx context.Context, cfg autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 		s.conn.Store(nil) // connectError reads this attempt's connection, or none
+		s.broker.Store(u)
 		c, err := d(ctx, cfg, u)
 		if bc, ok := c.(*brokerConn); ok && err == nil {
 			s.conn.Store(bc)
