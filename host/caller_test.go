@@ -75,7 +75,7 @@ func TestCallerOnAnotherHostsBroker(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	users, pw := callerUsers(t, "alice", "replica")
 	first := hosttest.Serve(t, host.Config{PluginsDir: t.TempDir(), Listen: "127.0.0.1:0", ExecutorID: "first",
-		CacheDir: testkit.CacheDir(), UsersFile: users})
+		CacheDir: testkit.CacheDir(), UsersFile: users, ACLFile: replicaACL(t, "alice", "replica", "replica-trusting", "replica-not-trusting")})
 	for _, c := range []struct {
 		trust bool
 		want  string
@@ -94,4 +94,18 @@ func TestCallerOnAnotherHostsBroker(t *testing.T) {
 			t.Errorf("trust %v: %+v, %v; want %s", c.trust, r, err, c.want)
 		}
 	}
+}
+
+// replicaACL is an ACL file of the embedded broker that lets caller call
+// commands and user serve as each of executors (a replica on that
+// broker): the default, without a file, lets no one serve.
+func replicaACL(t *testing.T, caller, user string, executors ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	acl := "user " + caller + "\ncall rpc/#\nuser " + user + "\n"
+	for _, id := range executors {
+		acl += "host " + id + "\n"
+	}
+	testkit.Install(t, dir, "acl", []byte(acl))
+	return filepath.Join(dir, "acl")
 }

@@ -100,7 +100,7 @@ func TestQuotaAcrossReplicasThroughBroker(t *testing.T) {
 		return dir
 	}
 	first := hosttest.Serve(t, host.Config{PluginsDir: install(), Listen: "127.0.0.1:0", ExecutorID: "quota-a", CacheDir: testkit.CacheDir(),
-		UsersFile: users, Store: redis.URL})
+		UsersFile: users, ACLFile: replicaACL(t, "alice", "replica", "quota-b"), Store: redis.URL})
 	hosttest.Serve(t, host.Config{PluginsDir: install(), Broker: first.Broker(), ExecutorID: "quota-b", CacheDir: testkit.CacheDir(),
 		BrokerAuth: session.Auth{Username: "replica", PasswordFile: pw("replica")}, TrustBrokerIdentity: true, Store: redis.URL})
 	alice := loggedIn(t, first, "alice-cli", "alice", pw)
@@ -124,7 +124,8 @@ func TestQuotaAcrossReplicasThroughBroker(t *testing.T) {
 
 // A user the embedded broker's ACL grants `admin` uses the admin ops that
 // change state without the token, logged with who; without an ACL file
-// the token is still needed (the grant is the ACL's).
+// the default ACL grants no one the admin ops: the broker refuses the
+// publish, logged with who.
 func TestAdminByIdentity(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	users, pw := callerUsers(t, "alice")
@@ -143,6 +144,15 @@ func TestAdminByIdentity(t *testing.T) {
 		alice := loggedIn(t, srv, "alice-cli", "alice", pw)
 		r, err := alice.Invoke(ctxT(t), rpc.Call{Topic: admin.Topic("admin-id", admin.OpReload), Payload: []byte(`{"name":"counter"}`),
 			ContentType: "application/json", Timeout: 10 * time.Second})
+		if c.acl == "" {
+			if err == nil || !strings.Contains(err.Error(), "not authorized (0x87)") {
+				t.Fatalf("no ACL file: reload as alice: %+v, %v; want the broker's refusal 0x87", r, err)
+			}
+			if !log.Contains("alice") {
+				t.Errorf("the refusal is not logged with the caller:\n%s", log.String())
+			}
+			continue
+		}
 		if err != nil || r.Status != c.want {
 			t.Fatalf("acl %q: reload without a token as alice: %+v, %v; want %d", c.acl, r, err, c.want)
 		}

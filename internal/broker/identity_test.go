@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -11,12 +12,13 @@ import (
 )
 
 // publishRequest publishes a QoS 0 request on topic from a raw client,
-// with forged stamps among its user properties.
-func (c *rawClient) publishRequest(t *testing.T, topic string) {
+// with forged stamps among its user properties and a response topic under
+// the client's own prefix (the only one an ACL lets it name).
+func (c *rawClient) publishRequest(t *testing.T, topic, clientID string) {
 	t.Helper()
 	c.write(t, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish}, TopicName: topic,
 		Mods: packets.Mods{AllowResponseInfo: true},
-		Properties: packets.Properties{ResponseTopic: "resp/x", User: []packets.UserProperty{
+		Properties: packets.Properties{ResponseTopic: "clients/" + clientID + "/x", User: []packets.UserProperty{
 			{Key: UserProperty, Val: "root"}, {Key: "k", Val: "v"}, {Key: ClientIDProperty, Val: "victim"}}},
 		Payload: []byte("hi")})
 }
@@ -31,7 +33,7 @@ func TestCallerStamp(t *testing.T) {
 	ctx := testCtx(t)
 	withUsers, _ := startWith(t, Config{TLSAddr: "127.0.0.1:0", TLSCertFile: cert, TLSKeyFile: key,
 		TLSClientCAFile: pki.CAFile, UsersFile: usersFile(t, "alice", "alice-pw")})
-	sub := connectWith(t, ctx, withUsers.URL(), inProcessDialer(withUsers), "host-exec", "cmd/#")
+	sub := connectWith(t, ctx, withUsers.URL(), inProcessDialer(withUsers), "host-exec", "rpc/#")
 	want := func(what, id, user string) {
 		t.Helper()
 		got := sub.next(t, ctx).Properties.User
@@ -48,7 +50,7 @@ func TestCallerStamp(t *testing.T) {
 	if ack := alice.connectAs(t, "alice-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
 		t.Fatalf("alice: CONNACK 0x%02x", ack.ReasonCode)
 	}
-	alice.publishRequest(t, "cmd/a")
+	alice.publishRequest(t, "rpc/x/a", "alice-1")
 	want("password user", "alice-1", "alice")
 
 	bobCert, bobKey := pki.Client(t, "bob")
@@ -59,16 +61,16 @@ func TestCallerStamp(t *testing.T) {
 	if ack := bob.connectAs(t, "bob-1", "", ""); ack.ReasonCode != 0 {
 		t.Fatalf("bob: CONNACK 0x%02x", ack.ReasonCode)
 	}
-	bob.publishRequest(t, "cmd/b")
+	bob.publishRequest(t, "rpc/x/b", "bob-1")
 	want("client certificate", "bob-1", "bob")
 
 	open := startBroker(t)
-	sub = connectWith(t, ctx, open.URL(), inProcessDialer(open), "host-exec", "cmd/#")
+	sub = connectWith(t, ctx, open.URL(), inProcessDialer(open), "host-exec", "rpc/#")
 	anon := dialRaw(t, open.Addr())
 	if ack := anon.connectAs(t, "anon-1", "root", "anything"); ack.ReasonCode != 0 {
 		t.Fatalf("anonymous: CONNACK 0x%02x", ack.ReasonCode)
 	}
-	anon.publishRequest(t, "cmd/c")
+	anon.publishRequest(t, "rpc/x/c", "anon-1")
 	want("anonymous client claiming a user name", "anon-1", "")
 }
 
@@ -86,5 +88,25 @@ func TestGrantsAdmin(t *testing.T) {
 	open, _ := startWith(t, Config{UsersFile: users})
 	if open.GrantsAdmin("root") {
 		t.Error("without an ACL file root is granted admin")
+	}
+}
+
+// A client that logged in with a service account token is stamped with
+// the token's subject, the user the broker verified.
+func TestCallerStampSAT(t *testing.T) {
+	iss := testkit.NewIssuer(t)
+	const sub = "system:serviceaccount:ns:caller"
+	e, _ := startWith(t, Config{SATKeyFile: iss.KeyFile, ACLFile: aclFile(t, "user "+sub+"\ncall rpc/#\n")})
+	ctx := testCtx(t)
+	s := connectWith(t, ctx, e.URL(), inProcessDialer(e), "host-exec", "rpc/#")
+	c := dialRaw(t, e.Addr())
+	if ack := c.connectSAT(t, "sa-1", SATMethod, iss.Token(t, sub, DefaultSATAudience, time.Now().Add(time.Hour), nil)); ack.ReasonCode != 0 {
+		t.Fatalf("CONNACK 0x%02x", ack.ReasonCode)
+	}
+	c.publishRequest(t, "rpc/x/a", "sa-1")
+	got := s.next(t, ctx).Properties.User
+	want := paho.UserProperties{{Key: "k", Value: "v"}, {Key: ClientIDProperty, Value: "sa-1"}, {Key: UserProperty, Value: sub}}
+	if !slices.Equal(got, want) {
+		t.Errorf("the request arrived with %v, want %v", got, want)
 	}
 }
