@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -334,7 +335,8 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
-		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log}); err != nil {
+		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log,
+		MaxModuleBytes: cfg.MaxModuleBytes, MaxRequestBytes: cmp.Or(cfg.MaxRequestBytes, session.DefaultMaxPacketSize), Events: s.events}); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -543,17 +543,10 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		return l
 	}
 	l.digest = sha(bin)
-	var opErr error
-	opBin, err := readOperatorFile(l.opPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	opErr, err := l.readOperator()
+	if err != nil {
 		l.err = fmt.Errorf("plugin %s: operator file: %w", e.name, err)
 		return l
-	default:
-		l.opDigest = sha(opBin)
-		l.op, opErr = ParseOperator(l.opPath, opBin)
-		l.off = opErr == nil && !l.op.Enabled
 	}
 
 	m.mu.Lock()
@@ -582,6 +575,24 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 	l.p, l.topics, l.err = m.loadVersion(ctx, e.name, bin, l.op)
 	l.took = time.Since(start)
 	return l
+}
+
+// readOperator reads the operator file at l.opPath into l: its digest,
+// the file parsed (l.op) and whether it disables the plugin (l.off). No
+// file is no error. A file that cannot be read is err; one that does not
+// parse is opErr (l.op stays nil).
+func (l *load) readOperator() (opErr, err error) {
+	opBin, err := readOperatorFile(l.opPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	l.opDigest = sha(opBin)
+	l.op, opErr = ParseOperator(l.opPath, opBin)
+	l.off = opErr == nil && !l.op.Enabled
+	return opErr, nil
 }
 
 // loadVersion loads bin as a version of plugin name with the settings of

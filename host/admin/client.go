@@ -169,15 +169,25 @@ func (c *Client) Topic(op string) string {
 // with an error status is a *HostError; one that got no reply is
 // ErrNoExecutor or ErrNoResponse.
 func (c *Client) Call(ctx context.Context, op string, req any) (json.RawMessage, error) {
-	call := rpc.Call{Topic: c.Topic(op), ContentType: "application/json", Timeout: c.cfg.Timeout, Ack: true}
+	var payload []byte
 	if req != nil {
 		var err error
-		if call.Payload, err = json.Marshal(req); err != nil {
+		if payload, err = json.Marshal(req); err != nil {
 			return nil, err
 		}
 	}
+	return c.call(ctx, op, payload, "application/json", nil)
+}
+
+// call runs the admin op named with payload, of contentType, and the
+// user properties md besides the token's.
+func (c *Client) call(ctx context.Context, op string, payload []byte, contentType string, md map[string]string) (json.RawMessage, error) {
+	call := rpc.Call{Topic: c.Topic(op), ContentType: contentType, Payload: payload, Timeout: c.cfg.Timeout, Ack: true, Metadata: md}
 	if c.cfg.Token != "" {
-		call.Metadata = map[string]string{TokenKey: c.cfg.Token}
+		if call.Metadata == nil {
+			call.Metadata = map[string]string{}
+		}
+		call.Metadata[TokenKey] = c.cfg.Token
 	}
 	res, err := c.inv.Invoke(ctx, call)
 	if err != nil {
@@ -225,6 +235,15 @@ func (c *Client) Reload(ctx context.Context, name string) (PluginView, error) {
 func (c *Client) Remove(ctx context.Context, name string) error {
 	_, err := c.Call(ctx, OpRemove, Request{Name: name})
 	return err
+}
+
+// Rollback serves again the version of the plugin named that its last
+// install replaced, and returns the host's verdict (refused: Served false,
+// with the reason); it needs the token.
+func (c *Client) Rollback(ctx context.Context, name string) (Verdict, error) {
+	var v Verdict
+	err := c.decode(ctx, OpRollback, Request{Name: name}, &v, "the host's verdict on rolling back "+name)
+	return v, err
 }
 
 // Events hands the payload of each timeout event the host publishes

@@ -1,5 +1,5 @@
 // Package adminops is the host's side of its admin ops: list, inspect,
-// stats, reload and remove, served as RPC commands beside the plugins'
+// stats, reload, remove, install and rollback, served as RPC commands beside the plugins'
 // (host puts them first). The contract they answer by, topics, token,
 // requests and replies, is the public package host/admin, which clients
 // import too; this package holds what only the host needs: the ops over a
@@ -17,12 +17,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/buildinfo"
 	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
@@ -57,16 +59,32 @@ type Config struct {
 	// (admin.ReplicaTopic), so that a client can ask this replica of a
 	// group and not any.
 	ClientID, ShareGroup string
+	// MaxModuleBytes is the largest module install takes (the manager's
+	// limit, serve --max-module-size); 0: wasm.DefaultMaxModuleBytes.
+	// MaxRequestBytes is the largest request the host takes (serve
+	// --max-request-bytes), told to clients in stats so that an install's
+	// chunks fit; 0: not told.
+	MaxModuleBytes, MaxRequestBytes int
 	// Logger receives a line for each refused op (who, which op, why;
 	// never a token); nil discards them.
 	Logger *slog.Logger
+	// Events receives an events.KindAdmin event for each op that changes
+	// a plugin (install, remove, reload, rollback) and for each refused
+	// for its token: the audit. nil: they go to Logger (events.Log).
+	Events events.Sink
+	// Clock is the time of uploads and events; nil: the system's.
+	Clock clock.Clock
 }
 
 // Ops serves the admin ops for a plugins manager.
 type Ops struct {
-	cfg    Config
-	log    *slog.Logger
-	folder string // admin.FolderID of cfg.Dir
+	cfg     Config
+	log     *slog.Logger
+	folder  string // admin.FolderID of cfg.Dir
+	clk     clock.Clock
+	events  events.Sink
+	started time.Time // when New made the ops: the host's uptime in stats
+	uploads uploads   // the install op's modules arriving
 }
 
 // New returns the Ops of cfg. A TokenFile that cannot be read now is an
@@ -80,13 +98,22 @@ func New(cfg Config) (*Ops, error) {
 			return nil, fmt.Errorf("admin token: %w", err)
 		}
 	}
-	return &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir)}, nil
+	a := &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir), clk: clock.OrSystem(cfg.Clock), events: cfg.Events}
+	if a.events == nil {
+		a.events = events.Log(a.log)
+	}
+	a.started = a.clk.Now()
+	return a, nil
 }
 
 // Commands returns the admin ops as RPC commands, on the topic pattern of
 // each (admin.Topic with the executor's id to fill in).
 func (a *Ops) Commands() []rpc.Command {
-	op := func(name string, guarded bool, f func(ctx context.Context, req admin.Request) (any, error)) rpc.Command {
+	// op makes the command of an op: guarded ones need the token; f gets
+	// the request's JSON payload read into an admin.Request (raw: not
+	// read, for install's module bytes) and returns the reply's value, or
+	// an *abi.Response to send as it is.
+	op := func(name string, guarded, raw bool, f func(ctx context.Context, r *abi.Request, req admin.Request) (any, error)) rpc.Command {
 		return rpc.Command{
 			Name: "admin-" + name, Topic: admin.Topic("{executorId}", name), Concurrency: 2,
 			Handler: func(ctx context.Context, r *abi.Request) (*abi.Response, error) {
@@ -96,12 +123,12 @@ func (a *Ops) Commands() []rpc.Command {
 					}
 				}
 				var req admin.Request
-				if len(r.Payload) > 0 {
+				if len(r.Payload) > 0 && !raw {
 					if err := json.Unmarshal(r.Payload, &req); err != nil {
 						return &abi.Response{Status: abi.StatusBadRequest, Message: `payload must be JSON such as {"name":"echo"}`}, nil
 					}
 				}
-				out, err := f(ctx, req)
+				out, err := f(ctx, r, req)
 				if err != nil {
 					var bad *badRequest
 					if errors.As(err, &bad) {
@@ -109,24 +136,24 @@ func (a *Ops) Commands() []rpc.Command {
 					}
 					return nil, err
 				}
-				b, err := json.Marshal(out)
-				if err != nil {
-					return nil, err
+				if resp, ok := out.(*abi.Response); ok {
+					return resp, nil
 				}
-				return &abi.Response{Payload: b, ContentType: "application/json", Format: abi.FormatUTF8}, nil
+				return jsonReply(out)
 			},
 		}
 	}
 	ops := []rpc.Command{
-		op(admin.OpList, false, func(context.Context, admin.Request) (any, error) { return a.views(false), nil }),
-		op(admin.OpStats, false, func(context.Context, admin.Request) (any, error) {
-			st := admin.Stats{ReplicaID: a.Replica(), Plugins: a.views(false), Build: buildinfo.Read()}
+		op(admin.OpList, false, false, func(context.Context, *abi.Request, admin.Request) (any, error) { return a.views(false), nil }),
+		op(admin.OpStats, false, false, func(context.Context, *abi.Request, admin.Request) (any, error) {
+			st := admin.Stats{ReplicaID: a.Replica(), Plugins: a.views(false), Build: buildinfo.Read(), Started: a.started,
+				MaxRequestBytes: a.cfg.MaxRequestBytes, MaxModuleBytes: a.maxModule()}
 			if a.cfg.Reuse != nil {
 				st.Reuse = a.cfg.Reuse()
 			}
 			return st, nil
 		}),
-		op(admin.OpInspect, false, func(_ context.Context, req admin.Request) (any, error) {
+		op(admin.OpInspect, false, false, func(_ context.Context, _ *abi.Request, req admin.Request) (any, error) {
 			for _, v := range a.views(true) {
 				if v.Name == req.Name {
 					return v, nil
@@ -134,28 +161,40 @@ func (a *Ops) Commands() []rpc.Command {
 			}
 			return nil, &badRequest{fmt.Sprintf("no plugin named %q", req.Name)}
 		}),
-		op(admin.OpReload, true, func(ctx context.Context, req admin.Request) (any, error) {
+		op(admin.OpReload, true, false, func(ctx context.Context, r *abi.Request, req admin.Request) (any, error) {
 			if err := a.known(req.Name); err != nil {
 				return nil, err
 			}
 			if err := a.cfg.Manager.Reload(ctx, req.Name); err != nil {
+				a.audit(r, admin.OpReload, req.Name, "", events.VerdictRefused, a.relativeText(err.Error()))
 				return nil, &badRequest{err.Error()}
 			}
-			return a.view(req.Name), nil
+			v := a.view(req.Name)
+			a.audit(r, admin.OpReload, req.Name, v.Digest, events.VerdictDone, "")
+			return v, nil
 		}),
-		op(admin.OpRemove, true, func(ctx context.Context, req admin.Request) (any, error) {
+		op(admin.OpRemove, true, false, func(ctx context.Context, r *abi.Request, req admin.Request) (any, error) {
 			if err := a.known(req.Name); err != nil {
 				return nil, err
 			}
-			file := a.file(req.Name)
+			file, digest := a.file(req.Name), a.view(req.Name).Digest
 			if err := a.cfg.Manager.Remove(ctx, req.Name); err != nil {
+				a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictRefused, a.relativeText(err.Error()))
 				return nil, &badRequest{err.Error()}
 			}
 			// The file goes too, so that a restart does not serve it again.
 			if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+				a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictRefused, "its file stays: "+a.relativeText(err.Error()))
 				return nil, fmt.Errorf("plugin %s removed, but its file stays: %w", req.Name, err)
 			}
+			a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictDone, "")
 			return map[string]string{"removed": req.Name}, nil
+		}),
+		op(admin.OpInstall, true, true, func(ctx context.Context, r *abi.Request, _ admin.Request) (any, error) {
+			return a.installOp(ctx, r)
+		}),
+		op(admin.OpRollback, true, false, func(ctx context.Context, r *abi.Request, req admin.Request) (any, error) {
+			return a.rollbackOp(ctx, r, req)
 		}),
 	}
 	if topic.CheckLevel(a.cfg.ClientID) != nil {
@@ -220,6 +259,7 @@ func (e *badRequest) Error() string { return e.msg }
 func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 	refuse := func(why, msg string) *abi.Response {
 		a.log.Warn("admin op refused", "op", op, "invoker", session.CleanText(r.InvokerID, 128), "why", why)
+		a.audit(r, op, "", "", events.VerdictForbidden, why)
 		return &abi.Response{Status: admin.StatusForbidden, Message: msg}
 	}
 	got, ok := r.Metadata[admin.TokenKey]
@@ -297,10 +337,17 @@ func (a *Ops) relative(st plugins.PluginStatus) plugins.PluginStatus {
 	if st.Operator != "" {
 		st.Operator = rel(st.Operator)
 	}
-	if filepath.IsAbs(a.cfg.Dir) { // a relative folder's name says nothing of the machine
-		st.LastError = strings.ReplaceAll(st.LastError, filepath.Clean(a.cfg.Dir)+string(filepath.Separator), "")
-	}
+	st.LastError = a.relativeText(st.LastError)
 	return st
+}
+
+// relativeText is s with the plugins folder's absolute path taken out of
+// the paths it names (admin.PluginView).
+func (a *Ops) relativeText(s string) string {
+	if filepath.IsAbs(a.cfg.Dir) { // a relative folder's name says nothing of the machine
+		s = strings.ReplaceAll(s, filepath.Clean(a.cfg.Dir)+string(filepath.Separator), "")
+	}
+	return s
 }
 
 func (a *Ops) view(name string) admin.PluginView {

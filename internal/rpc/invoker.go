@@ -271,6 +271,16 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 }
 
 // Close disconnects.
+// PacketLimit is the broker's Maximum Packet Size (from the CONNACK of
+// the invoker's connection), in bytes; 0 when the broker set none (MQTT's
+// own bound applies) or it is not known.
+func (inv *Invoker) PacketLimit() int {
+	if l, ok := inv.sess.(interface{ PacketLimit() int }); ok {
+		return l.PacketLimit()
+	}
+	return 0
+}
+
 func (inv *Invoker) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
