@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/topic"
+	"github.com/cmdhost/cmdhost/plugins"
 )
 
 // BrokerAuth is how a client logs in to a secured broker and checks its
@@ -153,6 +155,40 @@ func (c *Client) Replicas(ctx context.Context, each func(ReplicaID)) error {
 			each(id)
 		}
 	})
+}
+
+// HostID names a host that announced itself on a broker: its executor
+// id, and its MQTT client id and share group.
+type HostID struct {
+	Executor string `json:"executor"`
+	ReplicaID
+}
+
+// Hosts hands each announcement of a host on the broker, whatever its
+// executor id (every host announces itself every AnnounceInterval on its
+// ReplicasTopic), to each until ctx ends: listening for DiscoveryWindow
+// hears every live one. each runs on the connection's goroutine and must
+// not block. Ask one with ForExecutor (and ForReplica).
+func (c *Client) Hosts(ctx context.Context, each func(HostID)) error {
+	return c.inv.ReceiveTelemetryFilter(ctx, ReplicasTopic("+"), func(t string, payload []byte) {
+		executor := strings.TrimSuffix(strings.TrimPrefix(t, plugins.HostTopicPrefix+"/"), "/replicas")
+		var id ReplicaID
+		if len(payload) <= maxAnnouncement && topic.CheckLevel(executor) == nil &&
+			json.Unmarshal(payload, &id) == nil && len(id.ClientID) <= maxAnnouncedID && len(id.Share) <= maxAnnouncedID {
+			each(HostID{Executor: executor, ReplicaID: id})
+		}
+	})
+}
+
+// ForExecutor returns a client that asks, over the same connection, the
+// host whose executor id is id.
+func (c *Client) ForExecutor(id string) (*Client, error) {
+	if err := topic.CheckLevel(id); err != nil {
+		return nil, fmt.Errorf("admin client: executor id %q: %w", id, err)
+	}
+	cfg := c.cfg
+	cfg.ExecutorID = id
+	return &Client{cfg: cfg, inv: c.inv}, nil
 }
 
 // Topic is the request topic of op for this client: the op's (Topic),

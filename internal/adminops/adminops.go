@@ -217,14 +217,15 @@ func (a *Ops) Replica() admin.ReplicaID {
 	return admin.ReplicaID{ClientID: a.cfg.ClientID, Share: a.cfg.ShareGroup}
 }
 
-// Announce publishes this replica's admin.ReplicaID on
-// admin.ReplicasTopic at once and then every admin.AnnounceInterval of
-// clk, until ctx ends, so that clients find every replica of the group
-// (admin.Client.Replicas). A lone host (no ShareGroup), or one whose
-// client id is no topic level, announces nothing. A failed publish is
-// logged at debug level: the next one may go out.
+// Announce publishes this host's admin.ReplicaID on admin.ReplicasTopic
+// at once and then every admin.AnnounceInterval of clk, until ctx ends,
+// so that clients find every replica of the group (admin.Client.Replicas)
+// and every host on the broker (admin.Client.Hosts). A replica whose
+// client id is no topic level announces nothing (it has no topics of its
+// own to be asked on); a lone host announces itself whatever its client
+// id. A failed publish is logged at debug level: the next one may go out.
 func (a *Ops) Announce(ctx context.Context, clk clock.Clock, executorID string, publish func(ctx context.Context, topic string, payload []byte) error) {
-	if a.cfg.ShareGroup == "" || topic.CheckLevel(a.cfg.ClientID) != nil {
+	if a.cfg.ShareGroup != "" && topic.CheckLevel(a.cfg.ClientID) != nil {
 		return
 	}
 	payload, err := json.Marshal(a.Replica())

@@ -170,7 +170,7 @@ type Invoker struct {
 
 	mu        sync.Mutex
 	waiting   map[string]*waiter              // by correlation data
-	telemetry map[string]func(payload []byte) // by topic (telemetry_receive.go)
+	telemetry map[string]func(topic string, payload []byte) // by topic or filter (telemetry_receive.go)
 }
 
 // waiter is one call waiting for its response. receive, on paho's
@@ -206,7 +206,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	inv := &Invoker{
 		cfg: cfg, responseTopic: "clients/" + s.ClientID + "/rpc/response",
 		hlc:     hlc.New(hlc.Config{NodeID: nodeID(s.ClientID)}),
-		waiting: make(map[string]*waiter), telemetry: make(map[string]func([]byte)),
+		waiting: make(map[string]*waiter), telemetry: make(map[string]func(string, []byte)),
 	}
 	if inv.cfg.AckAttempts <= 0 {
 		inv.cfg.AckAttempts = DefaultAckAttempts
