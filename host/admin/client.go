@@ -135,7 +135,8 @@ func (c *Client) Replica() string { return c.replica }
 // group (see ReplicasTopic) to each until ctx ends; a replica announces
 // itself every AnnounceInterval, so listening for DiscoveryWindow hears
 // every live one. each runs on the connection's goroutine and must not
-// block. A lone host (no share group) announces nothing.
+// block. A lone host announces itself there too (Share ""): callers keep
+// the replicas of the group they look for.
 // The bounds of an announcement Replicas passes on: MQTT client ids
 // are at most 65,535 bytes, but a replica's is a topic level the host
 // subscribes with, and a share group a name; neither needs more.

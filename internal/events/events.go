@@ -3,7 +3,8 @@
 // call, and the warning when a call passes 80 % of its budget, become one
 // Event that the log, the metrics and, when asked for, an MQTT topic
 // receive. Producers (the executor, nested invocations) know nothing of
-// where events go: they hand them to a Sink.
+// where events go: they hand them to a Sink. The admin ops that change a
+// plugin report there too (KindAdmin), the audit of who changed what.
 package events
 
 import (

@@ -169,7 +169,7 @@ type Invoker struct {
 	hlc           *hlc.Clock
 
 	mu        sync.Mutex
-	waiting   map[string]*waiter              // by correlation data
+	waiting   map[string]*waiter                            // by correlation data
 	telemetry map[string]func(topic string, payload []byte) // by topic or filter (telemetry_receive.go)
 }
 
