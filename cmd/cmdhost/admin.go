@@ -356,8 +356,9 @@ func installCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "install",
 		Usage:     "install a module on running hosts over MQTT (--executor), or into a plugins folder (--plugins), and report each host's verdict",
-		ArgsUsage: "FILE.wasm",
-		Description: "Without --plugins: the module is sent to each host --executor names (an id, or\n" +
+		ArgsUsage: "FILE.wasm|oci://REGISTRY/REPO[:TAG|@sha256:…]",
+		Description: "The module is a file, or is pulled from an OCI registry (oci://…; see plugin push\n" +
+			"and the --registry-* flags). Without --plugins: the module is sent to each host --executor names (an id, or\n" +
 			"ids and glob patterns separated by commas: every replica of a share group) over\n" +
 			"the admin ops (needs --token-file); each host loads it and answers with its\n" +
 			"verdict: served, with its digest and commands, or refused, with its reason (a\n" +
@@ -376,21 +377,26 @@ func installCommand() *cli.Command {
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host to copy the module into (default: send it to the hosts --executor names)", EnvVars: []string{"CMDHOST_PLUGINS"}},
 			&cli.StringFlag{Name: "name", Usage: "plugin name (default: the file's base name)"},
 			&cli.BoolFlag{Name: "json", Usage: "print each host's verdict as JSON (without --plugins)"},
-		}, append(verdictFlags(), tokenFlags()...)...),
+		}, append(append(verdictFlags(), tokenFlags()...), registryFlags()...)...),
 		Action: func(c *cli.Context) error {
-			if c.String("plugins") == "" {
-				return runRemoteInstall(c)
+			if c.NArg() != 1 {
+				return cli.Exit("install needs one module file or oci:// reference: cmdhost plugin install FILE.wasm --executor ID (or --plugins DIR)", exitUsage)
 			}
-			return runInstall(c)
+			src, done, err := pulledFile(c, c.Args().First())
+			if err != nil {
+				return err
+			}
+			defer done()
+			if c.String("plugins") == "" {
+				return runRemoteInstall(c, src)
+			}
+			return runInstall(c, src)
 		},
 	}
 }
 
-func runInstall(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cli.Exit("install needs one module file: cmdhost plugin install FILE.wasm --plugins DIR", 2)
-	}
-	src, dir := c.Args().First(), c.String("plugins")
+func runInstall(c *cli.Context, src string) error {
+	dir := c.String("plugins")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return cli.Exit(fmt.Sprintf("--plugins %s: not a directory", dir), 2)
 	}

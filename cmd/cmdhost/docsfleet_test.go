@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/oci/ocitest"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -73,8 +74,8 @@ func fleetDocFlags(t *testing.T, c docCommand) {
 
 // TestDocsFleet runs docs/fleet.md's walk: its serve lines as three
 // hosts on a mosquitto of the test's, then each command in order, with
-// the doc's names (broker, folders, token file, modules) replaced by the
-// test's; each command must print what its comment says (→ TEXT: stdout
+// the doc's names (broker, registry, folders, token and password files,
+// modules) replaced by the test's, on a registry of the test's too; each command must print what its comment says (→ TEXT: stdout
 // holds TEXT) and exit as it says (exit N; else 0).
 func TestDocsFleet(t *testing.T) {
 	testkit.Needs(t, testkit.Mosquitto)
@@ -99,12 +100,19 @@ func TestDocsFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	reg := ocitest.Start(t)
+	names["registry.example:5000"] = reg.Host
+	names["ci"] = reg.User
+	names["/etc/cmdhost/registry-password"] = reg.PasswordFile
 	for i := 1; i <= 2; i++ {
 		names["/srv/edge-"+strconv.Itoa(i)] = t.TempDir()
 	}
 	names["/srv/core-1"] = t.TempDir()
 	for _, c := range cmds {
 		words := shellWords(names.apply(c.text))
+		if strings.Contains(c.text, "registry.example") {
+			words = append(words, "--plain-http") // the test's registry has no TLS
+		}
 		if words[1] == "serve" {
 			dir := ""
 			for i, w := range words {

@@ -20,11 +20,8 @@ const maxSentModule = 256 << 20
 
 // runRemoteInstall sends the module FILE to each host --executor names
 // and prints each host's verdict.
-func runRemoteInstall(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cli.Exit("install needs one module file: cmdhost plugin install FILE.wasm --executor ID (or --plugins DIR)", exitUsage)
-	}
-	src, name := c.Args().First(), c.String("name")
+func runRemoteInstall(c *cli.Context, src string) error {
+	name := c.String("name")
 	if name == "" {
 		name = pluginName(src)
 	}

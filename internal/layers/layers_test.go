@@ -45,6 +45,7 @@ var layer = map[string]int{
 
 	"internal/events": 30,
 	"internal/otlp":   30,
+	"internal/oci":    30,
 
 	"internal/hlc":       20,
 	"internal/topic":     20,
@@ -64,7 +65,7 @@ var layer = map[string]int{
 
 // support is test support: it may import any layer but cmd, and only
 // tests and benchmarks import it.
-var support = []string{"internal/testkit", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/layers"}
+var support = []string{"internal/testkit", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/oci/ocitest", "internal/layers"}
 
 func isSupport(pkg string) bool {
 	for _, s := range support {

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/oci/ocitest"
+)
+
+// TestPushInstallOCI: plugin push puts a module into a real registry with
+// basic auth and prints its pinned reference; plugin install oci://… by
+// tag sends it to a running host (served, its verdict printed), and by
+// digest into a plugins folder; without credentials the registry's
+// refusal is the error; a module the host would refuse is not pushed.
+func TestPushInstallOCI(t *testing.T) {
+	reg := ocitest.Start(t)
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte("oci-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	addr, _ := startServeIn(t, dir, nil, "--admin-token-file", tokFile)
+	broker := "mqtt://" + addr
+	creds := []string{"--registry-user", reg.User, "--registry-password-file", reg.PasswordFile, "--plain-http"}
+	ref := reg.Host + "/plugins/greet:1.0"
+
+	out, errOut, code := run(t, append([]string{"plugin", "push", filepath.Join(plugins, "wat-echo.wasm"), ref}, creds...)...)
+	pinned := regexp.MustCompile(`pinned +(oci://\S+@sha256:[0-9a-f]{64})`).FindStringSubmatch(out)
+	if code != 0 || pinned == nil {
+		t.Fatalf("push: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, append([]string{"plugin", "install", "oci://" + ref, "--broker", broker, "--executor", "cli-host", "--token-file", tokFile}, creds...)...)
+	if code != 0 || !strings.Contains(out, "host cli-host: served greet (sha256 ") || !strings.Contains(errOut, "pulled oci://"+ref) {
+		t.Fatalf("install oci:// on a host: %q %q %d", out, errOut, code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "greet.wasm")); err != nil {
+		t.Fatalf("the host's folder: %v", err)
+	}
+	local := t.TempDir()
+	out, errOut, code = run(t, append([]string{"plugin", "install", pinned[1], "--plugins", local, "--name", "hello", "--wait", "0"}, creds...)...)
+	if code != 0 || !strings.Contains(out, "installed ") {
+		t.Fatalf("install of the pinned reference into a folder: %q %q %d", out, errOut, code)
+	}
+	if b, err := os.ReadFile(filepath.Join(local, "hello.wasm")); err != nil || len(b) == 0 {
+		t.Fatalf("hello.wasm: %v", err)
+	}
+	out, errOut, code = run(t, "plugin", "install", "oci://"+ref, "--plugins", local, "--plain-http", "--wait", "0")
+	if code != 1 || !strings.Contains(errOut, "the registry asks for credentials") {
+		t.Errorf("install without credentials: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, append([]string{"plugin", "push", filepath.Join("..", "..", "testdata", "plugins-bad", "bad-nocmds.wasm"), reg.Host + "/plugins/bad:1"}, creds...)...)
+	if code != 1 || !strings.Contains(errOut, "not pushed") {
+		t.Errorf("push of a module the host refuses: %q %q %d", out, errOut, code)
+	}
+}
