@@ -3,6 +3,7 @@ package host
 import (
 	"cmp"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -96,6 +98,11 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxModuleBytes refuses larger module files; 0: the engine's default.
 	MaxModuleBytes int
+	// TrustFiles are Ed25519 public key files (PEM; internal/signing):
+	// with any, a module is loaded only when its signature file
+	// NAME.wasm.sig is by one of them (plugins.Config.Trust), at every
+	// load and reload. None: no signature is needed.
+	TrustFiles []string
 	// MaxGuestMemory bounds the memory of all plugin instances together
 	// (wasm.Config.MaxGuestMemory); 0: wasm.DefaultMaxGuestMemory.
 	MaxGuestMemory int64
@@ -306,7 +313,15 @@ func New(cfg Config) (_ *Server, err error) {
 	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log, MaxGuestMemory: cfg.MaxGuestMemory}); err != nil {
 		return nil, err
 	}
-	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,
+	var trust []ed25519.PublicKey
+	for _, f := range cfg.TrustFiles {
+		k, err := signing.ReadPublicKey(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted key: %w", err)
+		}
+		trust = append(trust, k)
+	}
+	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log, Trust: trust,
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})

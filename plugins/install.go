@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -40,16 +41,18 @@ func (e *RefusedError) Error() string { return e.err.Error() }
 func (e *RefusedError) Unwrap() error { return e.err }
 
 // Install serves the module bin as plugin name and writes it into the
-// folder as NAME.wasm, in place of the version serving if any, which it
+// folder as NAME.wasm, with sig, its signature file's content (nil: none),
+// as NAME.wasm.sig, in place of the version serving if any, which it
 // keeps as the plugin's previous version (PreviousDir) for Rollback. It
 // returns once the new version serves, or refuses it (a *RefusedError):
 // a module that does not load, that the operator file NAME.json does not
-// fit or disables, or whose commands or topics another plugin serves (a
+// fit, disables or pins another digest of, that is not signed by a key
+// the manager trusts (Config.Trust), or whose commands or topics another plugin serves (a
 // *ClashError inside) is not written, and the version serving goes on.
 // The module is written to a temporary dotfile in the folder and renamed
 // into place after it is served, so that the file and the served version
 // agree and a watcher never sees half a file.
-func (m *Manager) Install(ctx context.Context, name string, bin []byte) (Installed, error) {
+func (m *Manager) Install(ctx context.Context, name string, bin, sig []byte) (Installed, error) {
 	if err := checkName(name); err != nil {
 		return Installed{}, err
 	}
@@ -61,7 +64,7 @@ func (m *Manager) Install(ctx context.Context, name string, bin []byte) (Install
 	if err := e.acquire(ctx); err != nil {
 		return Installed{}, fmt.Errorf("plugin %s: %w", name, err)
 	}
-	in, res, err := m.install(ctx, e, bin)
+	in, res, err := m.install(ctx, e, bin, sig)
 	e.release()
 	m.settle(res)
 	m.notify()
@@ -69,7 +72,7 @@ func (m *Manager) Install(ctx context.Context, name string, bin []byte) (Install
 }
 
 // install is Install with e's lock held.
-func (m *Manager) install(ctx context.Context, e *entry, bin []byte) (Installed, outcome, error) {
+func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Installed, outcome, error) {
 	l := load{path: m.path(e.name), opPath: m.opPath(e.name), digest: sha(bin)}
 	in := Installed{Name: e.name, Digest: l.digest}
 	refused := func(err error) error { return &RefusedError{Plugin: e.name, Digest: l.digest, err: err} }
@@ -82,6 +85,9 @@ func (m *Manager) install(ctx context.Context, e *entry, bin []byte) (Installed,
 	case opErr != nil:
 		l.op, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, opErr)
 	default:
+		if l.err = m.checkOrigin(e.name, l.digest, l.op, sig); l.err != nil {
+			break
+		}
 		m.mu.Lock()
 		e.loading = e.cur == nil
 		m.mu.Unlock()
@@ -97,10 +103,11 @@ func (m *Manager) install(ctx context.Context, e *entry, bin []byte) (Installed,
 		serving = e.cur.digest
 	}
 	m.mu.Unlock()
-	var old []byte
+	var old, oldSig []byte
 	if serving != "" && serving != l.digest {
 		if b, err := wasm.ReadModule(l.path, m.cfg.Plugin.MaxModuleBytes); err == nil && sha(b) == serving {
 			old = b
+			oldSig, _ = readSignature(m.sigPath(e.name))
 		}
 	}
 	var tmp string
@@ -123,7 +130,7 @@ func (m *Manager) install(ctx context.Context, e *entry, bin []byte) (Installed,
 	}
 	in.Commands = commandNames(l.p)
 	if old != nil {
-		if err := m.keepPrevious(e.name, old); err != nil {
+		if err := m.keepPrevious(e.name, old, oldSig); err != nil {
 			m.log.Warn("plugin installed, but its previous version could not be kept for a rollback", "plugin", e.name, "err", err)
 		} else {
 			in.Previous = serving
@@ -131,7 +138,11 @@ func (m *Manager) install(ctx context.Context, e *entry, bin []byte) (Installed,
 	} else if prev, err := m.Previous(e.name); err == nil {
 		in.Previous = prev
 	}
-	if err := os.Rename(tmp, l.path); err != nil {
+	err = m.placeSignature(m.cfg.Dir, m.sigPath(e.name), sig)
+	if err == nil {
+		err = os.Rename(tmp, l.path)
+	}
+	if err != nil {
 		// Served, but a restart would serve the file's old content.
 		return in, res, fmt.Errorf("plugin %s serves the new version, but its file could not be written (a restart would serve the old one): %w", e.name, err)
 	}
@@ -150,10 +161,14 @@ func (m *Manager) Rollback(ctx context.Context, name string) (Installed, error) 
 	if errors.Is(err, fs.ErrNotExist) {
 		return Installed{}, fmt.Errorf("plugin %s has no previous version to roll back to: one is kept when an install replaces a version (cmdhost plugin install)", name)
 	}
+	var sig []byte
+	if err == nil {
+		sig, err = readSignature(m.previousPath(name) + signing.Ext)
+	}
 	if err != nil {
 		return Installed{}, fmt.Errorf("plugin %s: its previous version: %w", name, err)
 	}
-	return m.Install(ctx, name, bin)
+	return m.Install(ctx, name, bin, sig)
 }
 
 // Previous returns the hex sha256 of the plugin's previous version kept
@@ -173,11 +188,15 @@ func (m *Manager) previousPath(name string) string {
 	return filepath.Join(m.cfg.Dir, PreviousDir, name+".wasm")
 }
 
-// keepPrevious writes bin as the plugin's previous version, replacing the
-// one kept before (one per plugin: the folder's size stays bounded).
-func (m *Manager) keepPrevious(name string, bin []byte) error {
+// keepPrevious writes bin as the plugin's previous version, and sig as
+// its signature (nil: none), replacing the one kept before (one per
+// plugin: the folder's size stays bounded).
+func (m *Manager) keepPrevious(name string, bin, sig []byte) error {
 	dir := filepath.Join(m.cfg.Dir, PreviousDir)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if err := m.placeSignature(dir, m.previousPath(name)+signing.Ext, sig); err != nil {
 		return err
 	}
 	tmp, err := writeTemp(dir, "."+name+".*.tmp", bin)

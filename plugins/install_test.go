@@ -18,7 +18,7 @@ func TestInstallServesKeepsPreviousAndRollsBack(t *testing.T) {
 	m, _ := newManager(t, dir, 0)
 	ctx := context.Background()
 
-	in, err := m.Install(ctx, "a", v1)
+	in, err := m.Install(ctx, "a", v1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestInstallServesKeepsPreviousAndRollsBack(t *testing.T) {
 	if _, err := m.Rollback(ctx, "a"); err == nil {
 		t.Fatal("rollback with no previous version kept: no error")
 	}
-	if in, err = m.Install(ctx, "a", v2); err != nil {
+	if in, err = m.Install(ctx, "a", v2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if in.Previous != digest(v1) {
@@ -72,14 +72,14 @@ func TestInstallRefusedLeavesOldServingAndFolderAlone(t *testing.T) {
 	dir := t.TempDir()
 	m, _ := newManager(t, dir, 0)
 	ctx := context.Background()
-	if _, err := m.Install(ctx, "a", v1); err != nil {
+	if _, err := m.Install(ctx, "a", v1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Install(ctx, "b", echo); err != nil {
+	if _, err := m.Install(ctx, "b", echo, nil); err != nil {
 		t.Fatal(err)
 	}
 	// b's new version declares wat-echo, which a serves.
-	_, err := m.Install(ctx, "b", variant(v1, "clash"))
+	_, err := m.Install(ctx, "b", variant(v1, "clash"), nil)
 	var refused *RefusedError
 	var clash *ClashError
 	if !errors.As(err, &refused) || !errors.As(err, &clash) || clash.Command != "wat-echo" || clash.Other != "a" {
@@ -98,7 +98,7 @@ func TestInstallRefusedLeavesOldServingAndFolderAlone(t *testing.T) {
 	if _, err := m.Previous("b"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused install kept a previous version of b: %v", err)
 	}
-	_, err = m.Install(ctx, "c", []byte("\x00asm\x01\x00\x00\x00junk"))
+	_, err = m.Install(ctx, "c", []byte("\x00asm\x01\x00\x00\x00junk"), nil)
 	if !errors.As(err, &refused) {
 		t.Fatalf("invalid module: %v, want a refusal", err)
 	}
@@ -122,7 +122,7 @@ func TestInstallRefusesDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := newManager(t, dir, 0)
-	_, err := m.Install(context.Background(), "a", v1)
+	_, err := m.Install(context.Background(), "a", v1, nil)
 	var refused *RefusedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("install of a disabled plugin: %v", err)

@@ -3,6 +3,7 @@ package plugins
 import (
 	"cmp"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -52,6 +53,10 @@ type Config struct {
 	// to finish its calls in flight; calls still running then are stopped.
 	// Default 30 s.
 	DrainTimeout time.Duration
+	// Trust are the keys a module must be signed by, one of them, to be
+	// loaded (its signature file NAME.wasm.sig; origin.go); none: no
+	// signature is needed.
+	Trust []ed25519.PublicKey
 }
 
 // Manager owns the plugins folder and serves, per command, the current
@@ -569,6 +574,14 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		return l
 	case opErr != nil:
 		l.op, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, opErr)
+		return l
+	}
+	sig, err := readSignature(m.sigPath(e.name))
+	if err == nil {
+		err = m.checkOrigin(e.name, l.digest, l.op, sig)
+	}
+	if err != nil {
+		l.err = err
 		return l
 	}
 	start := time.Now()

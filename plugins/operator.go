@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,11 +84,15 @@ type Operator struct {
 	// Config are values the guest reads with config_get ("config"), added to
 	// the host's (the file's value wins); nil: not set.
 	Config map[string]string
+	// Digest pins the module ("digest": "sha256:…", lower-case hex): a
+	// module file of another digest is refused at load and reload. "":
+	// not pinned.
+	Digest string
 }
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "digest"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -171,6 +176,8 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			err = p.grants(f.raw, f.key, op)
 		case "config":
 			op.Config, err = p.strMap(f.raw, f.key, nil)
+		case "digest":
+			op.Digest, err = p.digest(f.raw, f.key)
 		}
 		if err != nil {
 			return nil, err
@@ -356,6 +363,20 @@ func (p *opParser) str(raw json.RawMessage, at string) (string, error) {
 
 // duration reads a Go duration string; zero is allowed only when
 // zeroOK, negative never.
+// digest reads a module digest pin: "sha256:" and 64 lower-case hex
+// digits.
+func (p *opParser) digest(raw json.RawMessage, at string) (string, error) {
+	s, err := p.str(raw, at)
+	if err != nil {
+		return "", err
+	}
+	hexPart, ok := strings.CutPrefix(s, "sha256:")
+	if b, err := hex.DecodeString(hexPart); !ok || err != nil || len(b) != 32 || hex.EncodeToString(b) != hexPart {
+		return "", p.errf(at, `must be a module's sha256, e.g. "sha256:%s" (cmdhost plugin inspect shows it)`, strings.Repeat("0", 64))
+	}
+	return s, nil
+}
+
 func (p *opParser) duration(raw json.RawMessage, at string, zeroOK bool) (time.Duration, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

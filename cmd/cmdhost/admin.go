@@ -507,6 +507,21 @@ func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string, folder
 	if err := tmp.Close(); err != nil {
 		return installed{}, err
 	}
+	// The signature beside the module goes with it, first: a host that
+	// checks signatures reads it when it sees the module.
+	sig, err := moduleSignature(src)
+	if err != nil {
+		return installed{}, err
+	}
+	sigDst := filepath.Join(dir, signatureName(name))
+	if sig != nil {
+		err = os.WriteFile(sigDst, sig, mode)
+	} else if err = os.Remove(sigDst); errors.Is(err, os.ErrNotExist) {
+		err = nil // the old module's signature would not be this one's
+	}
+	if err != nil {
+		return installed{}, err
+	}
 	if err := os.Rename(tmp.Name(), in.dst); err != nil {
 		return installed{}, err
 	}

@@ -100,6 +100,8 @@ func TestDocsFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	names["/etc/cmdhost/signing.pem"] = filepath.Join(tmp, "signing.pem")
+	names["/etc/cmdhost/signing.pem.pub"] = filepath.Join(tmp, "signing.pem.pub")
 	reg := ocitest.Start(t)
 	names["registry.example:5000"] = reg.Host
 	names["ci"] = reg.User

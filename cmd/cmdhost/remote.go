@@ -32,14 +32,21 @@ func runRemoteInstall(c *cli.Context, src string) error {
 	if err != nil {
 		return cli.Exit(err, exitUsage)
 	}
+	sig, err := moduleSignature(src)
+	if err != nil {
+		return err
+	}
 	token, err := adminToken(c)
 	if err != nil {
 		return err
 	}
+	if sig != nil {
+		fmt.Fprintf(c.App.ErrWriter, "with its signature %s.sig\n", src)
+	}
 	sum := sha256.Sum256(bin)
 	fmt.Fprintf(c.App.ErrWriter, "installing %s as plugin %s (sha256 %s, %d bytes)…\n", src, name, hex.EncodeToString(sum[:]), len(bin))
 	return onHosts(c, token, func(ctx context.Context, h *adminHost, t target) (string, any, error) {
-		v, err := t.client.WithTimeout(hostTimeout(c)).Install(ctx, name, bin)
+		v, err := t.client.WithTimeout(hostTimeout(c)).Install(ctx, name, bin, sig)
 		if err != nil {
 			return "", nil, h.explain(t.client, admin.OpInstall, hostTimeout(c), err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -65,6 +66,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
 			&cli.IntFlag{Name: "max-response-bytes", Value: wasm.DefaultMaxResponseBytes, Usage: "largest reply a plugin may give, in bytes (payload and properties); a plugin's operator file may set its own (maxResponseBytes)", EnvVars: []string{"CMDHOST_MAX_RESPONSE_BYTES"}},
 			&cli.Int64Flag{Name: "max-guest-memory", Value: wasm.DefaultMaxGuestMemory, Usage: "bound of all plugin instances' memory together, in bytes: each instance reserves its memory limit and the runtime's overhead while it lives; a call that needs an instance past it waits (a nested call gets 503)", EnvVars: []string{"CMDHOST_MAX_GUEST_MEMORY"}},
+			&cli.StringSliceFlag{Name: "trust", Usage: "Ed25519 public key `FILE` (PEM) whose signatures the host trusts (repeatable): with any, a module is served only when its NAME.wasm.sig is by one of them, at every load and reload (cmdhost plugin sign; docs/fleet.md)", EnvVars: []string{"CMDHOST_TRUST"}},
 			&cli.IntFlag{Name: "max-module-size", Value: wasm.DefaultMaxModuleBytes, Usage: "largest plugin module in bytes: a larger file is refused", EnvVars: []string{"CMDHOST_MAX_MODULE_SIZE"}},
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
@@ -142,7 +144,12 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
 		BrokerQueueBytes: c.Int("broker-queue-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
 		MaxDedupBytes: c.Int64("max-dedup-bytes"),
-		SessionExpiry: c.Duration("session-expiry"),
+		SessionExpiry: c.Duration("session-expiry"), TrustFiles: c.StringSlice("trust"),
+	}
+	for _, f := range cfg.TrustFiles {
+		if _, err := signing.ReadPublicKey(f); err != nil {
+			return cfg, fmt.Errorf("--trust: %w", err)
+		}
 	}
 	if err := secretSettings(c, &cfg); err != nil {
 		return cfg, err

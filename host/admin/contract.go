@@ -68,6 +68,10 @@ const (
 	InstallDigestKey = "cmdhost-install-digest"
 	InstallSizeKey   = "cmdhost-install-size"
 	InstallOffsetKey = "cmdhost-install-offset"
+	// InstallSignatureKey carries the module's signature file (a host
+	// with serve --trust serves only signed modules; cmdhost plugin
+	// sign), on the last chunk; none: unsigned.
+	InstallSignatureKey = "cmdhost-install-signature"
 )
 
 // InstallProgress answers a chunk of an install that is not the last:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/cmdhost/cmdhost/internal/session"
 )
@@ -17,7 +18,11 @@ import (
 // packet limit less this.
 const chunkOverhead = 16 << 10
 
-// Install sends the module bin to the host as plugin name and returns
+// maxSignature is the room kept for a signature in the last chunk.
+const maxSignature = 4 << 10
+
+// Install sends the module bin to the host as plugin name, with sig, its
+// signature file's content (nil: none; cmdhost plugin sign), and returns
 // the host's verdict once it has loaded or refused it: served (with its
 // digest and commands), or refused with the host's reason (Served false:
 // not an error), while the version serving before goes on. It needs the
@@ -30,7 +35,7 @@ const chunkOverhead = 16 << 10
 // sent once the one before is answered. On a share group every chunk goes
 // to the replica that answered the stats (ForReplica): a module installs
 // on one replica; ask each (Replicas) to install on all.
-func (c *Client) Install(ctx context.Context, name string, bin []byte) (Verdict, error) {
+func (c *Client) Install(ctx context.Context, name string, bin, sig []byte) (Verdict, error) {
 	st, err := c.Stats(ctx)
 	if err != nil {
 		return Verdict{}, err
@@ -54,6 +59,9 @@ func (c *Client) Install(ctx context.Context, name string, bin []byte) (Verdict,
 		end := min(off+size, len(bin))
 		md := map[string]string{InstallNameKey: name, InstallDigestKey: digest,
 			InstallSizeKey: strconv.Itoa(len(bin)), InstallOffsetKey: strconv.Itoa(off)}
+		if end == len(bin) && sig != nil {
+			md[InstallSignatureKey] = strings.TrimSpace(string(sig))
+		}
 		out, err := to.call(ctx, OpInstall, bin[off:end], "application/wasm", md)
 		if err != nil {
 			return Verdict{}, err
@@ -85,7 +93,7 @@ func chunkSize(broker, host, tokenLen int) (int, error) {
 	if broker > 0 {
 		limit = min(limit, broker)
 	}
-	n := limit - chunkOverhead - tokenLen
+	n := limit - chunkOverhead - tokenLen - maxSignature
 	if n < chunkOverhead {
 		return 0, fmt.Errorf("a packet limit of %d bytes (broker %d, host %d) leaves no room for an install's chunks: raise the broker's maximum packet size or the host's --max-request-bytes", limit, broker, host)
 	}

@@ -78,7 +78,7 @@ func TestClientInstallRollbackAndAudit(t *testing.T) {
 	// The events' subscription is live once a refusal's event arrives.
 	forbidden := dial(t, admin.ClientConfig{Broker: srv.Broker(), ExecutorID: "installer"})
 	testkit.WaitFor(t, "the audit of a forbidden install", func() bool {
-		_, err := forbidden.Install(ctx, "w", wat)
+		_, err := forbidden.Install(ctx, "w", wat, nil)
 		var hostErr *admin.HostError
 		if !errors.As(err, &hostErr) || hostErr.Status != admin.StatusForbidden {
 			t.Fatalf("install without the token: %v, want a HostError 403", err)
@@ -88,7 +88,7 @@ func TestClientInstallRollbackAndAudit(t *testing.T) {
 		return len(audit) > 0 && audit[0].Verdict == events.VerdictForbidden && audit[0].Op == admin.OpInstall
 	})
 
-	v, err := c.Install(ctx, "w", wat)
+	v, err := c.Install(ctx, "w", wat, nil)
 	if err != nil || !v.Served || v.Digest != sum(wat) || len(v.Commands) != 1 || v.Commands[0] != "wat-echo" || v.ReplicaID.ClientID != "installer" {
 		t.Fatalf("install of wat-echo: %+v, %v", v, err)
 	}
@@ -100,13 +100,13 @@ func TestClientInstallRollbackAndAudit(t *testing.T) {
 	if len(echo2) < 20*(64<<10) {
 		t.Fatalf("echo is %d bytes: too small to need chunks", len(echo2))
 	}
-	v, err = c.Install(ctx, "echo", echo2)
+	v, err = c.Install(ctx, "echo", echo2, nil)
 	if err != nil || !v.Served || v.Digest != sum(echo2) || v.Previous != sum(echo) {
 		t.Fatalf("chunked install of a new echo: %+v, %v", v, err)
 	}
 
 	// Another plugin declaring echo: refused, nothing written.
-	v, err = c.Install(ctx, "echo-copy", echo)
+	v, err = c.Install(ctx, "echo-copy", echo, nil)
 	if err != nil || v.Served || !strings.Contains(v.Reason, "already served by plugin echo") || v.Digest != sum(echo) {
 		t.Fatalf("clashing install: %+v, %v; want refused for the clash", v, err)
 	}

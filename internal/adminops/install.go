@@ -15,6 +15,7 @@ import (
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -134,6 +135,9 @@ func readChunk(r *abi.Request, max int) (chunk, *abi.Response) {
 	if c.offset, err = strconv.Atoi(md[admin.InstallOffsetKey]); err != nil || c.offset < 0 || c.offset+len(c.data) > c.size {
 		return c, bad(admin.InstallOffsetKey + " must be the chunk's offset in the module, the chunk within its size")
 	}
+	if len(md[admin.InstallSignatureKey]) > signing.MaxSignatureFile {
+		return c, bad(admin.InstallSignatureKey + " is larger than a signature file")
+	}
 	return c, nil
 }
 
@@ -153,7 +157,11 @@ func (a *Ops) installOp(ctx context.Context, r *abi.Request) (*abi.Response, err
 	if sum := sha256.Sum256(whole); hex.EncodeToString(sum[:]) != c.digest {
 		return bad(fmt.Sprintf("the module received has digest %x, not the %s announced: send it again", sum, c.digest)), nil
 	}
-	in, err := a.cfg.Manager.Install(ctx, c.name, whole)
+	var sig []byte
+	if s, ok := r.Metadata[admin.InstallSignatureKey]; ok {
+		sig = []byte(s + "\n")
+	}
+	in, err := a.cfg.Manager.Install(ctx, c.name, whole, sig)
 	return a.verdict(ctx, r, admin.OpInstall, c.name, c.digest, in, err)
 }
 

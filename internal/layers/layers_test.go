@@ -43,9 +43,10 @@ var layer = map[string]int{
 	"cache":           40,
 	"internal/broker": 40,
 
-	"internal/events": 30,
-	"internal/otlp":   30,
-	"internal/oci":    30,
+	"internal/events":  30,
+	"internal/otlp":    30,
+	"internal/oci":     30,
+	"internal/signing": 30,
 
 	"internal/hlc":       20,
 	"internal/topic":     20,
