@@ -374,7 +374,7 @@ func TestDocsFlags(t *testing.T) {
 			for _, w := range words {
 				switch {
 				case strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[-"):
-					flags = append(flags, regexp.MustCompile(`-{1,2}[a-z][a-z-]*`).FindString(w))
+					flags = append(flags, regexp.MustCompile(`-{1,2}[a-z][a-z0-9-]*`).FindString(w))
 				case len(flags) == 0 && regexp.MustCompile(`^[a-z]+$`).MatchString(w):
 					path = append(path, w)
 				}
