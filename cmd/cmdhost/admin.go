@@ -188,6 +188,9 @@ func listCommand() *cli.Command {
 			default:
 				return cli.Exit("list takes at most one plugins folder: cmdhost plugin list [DIR]", 2)
 			}
+			if fleetSyntax(c.String("executor")) {
+				return runListFleet(c)
+			}
 			if c.Bool("all") {
 				return runListAll(c)
 			}

@@ -280,3 +280,70 @@ func hostTimeout(c *cli.Context) time.Duration {
 	}
 	return admin.DefaultTimeout
 }
+
+// fleetPlugins is one host's plugins, as plugin list --executor
+// PATTERN --json prints them.
+type fleetPlugins struct {
+	Executor string `json:"executor"`
+	replicaPlugins
+	Error string `json:"error,omitempty"`
+}
+
+// runListFleet lists the plugins of each host --executor names (a list
+// or a pattern): a table per host, or one JSON array.
+func runListFleet(c *cli.Context) error {
+	h, err := dialAdmin(c, "")
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	targets, err := h.fleetTargets(c.Context, c.String("executor"), c.Duration("timeout"))
+	if err != nil {
+		return err
+	}
+	all := []fleetPlugins{}
+	failed := 0
+	for i, t := range targets {
+		hp := fleetPlugins{Executor: t.executor, replicaPlugins: replicaPlugins{ReplicaID: t.id, Plugins: []admin.PluginView{}}}
+		err := t.err
+		if err == nil {
+			var out []byte
+			if out, err = h.callOn(c.Context, t.client, admin.OpStats, nil, c.Duration("timeout")); err == nil {
+				var st admin.Stats
+				if err = json.Unmarshal(out, &st); err == nil {
+					hp.ReplicaID, hp.Plugins = st.ReplicaID, st.Plugins
+				}
+			}
+		}
+		if err != nil {
+			failed++
+			hp.Error = err.Error()
+		}
+		all = append(all, hp)
+		if c.Bool("json") {
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(c.App.Writer)
+		}
+		if err != nil {
+			fmt.Fprintf(c.App.Writer, "%s: %v\n", t.label(), err)
+			continue
+		}
+		fmt.Fprintln(c.App.Writer, hostLine(t.executor, hp.ReplicaID)+":")
+		if err := printPluginTable(c.App.Writer, hp.Plugins); err != nil {
+			return err
+		}
+	}
+	if c.Bool("json") {
+		b, err := json.Marshal(all)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.Writer, string(b))
+	}
+	if failed > 0 {
+		return cli.Exit(fmt.Sprintf("%d of %d hosts did not answer", failed, len(all)), exitFailed)
+	}
+	return nil
+}
