@@ -141,3 +141,38 @@ func TestFleetInstall(t *testing.T) {
 		t.Errorf("install on a pattern no host matches: %q %q %d", out, errOut, code)
 	}
 }
+
+// TestFleetShareGroup: the replicas of a share group are hosts of their
+// own: hosts lists each, and plugin install --executor of the group's
+// id reaches every replica, each verdict printed with the replica named.
+func TestFleetShareGroup(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	broker := brokertest.StartMosquitto(t).String()
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte("group-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{}
+	for _, id := range []string{"rep-1", "rep-2"} {
+		dirs[id] = t.TempDir()
+		startServeIn(t, dirs[id], nil, "--broker", broker, "--id", "grp", "--client-id", id, "--share", "g", "--admin-token-file", tokFile)
+	}
+	out, errOut, code := run(t, "hosts", "--broker", broker, "--json")
+	var hosts []hostRow
+	if code != 0 || json.Unmarshal([]byte(out), &hosts) != nil || len(hosts) != 2 ||
+		hosts[0].ClientID != "rep-1" || hosts[1].ClientID != "rep-2" || hosts[0].Share != "g" || hosts[0].Executor != "grp" {
+		t.Fatalf("hosts: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, "plugin", "install", filepath.Join(plugins, "wat-echo.wasm"), "--name", "wat", "--broker", broker, "--executor", "grp", "--token-file", tokFile)
+	if code != 0 {
+		t.Fatalf("install on the group: %q %q %d", out, errOut, code)
+	}
+	for _, id := range []string{"rep-1", "rep-2"} {
+		if !strings.Contains(out, "host grp, replica "+id+" (share group g): served wat") {
+			t.Errorf("no verdict of replica %s:\n%s", id, out)
+		}
+		if _, err := os.Stat(filepath.Join(dirs[id], "wat.wasm")); err != nil {
+			t.Errorf("replica %s's folder: %v", id, err)
+		}
+	}
+}
