@@ -380,10 +380,14 @@ func installCommand() *cli.Command {
 			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host to copy the module into (default: send it to the hosts --executor names)", EnvVars: []string{"CMDHOST_PLUGINS"}},
 			&cli.StringFlag{Name: "name", Usage: "plugin name (default: the file's base name)"},
 			&cli.BoolFlag{Name: "json", Usage: "print each host's verdict as JSON (without --plugins)"},
+			&cli.BoolFlag{Name: "host-pulls", Usage: "with an oci:// reference and --executor: each host pulls the module from the registry itself (serve --pull-from), instead of this client sending it"},
 		}, append(append(verdictFlags(), tokenFlags()...), registryFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cli.Exit("install needs one module file or oci:// reference: cmdhost plugin install FILE.wasm --executor ID (or --plugins DIR)", exitUsage)
+			}
+			if c.Bool("host-pulls") {
+				return runHostPulls(c, c.Args().First())
 			}
 			src, done, err := pulledFile(c, c.Args().First())
 			if err != nil {

@@ -47,6 +47,12 @@ func TestPushInstallOCI(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(local, "hello.wasm")); err != nil || len(b) == 0 {
 		t.Fatalf("hello.wasm: %v", err)
 	}
+	// The host pulls only from a registry it is told to (--pull-from);
+	// this one is not.
+	out, errOut, code = run(t, "plugin", "install", "oci://"+ref, "--host-pulls", "--name", "pulled", "--broker", broker, "--executor", "cli-host", "--token-file", tokFile)
+	if code != 1 || !strings.Contains(out, "does not pull from registries") {
+		t.Errorf("--host-pulls to a host that pulls nothing: %q %q %d", out, errOut, code)
+	}
 	out, errOut, code = run(t, "plugin", "install", "oci://"+ref, "--plugins", local, "--plain-http", "--wait", "0")
 	if code != 1 || !strings.Contains(errOut, "the registry asks for credentials") {
 		t.Errorf("install without credentials: %q %q %d", out, errOut, code)
@@ -54,5 +60,36 @@ func TestPushInstallOCI(t *testing.T) {
 	out, errOut, code = run(t, append([]string{"plugin", "push", filepath.Join("..", "..", "testdata", "plugins-bad", "bad-nocmds.wasm"), reg.Host + "/plugins/bad:1"}, creds...)...)
 	if code != 1 || !strings.Contains(errOut, "not pushed") {
 		t.Errorf("push of a module the host refuses: %q %q %d", out, errOut, code)
+	}
+}
+
+// TestHostPulls: with --pull-from and its registry credentials, a host
+// pulls the module an install names by reference itself (the client has
+// no credentials) and serves it; a reference to another registry is
+// refused with the reason.
+func TestHostPulls(t *testing.T) {
+	reg := ocitest.Start(t)
+	creds := []string{"--registry-user", reg.User, "--registry-password-file", reg.PasswordFile, "--plain-http"}
+	ref := reg.Host + "/plugins/greet:2.0"
+	if out, errOut, code := run(t, append([]string{"plugin", "push", filepath.Join(plugins, "wat-echo.wasm"), ref}, creds...)...); code != 0 {
+		t.Fatalf("push: %q %q %d", out, errOut, code)
+	}
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte("pull-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	addr, _ := startServeIn(t, dir, nil, append([]string{"--admin-token-file", tokFile, "--pull-from", reg.Host}, creds...)...)
+	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host", "--token-file", tokFile, "--host-pulls"}
+	out, errOut, code := run(t, append([]string{"plugin", "install", "oci://" + ref}, host...)...)
+	if code != 0 || !strings.Contains(out, "host cli-host: served greet") {
+		t.Fatalf("install the host pulls: %q %q %d", out, errOut, code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "greet.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = run(t, append([]string{"plugin", "install", "oci://127.0.0.1:1/plugins/greet:1"}, host...)...)
+	if code != 1 || !strings.Contains(out, "not one this host pulls from") {
+		t.Errorf("a registry the host does not pull from: %q %q %d", out, errOut, code)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/oci"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -117,3 +118,43 @@ func namedOpOnHosts(c *cli.Context, op string) error {
 type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
+
+// runHostPulls has each host --executor names pull the module of the
+// oci:// reference ref itself, and prints each host's verdict.
+func runHostPulls(c *cli.Context, ref string) error {
+	if !strings.HasPrefix(ref, oci.Scheme) || c.String("plugins") != "" {
+		return cli.Exit("--host-pulls takes an oci:// reference and hosts (--executor), not a file or --plugins", exitUsage)
+	}
+	name := c.String("name")
+	if name == "" {
+		name = repositoryName(ref)
+	}
+	if err := pluginmgr.CheckName(name); err != nil {
+		return cli.Exit(fmt.Sprintf("%v (choose it with --name)", err), exitUsage)
+	}
+	token, err := adminToken(c)
+	if err != nil {
+		return err
+	}
+	return onHosts(c, token, func(ctx context.Context, h *adminHost, t target) (string, any, error) {
+		v, err := t.client.WithTimeout(hostTimeout(c)).InstallFrom(ctx, name, ref)
+		if err != nil {
+			return "", nil, h.explain(t.client, admin.OpInstall, hostTimeout(c), err)
+		}
+		return verdictLine(v)
+	})
+}
+
+// repositoryName is the last path element of an OCI reference's
+// repository: oci://r:5000/plugins/greet:1.0 → greet.
+func repositoryName(ref string) string {
+	ref = strings.TrimPrefix(ref, oci.Scheme)
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	last := ref[strings.LastIndex(ref, "/")+1:]
+	if i := strings.Index(last, ":"); i >= 0 {
+		last = last[:i]
+	}
+	return last
+}

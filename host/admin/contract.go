@@ -72,6 +72,11 @@ const (
 	// with serve --trust serves only signed modules; cmdhost plugin
 	// sign), on the last chunk; none: unsigned.
 	InstallSignatureKey = "cmdhost-install-signature"
+	// InstallReferenceKey asks the host to pull the module itself from
+	// an OCI registry (oci://REGISTRY/REPO[:TAG|@sha256:…], with its own
+	// registry credentials: serve --registry-*), in place of chunks: the
+	// request has no payload and no other install property but the name.
+	InstallReferenceKey = "cmdhost-install-ref"
 )
 
 // InstallProgress answers a chunk of an install that is not the last:

@@ -81,6 +81,32 @@ func (c *Client) Install(ctx context.Context, name string, bin, sig []byte) (Ver
 	}
 }
 
+// InstallFrom has the host pull the module of ref, an OCI reference
+// (oci://REGISTRY/REPO[:TAG|@sha256:…]), from the registry itself, with
+// its own credentials (serve --registry-*), and install it as plugin
+// name; the verdict is Install's. It needs the token.
+func (c *Client) InstallFrom(ctx context.Context, name, ref string) (Verdict, error) {
+	st, err := c.Stats(ctx)
+	if err != nil {
+		return Verdict{}, err
+	}
+	to := c
+	if c.replica == "" && st.Share != "" {
+		if to, err = c.ForReplica(st.ClientID); err != nil {
+			return Verdict{}, err
+		}
+	}
+	out, err := to.call(ctx, OpInstall, nil, "", map[string]string{InstallNameKey: name, InstallReferenceKey: ref})
+	if err != nil {
+		return Verdict{}, err
+	}
+	var v Verdict
+	if err := json.Unmarshal(out, &v); err != nil {
+		return Verdict{}, fmt.Errorf("the host's verdict on %s: %w", name, err)
+	}
+	return v, nil
+}
+
 // chunkSize is the largest chunk of module an install request may carry
 // under the broker's packet limit and the host's (0: not known, the
 // session's default for the host, MQTT's for the broker), with a token of

@@ -143,6 +143,9 @@ func readChunk(r *abi.Request, max int) (chunk, *abi.Response) {
 
 // installOp is the install op's handler (its token is checked before).
 func (a *Ops) installOp(ctx context.Context, r *abi.Request) (*abi.Response, error) {
+	if ref, ok := r.Metadata[admin.InstallReferenceKey]; ok {
+		return a.installFrom(ctx, r, ref)
+	}
 	c, refusal := readChunk(r, a.maxModule())
 	if refusal != nil {
 		return refusal, nil
@@ -163,6 +166,29 @@ func (a *Ops) installOp(ctx context.Context, r *abi.Request) (*abi.Response, err
 	}
 	in, err := a.cfg.Manager.Install(ctx, c.name, whole, sig)
 	return a.verdict(ctx, r, admin.OpInstall, c.name, c.digest, in, err)
+}
+
+// installFrom pulls the module of ref with Config.Pull and installs it.
+func (a *Ops) installFrom(ctx context.Context, r *abi.Request, ref string) (*abi.Response, error) {
+	name := r.Metadata[admin.InstallNameKey]
+	if err := plugins.CheckName(name); err != nil {
+		return bad(admin.InstallNameKey + ": " + err.Error()), nil
+	}
+	if a.cfg.Pull == nil {
+		return bad("this host does not pull from registries: send the module (cmdhost plugin install without --host-pulls)"), nil
+	}
+	if len(ref) > 1024 || len(r.Payload) > 0 {
+		return bad(admin.InstallReferenceKey + " is an OCI reference of at most 1024 bytes, and the request has no payload"), nil
+	}
+	bin, err := a.cfg.Pull(ctx, ref, a.maxModule())
+	if err != nil {
+		reason := a.relativeText(fmt.Sprintf("pulling %s: %v", session.CleanText(ref, 256), err))
+		a.audit(r, admin.OpInstall, name, "", events.VerdictRefused, reason)
+		return jsonReply(admin.Verdict{ReplicaID: a.Replica(), Name: name, Reason: reason})
+	}
+	sum := sha256.Sum256(bin)
+	in, err := a.cfg.Manager.Install(ctx, name, bin, nil)
+	return a.verdict(ctx, r, admin.OpInstall, name, hex.EncodeToString(sum[:]), in, err)
 }
 
 // rollbackOp is the rollback op's handler (its token is checked before).
