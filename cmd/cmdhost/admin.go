@@ -386,6 +386,10 @@ func installCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return cli.Exit("install needs one module file or oci:// reference: cmdhost plugin install FILE.wasm --executor ID (or --plugins DIR)", exitUsage)
 			}
+			if c.String("plugins") == "" && !c.IsSet("executor") {
+				// Where to install is said, never guessed.
+				return cli.Exit("plugin install: --plugins DIR is required, or --executor ID to send the module to running hosts (see cmdhost plugin install --help)", exitUsage)
+			}
 			if c.Bool("host-pulls") {
 				return runHostPulls(c, c.Args().First())
 			}

@@ -56,7 +56,7 @@ type rolloutRow struct {
 	P99Ms      float64 `json:"p99Ms"`
 	Digest     string  `json:"digest,omitempty"`
 	Detail     string  `json:"detail,omitempty"`
-	previous   string
+	before     string  // the digest the host served before the install; "": none
 	label      string
 	baseCalls  int64
 	baseErrors int64
@@ -155,6 +155,9 @@ func rolloutBatch(c *cli.Context, h *adminHost, targets []target, rows []rollout
 			why = r.label + ": " + t.err.Error()
 			continue
 		}
+		if view, err := hostPluginView(c.Context, h, t, name, timeout); err == nil && view.State == pluginmgr.StateServing {
+			r.before = view.Digest
+		}
 		v, err := t.client.WithTimeout(timeout).Install(c.Context, name, bin, sig)
 		switch {
 		case err != nil:
@@ -164,7 +167,7 @@ func rolloutBatch(c *cli.Context, h *adminHost, targets []target, rows []rollout
 			r.Outcome, r.Detail = outcomeRefused, v.Reason
 			why = r.label + " refused it: " + v.Reason
 		default:
-			r.Outcome, r.Digest, r.previous = outcomeServed, v.Digest, v.Previous
+			r.Outcome, r.Digest = outcomeServed, v.Digest
 			if view, err := hostPluginView(c.Context, h, t, name, timeout); err == nil {
 				r.baseCalls, r.baseErrors = view.Calls, view.Failures+view.ErrorReplies
 			}
@@ -220,19 +223,25 @@ func hostPluginView(ctx context.Context, h *adminHost, t target, name string, ti
 	return admin.PluginView{}, fmt.Errorf("it lists no plugin %s", name)
 }
 
-// rollBack undoes the install on host t: it serves the previous version
-// again, or removes a plugin that was new there.
+// rollBack undoes the install on host t: it serves the version it served
+// before again, or removes a plugin that was new there; a host that
+// already served this version is left as it was.
 func rollBack(ctx context.Context, h *adminHost, t target, r *rolloutRow, name string, timeout time.Duration) {
-	if r.Outcome != outcomeServed {
+	if r.Outcome != outcomeServed || r.before == r.Digest {
 		return
 	}
 	var err error
-	if r.previous == "" {
+	if r.before == "" {
 		_, err = h.callOn(ctx, t.client, admin.OpRemove, admin.Request{Name: name}, timeout)
 	} else {
 		var v admin.Verdict
-		if v, err = t.client.WithTimeout(timeout).Rollback(ctx, name); err == nil && !v.Served {
+		v, err = t.client.WithTimeout(timeout).Rollback(ctx, name)
+		switch {
+		case err != nil:
+		case !v.Served:
 			err = fmt.Errorf("rollback refused: %s", v.Reason)
+		case v.Digest != r.before:
+			err = fmt.Errorf("the version kept, %s, is not the one served before, %s", short(v.Digest), short(r.before))
 		}
 	}
 	if err != nil {
