@@ -187,17 +187,18 @@ type RegistryAccess struct {
 }
 
 // pull is the admin ops' Pull: the module of ref from a registry of
-// cfg.PullFrom, at most max bytes.
-func (s *Server) pull(ctx context.Context, ref string, max int) ([]byte, error) {
+// cfg.PullFrom, at most max bytes, and its signature file if the
+// artifact carries one.
+func (s *Server) pull(ctx context.Context, ref string, max int) (module, sig []byte, err error) {
 	bare := strings.TrimPrefix(ref, oci.Scheme)
 	registry, _, _ := strings.Cut(bare, "/")
 	if !slices.Contains(s.cfg.PullFrom, registry) {
-		return nil, fmt.Errorf("registry %q is not one this host pulls from (serve --pull-from)", registry)
+		return nil, nil, fmt.Errorf("registry %q is not one this host pulls from (serve --pull-from)", registry)
 	}
 	r := s.cfg.Registry
 	p, err := oci.Pull(ctx, bare, oci.Config{DockerConfig: r.DockerConfig, Username: r.Username, PasswordFile: r.PasswordFile,
 		PlainHTTP: r.PlainHTTP, MaxBytes: int64(max)})
-	return p.Module, err
+	return p.Module, p.Signature, err
 }
 
 // Server is one cmdhost: the plugins folder served over MQTT with hot
@@ -388,7 +389,7 @@ func New(cfg Config) (_ *Server, err error) {
 }
 
 // pullFunc is pull when the host pulls from registries, else nil.
-func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]byte, error) {
+func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]byte, []byte, error) {
 	if len(s.cfg.PullFrom) == 0 {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/internal/oci"
+	"github.com/cmdhost/cmdhost/internal/signing"
 )
 
 // registryFlags say how to reach an OCI registry: its credentials and
@@ -93,11 +94,19 @@ func runPush(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err, exitUsage)
 	}
-	pushed, err := oci.Push(c.Context, ref, bin, cfg)
+	sig, err := moduleSignature(src)
+	if err != nil {
+		return err
+	}
+	pushed, err := oci.Push(c.Context, ref, bin, sig, cfg)
 	if err != nil {
 		return cli.Exit(err, exitFailed)
 	}
-	fmt.Fprintf(c.App.Writer, "pushed %s to %s\nmodule   %s\nmanifest %s\npinned   %s%s\n", src, ref, pushed.Module, pushed.Manifest, oci.Scheme, pushed.Reference)
+	signed := ""
+	if sig != nil {
+		signed = " with its signature " + src + ".sig"
+	}
+	fmt.Fprintf(c.App.Writer, "pushed %s%s to %s\nmodule   %s\nmanifest %s\npinned   %s%s\n", src, signed, ref, pushed.Module, pushed.Manifest, oci.Scheme, pushed.Reference)
 	return nil
 }
 
@@ -127,6 +136,12 @@ func pulledFile(c *cli.Context, src string) (path string, done func(), err error
 	if err := os.WriteFile(path, pulled.Module, 0o600); err != nil {
 		done()
 		return "", nil, err
+	}
+	if pulled.Signature != nil { // beside the module, as install reads it
+		if err := os.WriteFile(path+signing.Ext, pulled.Signature, 0o600); err != nil {
+			done()
+			return "", nil, err
+		}
 	}
 	fmt.Fprintf(c.App.ErrWriter, "pulled %s (manifest %s)\n", src, pulled.Manifest)
 	return path, done, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cmdhost/cmdhost/internal/oci/ocitest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // TestPushInstallOCI: plugin push puts a module into a real registry with
@@ -65,28 +66,48 @@ func TestPushInstallOCI(t *testing.T) {
 
 // TestHostPulls: with --pull-from and its registry credentials, a host
 // pulls the module an install names by reference itself (the client has
-// no credentials) and serves it; a reference to another registry is
-// refused with the reason.
+// no credentials) with the signature the artifact carries: a host with
+// --trust serves the signed module, refuses one pushed unsigned, and
+// refuses a reference to a registry it does not pull from.
 func TestHostPulls(t *testing.T) {
 	reg := ocitest.Start(t)
+	tmp := t.TempDir()
 	creds := []string{"--registry-user", reg.User, "--registry-password-file", reg.PasswordFile, "--plain-http"}
-	ref := reg.Host + "/plugins/greet:2.0"
-	if out, errOut, code := run(t, append([]string{"plugin", "push", filepath.Join(plugins, "wat-echo.wasm"), ref}, creds...)...); code != 0 {
-		t.Fatalf("push: %q %q %d", out, errOut, code)
+	key := filepath.Join(tmp, "k.pem")
+	if out, errOut, code := run(t, "plugin", "keygen", "--out", key); code != 0 {
+		t.Fatalf("keygen: %q %q %d", out, errOut, code)
 	}
-	tokFile := filepath.Join(t.TempDir(), "token")
+	signed := filepath.Join(tmp, "greet.wasm")
+	testkit.InstallFile(t, filepath.Join(plugins, "wat-echo.wasm"), tmp, "greet.wasm")
+	if out, errOut, code := run(t, "plugin", "sign", signed, "--key", key); code != 0 {
+		t.Fatalf("sign: %q %q %d", out, errOut, code)
+	}
+	ref, unsigned := reg.Host+"/plugins/greet:2.0", reg.Host+"/plugins/greet:unsigned"
+	if out, errOut, code := run(t, append([]string{"plugin", "push", signed, ref}, creds...)...); code != 0 || !strings.Contains(out, "with its signature") {
+		t.Fatalf("push signed: %q %q %d", out, errOut, code)
+	}
+	if out, errOut, code := run(t, append([]string{"plugin", "push", filepath.Join(plugins, "wat-echo.wasm"), unsigned}, creds...)...); code != 0 {
+		t.Fatalf("push unsigned: %q %q %d", out, errOut, code)
+	}
+	tokFile := filepath.Join(tmp, "token")
 	if err := os.WriteFile(tokFile, []byte("pull-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	addr, _ := startServeIn(t, dir, nil, append([]string{"--admin-token-file", tokFile, "--pull-from", reg.Host}, creds...)...)
+	addr, _ := startServeIn(t, dir, nil, append([]string{"--admin-token-file", tokFile, "--pull-from", reg.Host, "--trust", key + ".pub"}, creds...)...)
 	host := []string{"--broker", "mqtt://" + addr, "--executor", "cli-host", "--token-file", tokFile, "--host-pulls"}
-	out, errOut, code := run(t, append([]string{"plugin", "install", "oci://" + ref}, host...)...)
+	out, errOut, code := run(t, append([]string{"plugin", "install", "oci://" + unsigned, "--name", "greet"}, host...)...)
+	if code != 1 || !strings.Contains(out, "not signed") {
+		t.Errorf("install of an unsigned artifact on a host with --trust: %q %q %d", out, errOut, code)
+	}
+	out, errOut, code = run(t, append([]string{"plugin", "install", "oci://" + ref}, host...)...)
 	if code != 0 || !strings.Contains(out, "host cli-host: served greet") {
 		t.Fatalf("install the host pulls: %q %q %d", out, errOut, code)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "greet.wasm")); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"greet.wasm", "greet.wasm.sig"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
 	}
 	out, errOut, code = run(t, append([]string{"plugin", "install", "oci://127.0.0.1:1/plugins/greet:1"}, host...)...)
 	if code != 1 || !strings.Contains(out, "not one this host pulls from") {

@@ -75,9 +75,10 @@ type Config struct {
 	// Clock is the time of uploads and events; nil: the system's.
 	Clock clock.Clock
 	// Pull fetches the module of an OCI reference of at most max bytes,
-	// for an install that asks the host to pull it
-	// (admin.InstallReferenceKey); nil: such an install is refused.
-	Pull func(ctx context.Context, ref string, max int) ([]byte, error)
+	// and its signature file (nil: none), for an install that asks the
+	// host to pull it (admin.InstallReferenceKey); nil: such an install is
+	// refused.
+	Pull func(ctx context.Context, ref string, max int) (module, sig []byte, err error)
 }
 
 // Ops serves the admin ops for a plugins manager.

@@ -180,14 +180,14 @@ func (a *Ops) installFrom(ctx context.Context, r *abi.Request, ref string) (*abi
 	if len(ref) > 1024 || len(r.Payload) > 0 {
 		return bad(admin.InstallReferenceKey + " is an OCI reference of at most 1024 bytes, and the request has no payload"), nil
 	}
-	bin, err := a.cfg.Pull(ctx, ref, a.maxModule())
+	bin, sig, err := a.cfg.Pull(ctx, ref, a.maxModule())
 	if err != nil {
 		reason := a.relativeText(fmt.Sprintf("pulling %s: %v", session.CleanText(ref, 256), err))
 		a.audit(r, admin.OpInstall, name, "", events.VerdictRefused, reason)
 		return jsonReply(admin.Verdict{ReplicaID: a.Replica(), Name: name, Reason: reason})
 	}
 	sum := sha256.Sum256(bin)
-	in, err := a.cfg.Manager.Install(ctx, name, bin, nil)
+	in, err := a.cfg.Manager.Install(ctx, name, bin, sig)
 	return a.verdict(ctx, r, admin.OpInstall, name, hex.EncodeToString(sum[:]), in, err)
 }
 

@@ -29,11 +29,17 @@ import (
 	"github.com/cmdhost/cmdhost/internal/secret"
 )
 
-// The media types of a Wasm OCI artifact.
+// The media types of a Wasm OCI artifact, and of the layer that carries a
+// module's signature file beside it (cmdhost plugin sign; other hosts
+// ignore a layer of a type they do not know).
 const (
-	ConfigMediaType = "application/vnd.wasm.config.v0+json"
-	LayerMediaType  = "application/wasm"
+	ConfigMediaType    = "application/vnd.wasm.config.v0+json"
+	LayerMediaType     = "application/wasm"
+	SignatureMediaType = "application/vnd.cmdhost.signature.v1+base64"
 )
+
+// maxSignature bounds the signature layer a pull takes.
+const maxSignature = 4 << 10
 
 // Scheme is the prefix of a module reference in the CLI:
 // oci://REGISTRY/REPO[:TAG|@sha256:…].
@@ -115,8 +121,9 @@ func repository(ref string, cfg Config) (*remote.Repository, error) {
 }
 
 // Push pushes the module bin to ref (REGISTRY/REPO:TAG, or no tag for
-// "latest") as a Wasm OCI artifact and tags it.
-func Push(ctx context.Context, ref string, bin []byte, cfg Config) (Pushed, error) {
+// "latest") as a Wasm OCI artifact, with its signature file sig as a
+// second layer when not nil, and tags it.
+func Push(ctx context.Context, ref string, bin, sig []byte, cfg Config) (Pushed, error) {
 	ref = strings.TrimPrefix(ref, Scheme)
 	repo, err := repository(ref, cfg)
 	if err != nil {
@@ -141,8 +148,16 @@ func Push(ctx context.Context, ref string, bin []byte, cfg Config) (Pushed, erro
 	if err != nil {
 		return Pushed{}, fmt.Errorf("pushing the artifact's config to %s: %w", ref, err)
 	}
+	layers := []ocispec.Descriptor{layer}
+	if sig != nil {
+		sigDesc, err := oras.PushBytes(ctx, repo, SignatureMediaType, sig)
+		if err != nil {
+			return Pushed{}, fmt.Errorf("pushing the module's signature to %s: %w", ref, err)
+		}
+		layers = append(layers, sigDesc)
+	}
 	manifest, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "",
-		oras.PackManifestOptions{Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &cfgDesc})
+		oras.PackManifestOptions{Layers: layers, ConfigDescriptor: &cfgDesc})
 	if err != nil {
 		return Pushed{}, fmt.Errorf("pushing the manifest to %s: %w", ref, err)
 	}
@@ -165,6 +180,9 @@ func hint(err error) error {
 // Pulled is a module Pull took from a registry.
 type Pulled struct {
 	Module []byte
+	// Signature is the module's signature file, from the artifact's
+	// signature layer; nil when it has none.
+	Signature []byte
 	// Name is the repository's last path element: the plugin's name by
 	// default.
 	Name string
@@ -201,13 +219,16 @@ func Pull(ctx context.Context, ref string, cfg Config) (Pulled, error) {
 	if m.Config.MediaType != ConfigMediaType {
 		return Pulled{}, fmt.Errorf("%s is not a Wasm OCI artifact: its config is %s, not %s", ref, m.Config.MediaType, ConfigMediaType)
 	}
-	var layer *ocispec.Descriptor
+	var layer, sigLayer *ocispec.Descriptor
 	for i := range m.Layers {
-		if m.Layers[i].MediaType == LayerMediaType {
+		switch m.Layers[i].MediaType {
+		case LayerMediaType:
 			if layer != nil {
 				return Pulled{}, fmt.Errorf("%s has more than one %s layer: which is the module?", ref, LayerMediaType)
 			}
 			layer = &m.Layers[i]
+		case SignatureMediaType:
+			sigLayer = &m.Layers[i]
 		}
 	}
 	switch {
@@ -222,7 +243,16 @@ func Pull(ctx context.Context, ref string, cfg Config) (Pulled, error) {
 	if err != nil {
 		return Pulled{}, fmt.Errorf("fetching the module of %s: %w", ref, err)
 	}
+	var sig []byte
+	if sigLayer != nil {
+		if sigLayer.Size > maxSignature {
+			return Pulled{}, fmt.Errorf("%s: its signature layer is %d bytes, more than a signature", ref, sigLayer.Size)
+		}
+		if sig, err = content.FetchAll(ctx, repo, *sigLayer); err != nil {
+			return Pulled{}, fmt.Errorf("fetching the signature of %s: %w", ref, err)
+		}
+	}
 	name := repo.Reference.Repository
 	name = name[strings.LastIndex(name, "/")+1:]
-	return Pulled{Module: bin, Name: name, Manifest: desc.Digest.String()}, nil
+	return Pulled{Module: bin, Signature: sig, Name: name, Manifest: desc.Digest.String()}, nil
 }

@@ -25,7 +25,7 @@ func TestPushPull(t *testing.T) {
 	cfg := oci.Config{Username: reg.User, PasswordFile: reg.PasswordFile, PlainHTTP: true}
 	ref := reg.Host + "/plugins/greet:1.0"
 
-	pushed, err := oci.Push(ctx, ref, bin, cfg)
+	pushed, err := oci.Push(ctx, ref, bin, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestPushPull(t *testing.T) {
 	}
 	for _, r := range []string{ref, oci.Scheme + ref, pushed.Reference} {
 		got, err := oci.Pull(ctx, r, cfg)
-		if err != nil || string(got.Module) != string(bin) || got.Name != "greet" || got.Manifest != pushed.Manifest {
+		if err != nil || string(got.Module) != string(bin) || got.Name != "greet" || got.Manifest != pushed.Manifest || got.Signature != nil {
 			t.Fatalf("pull %s: %+v, %v", r, got, err)
 		}
 	}
@@ -62,7 +62,21 @@ func TestPushPull(t *testing.T) {
 	if _, err := oci.Pull(ctx, reg.Host+"/plugins/none:1.0", cfg); err == nil {
 		t.Fatal("pull of a repository that does not exist: no error")
 	}
-	if _, err := oci.Push(ctx, pushed.Reference, bin, cfg); err == nil {
+	if _, err := oci.Push(ctx, pushed.Reference, bin, nil, cfg); err == nil {
 		t.Fatal("push to a digest: no error")
+	}
+}
+
+// A signature pushed with the module comes back with it.
+func TestPushPullSignature(t *testing.T) {
+	reg := ocitest.Start(t)
+	cfg := oci.Config{Username: reg.User, PasswordFile: reg.PasswordFile, PlainHTTP: true}
+	bin, sig := []byte("\x00asm\x01\x00\x00\x00"), []byte("c2lnbmF0dXJl\n")
+	if _, err := oci.Push(context.Background(), reg.Host+"/p/signed:1", bin, sig, cfg); err != nil {
+		t.Fatal(err)
+	}
+	got, err := oci.Pull(context.Background(), reg.Host+"/p/signed:1", cfg)
+	if err != nil || string(got.Module) != string(bin) || string(got.Signature) != string(sig) {
+		t.Fatalf("pull: %+v, %v", got, err)
 	}
 }
