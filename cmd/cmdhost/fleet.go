@@ -225,24 +225,27 @@ func onHosts(c *cli.Context, token string, op func(ctx context.Context, h *admin
 	if err != nil {
 		return err
 	}
-	var outs []outcome
-	failed := 0
-	for _, t := range targets {
-		o := outcome{Executor: t.executor, ReplicaID: t.id}
+	outs := make([]outcome, len(targets))
+	eachTarget(len(targets), opsAtOnce, func(i int) {
+		t, o := targets[i], &outs[i]
+		*o = outcome{Executor: t.executor, ReplicaID: t.id}
 		var result any
 		if o.err = t.err; o.err == nil {
 			o.line, result, o.err = op(c.Context, h, t)
 		}
+		if result != nil {
+			o.Result, _ = json.Marshal(result)
+		}
+	})
+	failed := 0
+	for i, t := range targets {
+		o := &outs[i]
 		if o.err != nil {
 			failed++
 			o.Error = o.err.Error()
 		} else {
 			o.OK = true
 		}
-		if result != nil {
-			o.Result, _ = json.Marshal(result)
-		}
-		outs = append(outs, o)
 		if !c.Bool("json") {
 			if o.err != nil {
 				fmt.Fprintf(c.App.Writer, "%s: %v\n", t.label(), o.err)
@@ -269,6 +272,31 @@ func onHosts(c *cli.Context, token string, op func(ctx context.Context, h *admin
 		return cli.Exit("", exitFailed)
 	}
 	return cli.Exit(fmt.Sprintf("%d of %d hosts failed", failed, len(outs)), exitFailed)
+}
+
+// How many hosts are asked at once: an install sends a module to each,
+// a stats is small. A host that does not answer costs its ack window
+// (1.5 s), and anyone on the broker may announce hosts that do not.
+const (
+	opsAtOnce   = 4
+	statsAtOnce = 16
+)
+
+// eachTarget runs f(0)…f(n-1), at most limit at once, and returns when
+// all have returned. Each f writes only its own index's results.
+func eachTarget(n, limit int, f func(i int)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // hostTimeout is the op timeout of c: --timeout, or install's --wait.
@@ -301,9 +329,10 @@ func runListFleet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	all := []fleetPlugins{}
-	failed := 0
-	for i, t := range targets {
+	all := make([]fleetPlugins, len(targets))
+	errs := make([]error, len(targets))
+	eachTarget(len(targets), statsAtOnce, func(i int) {
+		t := targets[i]
 		hp := fleetPlugins{Executor: t.executor, replicaPlugins: replicaPlugins{ReplicaID: t.id, Plugins: []admin.PluginView{}}}
 		err := t.err
 		if err == nil {
@@ -315,11 +344,15 @@ func runListFleet(c *cli.Context) error {
 				}
 			}
 		}
+		all[i], errs[i] = hp, err
+	})
+	failed := 0
+	for i, t := range targets {
+		hp, err := &all[i], errs[i]
 		if err != nil {
 			failed++
 			hp.Error = err.Error()
 		}
-		all = append(all, hp)
 		if c.Bool("json") {
 			continue
 		}

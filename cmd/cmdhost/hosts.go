@@ -76,9 +76,10 @@ func runHosts(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	views := []hostRow{}
-	for _, t := range targets {
-		v := hostRow{Executor: t.executor, ReplicaID: t.id, Plugins: []pluginVersion{}}
+	views := make([]hostRow, len(targets))
+	eachTarget(len(targets), statsAtOnce, func(i int) {
+		t, v := targets[i], &views[i]
+		*v = hostRow{Executor: t.executor, ReplicaID: t.id, Plugins: []pluginVersion{}}
 		var st admin.Stats
 		err := t.err
 		if err == nil {
@@ -89,15 +90,13 @@ func runHosts(c *cli.Context) error {
 		}
 		if err != nil {
 			v.Error = err.Error()
-			views = append(views, v)
-			continue
+			return
 		}
 		v.ReplicaID, v.Version, v.Started = st.ReplicaID, st.Build.Version, st.Started
 		for _, p := range st.Plugins {
 			v.Plugins = append(v.Plugins, pluginVersion{Name: p.Name, State: p.State, Digest: p.Digest})
 		}
-		views = append(views, v)
-	}
+	})
 	if c.Bool("json") {
 		b, err := json.Marshal(views)
 		if err != nil {
