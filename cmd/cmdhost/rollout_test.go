@@ -78,3 +78,43 @@ func TestRollout(t *testing.T) {
 		t.Errorf("not every host serves wat-echo after the rollout:\n%s", out)
 	}
 }
+
+// TestRolloutP99: a batch whose new version answers slower than
+// --max-p99 in its watch window is rolled back, though none of its calls
+// failed.
+func TestRolloutP99(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte("p99-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := startServeIn(t, t.TempDir(), nil, "--admin-token-file", tokFile)
+	broker := "mqtt://" + addr
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := run(t, "plugin", "rollout", filepath.Join(plugins, "sleep.wasm"), "--executor", "cli-host", "--broker", broker,
+			"--token-file", tokFile, "--watch", "3s", "--max-p99", "20ms", "--max-error-rate", "1", "--json")
+		done <- result{out, errOut, code}
+	}()
+	var res result
+	for {
+		select {
+		case res = <-done:
+		default:
+			run(t, "invoke", "sleep", "-d", "60", "--broker", broker, "--executor", "cli-host", "--timeout", "5s")
+			continue
+		}
+		break
+	}
+	var rows []rolloutRow
+	if res.code != 1 || json.Unmarshal([]byte(res.out), &rows) != nil || len(rows) != 1 || !strings.Contains(res.errOut, "over --max-p99 20ms") {
+		t.Fatalf("rollout of a slow module: %q %q %d", res.out, res.errOut, res.code)
+	}
+	if r := rows[0]; r.Outcome != outcomeRolledBack || r.Errors != 0 || r.P99Ms < 20 {
+		t.Errorf("the batch: %+v, want rolled back for its p99", r)
+	}
+}
