@@ -91,6 +91,14 @@ func TestTrustAndPin(t *testing.T) {
 	if out, errOut, code := run(t, append([]string{"plugin", "reload", "greet", "--token-file", tokFile}, host...)...); code != 1 || !strings.Contains(out+errOut, "pins") {
 		t.Errorf("reload against the pin: %q %q %d", out, errOut, code)
 	}
+	if out, errOut, code := run(t, append([]string{"plugin", "remove", "greet", "--token-file", tokFile}, host...)...); code != 0 {
+		t.Errorf("remove: %q %q %d", out, errOut, code)
+	}
+	for _, f := range []string{"greet.wasm", "greet.wasm.sig"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("%s after the remove: %v", f, err)
+		}
+	}
 	if out, errOut, code := run(t, "serve", "--plugins", dir, "--trust", greet); code != exitUsage || !strings.Contains(errOut, "--trust") {
 		t.Errorf("serve --trust of a file that is no key: %q %q %d", out, errOut, code)
 	}

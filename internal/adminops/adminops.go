@@ -29,6 +29,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/topic"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -187,7 +188,11 @@ func (a *Ops) Commands() []rpc.Command {
 				a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictRefused, a.relativeText(err.Error()))
 				return nil, &badRequest{err.Error()}
 			}
-			// The file goes too, so that a restart does not serve it again.
+			// The file goes too, so that a restart does not serve it again,
+			// and its signature, which no other module would match.
+			if err := os.Remove(file + signing.Ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+				a.log.Warn("plugin removed, but its signature file stays", "plugin", req.Name, "err", err)
+			}
 			if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
 				a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictRefused, "its file stays: "+a.relativeText(err.Error()))
 				return nil, fmt.Errorf("plugin %s removed, but its file stays: %w", req.Name, err)
