@@ -1,8 +1,8 @@
 // Package admin is the contract of a cmdhost's own admin ops and a Go
 // client for them: what an operator's tool, an embedder, or `cmdhost
-// plugin list/reload/remove`, install's verdict, `cmdhost watch` and
-// `cmdhost version --executor` use to ask a running host about its plugins
-// and to reload or remove one.
+// plugin list/reload/remove/install/rollback/rollout`, `cmdhost hosts`,
+// `cmdhost watch` and `cmdhost version --executor` use to ask a running
+// host about its plugins and to install, roll back, reload or remove one.
 //
 // A host serves its admin ops over the same RPC protocol as its plugins'
 // commands, on executor-specific topics: cmdhost/{executorId}/admin/{op}
