@@ -117,6 +117,10 @@ func TestDigestPin(t *testing.T) {
 	if st, _ := status(m, "p"); st.State != StateServing || st.Digest != digest(wat) {
 		t.Fatalf("p after the refused install: %+v", st)
 	}
+	// plugin install --plugins checks the pin before it copies.
+	if err := m.Check(context.Background(), "p", variant(wat, "new")); err == nil || !strings.Contains(err.Error(), "pins") {
+		t.Fatalf("Check of another digest than the pin: %v", err)
+	}
 	if _, err := ParseOperator("x.json", []byte(`{"digest": "sha256:abc"}`)); err == nil || !strings.Contains(err.Error(), "digest") {
 		t.Fatalf("a pin that is no digest: %v", err)
 	}
