@@ -60,6 +60,12 @@ func TestFleetInstall(t *testing.T) {
 			t.Errorf("host %d: %+v", i, h)
 		}
 	}
+	for _, cmd := range [][]string{{"watch", "--count", "1"}, {"version"}} {
+		out, errOut, code := run(t, append(cmd, "--broker", broker, "--executor", "fleet-*")...)
+		if code != exitUsage || !strings.Contains(errOut, "cmdhost hosts --executor 'fleet-*'") {
+			t.Errorf("%s with a pattern: %q %q %d; want exit 2 pointing to hosts", cmd[0], out, errOut, code)
+		}
+	}
 	out, _, code = run(t, "hosts", "--broker", broker)
 	if code != 0 || !strings.Contains(out, "EXECUTOR") || strings.Count(out, "echo@"+echoDigest[:12]) != 3 {
 		t.Errorf("hosts: %q %d", out, code)
