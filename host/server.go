@@ -1,7 +1,9 @@
 package host
 
 import (
+	"cmp"
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -28,11 +30,13 @@ import (
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/nested"
+	"github.com/cmdhost/cmdhost/internal/oci"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -115,6 +119,17 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxModuleBytes refuses larger module files; 0: the engine's default.
 	MaxModuleBytes int
+	// TrustFiles are Ed25519 public key files (PEM; internal/signing):
+	// with any, a module is loaded only when its signature file
+	// NAME.wasm.sig is by one of them (plugins.Config.Trust), at every
+	// load and reload. None: no signature is needed.
+	TrustFiles []string
+	// PullFrom are the OCI registries (HOST[:PORT]) the install op may
+	// have the host pull a module from itself, with Registry's
+	// credentials; none: the host pulls nothing (a client sends the
+	// module).
+	PullFrom []string
+	Registry RegistryAccess
 	// MaxGuestMemory bounds the memory of all plugin instances together
 	// (wasm.Config.MaxGuestMemory); 0: wasm.DefaultMaxGuestMemory.
 	MaxGuestMemory int64
@@ -181,6 +196,29 @@ type Config struct {
 	// loaded, the executor subscribed), and OnStopping once it begins to
 	// stop: a supervisor's readiness (systemd's sd_notify) hangs on them.
 	OnServing, OnStopping func()
+}
+
+// RegistryAccess is how a host logs in to the registries it pulls
+// from: a docker config file, or a user and the file of its password;
+// PlainHTTP for registries without TLS.
+type RegistryAccess struct {
+	DockerConfig, Username, PasswordFile string
+	PlainHTTP                            bool
+}
+
+// pull is the admin ops' Pull: the module of ref from a registry of
+// cfg.PullFrom, at most max bytes, and its signature file if the
+// artifact carries one.
+func (s *Server) pull(ctx context.Context, ref string, max int) (module, sig []byte, err error) {
+	bare := strings.TrimPrefix(ref, oci.Scheme)
+	registry, _, _ := strings.Cut(bare, "/")
+	if !slices.Contains(s.cfg.PullFrom, registry) {
+		return nil, nil, fmt.Errorf("registry %q is not one this host pulls from (serve --pull-from)", registry)
+	}
+	r := s.cfg.Registry
+	p, err := oci.Pull(ctx, bare, oci.Config{DockerConfig: r.DockerConfig, Username: r.Username, PasswordFile: r.PasswordFile,
+		PlainHTTP: r.PlainHTTP, MaxBytes: int64(max)})
+	return p.Module, p.Signature, err
 }
 
 // Server is one cmdhost: the plugins folder served over MQTT with hot
@@ -337,7 +375,15 @@ func New(cfg Config) (_ *Server, err error) {
 	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log, MaxGuestMemory: cfg.MaxGuestMemory}); err != nil {
 		return nil, err
 	}
-	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log,
+	var trust []ed25519.PublicKey
+	for _, f := range cfg.TrustFiles {
+		k, err := signing.ReadPublicKey(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted key: %w", err)
+		}
+		trust = append(trust, k)
+	}
+	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log, Trust: trust,
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
@@ -371,10 +417,20 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
-		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log, Admin: s.adminByIdentity()}); err != nil {
+		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log, Admin: s.adminByIdentity(),
+		MaxModuleBytes: cfg.MaxModuleBytes, MaxRequestBytes: cmp.Or(cfg.MaxRequestBytes, session.DefaultMaxPacketSize), Events: s.events,
+		Pull: s.pullFunc()}); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// pullFunc is pull when the host pulls from registries, else nil.
+func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]byte, []byte, error) {
+	if len(s.cfg.PullFrom) == 0 {
+		return nil
+	}
+	return s.pull
 }
 
 // stores makes the dedup store and the reuse cache where --store says:

@@ -58,6 +58,10 @@ func (m *Manager) Check(ctx context.Context, name string, bin []byte) error {
 			return fmt.Errorf("plugin %s is disabled by %s (\"enabled\": false): a host would not serve it; set \"enabled\": true there, or remove that file", name, opPath)
 		}
 	}
+	// The pin; a signature is the host's to check (its --trust keys).
+	if err := checkPin(name, sha(bin), op); err != nil {
+		return err
+	}
 	p, topics, err := m.loadVersion(ctx, name, bin, op)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package plugins
 import (
 	"cmp"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -52,6 +53,10 @@ type Config struct {
 	// to finish its calls in flight; calls still running then are stopped.
 	// Default 30 s.
 	DrainTimeout time.Duration
+	// Trust are the keys a module must be signed by, one of them, to be
+	// loaded (its signature file NAME.wasm.sig; origin.go); none: no
+	// signature is needed.
+	Trust []ed25519.PublicKey
 }
 
 // Manager owns the plugins folder and serves, per command, the current
@@ -543,17 +548,10 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		return l
 	}
 	l.digest = sha(bin)
-	var opErr error
-	opBin, err := readOperatorFile(l.opPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	opErr, err := l.readOperator()
+	if err != nil {
 		l.err = fmt.Errorf("plugin %s: operator file: %w", e.name, err)
 		return l
-	default:
-		l.opDigest = sha(opBin)
-		l.op, opErr = ParseOperator(l.opPath, opBin)
-		l.off = opErr == nil && !l.op.Enabled
 	}
 
 	m.mu.Lock()
@@ -578,10 +576,36 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		l.op, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, opErr)
 		return l
 	}
+	sig, err := readSignature(m.sigPath(e.name))
+	if err == nil {
+		err = m.checkOrigin(e.name, l.digest, l.op, sig)
+	}
+	if err != nil {
+		l.err = err
+		return l
+	}
 	start := time.Now()
 	l.p, l.topics, l.err = m.loadVersion(ctx, e.name, bin, l.op)
 	l.took = time.Since(start)
 	return l
+}
+
+// readOperator reads the operator file at l.opPath into l: its digest,
+// the file parsed (l.op) and whether it disables the plugin (l.off). No
+// file is no error. A file that cannot be read is err; one that does not
+// parse is opErr (l.op stays nil).
+func (l *load) readOperator() (opErr, err error) {
+	opBin, err := readOperatorFile(l.opPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	l.opDigest = sha(opBin)
+	l.op, opErr = ParseOperator(l.opPath, opBin)
+	l.off = opErr == nil && !l.op.Enabled
+	return opErr, nil
 }
 
 // loadVersion loads bin as a version of plugin name with the settings of

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,11 +91,15 @@ type Operator struct {
 	// together ("quota", callers.go); a "commands" entry's counts that
 	// command's calls alone instead. Zero: not set.
 	Quota Quota
+	// Digest pins the module ("digest": "sha256:…", lower-case hex): a
+	// module file of another digest is refused at load and reload. "":
+	// not pinned.
+	Digest string
 }
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -182,6 +187,8 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			op.Allow, err = p.callers(f.raw, f.key)
 		case "quota":
 			op.Quota, err = p.quota(f.raw, f.key)
+		case "digest":
+			op.Digest, err = p.digest(f.raw, f.key)
 		}
 		if err != nil {
 			return nil, err
@@ -367,6 +374,20 @@ func (p *opParser) str(raw json.RawMessage, at string) (string, error) {
 
 // duration reads a Go duration string; zero is allowed only when
 // zeroOK, negative never.
+// digest reads a module digest pin: "sha256:" and 64 lower-case hex
+// digits.
+func (p *opParser) digest(raw json.RawMessage, at string) (string, error) {
+	s, err := p.str(raw, at)
+	if err != nil {
+		return "", err
+	}
+	hexPart, ok := strings.CutPrefix(s, "sha256:")
+	if b, err := hex.DecodeString(hexPart); !ok || err != nil || len(b) != 32 || hex.EncodeToString(b) != hexPart {
+		return "", p.errf(at, `must be a module's sha256, e.g. "sha256:%s" (cmdhost plugin inspect shows it)`, strings.Repeat("0", 64))
+	}
+	return s, nil
+}
+
 func (p *opParser) duration(raw json.RawMessage, at string, zeroOK bool) (time.Duration, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

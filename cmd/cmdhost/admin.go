@@ -138,24 +138,31 @@ func (h *adminHost) call(ctx context.Context, op string, req any, timeout time.D
 // (admin.Client.ForReplica).
 func (h *adminHost) callOn(ctx context.Context, client *admin.Client, op string, req any, timeout time.Duration) ([]byte, error) {
 	out, err := client.WithTimeout(timeout).Call(ctx, op, req)
-	var refused *admin.HostError
-	switch {
-	case errors.Is(err, admin.ErrNoExecutor) && client != h.client:
-		return nil, cli.Exit(fmt.Sprintf("no answer from replica %s of host %q on %s: it announced itself, but may have stopped since",
-			shown(client.Replica()), h.executor, redact.URL(h.broker)), exitNoExecutor)
-	case errors.Is(err, admin.ErrNoExecutor):
-		return nil, cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", h.executor, redact.URL(h.broker), h.executor), exitNoExecutor)
-	case errors.Is(err, admin.ErrNoResponse):
-		return nil, timedOut(err, rpc.Call{Topic: client.Topic(op), Timeout: timeout, Ack: true})
-	case errors.As(err, &refused):
-		return nil, cli.Exit(refused, exitFailed)
-	case errors.As(err, new(*session.PublishRefusedError)):
-		// The broker's ACL: this client may not use the admin ops.
-		return nil, cli.Exit(err, exitRefused)
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return nil, h.explain(client, op, timeout, err)
 	}
 	return out, nil
+}
+
+// explain turns the error of op, asked of client with timeout, into the
+// CLI's: its message and exit status.
+func (h *adminHost) explain(client *admin.Client, op string, timeout time.Duration, err error) error {
+	var refused *admin.HostError
+	switch {
+	case errors.Is(err, admin.ErrNoExecutor) && client.Replica() != "":
+		return cli.Exit(fmt.Sprintf("no answer from replica %s of host %q on %s: it announced itself, but may have stopped since",
+			shown(client.Replica()), client.ExecutorID(), redact.URL(h.broker)), exitNoExecutor)
+	case errors.Is(err, admin.ErrNoExecutor):
+		return cli.Exit(fmt.Sprintf("no answer from host %q on %s: is `cmdhost serve` running with --id %s there? (--executor, --broker)", client.ExecutorID(), redact.URL(h.broker), client.ExecutorID()), exitNoExecutor)
+	case errors.Is(err, admin.ErrNoResponse):
+		return timedOut(err, rpc.Call{Topic: client.Topic(op), Timeout: timeout, Ack: true})
+	case errors.As(err, &refused):
+		return cli.Exit(refused, exitFailed)
+	case errors.As(err, new(*session.PublishRefusedError)):
+		// The broker's ACL: this client may not use the admin ops.
+		return cli.Exit(err, exitRefused)
+	}
+	return err
 }
 
 func listCommand() *cli.Command {
@@ -180,6 +187,9 @@ func listCommand() *cli.Command {
 				return runListDir(c, c.Args().First())
 			default:
 				return cli.Exit("list takes at most one plugins folder: cmdhost plugin list [DIR]", 2)
+			}
+			if fleetSyntax(c.String("executor")) {
+				return runListFleet(c)
 			}
 			if c.Bool("all") {
 				return runListAll(c)
@@ -320,6 +330,9 @@ func namedOp(name, usage, op string) *cli.Command {
 			if c.NArg() != 1 {
 				return cli.Exit(fmt.Sprintf("%s needs one plugin name: cmdhost plugin %s NAME", name, name), 2)
 			}
+			if fleetSyntax(c.String("executor")) {
+				return namedOpOnHosts(c, op)
+			}
 			out, err := adminCall(c, op, admin.Request{Name: c.Args().First()})
 			if err != nil {
 				return err
@@ -345,9 +358,17 @@ func removeCommand() *cli.Command {
 func installCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "install",
-		Usage:     "validate a module file, copy it into a plugins folder atomically and report the host's verdict",
-		ArgsUsage: "FILE.wasm",
-		Description: "The module is loaded as the host would and checked against the plugins in DIR\n" +
+		Usage:     "install a module on running hosts over MQTT (--executor), or into a plugins folder (--plugins), and report each host's verdict",
+		ArgsUsage: "FILE.wasm|oci://REGISTRY/REPO[:TAG|@sha256:…]",
+		Description: "The module is a file, or is pulled from an OCI registry (oci://…; see plugin push\n" +
+			"and the --registry-* flags). Without --plugins: the module is sent to each host --executor names (an id, or\n" +
+			"ids and glob patterns separated by commas: every replica of a share group) over\n" +
+			"the admin ops (needs --token-file); each host loads it and answers with its\n" +
+			"verdict: served, with its digest and commands, or refused, with its reason (a\n" +
+			"command another plugin serves, a module that does not load), the version\n" +
+			"serving before going on. A host keeps the version it replaced (cmdhost plugin\n" +
+			"rollback). Exit status 1 when any host refused it.\n\n" +
+			"With --plugins DIR: the module is loaded as the host would and checked against the plugins in DIR\n" +
 			"(loaded offline, as plugin list DIR does): a command or topic another plugin\n" +
 			"serves refuses it, and nothing is copied. The copy is written to a temporary\n" +
 			"file in the folder and renamed into place, so a running host never sees half a\n" +
@@ -356,18 +377,37 @@ func installCommand() *cli.Command {
 			"status 1 when refused, 3 or 4 when the host named is not there, 6 when --wait\n" +
 			"passed first.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host", Required: true, EnvVars: []string{"CMDHOST_PLUGINS"}},
+			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` of the host to copy the module into (default: send it to the hosts --executor names)", EnvVars: []string{"CMDHOST_PLUGINS"}},
 			&cli.StringFlag{Name: "name", Usage: "plugin name (default: the file's base name)"},
-		}, verdictFlags()...),
-		Action: runInstall,
+			&cli.BoolFlag{Name: "json", Usage: "print each host's verdict as JSON (without --plugins)"},
+			&cli.BoolFlag{Name: "host-pulls", Usage: "with an oci:// reference and --executor: each host pulls the module from the registry itself (serve --pull-from), instead of this client sending it"},
+		}, append(append(verdictFlags(), tokenFlags()...), registryFlags()...)...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("install needs one module file or oci:// reference: cmdhost plugin install FILE.wasm --executor ID (or --plugins DIR)", exitUsage)
+			}
+			if c.String("plugins") == "" && !c.IsSet("executor") {
+				// Where to install is said, never guessed.
+				return cli.Exit("plugin install: --plugins DIR is required, or --executor ID to send the module to running hosts (see cmdhost plugin install --help)", exitUsage)
+			}
+			if c.Bool("host-pulls") {
+				return runHostPulls(c, c.Args().First())
+			}
+			src, done, err := pulledFile(c, c.Args().First())
+			if err != nil {
+				return err
+			}
+			defer done()
+			if c.String("plugins") == "" {
+				return runRemoteInstall(c, src)
+			}
+			return runInstall(c, src)
+		},
 	}
 }
 
-func runInstall(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cli.Exit("install needs one module file: cmdhost plugin install FILE.wasm --plugins DIR", 2)
-	}
-	src, dir := c.Args().First(), c.String("plugins")
+func runInstall(c *cli.Context, src string) error {
+	dir := c.String("plugins")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return cli.Exit(fmt.Sprintf("--plugins %s: not a directory", dir), 2)
 	}
@@ -476,6 +516,21 @@ func installModule(c *cli.Context, e *wasm.Engine, src, dir, name string, folder
 		return installed{}, err
 	}
 	if err := tmp.Close(); err != nil {
+		return installed{}, err
+	}
+	// The signature beside the module goes with it, first: a host that
+	// checks signatures reads it when it sees the module.
+	sig, err := moduleSignature(src)
+	if err != nil {
+		return installed{}, err
+	}
+	sigDst := filepath.Join(dir, signatureName(name))
+	if sig != nil {
+		err = os.WriteFile(sigDst, sig, mode)
+	} else if err = os.Remove(sigDst); errors.Is(err, os.ErrNotExist) {
+		err = nil // the old module's signature would not be this one's
+	}
+	if err != nil {
 		return installed{}, err
 	}
 	if err := os.Rename(tmp.Name(), in.dst); err != nil {

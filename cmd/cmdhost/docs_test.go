@@ -142,6 +142,8 @@ func TestDocsCommands(t *testing.T) {
 				host.events(t, c)
 			case len(words) > 2 && words[0] == "cmdhost" && words[1] == "serve" && strings.Contains(c.text, " --store rediss://"):
 				serveWithStoreSecrets(t, c)
+			case strings.HasPrefix(c.where, fleetDoc+":") && words[0] == "cmdhost":
+				fleetDocFlags(t, c) // and TestDocsFleet runs it
 			case strings.HasPrefix(c.where, "security.md:") && words[0] == "cmdhost":
 				securityRecipeCommand(t, c)
 			case strings.HasPrefix(c.text, "GOOS=wasip1 GOARCH=wasm go build") && strings.Contains(c.text, "greet.wasm"):
@@ -373,7 +375,7 @@ func TestDocsFlags(t *testing.T) {
 			for _, w := range words {
 				switch {
 				case strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[-"):
-					flags = append(flags, regexp.MustCompile(`-{1,2}[a-z][a-z-]*`).FindString(w))
+					flags = append(flags, regexp.MustCompile(`-{1,2}[a-z][a-z0-9-]*`).FindString(w))
 				case len(flags) == 0 && regexp.MustCompile(`^[a-z]+$`).MatchString(w):
 					path = append(path, w)
 				}

@@ -47,7 +47,7 @@ func pluginCommand() *cli.Command {
 				"caught: try it with cmdhost call.",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {file, ok, commands, error}"}},
 			Action: runValidate,
-		}, listCommand(), reloadCommand(), removeCommand(), installCommand()},
+		}, listCommand(), reloadCommand(), removeCommand(), installCommand(), rollbackCommand(), rolloutCommand(), pushCommand(), signCommand(), keygenCommand()},
 	}
 }
 

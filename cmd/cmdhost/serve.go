@@ -24,6 +24,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -66,6 +67,8 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
 			&cli.IntFlag{Name: "max-response-bytes", Value: wasm.DefaultMaxResponseBytes, Usage: "largest reply a plugin may give, in bytes (payload and properties); a plugin's operator file may set its own (maxResponseBytes)", EnvVars: []string{"CMDHOST_MAX_RESPONSE_BYTES"}},
 			&cli.Int64Flag{Name: "max-guest-memory", Value: wasm.DefaultMaxGuestMemory, Usage: "bound of all plugin instances' memory together, in bytes: each instance reserves its memory limit and the runtime's overhead while it lives; a call that needs an instance past it waits (a nested call gets 503)", EnvVars: []string{"CMDHOST_MAX_GUEST_MEMORY"}},
+			&cli.StringSliceFlag{Name: "trust", Usage: "Ed25519 public key `FILE` (PEM) whose signatures the host trusts (repeatable): with any, a module is served only when its NAME.wasm.sig is by one of them, at every load and reload (cmdhost plugin sign; docs/fleet.md)", EnvVars: []string{"CMDHOST_TRUST"}},
+			&cli.StringSliceFlag{Name: "pull-from", Usage: "OCI `REGISTRY` (HOST[:PORT]) the host may pull a module from itself when an install names it (cmdhost plugin install oci://… --host-pulls), with the --registry-* credentials (repeatable); none: the host pulls nothing", EnvVars: []string{"CMDHOST_PULL_FROM"}},
 			&cli.IntFlag{Name: "max-module-size", Value: wasm.DefaultMaxModuleBytes, Usage: "largest plugin module in bytes: a larger file is refused", EnvVars: []string{"CMDHOST_MAX_MODULE_SIZE"}},
 			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
 			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
@@ -77,7 +80,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send OpenTelemetry spans of every request, nested call and call to another host to this OTLP/HTTP collector `URL` (e.g. http://127.0.0.1:4318); none: no tracing", EnvVars: []string{"CMDHOST_OTLP_ENDPOINT"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
-		}, append(append(append(embeddedSecurityFlags(), authFlags()...), secretFlags()...), identityFlags()...)...), // the embedded broker's security (below), the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go), the caller's identity (serveidentity.go)
+		}, append(append(append(append(embeddedSecurityFlags(), authFlags()...), secretFlags()...), identityFlags()...), registryFlags()...)...), // the embedded broker's security (below), the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go), the caller's identity (serveidentity.go)
 		Action: runServe,
 	}
 }
@@ -143,7 +146,19 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
 		BrokerQueueBytes: c.Int("broker-queue-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
 		MaxDedupBytes: c.Int64("max-dedup-bytes"),
-		SessionExpiry: c.Duration("session-expiry"),
+		SessionExpiry: c.Duration("session-expiry"), TrustFiles: c.StringSlice("trust"),
+	}
+	if cfg.PullFrom = c.StringSlice("pull-from"); len(cfg.PullFrom) > 0 {
+		reg, err := registryConfig(c)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Registry = host.RegistryAccess{DockerConfig: reg.DockerConfig, Username: reg.Username, PasswordFile: reg.PasswordFile, PlainHTTP: reg.PlainHTTP}
+	}
+	for _, f := range cfg.TrustFiles {
+		if _, err := signing.ReadPublicKey(f); err != nil {
+			return cfg, fmt.Errorf("--trust: %w", err)
+		}
 	}
 	if err := secretSettings(c, &cfg); err != nil {
 		return cfg, err

@@ -54,6 +54,9 @@ type hostVersions struct {
 
 func runVersion(c *cli.Context) error {
 	v := readBuildVersion()
+	if fleetSyntax(c.String("executor")) {
+		return cli.Exit("version asks one host: --executor takes one id; cmdhost hosts --executor '"+c.String("executor")+"' shows the version of many", exitUsage)
+	}
 	if !c.IsSet("executor") {
 		if c.Bool("json") {
 			return json.NewEncoder(c.App.Writer).Encode(v)

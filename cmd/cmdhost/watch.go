@@ -36,6 +36,9 @@ func watchCommand() *cli.Command {
 }
 
 func runWatch(c *cli.Context) error {
+	if fleetSyntax(c.String("executor")) {
+		return cli.Exit("watch shows one host (with --all, each replica of its share group): --executor takes one id; cmdhost hosts --executor '"+c.String("executor")+"' lists many", exitUsage)
+	}
 	if c.NArg() != 0 {
 		return cli.Exit("watch takes no arguments: cmdhost watch [--executor ID] [--broker URL]", exitUsage)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -51,7 +52,7 @@ type watchPlugin struct {
 // happening is a timeout or a reload, as watch shows it.
 type happening struct {
 	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"` // events.KindTimeout, events.KindBudgetWarning or "reload"
+	Kind    string    `json:"kind"` // events.KindTimeout, events.KindBudgetWarning, events.KindAdmin or "reload"
 	Plugin  string    `json:"plugin,omitempty"`
 	Command string    `json:"command,omitempty"`
 	Detail  string    `json:"detail"`
@@ -81,6 +82,13 @@ func (w *watcher) noteEvent(payload []byte) {
 	}
 	h := happening{Time: ev.Time, Kind: ev.Kind, Plugin: ev.Plugin, Command: ev.Command,
 		Detail: fmt.Sprintf("%s %v of %v", ev.Type, time.Duration(ev.ElapsedMS)*time.Millisecond, time.Duration(ev.BudgetMS)*time.Millisecond)}
+	if ev.Kind == events.KindAdmin { // an admin op's audit: what, by whom, and what came of it
+		who := ev.Invoker
+		if ev.User != "" {
+			who = "user " + ev.User
+		}
+		h.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s by %s %s", ev.Op, ev.Verdict, short(ev.Digest), who, ev.Reason))
+	}
 	if ev.Policy != "" {
 		h.Detail += ", " + string(ev.Policy)
 	}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/topic"
+	"github.com/cmdhost/cmdhost/plugins"
 )
 
 // BrokerAuth is how a client logs in to a secured broker and checks its
@@ -136,7 +138,8 @@ func (c *Client) Replica() string { return c.replica }
 // group (see ReplicasTopic) to each until ctx ends; a replica announces
 // itself every AnnounceInterval, so listening for DiscoveryWindow hears
 // every live one. each runs on the connection's goroutine and must not
-// block. A lone host (no share group) announces nothing.
+// block. A lone host announces itself there too (Share ""): callers keep
+// the replicas of the group they look for.
 // The bounds of an announcement Replicas passes on: MQTT client ids
 // are at most 65,535 bytes, but a replica's is a topic level the host
 // subscribes with, and a share group a name; neither needs more.
@@ -158,6 +161,40 @@ func (c *Client) Replicas(ctx context.Context, each func(ReplicaID)) error {
 	})
 }
 
+// HostID names a host that announced itself on a broker: its executor
+// id, and its MQTT client id and share group.
+type HostID struct {
+	Executor string `json:"executor"`
+	ReplicaID
+}
+
+// Hosts hands each announcement of a host on the broker, whatever its
+// executor id (every host announces itself every AnnounceInterval on its
+// ReplicasTopic), to each until ctx ends: listening for DiscoveryWindow
+// hears every live one. each runs on the connection's goroutine and must
+// not block. Ask one with ForExecutor (and ForReplica).
+func (c *Client) Hosts(ctx context.Context, each func(HostID)) error {
+	return c.inv.ReceiveTelemetryFilter(ctx, ReplicasTopic("+"), func(t string, payload []byte) {
+		executor := strings.TrimSuffix(strings.TrimPrefix(t, plugins.HostTopicPrefix+"/"), "/replicas")
+		var id ReplicaID
+		if len(payload) <= maxAnnouncement && topic.CheckLevel(executor) == nil &&
+			json.Unmarshal(payload, &id) == nil && len(id.ClientID) <= maxAnnouncedID && len(id.Share) <= maxAnnouncedID {
+			each(HostID{Executor: executor, ReplicaID: id})
+		}
+	})
+}
+
+// ForExecutor returns a client that asks, over the same connection, the
+// host whose executor id is id.
+func (c *Client) ForExecutor(id string) (*Client, error) {
+	if err := topic.CheckLevel(id); err != nil {
+		return nil, fmt.Errorf("admin client: executor id %q: %w", id, err)
+	}
+	cfg := c.cfg
+	cfg.ExecutorID = id
+	return &Client{cfg: cfg, inv: c.inv}, nil
+}
+
 // Topic is the request topic of op for this client: the op's (Topic),
 // or its replica's (ReplicaTopic) for a ForReplica client.
 func (c *Client) Topic(op string) string {
@@ -172,15 +209,25 @@ func (c *Client) Topic(op string) string {
 // with an error status is a *HostError; one that got no reply is
 // ErrNoExecutor or ErrNoResponse.
 func (c *Client) Call(ctx context.Context, op string, req any) (json.RawMessage, error) {
-	call := rpc.Call{Topic: c.Topic(op), ContentType: "application/json", Timeout: c.cfg.Timeout, Ack: true}
+	var payload []byte
 	if req != nil {
 		var err error
-		if call.Payload, err = json.Marshal(req); err != nil {
+		if payload, err = json.Marshal(req); err != nil {
 			return nil, err
 		}
 	}
+	return c.call(ctx, op, payload, "application/json", nil)
+}
+
+// call runs the admin op named with payload, of contentType, and the
+// user properties md besides the token's.
+func (c *Client) call(ctx context.Context, op string, payload []byte, contentType string, md map[string]string) (json.RawMessage, error) {
+	call := rpc.Call{Topic: c.Topic(op), ContentType: contentType, Payload: payload, Timeout: c.cfg.Timeout, Ack: true, Metadata: md}
 	if c.cfg.Token != "" {
-		call.Metadata = map[string]string{TokenKey: c.cfg.Token}
+		if call.Metadata == nil {
+			call.Metadata = map[string]string{}
+		}
+		call.Metadata[TokenKey] = c.cfg.Token
 	}
 	res, err := c.inv.Invoke(ctx, call)
 	if err != nil {
@@ -228,6 +275,15 @@ func (c *Client) Reload(ctx context.Context, name string) (PluginView, error) {
 func (c *Client) Remove(ctx context.Context, name string) error {
 	_, err := c.Call(ctx, OpRemove, Request{Name: name})
 	return err
+}
+
+// Rollback serves again the version of the plugin named that its last
+// install replaced, and returns the host's verdict (refused: Served false,
+// with the reason); it needs the token.
+func (c *Client) Rollback(ctx context.Context, name string) (Verdict, error) {
+	var v Verdict
+	err := c.decode(ctx, OpRollback, Request{Name: name}, &v, "the host's verdict on rolling back "+name)
+	return v, err
 }
 
 // Events hands the payload of each timeout event the host publishes

@@ -1,13 +1,14 @@
 // Package admin is the contract of a cmdhost's own admin ops and a Go
 // client for them: what an operator's tool, an embedder, or `cmdhost
-// plugin list/reload/remove`, install's verdict, `cmdhost watch` and
-// `cmdhost version --executor` use to ask a running host about its plugins
-// and to reload or remove one.
+// plugin list/reload/remove/install/rollback/rollout`, `cmdhost hosts`,
+// `cmdhost watch` and `cmdhost version --executor` use to ask a running
+// host about its plugins and to install, roll back, reload or remove one.
 //
 // A host serves its admin ops over the same RPC protocol as its plugins'
 // commands, on executor-specific topics: cmdhost/{executorId}/admin/{op}
 // (Topic). Reading ops (list, inspect, stats) are open; ops that change
-// state (reload, remove) need the token `serve --admin-token-file` holds,
+// state (reload, remove, install, rollback) need the token `serve
+// --admin-token-file` holds,
 // sent as the request's user property cmdhost-admin-token (TokenKey) and
 // compared in constant time; without a token set, or with a wrong one,
 // they are refused (StatusForbidden) and the host logs who was refused
@@ -47,7 +48,60 @@ const (
 	OpStats   = "stats"   // the plugins, the reuse cache and the host's version (Stats), open
 	OpReload  = "reload"  // reload a plugin from its file (PluginView), needs the token
 	OpRemove  = "remove"  // stop serving a plugin and delete its file, needs the token
+	// OpInstall serves a module sent in the request (InstallKeys; in
+	// chunks when it is larger than a packet) and answers with the
+	// host's Verdict; needs the token.
+	OpInstall = "install"
+	// OpRollback serves again the version of a plugin that its last
+	// install replaced (Request; a Verdict); needs the token.
+	OpRollback = "rollback"
 )
+
+// The user properties of an install request, whose payload is a chunk of
+// the module: the plugin's name, the hex sha256 of the whole module, its
+// size in bytes and the chunk's offset in it. The chunks of one module
+// are sent in order, each once the host answered the one before
+// (InstallProgress); the last one's answer is the Verdict. A chunk at
+// offset 0 starts the upload again.
+const (
+	InstallNameKey   = "cmdhost-install-name"
+	InstallDigestKey = "cmdhost-install-digest"
+	InstallSizeKey   = "cmdhost-install-size"
+	InstallOffsetKey = "cmdhost-install-offset"
+	// InstallSignatureKey carries the module's signature file (a host
+	// with serve --trust serves only signed modules; cmdhost plugin
+	// sign), on the last chunk; none: unsigned.
+	InstallSignatureKey = "cmdhost-install-signature"
+	// InstallReferenceKey asks the host to pull the module itself from
+	// an OCI registry (oci://REGISTRY/REPO[:TAG|@sha256:…], with its own
+	// registry credentials: serve --registry-*), in place of chunks: the
+	// request has no payload and no other install property but the name.
+	InstallReferenceKey = "cmdhost-install-ref"
+)
+
+// InstallProgress answers a chunk of an install that is not the last:
+// how many bytes of the module the host holds.
+type InstallProgress struct {
+	Received int `json:"received"`
+}
+
+// Verdict is a host's answer to install or rollback: the module served
+// (Served, with its commands), or refused with the host's reason, while
+// the version serving before, if any, goes on serving.
+type Verdict struct {
+	// ReplicaID is the host that answered.
+	ReplicaID
+	Name   string `json:"name"`
+	Digest string `json:"digest"` // hex sha256 of the module
+	Served bool   `json:"served"`
+	// Commands are the commands the module serves (served only).
+	Commands []string `json:"commands,omitempty"`
+	// Reason is why the host refused it (refused only).
+	Reason string `json:"reason,omitempty"`
+	// Previous is the hex sha256 of the version kept for a rollback; ""
+	// when none is kept.
+	Previous string `json:"previous,omitempty"`
+}
 
 // TokenKey is the request user property that carries the admin token.
 const TokenKey = "cmdhost-admin-token"
@@ -161,6 +215,15 @@ type Stats struct {
 	// Build is the host binary's version, for `cmdhost version
 	// --executor`: the binary run there may not be the one at hand.
 	Build buildinfo.Version `json:"build"`
+	// Started is when the host started serving its admin ops (uptime);
+	// zero from a host that does not say.
+	Started time.Time `json:"started,omitzero"`
+	// MaxRequestBytes is the largest request the host takes (serve
+	// --max-request-bytes) and MaxModuleBytes the largest module it loads
+	// (serve --max-module-size): an install's chunks fit the first, its
+	// module the second. 0 from a host that does not say.
+	MaxRequestBytes int `json:"maxRequestBytes,omitempty"`
+	MaxModuleBytes  int `json:"maxModuleBytes,omitempty"`
 }
 
 // FolderID names the plugins folder dir without revealing its path: a
@@ -179,7 +242,7 @@ func FolderID(dir string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// Request is the payload of inspect, reload and remove.
+// Request is the payload of inspect, reload, remove and rollback.
 type Request struct {
 	Name string `json:"name"`
 }

@@ -1,5 +1,5 @@
 // Package adminops is the host's side of its admin ops: list, inspect,
-// stats, reload and remove, served as RPC commands beside the plugins'
+// stats, reload, remove, install and rollback, served as RPC commands beside the plugins'
 // (host puts them first). The contract they answer by, topics, token,
 // requests and replies, is the public package host/admin, which clients
 // import too; this package holds what only the host needs: the ops over a
@@ -17,16 +17,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/buildinfo"
 	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/topic"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -57,6 +60,12 @@ type Config struct {
 	// (admin.ReplicaTopic), so that a client can ask this replica of a
 	// group and not any.
 	ClientID, ShareGroup string
+	// MaxModuleBytes is the largest module install takes (the manager's
+	// limit, serve --max-module-size); 0: wasm.DefaultMaxModuleBytes.
+	// MaxRequestBytes is the largest request the host takes (serve
+	// --max-request-bytes), told to clients in stats so that an install's
+	// chunks fit; 0: not told.
+	MaxModuleBytes, MaxRequestBytes int
 	// Logger receives a line for each refused op (who, which op, why;
 	// never a token); nil discards them.
 	Logger *slog.Logger
@@ -65,13 +74,28 @@ type Config struct {
 	// may use the ops that change state without the token: the embedded
 	// broker's ACL grants that user `admin`. nil: the token alone.
 	Admin func(abi.Caller) bool
+	// Events receives an events.KindAdmin event for each op that changes
+	// a plugin (install, remove, reload, rollback) and for each refused
+	// for its token: the audit. nil: they go to Logger (events.Log).
+	Events events.Sink
+	// Clock is the time of uploads and events; nil: the system's.
+	Clock clock.Clock
+	// Pull fetches the module of an OCI reference of at most max bytes,
+	// and its signature file (nil: none), for an install that asks the
+	// host to pull it (admin.InstallReferenceKey); nil: such an install is
+	// refused.
+	Pull func(ctx context.Context, ref string, max int) (module, sig []byte, err error)
 }
 
 // Ops serves the admin ops for a plugins manager.
 type Ops struct {
-	cfg    Config
-	log    *slog.Logger
-	folder string // admin.FolderID of cfg.Dir
+	cfg     Config
+	log     *slog.Logger
+	folder  string // admin.FolderID of cfg.Dir
+	clk     clock.Clock
+	events  events.Sink
+	started time.Time // when New made the ops: the host's uptime in stats
+	uploads uploads   // the install op's modules arriving
 }
 
 // New returns the Ops of cfg. A TokenFile that cannot be read now is an
@@ -85,13 +109,22 @@ func New(cfg Config) (*Ops, error) {
 			return nil, fmt.Errorf("admin token: %w", err)
 		}
 	}
-	return &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir)}, nil
+	a := &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir), clk: clock.OrSystem(cfg.Clock), events: cfg.Events}
+	if a.events == nil {
+		a.events = events.Log(a.log)
+	}
+	a.started = a.clk.Now()
+	return a, nil
 }
 
 // Commands returns the admin ops as RPC commands, on the topic pattern of
 // each (admin.Topic with the executor's id to fill in).
 func (a *Ops) Commands() []rpc.Command {
-	op := func(name string, guarded bool, f func(ctx context.Context, req admin.Request) (any, error)) rpc.Command {
+	// op makes the command of an op: guarded ones need the token; f gets
+	// the request's JSON payload read into an admin.Request (raw: not
+	// read, for install's module bytes) and returns the reply's value, or
+	// an *abi.Response to send as it is.
+	op := func(name string, guarded, raw bool, f func(ctx context.Context, r *abi.Request, req admin.Request) (any, error)) rpc.Command {
 		return rpc.Command{
 			Name: "admin-" + name, Topic: admin.Topic("{executorId}", name), Concurrency: 2,
 			Handler: func(ctx context.Context, r *abi.Request) (*abi.Response, error) {
@@ -101,12 +134,12 @@ func (a *Ops) Commands() []rpc.Command {
 					}
 				}
 				var req admin.Request
-				if len(r.Payload) > 0 {
+				if len(r.Payload) > 0 && !raw {
 					if err := json.Unmarshal(r.Payload, &req); err != nil {
 						return &abi.Response{Status: abi.StatusBadRequest, Message: `payload must be JSON such as {"name":"echo"}`}, nil
 					}
 				}
-				out, err := f(ctx, req)
+				out, err := f(ctx, r, req)
 				if err != nil {
 					var bad *badRequest
 					if errors.As(err, &bad) {
@@ -114,24 +147,24 @@ func (a *Ops) Commands() []rpc.Command {
 					}
 					return nil, err
 				}
-				b, err := json.Marshal(out)
-				if err != nil {
-					return nil, err
+				if resp, ok := out.(*abi.Response); ok {
+					return resp, nil
 				}
-				return &abi.Response{Payload: b, ContentType: "application/json", Format: abi.FormatUTF8}, nil
+				return jsonReply(out)
 			},
 		}
 	}
 	ops := []rpc.Command{
-		op(admin.OpList, false, func(context.Context, admin.Request) (any, error) { return a.views(false), nil }),
-		op(admin.OpStats, false, func(context.Context, admin.Request) (any, error) {
-			st := admin.Stats{ReplicaID: a.Replica(), Plugins: a.views(false), Build: buildinfo.Read()}
+		op(admin.OpList, false, false, func(context.Context, *abi.Request, admin.Request) (any, error) { return a.views(false), nil }),
+		op(admin.OpStats, false, false, func(context.Context, *abi.Request, admin.Request) (any, error) {
+			st := admin.Stats{ReplicaID: a.Replica(), Plugins: a.views(false), Build: buildinfo.Read(), Started: a.started,
+				MaxRequestBytes: a.cfg.MaxRequestBytes, MaxModuleBytes: a.maxModule()}
 			if a.cfg.Reuse != nil {
 				st.Reuse = a.cfg.Reuse()
 			}
 			return st, nil
 		}),
-		op(admin.OpInspect, false, func(_ context.Context, req admin.Request) (any, error) {
+		op(admin.OpInspect, false, false, func(_ context.Context, _ *abi.Request, req admin.Request) (any, error) {
 			for _, v := range a.views(true) {
 				if v.Name == req.Name {
 					return v, nil
@@ -139,28 +172,44 @@ func (a *Ops) Commands() []rpc.Command {
 			}
 			return nil, &badRequest{fmt.Sprintf("no plugin named %q", req.Name)}
 		}),
-		op(admin.OpReload, true, func(ctx context.Context, req admin.Request) (any, error) {
+		op(admin.OpReload, true, false, func(ctx context.Context, r *abi.Request, req admin.Request) (any, error) {
 			if err := a.known(req.Name); err != nil {
 				return nil, err
 			}
 			if err := a.cfg.Manager.Reload(ctx, req.Name); err != nil {
+				a.audit(r, admin.OpReload, req.Name, "", events.VerdictRefused, a.relativeText(err.Error()))
 				return nil, &badRequest{err.Error()}
 			}
-			return a.view(req.Name), nil
+			v := a.view(req.Name)
+			a.audit(r, admin.OpReload, req.Name, v.Digest, events.VerdictDone, "")
+			return v, nil
 		}),
-		op(admin.OpRemove, true, func(ctx context.Context, req admin.Request) (any, error) {
+		op(admin.OpRemove, true, false, func(ctx context.Context, r *abi.Request, req admin.Request) (any, error) {
 			if err := a.known(req.Name); err != nil {
 				return nil, err
 			}
-			file := a.file(req.Name)
+			file, digest := a.file(req.Name), a.view(req.Name).Digest
 			if err := a.cfg.Manager.Remove(ctx, req.Name); err != nil {
+				a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictRefused, a.relativeText(err.Error()))
 				return nil, &badRequest{err.Error()}
 			}
-			// The file goes too, so that a restart does not serve it again.
+			// The file goes too, so that a restart does not serve it again,
+			// and its signature, which no other module would match.
+			if err := os.Remove(file + signing.Ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+				a.log.Warn("plugin removed, but its signature file stays", "plugin", req.Name, "err", err)
+			}
 			if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+				a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictRefused, "its file stays: "+a.relativeText(err.Error()))
 				return nil, fmt.Errorf("plugin %s removed, but its file stays: %w", req.Name, err)
 			}
+			a.audit(r, admin.OpRemove, req.Name, digest, events.VerdictDone, "")
 			return map[string]string{"removed": req.Name}, nil
+		}),
+		op(admin.OpInstall, true, true, func(ctx context.Context, r *abi.Request, _ admin.Request) (any, error) {
+			return a.installOp(ctx, r)
+		}),
+		op(admin.OpRollback, true, false, func(ctx context.Context, r *abi.Request, req admin.Request) (any, error) {
+			return a.rollbackOp(ctx, r, req)
 		}),
 	}
 	if topic.CheckLevel(a.cfg.ClientID) != nil {
@@ -183,14 +232,15 @@ func (a *Ops) Replica() admin.ReplicaID {
 	return admin.ReplicaID{ClientID: a.cfg.ClientID, Share: a.cfg.ShareGroup}
 }
 
-// Announce publishes this replica's admin.ReplicaID on
-// admin.ReplicasTopic at once and then every admin.AnnounceInterval of
-// clk, until ctx ends, so that clients find every replica of the group
-// (admin.Client.Replicas). A lone host (no ShareGroup), or one whose
-// client id is no topic level, announces nothing. A failed publish is
-// logged at debug level: the next one may go out.
+// Announce publishes this host's admin.ReplicaID on admin.ReplicasTopic
+// at once and then every admin.AnnounceInterval of clk, until ctx ends,
+// so that clients find every replica of the group (admin.Client.Replicas)
+// and every host on the broker (admin.Client.Hosts). A replica whose
+// client id is no topic level announces nothing (it has no topics of its
+// own to be asked on); a lone host announces itself whatever its client
+// id. A failed publish is logged at debug level: the next one may go out.
 func (a *Ops) Announce(ctx context.Context, clk clock.Clock, executorID string, publish func(ctx context.Context, topic string, payload []byte) error) {
-	if a.cfg.ShareGroup == "" || topic.CheckLevel(a.cfg.ClientID) != nil {
+	if a.cfg.ShareGroup != "" && topic.CheckLevel(a.cfg.ClientID) != nil {
 		return
 	}
 	payload, err := json.Marshal(a.Replica())
@@ -229,6 +279,7 @@ func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 	refuse := func(why, msg string) *abi.Response {
 		a.log.Warn("admin op refused", "op", op, "invoker", session.CleanText(r.InvokerID, 128), "why", why,
 			"user", session.CleanText(r.Caller.User, 128), "client_id", session.CleanText(r.Caller.ClientID, 128))
+		a.audit(r, op, "", "", events.VerdictForbidden, why)
 		return &abi.Response{Status: admin.StatusForbidden, Message: msg}
 	}
 	got, ok := r.Metadata[admin.TokenKey]
@@ -306,10 +357,17 @@ func (a *Ops) relative(st plugins.PluginStatus) plugins.PluginStatus {
 	if st.Operator != "" {
 		st.Operator = rel(st.Operator)
 	}
-	if filepath.IsAbs(a.cfg.Dir) { // a relative folder's name says nothing of the machine
-		st.LastError = strings.ReplaceAll(st.LastError, filepath.Clean(a.cfg.Dir)+string(filepath.Separator), "")
-	}
+	st.LastError = a.relativeText(st.LastError)
 	return st
+}
+
+// relativeText is s with the plugins folder's absolute path taken out of
+// the paths it names (admin.PluginView).
+func (a *Ops) relativeText(s string) string {
+	if filepath.IsAbs(a.cfg.Dir) { // a relative folder's name says nothing of the machine
+		s = strings.ReplaceAll(s, filepath.Clean(a.cfg.Dir)+string(filepath.Separator), "")
+	}
+	return s
 }
 
 func (a *Ops) view(name string) admin.PluginView {

@@ -3,7 +3,8 @@
 // call, and the warning when a call passes 80 % of its budget, become one
 // Event that the log, the metrics and, when asked for, an MQTT topic
 // receive. Producers (the executor, nested invocations) know nothing of
-// where events go: they hand them to a Sink.
+// where events go: they hand them to a Sink. The admin ops that change a
+// plugin report there too (KindAdmin), the audit of who changed what.
 package events
 
 import (
@@ -18,6 +19,19 @@ const (
 	KindTimeout = "timeout"
 	// KindBudgetWarning: a call still runs past WarnFraction of its budget.
 	KindBudgetWarning = "budget_warning"
+	// KindAdmin: an admin op that changes a plugin (Op: install, remove,
+	// reload, rollback) served it, or was refused (Verdict): the audit
+	// of who changed what (Invoker, Digest).
+	KindAdmin = "admin"
+)
+
+// Verdicts of a KindAdmin event.
+const (
+	VerdictDone    = "done"    // the op did what it was asked
+	VerdictRefused = "refused" // the host refused it (Reason says why); what served goes on
+	// VerdictForbidden: the op was refused before it was looked at (no
+	// token, or a wrong one).
+	VerdictForbidden = "forbidden"
 )
 
 // Timeout types: what cut the call.
@@ -84,8 +98,19 @@ type Event struct {
 	// Attempt counts the call's runs, 1 for the first.
 	Attempt int `json:"attempt,omitempty"`
 	// Branch names the fan-out branch of a nested or sync event.
-	Branch string    `json:"branch,omitempty"`
-	Time   time.Time `json:"time"`
+	Branch string `json:"branch,omitempty"`
+	// Op, Invoker, User, ClientID, Verdict and Reason are a KindAdmin
+	// event's: the admin op, who asked (Invoker: the client id the
+	// request claims; User and ClientID: its verified caller, the user
+	// and client id the embedded broker authenticated, "" when there is
+	// none), what came of it, and why it was refused.
+	Op       string    `json:"op,omitempty"`
+	Invoker  string    `json:"invoker,omitempty"`
+	User     string    `json:"user,omitempty"`
+	ClientID string    `json:"clientId,omitempty"`
+	Verdict  string    `json:"verdict,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Time     time.Time `json:"time"`
 	// BudgetMS and ElapsedMS are Budget and Elapsed in the JSON form.
 	BudgetMS  int64 `json:"budget_ms"`
 	ElapsedMS int64 `json:"elapsed_ms"`
@@ -127,6 +152,10 @@ func (m multi) Emit(ev Event) {
 // warn.
 func Log(log *slog.Logger) Sink {
 	return SinkFunc(func(ev Event) {
+		if ev.Kind == KindAdmin {
+			logAdmin(log, ev)
+			return
+		}
 		level := slog.LevelInfo
 		if ev.Kind == KindBudgetWarning {
 			level = slog.LevelWarn
@@ -148,6 +177,24 @@ func Log(log *slog.Logger) Sink {
 		}
 		log.LogAttrs(context.Background(), level, ev.Kind, attrs...)
 	})
+}
+
+// logAdmin logs an admin event: a refusal at warn, the rest at info.
+func logAdmin(log *slog.Logger, ev Event) {
+	level := slog.LevelInfo
+	if ev.Verdict != VerdictDone {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{slog.String("op", ev.Op), slog.String("verdict", ev.Verdict)}
+	for _, a := range []struct{ k, v string }{
+		{"plugin", ev.Plugin}, {"digest", ev.Digest}, {"invoker", ev.Invoker},
+		{"user", ev.User}, {"client_id", ev.ClientID}, {"reason", ev.Reason},
+	} {
+		if a.v != "" {
+			attrs = append(attrs, slog.String(a.k, a.v))
+		}
+	}
+	log.LogAttrs(context.Background(), level, "admin op", attrs...)
 }
 
 // Finish fills the derived fields of ev (Time when zero, BudgetMS,

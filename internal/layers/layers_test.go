@@ -45,8 +45,10 @@ var layer = map[string]int{
 	"cache":           40,
 	"internal/broker": 40,
 
-	"internal/events": 30,
-	"internal/otlp":   30,
+	"internal/events":  30,
+	"internal/otlp":    30,
+	"internal/oci":     30,
+	"internal/signing": 30,
 
 	"internal/hlc":       20,
 	"internal/topic":     20,
@@ -67,7 +69,7 @@ var layer = map[string]int{
 
 // support is test support: it may import any layer but cmd, and only
 // tests and benchmarks import it.
-var support = []string{"internal/testkit", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/layers"}
+var support = []string{"internal/testkit", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/oci/ocitest", "internal/layers"}
 
 func isSupport(pkg string) bool {
 	for _, s := range support {

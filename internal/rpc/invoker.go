@@ -168,8 +168,8 @@ type Invoker struct {
 	hlc           *hlc.Clock
 
 	mu        sync.Mutex
-	waiting   map[string]*waiter              // by correlation data
-	telemetry map[string]func(payload []byte) // by topic (telemetry_receive.go)
+	waiting   map[string]*waiter                            // by correlation data
+	telemetry map[string]func(topic string, payload []byte) // by topic or filter (telemetry_receive.go)
 }
 
 // waiter is one call waiting for its response. receive, on paho's
@@ -205,7 +205,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	inv := &Invoker{
 		cfg: cfg, responseTopic: "clients/" + s.ClientID + "/rpc/response",
 		hlc:     hlc.New(hlc.Config{NodeID: nodeID(s.ClientID)}),
-		waiting: make(map[string]*waiter), telemetry: make(map[string]func([]byte)),
+		waiting: make(map[string]*waiter), telemetry: make(map[string]func(string, []byte)),
 	}
 	if inv.cfg.AckAttempts <= 0 {
 		inv.cfg.AckAttempts = DefaultAckAttempts
@@ -270,6 +270,16 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 }
 
 // Close disconnects.
+// PacketLimit is the broker's Maximum Packet Size (from the CONNACK of
+// the invoker's connection), in bytes; 0 when the broker set none (MQTT's
+// own bound applies) or it is not known.
+func (inv *Invoker) PacketLimit() int {
+	if l, ok := inv.sess.(interface{ PacketLimit() int }); ok {
+		return l.PacketLimit()
+	}
+	return 0
+}
+
 func (inv *Invoker) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

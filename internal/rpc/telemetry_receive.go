@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/eclipse/paho.golang/paho"
 )
@@ -17,6 +18,27 @@ func (inv *Invoker) ReceiveTelemetry(ctx context.Context, topic string, each fun
 	if !validTopicName(topic) {
 		return fmt.Errorf("telemetry topic %.64q: not a topic name (no wildcards, no empty level)", topic)
 	}
+	return inv.receiveOn(ctx, topic, func(_ string, payload []byte) { each(payload) })
+}
+
+// ReceiveTelemetryFilter is ReceiveTelemetry for the topics of filter, a
+// topic name whose levels may be the single-level wildcard +: each gets
+// the topic of every message too. `cmdhost hosts` receives every host's
+// announcements (cmdhost/+/replicas) so.
+func (inv *Invoker) ReceiveTelemetryFilter(ctx context.Context, filter string, each func(topic string, payload []byte)) error {
+	if !validTopicName(strings.ReplaceAll(filter, "+", "x")) || strings.Contains(filter, "#") || strings.Contains(filter, "$") {
+		return fmt.Errorf("telemetry filter %.64q: not a topic name whose levels may be +", filter)
+	}
+	for _, level := range strings.Split(filter, "/") {
+		if strings.Contains(level, "+") && level != "+" {
+			return fmt.Errorf("telemetry filter %.64q: + must be a whole level", filter)
+		}
+	}
+	return inv.receiveOn(ctx, filter, each)
+}
+
+// receiveOn is ReceiveTelemetry's and ReceiveTelemetryFilter's.
+func (inv *Invoker) receiveOn(ctx context.Context, topic string, each func(topic string, payload []byte)) error {
 	inv.mu.Lock()
 	if _, taken := inv.telemetry[topic]; taken || topic == inv.responseTopic {
 		inv.mu.Unlock()
@@ -67,9 +89,31 @@ func (inv *Invoker) receiveTelemetry(p *paho.Publish) bool {
 	}
 	inv.mu.Lock()
 	each := inv.telemetry[p.Topic]
+	if each == nil {
+		for filter, f := range inv.telemetry {
+			if strings.Contains(filter, "+") && matchFilter(filter, p.Topic) {
+				each = f
+				break
+			}
+		}
+	}
 	inv.mu.Unlock()
 	if each != nil {
-		each(p.Payload)
+		each(p.Topic, p.Payload)
+	}
+	return true
+}
+
+// matchFilter reports whether topic matches filter, whose levels may be +.
+func matchFilter(filter, topic string) bool {
+	f, t := strings.Split(filter, "/"), strings.Split(topic, "/")
+	if len(f) != len(t) {
+		return false
+	}
+	for i := range f {
+		if f[i] != "+" && f[i] != t[i] {
+			return false
+		}
 	}
 	return true
 }

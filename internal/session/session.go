@@ -353,6 +353,11 @@ func (s *Session) Disconnect(ctx context.Context) error {
 // Maximum Packet Size (errors.Is ErrTooLarge) or than MQTT can frame.
 func (s *Session) Check(p *paho.Publish) error { return sendable(p, s.packetLimit.n.Load()) }
 
+// PacketLimit is the broker's Maximum Packet Size from the CONNACK of the
+// current connection, in bytes; 0 when it set none (MQTT's own bound) or
+// before the first connection.
+func (s *Session) PacketLimit() int { return int(s.packetLimit.n.Load()) }
+
 // Ready returns an error while the broker has acknowledged none of the
 // session's waiting messages for a third of Config.ReplyAckTimeout
 // (replywatch.go); nil otherwise, and always when they are not watched.
