@@ -142,7 +142,7 @@ func (f *funcWriter) bulk() {
 	tmp, g := f.locals, f.m.counter()
 	c := appendU32(append(f.code, 0x22), tmp) // local.tee tmp
 	c = appendU32(append(c, 0x23), g)
-	c = appendU32(append(c, 0x20), tmp)           // local.get tmp
+	c = appendU32(append(c, 0x20), tmp)              // local.get tmp
 	c = append(c, 0xad, 0x42, BulkShift, 0x88, 0x7d) // i64.extend_i32_u, i64.const, i64.shr_u, i64.sub
 	c = appendU32(append(c, 0x24), g)
 	f.code = f.check(c)
