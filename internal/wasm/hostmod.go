@@ -32,6 +32,8 @@ type callState struct {
 	// or above, set by run when the call returns.
 	out    *callOutput
 	reason string
+
+	meter meterState // the call's fuel and units used (metering.go)
 }
 
 // guestReason is what an error says of why the guest failed a call it

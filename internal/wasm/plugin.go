@@ -34,6 +34,7 @@ type Plugin struct {
 	idle         *idleTimer // nil without an idle timeout
 	output       *outputGate
 	mounts       []*mountFS // Grants.Mounts, opened at Load, closed by Close
+	meter        *meterHost // the tick of the metered module (metering.go)
 	stats        stats
 
 	closeOnce sync.Once
@@ -300,6 +301,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 		for _, inst := range idle {
 			inst.close(p)
 		}
+		p.meter.closing.Store(true) // a call still running ends at its next tick
 		p.closeErr = errors.Join(err, p.rt.Close(context.Background()))
 		closeMounts(p.mounts)
 		// A plugin's instances may hold hundreds of MiB (pool size times
