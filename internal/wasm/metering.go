@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -83,6 +84,10 @@ func (m *meterState) Used() int64 { return m.used }
 // still running then.
 type meterHost struct {
 	closing atomic.Bool
+	// onTick, when set (by tests, before any call), is told of every tick
+	// of a call: whether it ends the call at its deadline or cancel, and the
+	// units the guest ran since the tick before.
+	onTick func(stop bool, units int64)
 }
 
 func (h *meterHost) builder(rt wazero.Runtime) wazero.HostModuleBuilder {
@@ -97,17 +102,17 @@ func (h *meterHost) builder(rt wazero.Runtime) wazero.HostModuleBuilder {
 // closes or the fuel is spent; it returns the next batch otherwise. It runs
 // on the guest's goroutine, like any host function.
 func (h *meterHost) tick(ctx context.Context, _ api.Module, stack []uint64) {
-	if err := ctx.Err(); err != nil {
-		code := sys.ExitCodeDeadlineExceeded
-		if errors.Is(err, context.Canceled) {
-			code = sys.ExitCodeContextCanceled
-		}
+	st := stateOf(ctx)
+	code, stop := stopCode(ctx)
+	if h.onTick != nil && st != nil {
+		h.onTick(stop, st.meter.given-int64(stack[0]))
+	}
+	if stop {
 		panic(sys.NewExitError(code))
 	}
 	if h.closing.Load() {
 		panic(sys.NewExitError(0)) // what closing the runtime answered a running call
 	}
-	st := stateOf(ctx)
 	if st == nil { // the initializer: no budget
 		stack[0] = meterBatch
 		return
@@ -117,6 +122,22 @@ func (h *meterHost) tick(ctx context.Context, _ api.Module, stack []uint64) {
 		panic(errFuelExhausted)
 	}
 	stack[0] = uint64(next)
+}
+
+// stopCode says whether a call must stop, and its exit code: its context
+// is done, or its deadline passed (the context's timer may fire a little
+// later on a busy machine).
+func stopCode(ctx context.Context) (uint32, bool) {
+	switch err := ctx.Err(); {
+	case errors.Is(err, context.Canceled):
+		return sys.ExitCodeContextCanceled, true
+	case err != nil:
+		return sys.ExitCodeDeadlineExceeded, true
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return sys.ExitCodeDeadlineExceeded, true
+	}
+	return 0, false
 }
 
 // meterModule instruments a module (already bounded: boundModule); when it

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cmdhost/cmdhost/abi"
 )
@@ -211,9 +212,11 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 		// A nested call does not wait for memory: its callers may hold it.
 		_, nested := req.Metadata[abi.ChainKey]
 		if inst, err = p.newInstance(ctx, !nested); err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return nil, ctxKind(ctx.Err()), err
+			switch code, stopped := stopCode(ctx); {
+			case stopped && code == sys.ExitCodeContextCanceled:
+				return nil, KindCanceled, err
+			case stopped: // the tick may see the deadline before the context's timer fires
+				return nil, KindDeadline, err
 			case errors.Is(err, ErrMemoryBudget):
 				return nil, KindMemoryBudget, err
 			}
