@@ -83,11 +83,19 @@ type Operator struct {
 	// Config are values the guest reads with config_get ("config"), added to
 	// the host's (the file's value wins); nil: not set.
 	Config map[string]string
+	// Fuel is the budget of work units of each call of the plugin
+	// ("fuel", wasm.PluginConfig.Fuel); a call that uses it up is answered
+	// 500. 0: not set (no budget).
+	Fuel int64
 }
+
+// MaxFuel is the largest fuel budget an operator file may set: 2^53 units,
+// the largest whole number JSON carries exactly (days of work).
+const MaxFuel = 1 << 53
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "fuel"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -171,6 +179,10 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			err = p.grants(f.raw, f.key, op)
 		case "config":
 			op.Config, err = p.strMap(f.raw, f.key, nil)
+		case "fuel":
+			var n int
+			n, err = p.integer(f.raw, f.key, 1, MaxFuel)
+			op.Fuel = int64(n)
 		}
 		if err != nil {
 			return nil, err
@@ -236,6 +248,18 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 	}
 	if op.Config != nil {
 		cfg.Config = merged(base.Config, op.Config)
+	}
+	if op.Fuel > 0 {
+		cfg.Fuel = op.Fuel
+	}
+	for name, c := range op.Commands {
+		if c.Fuel == nil {
+			continue
+		}
+		if cfg.CommandFuel == nil {
+			cfg.CommandFuel = map[string]int64{}
+		}
+		cfg.CommandFuel[name] = setting.ZeroIsOff(*c.Fuel) // the file's 0: no budget for the command
 	}
 	return cfg
 }
@@ -415,7 +439,7 @@ func (p *opParser) strMap(raw json.RawMessage, at string, check func(where, key 
 }
 
 // commandFields are the fields of a "commands" entry.
-var commandFields = []string{"timeout", "onTimeout", "retries"}
+var commandFields = []string{"timeout", "onTimeout", "retries", "fuel"}
 
 func (p *opParser) commands(raw json.RawMessage, at string) (map[string]CommandSettings, error) {
 	fields, err := p.object(raw, at, nil)
@@ -434,10 +458,18 @@ func (p *opParser) commands(raw json.RawMessage, at string) (map[string]CommandS
 			return nil, err
 		}
 		for _, s := range settings {
-			if s.key == "timeout" {
+			switch s.key {
+			case "timeout":
 				if cs.Timeout, err = p.duration(s.raw, join(where, s.key), false); err != nil {
 					return nil, err
 				}
+			case "fuel":
+				n, err := p.integer(s.raw, join(where, s.key), 0, MaxFuel)
+				if err != nil {
+					return nil, err
+				}
+				f := int64(n)
+				cs.Fuel = &f
 			}
 		}
 		out[f.key] = cs

@@ -76,6 +76,9 @@ type CommandSettings struct {
 	// OnTimeout is the command's on_timeout policy ("onTimeout" and
 	// "retries"); nil: not set.
 	OnTimeout *OnTimeout
+	// Fuel is the command's budget of work units per call ("fuel"),
+	// overriding the plugin's; 0 gives the command none. nil: not set.
+	Fuel *int64
 }
 
 // execTimeout returns the execution timeout of the module's command c

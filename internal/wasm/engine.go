@@ -142,6 +142,12 @@ type PluginConfig struct {
 	Clock clock.Clock
 	// Output bounds the plugin's stdout, stderr and log calls.
 	Output OutputLimits
+	// Fuel is the budget of each call of the plugin, in units of work
+	// (fuel.go); a call that uses it up ends with KindFuel. 0: none.
+	Fuel int64
+	// CommandFuel is the budget of each call of a command, by name; it
+	// overrides Fuel, and NoBound gives the command none. nil: not set.
+	CommandFuel map[string]int64
 }
 
 // DefaultPoolSize is PluginConfig.PoolSize when it is not set.

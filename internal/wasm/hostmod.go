@@ -33,7 +33,8 @@ type callState struct {
 	out    *callOutput
 	reason string
 
-	meter meterState // the call's fuel and units used (metering.go)
+	fuel  int64      // the call's fuel budget; 0: none
+	meter meterState // the call's units used (metering.go)
 }
 
 // guestReason is what an error says of why the guest failed a call it

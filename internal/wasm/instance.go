@@ -152,7 +152,7 @@ func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, l
 	inst.oom.Store(false)
 	st.out = &inst.out
 	inst.mem.enter()
-	st.meter.start(inst.counter, 0)
+	st.meter.start(inst.counter, st.fuel)
 	res, err := fn.Call(context.WithValue(ctx, callKey{}, st))
 	st.meter.stop(inst.counter)
 	inst.mem.leave()
@@ -196,6 +196,9 @@ func callName(fn api.Function, st *callState) string {
 // language that traps with its memory within oomSlack of the limit most
 // likely failed to grow.
 func (inst *instance) classify(ctx context.Context, err error, limitPages uint32) Kind {
+	if errors.Is(err, errFuelExhausted) {
+		return KindFuel
+	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {

@@ -51,10 +51,11 @@ func (m *meterState) start(counter api.MutableGlobal, budget int64) {
 	counter.Set(uint64(m.given))
 }
 
-// stop charges what the last batch used, once the call returned.
+// stop charges what the last batch used, once the call returned or ended.
 func (m *meterState) stop(counter api.MutableGlobal) {
-	m.used += m.given - int64(counter.Get())
-	m.given = int64(counter.Get())
+	left := int64(counter.Get())
+	m.used += m.given - left
+	m.given = left
 }
 
 // next is the next batch: meterBatch units, or what the budget has left.
@@ -65,19 +66,18 @@ func (m *meterState) next() int64 {
 	return meterBatch
 }
 
-// tick charges the batch that ran out (the counter is ≤ 0, below 0 when a
-// weight took it past) and returns the next, or 0 when the budget is spent.
+// tick charges the batch that ran out (the counter is below 0: what is to
+// run next is not paid for) and returns the next batch (≥ 0), or -1 when
+// the budget is spent.
 func (m *meterState) tick(counter int64) int64 {
 	m.used += m.given - counter
-	if m.budget > 0 && m.used >= m.budget {
-		return 0
+	m.given = counter // charged: stop charges nothing more if the call ends here
+	if m.budget > 0 && m.used > m.budget {
+		return -1
 	}
 	m.given = m.next()
 	return m.given
 }
-
-// Used is the units the call used.
-func (m *meterState) Used() int64 { return m.used }
 
 // meterHost is the tick import of one plugin's runtime. closing is set when
 // the plugin closes: without wazero's check, the tick is what stops a call
@@ -118,8 +118,8 @@ func (h *meterHost) tick(ctx context.Context, _ api.Module, stack []uint64) {
 		return
 	}
 	next := st.meter.tick(int64(stack[0]))
-	if next <= 0 {
-		panic(errFuelExhausted)
+	if next < 0 {
+		panic(errFuelExhausted) // not an exit: classify tells it apart
 	}
 	stack[0] = uint64(next)
 }

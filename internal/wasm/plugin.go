@@ -51,6 +51,7 @@ type stats struct {
 	idleRel      atomic.Int64 // releases by the idle timer
 	mountRefused atomic.Int64 // paths and symlinks refused for leaving a mount
 	latency      latencyWindow
+	fuel         fuelHistogram
 }
 
 // Stats is a snapshot of a plugin's counters.
@@ -78,6 +79,8 @@ type Stats struct {
 	// they would leave a mount (a path or symlink out of it) or make a
 	// symlink that points up (see Mount).
 	MountRefusals int64
+	// Fuel is the fuel the plugin's calls used (fuel.go).
+	Fuel FuelStats
 }
 
 // Name returns the plugin's name.
@@ -112,7 +115,7 @@ func (p *Plugin) Stats() Stats {
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
 		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
 		OutputDroppedLines: p.output.droppedLines.Load(), OutputDroppedBytes: p.output.droppedBytes.Load(),
-		MountRefusals: p.stats.mountRefused.Load(),
+		MountRefusals: p.stats.mountRefused.Load(), Fuel: p.stats.fuel.snapshot(),
 	}
 	st.P50, st.P99 = p.stats.latency.percentiles()
 	return st
@@ -228,9 +231,13 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 		r.Deadline = d
 	}
 	inst.reqBuf = abi.AppendRequest(inst.reqBuf[:0], &r)
-	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes}
+	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes, fuel: p.cfg.fuelBudget(req.Command)}
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
+	p.stats.fuel.record(st.meter.used)
+	if kind == KindFuel {
+		err = &FuelError{Used: st.meter.used, Budget: st.fuel}
+	}
 	resp, outErr, reason := st.response, st.outErr, st.guestReason()
 	inst.forgetCall() // an idle instance keeps nothing of the call
 	if kind != 0 {

@@ -117,7 +117,7 @@ func (f *funcWriter) enterRegion() {
 	f.code = f.check(appendU32(c, g))
 }
 
-// check appends: while counter <= 0, counter = tick(counter). The loop
+// check appends: while counter < 0, counter = tick(counter). The loop
 // is for wazero's compiler: a call that returns to the code after it would
 // merge two paths there, one where the call clobbered every register, and
 // the hot path would pay for it; a branch back to a loop of its own leaves
@@ -126,7 +126,7 @@ func (f *funcWriter) check(c []byte) []byte {
 	g := f.m.counter()
 	c = append(c, 0x03, 0x40) // loop
 	c = appendU32(append(c, 0x23), g)
-	c = append(c, 0x42, 0, 0x57, 0x04, 0x40) // i64.const 0, i64.le_s, if
+	c = append(c, 0x42, 0, 0x53, 0x04, 0x40) // i64.const 0, i64.lt_s, if
 	c = appendU32(append(c, 0x23), g)
 	c = appendU32(append(c, 0x10), f.m.tickFunc())
 	c = appendU32(append(c, 0x24), g)

@@ -8,11 +8,12 @@
 //     CounterExport so that the host can set it before a call and read
 //     what is left after;
 //   - an import ImportModule.ImportName of type (i64) -> i64, the tick:
-//     called with the counter when it falls to 0 or below, it returns the
-//     new counter (the next batch) or ends the call;
+//     called with the counter when it falls below 0, it returns the new
+//     counter (the next batch, ≥ 0) or ends the call;
 //   - at each function entry and each loop header, code that subtracts the
 //     weight of what runs before the next such point, and calls the tick
-//     when the counter is ≤ 0; before each memory.fill, memory.copy and
+//     when the counter is below 0 (what runs next is not paid for); before
+//     each memory.fill, memory.copy and
 //     memory.init, code that subtracts one unit per 64 bytes moved.
 //
 // A unit is one instruction: the weight of a function entry is the count of

@@ -55,7 +55,7 @@ func newRunnerWith(t testing.TB, cfg wazero.RuntimeConfig, wasm []byte, metered 
 			r.used += r.given - counter
 			r.given = r.batch
 			if r.budget > 0 {
-				if r.used >= r.budget {
+				if r.used > r.budget {
 					panic(errBudget)
 				}
 				r.given = min(r.batch, r.budget-r.used)
