@@ -20,11 +20,33 @@ var FuelBuckets = [...]int64{1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11}
 type FuelStats struct {
 	// Calls is the calls counted: those that ran the guest, failed ones
 	// included; Sum their units.
-	Calls, Sum int64
+	Calls int64 `json:"calls"`
+	Sum   int64 `json:"sum"`
 	// Buckets[i] counts the calls that used at most FuelBuckets[i] units.
-	Buckets [len(FuelBuckets)]int64
+	Buckets [len(FuelBuckets)]int64 `json:"buckets"`
 	// Last is the units the last call counted used.
-	Last int64
+	Last int64 `json:"last"`
+}
+
+// Add adds o's counts to s (the stats of several versions of a plugin);
+// Last is o's when o counted a call.
+func (s *FuelStats) Add(o FuelStats) {
+	s.Calls += o.Calls
+	s.Sum += o.Sum
+	for i := range s.Buckets {
+		s.Buckets[i] += o.Buckets[i]
+	}
+	if o.Calls > 0 {
+		s.Last = o.Last
+	}
+}
+
+// PerCall is the mean units of the calls counted; 0 when none.
+func (s FuelStats) PerCall() int64 {
+	if s.Calls == 0 {
+		return 0
+	}
+	return s.Sum / s.Calls
 }
 
 // fuelHistogram records the fuel of a plugin's calls; lock-free counters.
