@@ -3,7 +3,13 @@ package wasm
 import (
 	"fmt"
 	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
 )
+
+// attrFuel is the span attribute of the fuel a call used, set on the span
+// the call's context carries (the host's cmdhost.execute) when it records.
+const attrFuel = attribute.Key("cmdhost.fuel")
 
 // Fuel is work counted in units, about one per WebAssembly instruction run
 // (package meter says how it is counted): the same call with the same

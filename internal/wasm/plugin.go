@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
 )
@@ -235,6 +236,9 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
 	p.stats.fuel.record(st.meter.used)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() { // the call's cmdhost.execute
+		span.SetAttributes(attrFuel.Int64(st.meter.used))
+	}
 	if kind == KindFuel {
 		err = &FuelError{Used: st.meter.used, Budget: st.fuel}
 	}
