@@ -189,7 +189,8 @@ func callName(fn api.Function, st *callState) string {
 }
 
 // classify tells a failed call's cause: the context's deadline or cancel
-// (wazero closes the module with a matching exit code), the guest running
+// (the metering's tick ends the call with a matching exit code, as wazero's
+// own check did: metering.go), its fuel budget (KindFuel), the guest running
 // out of memory, or any other trap or exit. wazero does not say that a
 // trap followed a failed memory.grow, so out of memory is inferred: the Go
 // runtime prints "out of memory" before it aborts, and a guest in another
