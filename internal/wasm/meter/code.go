@@ -194,6 +194,9 @@ func (f *funcWriter) instr() error {
 		return nil
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
 		fn, err := r.u32()
+		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
+			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
+		}
 		if err == nil {
 			fn, err = m.remap(fn)
 		}

@@ -16,9 +16,10 @@
 //     each memory.fill, memory.copy and
 //     memory.init, code that subtracts one unit per 64 bytes moved.
 //
-// A unit is one instruction: the weight of a function entry is the count of
-// its body's instructions outside its loops, that of a loop header the
-// count of the loop's instructions outside its inner loops. Each
+// A unit is one instruction (a direct call of a host function
+// HostCallWeight): the weight of a function entry is the count of its
+// body's instructions outside its loops, that of a loop header the count
+// of the loop's instructions outside its inner loops. Each
 // instruction that runs belongs to exactly one such region and runs at
 // most once per entry into it (a region has no backward branch but its
 // loop's), so the units charged bound the instructions run from above, and
@@ -50,6 +51,13 @@ const (
 // BulkShift is the bulk memory operations' weight: one unit per
 // 1<<BulkShift bytes moved or filled.
 const BulkShift = 6
+
+// HostCallWeight is the weight of a direct call of an imported function
+// (a host function), the call instruction included: a host call costs
+// about as much as that many instructions of the guest (~0.1 µs). A host
+// function that works longer (a sleep, a nested call) honours the call's
+// context itself.
+const HostCallWeight = 100
 
 // Section ids.
 const (
