@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/clock"
@@ -247,7 +248,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		}
 	}
 	if err != nil {
-		if errors.Is(guestCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		// The tick may see the deadline pass before the context's timer fires.
+		if code, stopped := stopCode(guestCtx); stopped && code == sys.ExitCodeDeadlineExceeded && ctx.Err() == nil {
 			return nil, fmt.Errorf("the module's %s or %s did not finish within the load timeout of %v: %w",
 				abi.ExportInitialize, abi.ExportDescribe, cfg.LoadTimeout, err)
 		}
