@@ -57,6 +57,11 @@ type funcWriter struct {
 type region struct {
 	patch int
 	count uint32
+	// A loop's check spans code[checkAt:checkEnd] until the loop is seen
+	// to call a function of the module on every round (dropCheck); open
+	// while nothing at the loop's top level could branch around a call.
+	checkAt, checkEnd int
+	open              bool
 }
 
 // maxWeight bounds a region's weight to what 4 bytes of LEB128 hold.
@@ -114,7 +119,21 @@ func (f *funcWriter) enterRegion() {
 	f.regions = append(f.regions, region{patch: len(c)})
 	c = appendPadded4(c, 0)
 	c = append(c, 0x7d, 0x24) // i64.sub, global.set counter
-	f.code = f.check(appendU32(c, g))
+	c = appendU32(c, g)
+	r := &f.regions[len(f.regions)-1]
+	r.checkAt = len(c)
+	f.code = f.check(c)
+	r.checkEnd, r.open = len(f.code), len(f.regions) > 1 // a loop's, not the function's
+}
+
+// dropCheck removes the check of the innermost loop, which calls a
+// function of the module on every round before anything could branch: that
+// function's entry checks (the loop is still charged). wazero reloads every
+// global after a call, so a check after one costs a load more each round.
+func (f *funcWriter) dropCheck() {
+	r := &f.regions[len(f.regions)-1]
+	f.code = append(f.code[:r.checkAt], f.code[r.checkEnd:]...)
+	r.open = false
 }
 
 // check appends: while counter < 0, counter = tick(counter). The loop
@@ -163,6 +182,12 @@ func (f *funcWriter) instr() error {
 	}
 	if n := len(f.regions); n > 0 {
 		f.regions[n-1].count++
+		switch op {
+		case 0x02, 0x04, 0x05, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x03, 0x11, 0x13, 0x1f, 0x06:
+			// a block, a branch, a return, an indirect call: a round may
+			// go around what follows
+			f.regions[n-1].open = false
+		}
 	}
 	// Most instructions are copied as they are once their immediates are
 	// skipped; those with a function index are written here and return.
@@ -196,6 +221,9 @@ func (f *funcWriter) instr() error {
 		fn, err := r.u32()
 		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
 			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
+		}
+		if err == nil && op == 0x10 && fn >= m.importedFuncs && fn < m.funcs && f.regions[len(f.regions)-1].open {
+			f.dropCheck()
 		}
 		if err == nil {
 			fn, err = m.remap(fn)

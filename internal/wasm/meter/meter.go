@@ -12,8 +12,10 @@
 //     counter (the next batch, ≥ 0) or ends the call;
 //   - at each function entry and each loop header, code that subtracts the
 //     weight of what runs before the next such point, and calls the tick
-//     when the counter is below 0 (what runs next is not paid for); before
-//     each memory.fill, memory.copy and
+//     when the counter is below 0 (what runs next is not paid for) — but
+//     for a loop that calls a function of the module on every round
+//     before anything could branch, which relies on that function's
+//     check; before each memory.fill, memory.copy and
 //     memory.init, code that subtracts one unit per 64 bytes moved.
 //
 // A unit is one instruction (a direct call of a host function

@@ -47,6 +47,14 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br_table $a $out (i32.ge_u (local.get $i) (i32.const 200)))))
     (local.get $s))
+  ;; A loop that calls a function of the module first thing each round,
+  ;; as clang compiles fib: the loop relies on the callee's check.
+  (func (export "loopcall") (result i64) (local $i i32) (local $s i32)
+    (loop $l
+      (local.set $s (i32.add (local.get $s) (call $sq (local.get $i))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (i32.const 100000))))
+    (i64.extend_i32_u (local.get $s)))
   (func (export "bulk") (result i64)
     (memory.fill (i32.const 0) (i32.const 7) (i32.const 65536))
     (memory.copy (i32.const 100) (i32.const 0) (i32.const 1000))
