@@ -55,77 +55,79 @@ func TestDeadlineCutsEveryShape(t *testing.T) {
 		{"spin", "spin", 0, 0},
 		{"spin", "churn", 0, 0},
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	for _, s := range shapes {
 		if only := os.Getenv("CMDHOST_CUT_SHAPE"); only != "" && only != s.command {
 			continue
 		}
-		p := load(t, s.plugin, PluginConfig{PoolSize: 1, MemoryPages: s.pages})
-		maxUnits := int64(meterBatch) + int64(p.cfg.MemoryPages)*pageSize>>meter.BulkShift
-		// The tick runs on the calling goroutine, the test's.
-		var last, batchCPU time.Duration // thread CPU time at the last tick; of the batch that was cut (-1: unknown)
-		var lastTid int                  // the thread of the last tick
-		var units int64                  // units of the batch that was cut; -1: none cut
-		p.meter.onTick = func(stop bool, n int64) {
-			now, tid := threadCPU()
-			if stop {
-				batchCPU, units = now-last, n
-				if tid != lastTid || lastTid == 0 {
-					batchCPU = -1 // moved to another thread, or the call's first batch
+		t.Run(s.command, func(t *testing.T) {
+			runtime.LockOSThread() // the calls run on this goroutine: threadCPU is theirs alone
+			defer runtime.UnlockOSThread()
+			p := load(t, s.plugin, PluginConfig{PoolSize: 1, MemoryPages: s.pages})
+			maxUnits := int64(meterBatch) + int64(p.cfg.MemoryPages)*pageSize>>meter.BulkShift
+			// The tick runs on the calling goroutine, the test's.
+			var last, batchCPU time.Duration // thread CPU time at the last tick; of the batch that was cut (-1: unknown)
+			var lastTid int                  // the thread of the last tick
+			var units int64                  // units of the batch that was cut; -1: none cut
+			p.meter.onTick = func(stop bool, n int64) {
+				now, tid := threadCPU()
+				if stop {
+					batchCPU, units = now-last, n
+					if tid != lastTid || lastTid == 0 {
+						batchCPU = -1 // moved to another thread, or the call's first batch
+					}
 				}
+				last, lastTid = now, tid
 			}
-			last, lastTid = now, tid
-		}
-		var cpu, wall []time.Duration
-		for range runs {
-			// A fresh instance first, outside the deadline: the last one
-			// was discarded, and a Go guest's takes ~4 ms to make (much
-			// more under -race), which would eat the call's 10 ms.
-			if p.pool.idleCount() == 0 {
-				inst, err := p.newInstance(context.Background(), true)
-				if err != nil {
-					t.Fatal(err)
+			var cpu, wall []time.Duration
+			for range runs {
+				// A fresh instance first, outside the deadline: the last one
+				// was discarded, and a Go guest's takes ~4 ms to make (much
+				// more under -race), which would eat the call's 10 ms.
+				if p.pool.idleCount() == 0 {
+					inst, err := p.newInstance(context.Background(), true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.pool.putIdle(inst)
 				}
-				p.pool.putIdle(inst)
-			}
-			units = -1
-			ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(s.deadline, 10*time.Millisecond))
-			deadline, _ := ctx.Deadline()
-			lastTid = 0
-			_, err := call(t, p, ctx, s.command, "")
-			returned := time.Since(deadline)
-			cancel()
-			if KindOf(err) != KindDeadline {
-				t.Fatalf("%s: want a deadline error, got %v", s.command, err)
-			}
-			if units < 0 {
-				if strings.Contains(err.Error(), "instantiating") || strings.Contains(err.Error(), "waiting for an instance") {
-					continue // cut before the guest ran (a busy machine: 10 ms go by)
+				units = -1
+				ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(s.deadline, 10*time.Millisecond))
+				deadline, _ := ctx.Deadline()
+				lastTid = 0
+				_, err := call(t, p, ctx, s.command, "")
+				returned := time.Since(deadline)
+				cancel()
+				if KindOf(err) != KindDeadline {
+					t.Fatalf("%s: want a deadline error, got %v", s.command, err)
 				}
-				t.Fatalf("%s: the call ended without a cut by the tick: %v", s.command, err)
+				if units < 0 {
+					if strings.Contains(err.Error(), "instantiating") || strings.Contains(err.Error(), "waiting for an instance") {
+						continue // cut before the guest ran (a busy machine: 10 ms go by)
+					}
+					t.Fatalf("%s: the call ended without a cut by the tick: %v", s.command, err)
+				}
+				if units > maxUnits {
+					t.Fatalf("%s: the guest ran %d units in its last batch, more than a batch and a bulk charge (%d)", s.command, units, maxUnits)
+				}
+				if batchCPU >= 0 {
+					cpu = append(cpu, batchCPU)
+				}
+				wall = append(wall, returned)
 			}
-			if units > maxUnits {
-				t.Fatalf("%s: the guest ran %d units in its last batch, more than a batch and a bulk charge (%d)", s.command, units, maxUnits)
+			if len(cpu) < runs/2 {
+				t.Fatalf("%s: only %d of %d calls ran before their deadline", s.command, len(cpu), runs)
 			}
-			if batchCPU >= 0 {
-				cpu = append(cpu, batchCPU)
+			slices.Sort(cpu)
+			slices.Sort(wall)
+			p99 := func(d []time.Duration) time.Duration { return d[(len(d)*99+99)/100-1] } // nearest rank
+			t.Logf("%-9s %d cuts: last batch's CPU median %v, p99 %v; returned past the deadline: median %v, p99 %v",
+				s.command, len(cpu), cpu[len(cpu)/2], p99(cpu), wall[len(wall)/2], p99(wall))
+			if m := wall[len(wall)/2]; m > stopBound { // the wall time depends on the machine's load: the median only
+				t.Errorf("%s: returned a median %v after the deadline, want ≤ %v", s.command, m, stopBound)
 			}
-			wall = append(wall, returned)
-		}
-		if len(cpu) < runs/2 {
-			t.Fatalf("%s: only %d of %d calls ran before their deadline", s.command, len(cpu), runs)
-		}
-		slices.Sort(cpu)
-		slices.Sort(wall)
-		p99 := func(d []time.Duration) time.Duration { return d[(len(d)*99+99)/100-1] } // nearest rank
-		t.Logf("%-9s %d cuts: last batch's CPU median %v, p99 %v; returned past the deadline: median %v, p99 %v",
-			s.command, len(cpu), cpu[len(cpu)/2], p99(cpu), wall[len(wall)/2], p99(wall))
-		if m := wall[len(wall)/2]; m > stopBound { // the wall time depends on the machine's load: the median only
-			t.Errorf("%s: returned a median %v after the deadline, want ≤ %v", s.command, m, stopBound)
-		}
-		if p99(cpu) > cutBound {
-			t.Errorf("%s: the batch cut ran p99 %v of CPU, want ≤ %v (all: %v)", s.command, p99(cpu), cutBound, cpu)
-		}
+			if p99(cpu) > cutBound {
+				t.Errorf("%s: the batch cut ran p99 %v of CPU, want ≤ %v (all: %v)", s.command, p99(cpu), cutBound, cpu)
+			}
+		})
 	}
 }
