@@ -7,6 +7,7 @@
 #   make fuzz       runs every fuzz target for a while (~30 s each; ~10 s in make test)
 #   make docs-check runs every command README.md and docs/ show, checks their flags
 #   make bench      runs the engine benchmarks
+#   make bench-compute runs compute kernels: the engine against bare wazero
 #   make bench-e2e  measures cmdhost against a bare paho echo executor, end to end
 #   make soak       the long fault-cycling run of the engine
 #   make replicas   measures a replica killed in its share group
@@ -51,7 +52,7 @@ ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
 KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
-.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-e2e soak clean docs-check replicas sdk-tests paho-tests
+.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-compute bench-e2e soak clean docs-check replicas sdk-tests paho-tests
 
 all: build plugins
 
@@ -220,7 +221,7 @@ conformance:
 FUZZ_TARGETS := abi:FuzzDecodeRequest:500000 abi:FuzzDecodeResponse:500000 \
                 abi:FuzzDecodeDescription:500000 abi:FuzzDecodeInvocation:500000 \
                 abi:FuzzDecodeInvocationResult:500000 internal/rpc:FuzzParseTimestamp:100000 \
-                internal/session:FuzzCleanText:100000 internal/wasm:FuzzBoundModule:100000 \
+                internal/session:FuzzCleanText:100000 internal/wasm:FuzzBoundModule:100000 internal/wasm/meter:FuzzInstrument:100000 \
                 internal/wasm:FuzzMountPath:5000
 FUZZMULT ?= 3
 
@@ -241,6 +242,24 @@ bench: plugins
 	$(GO) test ./cache -run '^$$' -bench . -benchmem -count 1
 	$(GO) test ./internal/rpc -run '^$$' -bench DedupStore -benchtime 20000x -count 1
 
+# Compute kernels in C and Rust (testdata/bench-c, testdata/bench-rust), each
+# run by the engine as a plugin command and as the same module on bare
+# wazero without interruption checks; prints each kernel's ratio from one
+# run (BENCHMARKS.md, Compute). Outside make test.
+BENCH_DIR := testdata/plugins-bench
+
+$(BENCH_DIR)/bench-c.wasm: testdata/bench-c/bench.c sdk/c/cmdhost.c sdk/c/cmdhost.h
+	@mkdir -p $(BENCH_DIR)
+	@command -v $(CLANG) >/dev/null && command -v wasm-ld >/dev/null && test -f /usr/lib/wasm32-wasi/libc.a || .ci/deps c
+	$(CLANG) --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Wextra -Werror -Wl,--strip-all -I sdk/c -o $@ testdata/bench-c/bench.c sdk/c/cmdhost.c
+
+$(BENCH_DIR)/bench-rust.wasm: testdata/bench-rust/lib.rs $(KIT_DIR)/rust/libcmdhost.rlib
+	@mkdir -p $(BENCH_DIR)
+	$(RUSTC) $(RUSTFLAGS_WASM) --crate-type cdylib -C strip=symbols --extern cmdhost=$(KIT_DIR)/rust/libcmdhost.rlib -o $@ $<
+
+bench-compute: plugins $(BENCH_DIR)/bench-c.wasm $(BENCH_DIR)/bench-rust.wasm
+	CMDHOST_BENCH_COMPUTE=1 $(GO) test ./internal/wasm -run '^TestBenchCompute$$' -count=1 -v -timeout 10m
+
 # cmdhost against a bare paho echo executor, on mosquitto and on the
 # embedded broker; rewrites its table in BENCHMARKS.md (a few minutes).
 bench-e2e: deps plugins
@@ -255,4 +274,4 @@ replicas: plugins
 	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost -run TestReplicaKilledMeasure -v -count=1 -timeout 20m
 
 clean:
-	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR) $(HOSTILE_DIR)
+	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR) $(HOSTILE_DIR) $(BENCH_DIR)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -121,6 +122,9 @@ func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
 		if testkit.SpanAttr(c.span, "cmdhost.plugin") != c.plugin || testkit.SpanAttr(c.span, "cmdhost.attempt") != "1" ||
 			len(testkit.SpanAttr(c.span, "cmdhost.plugin.digest")) != 64 || c.digest != "" && testkit.SpanAttr(c.span, "cmdhost.plugin.digest") != c.digest {
 			t.Errorf("execute span of %s: %v", c.plugin, c.span.Attributes())
+		}
+		if fuel, err := strconv.ParseInt(testkit.SpanAttr(c.span, "cmdhost.fuel"), 10, 64); err != nil || fuel <= 0 {
+			t.Errorf("execute span of %s: no cmdhost.fuel of the call: %v", c.plugin, c.span.Attributes())
 		}
 	}
 

@@ -854,6 +854,7 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 	e.retired.OutputDroppedLines += st.OutputDroppedLines
 	e.retired.OutputDroppedBytes += st.OutputDroppedBytes
 	e.retired.MountRefusals += st.MountRefusals
+	e.retired.Fuel.Add(st.Fuel)
 }
 
 // retryClashed loads again, in file name order and in the background, the

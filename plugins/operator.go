@@ -95,11 +95,19 @@ type Operator struct {
 	// module file of another digest is refused at load and reload. "":
 	// not pinned.
 	Digest string
+	// Fuel is the budget of work units of each call of the plugin
+	// ("fuel", wasm.PluginConfig.Fuel); a call that uses it up is answered
+	// 500. 0: not set (no budget).
+	Fuel int64
 }
+
+// MaxFuel is the largest fuel budget an operator file may set: 2^53 units,
+// the largest whole number JSON carries exactly (days of work).
+const MaxFuel = 1 << 53
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -189,6 +197,10 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			op.Quota, err = p.quota(f.raw, f.key)
 		case "digest":
 			op.Digest, err = p.digest(f.raw, f.key)
+		case "fuel":
+			var n int
+			n, err = p.integer(f.raw, f.key, 1, MaxFuel)
+			op.Fuel = int64(n)
 		}
 		if err != nil {
 			return nil, err
@@ -254,6 +266,18 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 	}
 	if op.Config != nil {
 		cfg.Config = merged(base.Config, op.Config)
+	}
+	if op.Fuel > 0 {
+		cfg.Fuel = op.Fuel
+	}
+	for name, c := range op.Commands {
+		if c.Fuel == nil {
+			continue
+		}
+		if cfg.CommandFuel == nil {
+			cfg.CommandFuel = map[string]int64{}
+		}
+		cfg.CommandFuel[name] = setting.ZeroIsOff(*c.Fuel) // the file's 0: no budget for the command
 	}
 	return cfg
 }
@@ -447,7 +471,7 @@ func (p *opParser) strMap(raw json.RawMessage, at string, check func(where, key 
 }
 
 // commandFields are the fields of a "commands" entry.
-var commandFields = []string{"timeout", "onTimeout", "retries", "allow", "quota"}
+var commandFields = []string{"timeout", "onTimeout", "retries", "allow", "quota", "fuel"}
 
 func (p *opParser) commands(raw json.RawMessage, at string) (map[string]CommandSettings, error) {
 	fields, err := p.object(raw, at, nil)
@@ -473,6 +497,12 @@ func (p *opParser) commands(raw json.RawMessage, at string) (map[string]CommandS
 				cs.Allow, err = p.callers(s.raw, join(where, s.key))
 			case "quota":
 				cs.Quota, err = p.quota(s.raw, join(where, s.key))
+			case "fuel":
+				var n int
+				if n, err = p.integer(s.raw, join(where, s.key), 0, MaxFuel); err == nil {
+					f := int64(n)
+					cs.Fuel = &f
+				}
 			}
 			if err != nil {
 				return nil, err

@@ -25,29 +25,34 @@ func TestParseOperator(t *testing.T) {
   "timeout": "2s",
   "onTimeout": "retry",
   "retries": 2,
-  "commands": {"echo": {"timeout": "500ms", "onTimeout": "fail"}},
+  "commands": {"echo": {"timeout": "500ms", "onTimeout": "fail", "fuel": 0}},
   "concurrency": 4,
   "pool": 3,
   "memoryPages": 512,
   "idleTimeout": "5m",
   "grants": {"env": {"REGION": "eu"}, "mounts": [{"host": "` + data + `", "guest": "/data", "readOnly": true}]},
-  "config": {"greeting": "hi"}
+  "config": {"greeting": "hi"},
+  "fuel": 1000000
 }`
 	op, err := ParseOperator("/p/echo.json", []byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
 	idle := 5 * time.Minute
+	var noFuel int64
 	want := &Operator{
 		File: "/p/echo.json", Enabled: true, Timeout: 2 * time.Second, OnTimeout: &OnTimeout{Retries: 2},
-		Commands:    map[string]CommandSettings{"echo": {Timeout: 500 * time.Millisecond, OnTimeout: &OnTimeout{}}},
-		Concurrency: 4, Pool: 3, MemoryPages: 512, IdleTimeout: &idle,
+		Commands:    map[string]CommandSettings{"echo": {Timeout: 500 * time.Millisecond, OnTimeout: &OnTimeout{}, Fuel: &noFuel}},
+		Concurrency: 4, Pool: 3, MemoryPages: 512, IdleTimeout: &idle, Fuel: 1_000_000,
 		Env:    map[string]string{"REGION": "eu"},
 		Mounts: []wasm.Mount{{HostDir: data, GuestDir: "/data", ReadOnly: true}},
 		Config: map[string]string{"greeting": "hi"},
 	}
 	if !reflect.DeepEqual(op, want) {
 		t.Errorf("ParseOperator =\n%+v\nwant\n%+v", op, want)
+	}
+	if cfg := op.pluginConfig(wasm.PluginConfig{}); cfg.Fuel != 1_000_000 || cfg.CommandFuel["echo"] != wasm.NoBound {
+		t.Errorf("fuel: plugin %d, commands %v; want 1000000 and none for echo", cfg.Fuel, cfg.CommandFuel)
 	}
 	echoTimeout, _ := op.execTimeout(abi.Command{Name: "echo"}, 0)
 	otherTimeout, _ := op.execTimeout(abi.Command{Name: "other"}, 0)
@@ -84,6 +89,8 @@ func TestParseOperator(t *testing.T) {
 		{`{"pool": 2.5}`, `"pool": 2.5 is not a whole number`},
 		{`{"concurrency": 0}`, `"concurrency": 0 is out of range`},
 		{`{"memoryPages": 70000}`, `"memoryPages": 70000 is out of range: write a whole number from 1 to 65536`},
+		{`{"fuel": 0}`, `"fuel": 0 is out of range: write a whole number from 1 to 9007199254740992`},
+		{`{"commands": {"echo": {"fuel": -1}}}`, `"commands.echo.fuel": -1 is out of range: write a whole number from 0 to`},
 		{`{"enabled": "no"}`, `"enabled": is a string: write true or false`},
 		{`{"pool": 1, "pool": 2}`, `"pool": is given twice`},
 		{`{"timeout": null}`, `"timeout": is null`},
@@ -92,7 +99,7 @@ func TestParseOperator(t *testing.T) {
 		{`{"enabled": true} {}`, `not valid JSON`},
 		{``, `echo.json: is empty`},
 		{`[]`, `echo.json: the file holds a list: write a JSON object`},
-		{`{"commands": {"echo": {"timeout": "1s", "retry": 2}}}`, `"commands.echo.retry": unknown field: the fields here are "timeout", "onTimeout", "retries"`},
+		{`{"commands": {"echo": {"timeout": "1s", "retry": 2}}}`, `"commands.echo.retry": unknown field: the fields here are "timeout", "onTimeout", "retries", "fuel"`},
 		{`{"commands": {"echo": "1s"}}`, `"commands.echo": is a string: write an object`},
 		{`{"commands": {"echo": {"timeout": "fast"}}}`, `"commands.echo.timeout": "fast" is not a duration`},
 		{`{"config": {"k": 1}}`, `"config.k": is a number: write a string`},

@@ -68,7 +68,9 @@ type PluginStatus struct {
 	// MountRefusals counts the guest's file system calls refused because
 	// they would have left a mount (wasm.Stats.MountRefusals).
 	MountRefusals int64 `json:"mountRefusals"`
-	Instances     int64 `json:"instances"` // instances alive now, draining versions' included
+	// Fuel is the work units the plugin's calls used (wasm.FuelStats).
+	Fuel      wasm.FuelStats `json:"fuel"`
+	Instances int64          `json:"instances"` // instances alive now, draining versions' included
 	// InUse counts the calls running now on the version serving. (A
 	// draining version's calls are not counted: while a version closes,
 	// wasm.Stats.InUse reports its whole pool as in use.)
@@ -98,7 +100,7 @@ func (m *Manager) Status() []PluginStatus {
 			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
 			Calls: e.retired.Calls, Failures: e.retired.Failures, ErrorReplies: e.retired.ErrorReplies, Replaced: e.retired.Replaced,
 			OutputDroppedLines: e.retired.OutputDroppedLines, OutputDroppedBytes: e.retired.OutputDroppedBytes,
-			MountRefusals: e.retired.MountRefusals, Draining: len(e.draining),
+			MountRefusals: e.retired.MountRefusals, Fuel: e.retired.Fuel, Draining: len(e.draining),
 		}
 		switch {
 		case e.cur != nil:
@@ -147,6 +149,7 @@ func (m *Manager) Status() []PluginStatus {
 			st.OutputDroppedLines += s.OutputDroppedLines
 			st.OutputDroppedBytes += s.OutputDroppedBytes
 			st.MountRefusals += s.MountRefusals
+			st.Fuel.Add(s.Fuel)
 			st.Instances += s.Instances
 			if p == serving {
 				st.InUse = s.InUse

@@ -81,6 +81,9 @@ type CommandSettings struct {
 	// Quota bounds each caller's calls to the command ("quota"); zero:
 	// not set.
 	Quota Quota
+	// Fuel is the command's budget of work units per call ("fuel"),
+	// overriding the plugin's; 0 gives the command none. nil: not set.
+	Fuel *int64
 }
 
 // execTimeout returns the execution timeout of the module's command c

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -230,14 +231,19 @@ func printPluginTable(w io.Writer, views []admin.PluginView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	// ERRORS counts the calls that failed (trap, timeout, bad
 	// reply) and those answered with an error status.
-	fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tRELOADS\tLAST ERROR")
+	// FUEL/CALL is the mean work units of its calls (docs/plugins.md, Fuel).
+	fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tFUEL/CALL\tRELOADS\tLAST ERROR")
 	for _, v := range views {
 		p50, p99 := "-", "-" // no call of the version serving, no latency
 		if v.P99Ms > 0 {
 			p50, p99 = fmt.Sprintf("%.2fms", v.P50Ms), fmt.Sprintf("%.2fms", v.P99Ms)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", shown(v.Name), v.State, short(v.Digest),
-			shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, v.Reloads, orDash(shown(v.LastError)))
+		fuel := "-"
+		if v.Fuel.Calls > 0 {
+			fuel = units(v.Fuel.PerCall())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n", shown(v.Name), v.State, short(v.Digest),
+			shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, fuel, v.Reloads, orDash(shown(v.LastError)))
 	}
 	return tw.Flush()
 }
@@ -662,4 +668,23 @@ func replicaLine(executor string, id admin.ReplicaID) string {
 		s += " (share group " + shown(id.Share) + ")"
 	}
 	return s
+}
+
+// units shows a count of fuel units shortly: 950, 12k, 3.4M, 7.1G.
+func units(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 10_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	case n < 1_000_000:
+		return fmt.Sprintf("%dk", n/1000)
+	case n < 10_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n < 1_000_000_000:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n < 10_000_000_000:
+		return fmt.Sprintf("%.1fG", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%dG", n/1_000_000_000)
 }

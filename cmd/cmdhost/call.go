@@ -25,6 +25,7 @@ func callCommand() *cli.Command {
 		Flags: append(requestFlags("deadline of the call", defaultExecTimeout),
 			&cli.StringSliceFlag{Name: "config", Usage: "plugin config `key=value` (repeatable)"},
 			&cli.UintFlag{Name: "memory-pages", Value: 1024, Usage: "memory limit in 64 KiB pages"},
+			&cli.Int64Flag{Name: "fuel", Usage: "budget of work units for the call (0: none); prints to stderr what the call used, to size \"fuel\" in an operator file"},
 		),
 		Action: runCall,
 	}
@@ -49,6 +50,9 @@ func runCall(c *cli.Context) error {
 	if c.Duration("timeout") <= 0 {
 		return cli.Exit("--timeout must be positive, e.g. --timeout 5s", 2)
 	}
+	if c.Int64("fuel") < 0 {
+		return cli.Exit("--fuel must be 0 (no budget) or a number of units, e.g. --fuel 1000000", 2)
+	}
 
 	e, err := newEngine(c)
 	if err != nil {
@@ -56,7 +60,7 @@ func runCall(c *cli.Context) error {
 	}
 	defer e.Close(context.Background())
 	p, _, err := loadFile(c, e, c.Args().Get(0), wasm.PluginConfig{
-		PoolSize: 1, MemoryPages: uint32(c.Uint("memory-pages")), Config: config,
+		PoolSize: 1, MemoryPages: uint32(c.Uint("memory-pages")), Config: config, Fuel: c.Int64("fuel"),
 	})
 	if err != nil {
 		return err
@@ -69,6 +73,9 @@ func runCall(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	resp, err := p.Invoke(ctx, req)
+	if c.IsSet("fuel") {
+		printFuel(c.App.ErrWriter, p.Stats().Fuel.Last, c.Int64("fuel"))
+	}
 	if err != nil {
 		return err
 	}
@@ -78,6 +85,15 @@ func runCall(c *cli.Context) error {
 		return cli.Exit(err, 1)
 	}
 	return writePayload(c.App.Writer, resp.Payload) // a newline after it on a terminal, as invoke
+}
+
+// printFuel writes what a call used of its fuel budget (0: none).
+func printFuel(w io.Writer, used, budget int64) {
+	if budget > 0 {
+		fmt.Fprintf(w, "fuel: %d units used, budget %d\n", used, budget)
+		return
+	}
+	fmt.Fprintf(w, "fuel: %d units used\n", used)
 }
 
 // servesCommand says, when the module in file does not serve command,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,25 @@ func TestCallEcho(t *testing.T) {
 	out, errOut, code := run(t, "call", filepath.Join(plugins, "echo.wasm"), "echo", "-d", "hi")
 	if out != "hi" || code != 0 {
 		t.Fatalf("call echo -d hi: stdout %q, stderr %q, status %d", out, errOut, code)
+	}
+}
+
+// call --fuel prints what the call used, the same each time; a budget
+// below it fails the call.
+func TestCallFuel(t *testing.T) {
+	echo := filepath.Join(plugins, "wat-echo.wasm")
+	out, errOut, code := run(t, "call", "--fuel", "0", echo, "wat-echo", "-d", "hi")
+	var used int64
+	if _, err := fmt.Sscanf(errOut, "fuel: %d units used\n", &used); err != nil || out != "hi" || code != 0 || used <= 0 {
+		t.Fatalf("stdout %q, stderr %q, status %d", out, errOut, code)
+	}
+	if _, again, _ := run(t, "call", "--fuel", "0", echo, "wat-echo", "-d", "hi"); again != errOut {
+		t.Fatalf("the same call: %q, then %q", errOut, again)
+	}
+	budget := strconv.FormatInt(used-1, 10)
+	out, errOut, code = run(t, "call", "--fuel", budget, echo, "wat-echo", "-d", "hi")
+	if code != 1 || out != "" || !strings.Contains(errOut, "fuel exhausted") || !strings.Contains(errOut, "budget "+budget) {
+		t.Fatalf("a budget below the call's use: stdout %q, stderr %q, status %d", out, errOut, code)
 	}
 }
 

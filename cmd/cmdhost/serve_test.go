@@ -277,7 +277,7 @@ func TestPluginAdmin(t *testing.T) {
 		t.Fatalf("plugin list has no row %s: %q", name, out)
 		return nil
 	}
-	// NAME STATE DIGEST COMMANDS INSTANCES CALLS ERRORS P50 P99 RELOADS LAST ERROR
+	// NAME STATE DIGEST COMMANDS INSTANCES CALLS ERRORS P50 P99 FUEL/CALL RELOADS LAST ERROR
 	if row := listRow("fail"); row[1] != "serving" || row[5] != "0" || row[6] != "0" || row[7] != "-" || row[8] != "-" {
 		t.Fatalf("fail, never called: %q", row)
 	}

@@ -45,6 +45,7 @@ type watchPlugin struct {
 	ErrorsPerSec float64 `json:"errorsPerSec"`
 	P50Ms        float64 `json:"p50Ms"`
 	P99Ms        float64 `json:"p99Ms"`
+	FuelPerCall  int64   `json:"fuelPerCall"` // mean work units of its calls (docs/plugins.md, Fuel)
 	Reloads      int     `json:"reloads"`
 	LastError    string  `json:"lastError,omitempty"`
 }
@@ -112,7 +113,7 @@ func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
 	var reloads []happening
 	for _, v := range st.Plugins {
 		p := watchPlugin{Name: v.Name, State: string(v.State), Digest: short(v.Digest), Instances: v.Instances, InFlight: v.InUse,
-			Calls: v.Calls, Errors: v.Failures + v.ErrorReplies, P50Ms: v.P50Ms, P99Ms: v.P99Ms, Reloads: v.Reloads, LastError: v.LastError}
+			Calls: v.Calls, Errors: v.Failures + v.ErrorReplies, P50Ms: v.P50Ms, P99Ms: v.P99Ms, FuelPerCall: v.Fuel.PerCall(), Reloads: v.Reloads, LastError: v.LastError}
 		if before, ok := w.last[v.Name]; ok && secs > 0 {
 			p.CallsPerSec = float64(max(v.Calls-before.Calls, 0)) / secs
 			p.ErrorsPerSec = float64(max(v.Failures+v.ErrorReplies-before.Failures-before.ErrorReplies, 0)) / secs
@@ -171,8 +172,8 @@ func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration
 // printPluginRows writes the table of plugins and returns those with a
 // last error.
 func printPluginRows(w io.Writer, plugins []watchPlugin) []watchPlugin {
-	const row = "%-15s %-8s %4s %9s %8s %6s %7s %7s %7s\n" // 79 columns
-	fmt.Fprintf(w, row, "NAME", "STATE", "INST", "IN FLIGHT", "CALLS/S", "ERR/S", "P50", "P99", "RELOADS")
+	const row = "%-15s %-8s %4s %9s %7s %5s %7s %7s %5s %3s\n" // 79 columns
+	fmt.Fprintf(w, row, "NAME", "STATE", "INST", "IN FLIGHT", "CALLS/S", "ERR/S", "P50", "P99", "FUEL", "RLD")
 	var failing []watchPlugin
 	for _, p := range plugins {
 		p50, p99 := "-", "-" // no call of the version serving, no latency
@@ -180,7 +181,7 @@ func printPluginRows(w io.Writer, plugins []watchPlugin) []watchPlugin {
 			p50, p99 = latency(p.P50Ms), latency(p.P99Ms)
 		}
 		fmt.Fprintf(w, row, clip(shown(p.Name), 15), clip(shown(p.State), 8), count(p.Instances, 4), count(int64(p.InFlight), 9),
-			rate(p.CallsPerSec, 8), rate(p.ErrorsPerSec, 6), p50, p99, count(int64(p.Reloads), 7))
+			rate(p.CallsPerSec, 7), rate(p.ErrorsPerSec, 5), p50, p99, fuelCol(p.FuelPerCall), count(int64(p.Reloads), 3))
 		if p.LastError != "" {
 			failing = append(failing, p)
 		}
@@ -268,4 +269,12 @@ func latency(ms float64) string {
 	default:
 		return fmt.Sprintf("%.0fs", ms/1000)
 	}
+}
+
+// fuelCol shows a plugin's mean fuel per call in 5 columns ("-" for none).
+func fuelCol(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return clip(units(n), 5)
 }

@@ -75,6 +75,10 @@ func Resolving(r plugins.Lookuper, name string) rpc.Handler {
 		case errors.Is(err, wasm.KindMemoryBudget): // the guest did not run: safe to retry
 			return nil, &rpc.StatusError{Status: abi.StatusServiceUnavailable, Message: "guest memory budget exhausted; retry later"}
 		}
+		var fuel *wasm.FuelError
+		if errors.As(err, &fuel) { // the guest ran out of its budget: the same input would again
+			return nil, &rpc.StatusError{Status: abi.StatusInternalError, Message: "fuel exhausted: " + fuel.Error()}
+		}
 		return resp, err
 	}
 }

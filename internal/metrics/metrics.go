@@ -42,6 +42,7 @@
 //	cmdhost_plugin_load_failures_total{plugin}   counter
 //	cmdhost_plugin_calls_total{plugin}           counter
 //	cmdhost_plugin_mount_refusals_total{plugin}  counter; file system calls refused for leaving a mount
+//	cmdhost_plugin_fuel_units{plugin}            histogram; work units (fuel) per call, buckets 10^3 to 10^11
 //
 // plus the Go runtime's and the process's standard collectors.
 package metrics
@@ -290,6 +291,8 @@ var (
 		"Lines of the plugin's stdout, stderr and log calls dropped over its output limits.", []string{"plugin"}, nil)
 	pluginMountRefusals = prometheus.NewDesc("cmdhost_plugin_mount_refusals_total",
 		"File system calls of the plugin refused because they would have left its mounts (a symlink, .., link or rename out).", []string{"plugin"}, nil)
+	pluginFuel = prometheus.NewDesc("cmdhost_plugin_fuel_units",
+		"Work units (fuel: about one per WebAssembly instruction) each call of the plugin used, failed calls included, over all its versions.", []string{"plugin"}, nil)
 )
 
 func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -299,6 +302,7 @@ func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pluginCalls
 	ch <- pluginOutputDropped
 	ch <- pluginMountRefusals
+	ch <- pluginFuel
 }
 
 func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
@@ -312,5 +316,10 @@ func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pluginCalls, prometheus.CounterValue, float64(st.Calls), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginOutputDropped, prometheus.CounterValue, float64(st.OutputDroppedLines), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginMountRefusals, prometheus.CounterValue, float64(st.MountRefusals), st.Name)
+		buckets := make(map[float64]uint64, len(wasm.FuelBuckets))
+		for i, b := range wasm.FuelBuckets {
+			buckets[float64(b)] = uint64(st.Fuel.Buckets[i])
+		}
+		ch <- prometheus.MustNewConstHistogram(pluginFuel, uint64(st.Fuel.Calls), float64(st.Fuel.Sum), buckets, st.Name)
 	}
 }

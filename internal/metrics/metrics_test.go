@@ -102,7 +102,8 @@ func TestObserverAndSources(t *testing.T) {
 		},
 		Plugins: func() []plugins.PluginStatus {
 			return []plugins.PluginStatus{
-				{Name: "echo", State: plugins.StateServing, Instances: 2, Reloads: 1, Calls: 40, MountRefusals: 9},
+				{Name: "echo", State: plugins.StateServing, Instances: 2, Reloads: 1, Calls: 40, MountRefusals: 9,
+					Fuel: wasm.FuelStats{Calls: 40, Sum: 123456, Buckets: [len(wasm.FuelBuckets)]int64{0, 30, 40, 40, 40, 40, 40, 40, 40}}},
 				{Name: "broken", State: plugins.StateFailed, LoadFailures: 3},
 			}
 		},
@@ -165,6 +166,10 @@ func TestObserverAndSources(t *testing.T) {
 		`cmdhost_plugin_calls_total{plugin="echo"} 40`,
 		`cmdhost_plugin_calls_total{plugin="broken"} 0`,
 		`cmdhost_plugin_mount_refusals_total{plugin="echo"} 9`,
+		"# TYPE cmdhost_plugin_fuel_units histogram",
+		`cmdhost_plugin_fuel_units_bucket{plugin="echo",le="10000"} 30`,
+		`cmdhost_plugin_fuel_units_bucket{plugin="echo",le="+Inf"} 40`,
+		`cmdhost_plugin_fuel_units_sum{plugin="echo"} 123456`,
 		"# TYPE cmdhost_broker_clients_refused_total counter",
 		"cmdhost_broker_clients_refused_total 11",
 		"cmdhost_broker_clients_dropped_total 12",

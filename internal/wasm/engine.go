@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/clock"
@@ -142,6 +143,12 @@ type PluginConfig struct {
 	Clock clock.Clock
 	// Output bounds the plugin's stdout, stderr and log calls.
 	Output OutputLimits
+	// Fuel is the budget of each call of the plugin, in units of work
+	// (fuel.go); a call that uses it up ends with KindFuel. 0: none.
+	Fuel int64
+	// CommandFuel is the budget of each call of a command, by name; it
+	// overrides Fuel, and NoBound gives the command none. nil: not set.
+	CommandFuel map[string]int64
 }
 
 // DefaultPoolSize is PluginConfig.PoolSize when it is not set.
@@ -193,7 +200,7 @@ func (c PluginConfig) withDefaults() PluginConfig {
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginConfig) (p *Plugin, err error) {
 	cfg = cfg.withDefaults()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(false). // the metering's tick checks the deadline (metering.go)
 		WithMemoryLimitPages(cfg.MemoryPages).
 		WithCompilationCache(e.cache))
 	var mounts []*mountFS
@@ -205,7 +212,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		}
 	}()
 
-	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize)}
+	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize), meter: &meterHost{}}
 	p.idle = newIdleTimer(cfg.IdleTimeout, cfg.Clock, p.releaseForIdle)
 	p.output = newOutputGate(cfg.Output, cfg.Clock.Now, e.log, name)
 	if mounts, err = cfg.Grants.openMounts(name, e.log, &p.stats.mountRefused); err != nil {
@@ -213,7 +220,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	}
 	p.mounts = mounts
 	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
-	provided, err := e.instantiateHostModules(ctx, rt, host)
+	provided, err := e.instantiateHostModules(ctx, rt, host, p.meter)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +248,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		}
 	}
 	if err != nil {
-		if errors.Is(guestCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		// The tick may see the deadline pass before the context's timer fires.
+		if code, stopped := stopCode(guestCtx); stopped && code == sys.ExitCodeDeadlineExceeded && ctx.Err() == nil {
 			return nil, fmt.Errorf("the module's %s or %s did not finish within the load timeout of %v: %w",
 				abi.ExportInitialize, abi.ExportDescribe, cfg.LoadTimeout, err)
 		}
@@ -267,22 +275,42 @@ func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, cfg PluginConf
 	if err != nil {
 		return nil, err
 	}
-	compiled, err := rt.CompileModule(ctx, wasm)
-	switch {
-	case err == nil:
-		return compiled, nil
-	case strings.Contains(err.Error(), "over limit of"):
-		return nil, fmt.Errorf("the module's minimum memory is above the plugin's memory limit of %d pages (%d MiB): raise the memory limit (%w)",
-			cfg.MemoryPages, uint64(cfg.MemoryPages)*pageSize>>20, err)
+	bounded := wasm
+	wasm, err = meterModule(bounded, func() error {
+		c, err := rt.CompileModule(ctx, bounded)
+		if err == nil {
+			_ = c.Close(ctx)
+		}
+		return compileError(err, cfg)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
+	compiled, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, compileError(err, cfg)
+	}
+	return compiled, nil
 }
 
-// instantiateHostModules instantiates the cmdhost and WASI host modules in
+// compileError says what wazero's refusal of a module means for its
+// author; nil for nil.
+func compileError(err error, cfg PluginConfig) error {
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "over limit of"):
+		return fmt.Errorf("the module's minimum memory is above the plugin's memory limit of %d pages (%d MiB): raise the memory limit (%w)",
+			cfg.MemoryPages, uint64(cfg.MemoryPages)*pageSize>>20, err)
+	}
+	return fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
+}
+
+// instantiateHostModules instantiates the cmdhost, metering and WASI host modules in
 // rt and returns, per module, the functions they provide.
-func (e *Engine) instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs) (map[string]map[string]api.FunctionDefinition, error) {
+func (e *Engine) instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs, m *meterHost) (map[string]map[string]api.FunctionDefinition, error) {
 	provided := map[string]map[string]api.FunctionDefinition{}
-	builders := []wazero.HostModuleBuilder{host.builder(rt)}
+	builders := []wazero.HostModuleBuilder{host.builder(rt), m.builder(rt)}
 	wasi := rt.NewHostModuleBuilder(wasiModule)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
 	builders = append(builders, wasi)

@@ -34,6 +34,9 @@ const (
 	// guest memory budget had no room for it, even after closing every
 	// idle instance; the guest did not run (budget.go).
 	KindMemoryBudget
+	// KindFuel: the call used up its fuel budget (PluginConfig.Fuel); the
+	// guest was stopped.
+	KindFuel
 )
 
 var kindNames = map[Kind]string{
@@ -46,6 +49,7 @@ var kindNames = map[Kind]string{
 	KindClosed:         "plugin closed",
 	KindInstantiate:    "instantiate failed",
 	KindMemoryBudget:   "guest memory budget exhausted",
+	KindFuel:           "fuel exhausted",
 }
 
 func (k Kind) String() string {

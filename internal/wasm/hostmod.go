@@ -32,6 +32,9 @@ type callState struct {
 	// or above, set by run when the call returns.
 	out    *callOutput
 	reason string
+
+	fuel  int64      // the call's fuel budget; 0: none
+	meter meterState // the call's units used (metering.go)
 }
 
 // guestReason is what an error says of why the guest failed a call it

@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
 // instance is one instantiated module. It runs one call at a time; the
@@ -23,6 +24,8 @@ type instance struct {
 	mod    api.Module
 	handle api.Function
 	mem    *instanceMemory // its linear memory, freed once no guest code runs on it
+	// counter is the metering's counter of units left (metering.go).
+	counter api.MutableGlobal
 
 	// done is the Done channel of the running call's context, read by the
 	// nanosleep hook so a guest's sleep ends at the deadline (wazero's own
@@ -83,6 +86,11 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 	}
 	inst.mod, inst.mem = mod, mem
 	inst.handle = mod.ExportedFunction(abi.ExportHandle)
+	inst.counter, _ = mod.ExportedGlobal(meter.CounterExport).(api.MutableGlobal)
+	if inst.counter == nil {
+		_ = mod.Close(ctx)
+		return nil, errors.New("instantiating: the metered module has no counter")
+	}
 	p.stats.instances.Add(1)
 	return inst, nil
 }
@@ -144,7 +152,9 @@ func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, l
 	inst.oom.Store(false)
 	st.out = &inst.out
 	inst.mem.enter()
+	st.meter.start(inst.counter, st.fuel)
 	res, err := fn.Call(context.WithValue(ctx, callKey{}, st))
+	st.meter.stop(inst.counter)
 	inst.mem.leave()
 	if err != nil {
 		inst.flushOutput()
@@ -179,13 +189,17 @@ func callName(fn api.Function, st *callState) string {
 }
 
 // classify tells a failed call's cause: the context's deadline or cancel
-// (wazero closes the module with a matching exit code), the guest running
+// (the metering's tick ends the call with a matching exit code, as wazero's
+// own check did: metering.go), its fuel budget (KindFuel), the guest running
 // out of memory, or any other trap or exit. wazero does not say that a
 // trap followed a failed memory.grow, so out of memory is inferred: the Go
 // runtime prints "out of memory" before it aborts, and a guest in another
 // language that traps with its memory within oomSlack of the limit most
 // likely failed to grow.
 func (inst *instance) classify(ctx context.Context, err error, limitPages uint32) Kind {
+	if errors.Is(err, errFuelExhausted) {
+		return KindFuel
+	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {

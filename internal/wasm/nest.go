@@ -2,13 +2,12 @@ package wasm
 
 import (
 	"context"
-	"errors"
 	"math"
 
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
 // Nested invocation: a guest calls other commands through abi.FnInvoke.
@@ -95,16 +94,15 @@ func (h *hostFuncs) invoke(ctx context.Context, mod api.Module, stack []uint64) 
 			res = &abi.InvocationResult{Failure: abi.ReasonUnavailable, Message: "the host's dispatcher returned no result"}
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		// The call is being cut. wazero closes the module from a goroutine
-		// of its own, which may run only after the guest went on with a
-		// result and answered: close it here, so that the guest stops at
-		// its next call or loop and the call fails as cut.
-		code := sys.ExitCodeContextCanceled
-		if errors.Is(err, context.DeadlineExceeded) {
-			code = sys.ExitCodeDeadlineExceeded
+	if _, stop := stopCode(ctx); stop {
+		// The call is being cut: empty the guest's counter, so that it
+		// stops at its next function entry or loop, in the tick (metering.go),
+		// and the call fails as cut. (Closing the module would not stop it:
+		// wazero's own check is off.) The call's fuel then counts its
+		// whole batch: a cut call's fuel is no measure anyway.
+		if c, ok := mod.ExportedGlobal(meter.CounterExport).(api.MutableGlobal); ok {
+			c.Set(uint64(1<<64 - 1)) // -1
 		}
-		_ = mod.CloseWithExitCode(context.Background(), code)
 		ret(stack, abi.ResultState)
 		return
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cmdhost/cmdhost/abi"
 )
@@ -34,6 +36,7 @@ type Plugin struct {
 	idle         *idleTimer // nil without an idle timeout
 	output       *outputGate
 	mounts       []*mountFS // Grants.Mounts, opened at Load, closed by Close
+	meter        *meterHost // the tick of the metered module (metering.go)
 	stats        stats
 
 	closeOnce sync.Once
@@ -49,6 +52,7 @@ type stats struct {
 	idleRel      atomic.Int64 // releases by the idle timer
 	mountRefused atomic.Int64 // paths and symlinks refused for leaving a mount
 	latency      latencyWindow
+	fuel         fuelHistogram
 }
 
 // Stats is a snapshot of a plugin's counters.
@@ -76,6 +80,8 @@ type Stats struct {
 	// they would leave a mount (a path or symlink out of it) or make a
 	// symlink that points up (see Mount).
 	MountRefusals int64
+	// Fuel is the fuel the plugin's calls used (fuel.go).
+	Fuel FuelStats
 }
 
 // Name returns the plugin's name.
@@ -110,7 +116,7 @@ func (p *Plugin) Stats() Stats {
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
 		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
 		OutputDroppedLines: p.output.droppedLines.Load(), OutputDroppedBytes: p.output.droppedBytes.Load(),
-		MountRefusals: p.stats.mountRefused.Load(),
+		MountRefusals: p.stats.mountRefused.Load(), Fuel: p.stats.fuel.snapshot(),
 	}
 	st.P50, st.P99 = p.stats.latency.percentiles()
 	return st
@@ -210,9 +216,11 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 		// A nested call does not wait for memory: its callers may hold it.
 		_, nested := req.Metadata[abi.ChainKey]
 		if inst, err = p.newInstance(ctx, !nested); err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return nil, ctxKind(ctx.Err()), err
+			switch code, stopped := stopCode(ctx); {
+			case stopped && code == sys.ExitCodeContextCanceled:
+				return nil, KindCanceled, err
+			case stopped: // the tick may see the deadline before the context's timer fires
+				return nil, KindDeadline, err
 			case errors.Is(err, ErrMemoryBudget):
 				return nil, KindMemoryBudget, err
 			}
@@ -224,9 +232,16 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 		r.Deadline = d
 	}
 	inst.reqBuf = abi.AppendRequest(inst.reqBuf[:0], &r)
-	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes}
+	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes, fuel: p.cfg.fuelBudget(req.Command)}
 	st := &inst.state
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
+	p.stats.fuel.record(st.meter.used)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() { // the call's cmdhost.execute
+		span.SetAttributes(attrFuel.Int64(st.meter.used))
+	}
+	if kind == KindFuel {
+		err = &FuelError{Used: st.meter.used, Budget: st.fuel}
+	}
 	resp, outErr, reason := st.response, st.outErr, st.guestReason()
 	inst.forgetCall() // an idle instance keeps nothing of the call
 	if kind != 0 {
@@ -300,6 +315,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 		for _, inst := range idle {
 			inst.close(p)
 		}
+		p.meter.closing.Store(true) // a call still running ends at its next tick
 		p.closeErr = errors.Join(err, p.rt.Close(context.Background()))
 		closeMounts(p.mounts)
 		// A plugin's instances may hold hundreds of MiB (pool size times

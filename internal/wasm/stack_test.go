@@ -17,8 +17,8 @@ const stackSlack = 16 << 20
 func TestDeepCallStackNotKept(t *testing.T) {
 	p := load(t, "hostile-deep", PluginConfig{PoolSize: 1})
 	before := heapAlloc()
-	if depth := callI32(t, p, "deep"); depth != 2_000_000 {
-		t.Fatalf("recursed %d deep; want 2000000", depth)
+	if depth := callI32(t, p, "deep"); depth != 1_000_000 {
+		t.Fatalf("recursed %d deep; want 1000000", depth)
 	}
 	kept := heapSettles(before)
 	if st := p.Stats(); st.Instances != 1 || st.Replaced != 0 {
@@ -27,9 +27,9 @@ func TestDeepCallStackNotKept(t *testing.T) {
 	if kept > stackSlack {
 		t.Fatalf("the idle instance keeps %d MiB after a deep call; want under %d MiB", kept>>20, stackSlack>>20)
 	}
-	t.Logf("heap after a call 2,000,000 deep: +%d KiB", kept>>10)
-	if depth := callI32(t, p, "deep"); depth != 2_000_000 {
-		t.Fatalf("second call: recursed %d deep; want 2000000", depth)
+	t.Logf("heap after a call 1,000,000 deep: +%d KiB", kept>>10)
+	if depth := callI32(t, p, "deep"); depth != 1_000_000 {
+		t.Fatalf("second call: recursed %d deep; want 1000000", depth)
 	}
 }
 

@@ -1,0 +1,64 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// The same call with the same input uses the same fuel, call after call;
+// a budget below it ends the call with KindFuel, a FuelError saying what
+// it used, and the plugin goes on serving.
+func TestFuelDeterministicAndBudget(t *testing.T) {
+	for _, c := range []struct{ plugin, command string }{{"wat-echo", "wat-echo"}, {"kit-c", "kit-echo"}, {"kit-rust", "kit-echo"}} {
+		t.Run(c.plugin, func(t *testing.T) {
+			p := load(t, c.plugin, PluginConfig{PoolSize: 1})
+			used := func() int64 {
+				mustCall(t, p, c.command, "the same input")
+				return p.Stats().Fuel.Last
+			}
+			first := used()
+			for range 3 {
+				if again := used(); again != first {
+					t.Fatalf("the same call used %d units, then %d", first, again)
+				}
+			}
+			if first <= 0 {
+				t.Fatalf("a call used %d units", first)
+			}
+			t.Logf("%s used %d units", c.command, first)
+
+			tight := load(t, c.plugin, PluginConfig{PoolSize: 1, CommandFuel: map[string]int64{c.command: first - 1}})
+			_, err := call(t, tight, context.Background(), c.command, "the same input")
+			var fe *FuelError
+			if KindOf(err) != KindFuel || !errors.As(err, &fe) || fe.Budget != first-1 || fe.Used < first-1 {
+				t.Fatalf("a budget of %d units, one below what the call uses: want a fuel error, got %v", first-1, err)
+			}
+			roomy := load(t, c.plugin, PluginConfig{PoolSize: 1, Fuel: first - 1, CommandFuel: map[string]int64{c.command: first}})
+			mustCall(t, roomy, c.command, "the same input") // the command's budget wins over the plugin's
+			if got := roomy.Stats().Fuel.Last; got != first {
+				t.Fatalf("with a budget, the call used %d units; without, %d", got, first)
+			}
+		})
+	}
+}
+
+// A guest that never returns is ended by its fuel budget well before its
+// deadline, and the next call runs on a fresh instance.
+func TestFuelEndsEndlessLoop(t *testing.T) {
+	p := load(t, "kit-c", PluginConfig{PoolSize: 1, Fuel: 10_000_000})
+	_, err := call(t, p, context.Background(), "kit-deadline", "spin")
+	if KindOf(err) != KindFuel {
+		t.Fatalf("want a fuel error, got %v", err)
+	}
+	if st := p.Stats(); st.Replaced != 1 || st.Fuel.Last < 10_000_000 || st.Fuel.Last > 10_000_000+meterBatch {
+		t.Fatalf("the instance must be replaced, the call cut at its budget: %+v", st)
+	}
+	if resp := mustCall(t, p, "kit-echo", "still serving"); string(resp.Payload) != "still serving" {
+		t.Fatalf("next call: %q", resp.Payload)
+	}
+	fs := p.Stats().Fuel
+	if fs.Calls != 2 || fs.Buckets[len(fs.Buckets)-1] != 2 || fs.Buckets[0] != 0 {
+		t.Fatalf("fuel histogram: %+v", fs)
+	}
+}

@@ -1,0 +1,417 @@
+package meter
+
+import (
+	"errors"
+	"fmt"
+)
+
+func (m *module) rewriteCode(r *reader) ([]byte, error) {
+	n, err := r.u32()
+	if err != nil {
+		return nil, fmt.Errorf("code section: %w", err)
+	}
+	if n != uint32(len(m.funcTypes)) {
+		return nil, fmt.Errorf("code section: %d bodies for %d functions", n, len(m.funcTypes))
+	}
+	out := appendU32(nil, n)
+	var body []byte
+	for i := uint32(0); i < n; i++ {
+		size, err := r.u32()
+		if err != nil {
+			return nil, fmt.Errorf("function body %d: %w", i, err)
+		}
+		b, err := r.bytes(size)
+		if err != nil {
+			return nil, fmt.Errorf("function body %d: %w", i, err)
+		}
+		t := m.funcTypes[i]
+		if t >= m.types {
+			return nil, fmt.Errorf("function %d: type index %d out of range", i, t)
+		}
+		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[t]}
+		if body, err = f.rewrite(body[:0]); err != nil {
+			return nil, fmt.Errorf("function body %d: %w", i, err)
+		}
+		out = appendU32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	return out, nil
+}
+
+// funcWriter rewrites one function body.
+type funcWriter struct {
+	m      *module
+	r      *reader
+	params uint32
+	locals uint32 // declared locals, parameters included
+	code   []byte // the rewritten instructions
+	tmp    bool   // the body needs the added i32 local (bulk memory weights)
+	// ctrl holds the open blocks, true for a loop; regions the metered
+	// regions open: the function's, then one per loop.
+	ctrl    []bool
+	regions []region
+}
+
+// region is a metered region: where its weight is to be patched in, and
+// its instructions so far.
+type region struct {
+	patch int
+	count uint32
+	// A loop's check spans code[checkAt:checkEnd] until the loop is seen
+	// to call a function of the module on every round (dropCheck); open
+	// while nothing at the loop's top level could branch around a call.
+	checkAt, checkEnd int
+	open              bool
+}
+
+// maxWeight bounds a region's weight to what 4 bytes of LEB128 hold.
+const maxWeight = 1<<27 - 1
+
+func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
+	r := f.r
+	groups, err := r.u32()
+	if err != nil {
+		return nil, fmt.Errorf("locals: %w", err)
+	}
+	localsStart := r.off
+	total := uint64(f.params)
+	for g := uint32(0); g < groups; g++ {
+		c, err := r.u32()
+		if err != nil {
+			return nil, fmt.Errorf("locals: %w", err)
+		}
+		total += uint64(c)
+		if err := r.valType(); err != nil {
+			return nil, fmt.Errorf("locals: %w", err)
+		}
+	}
+	if total >= 1<<32-1 {
+		return nil, errors.New("too many locals")
+	}
+	f.locals = uint32(total)
+	localsEnd := r.off
+	f.enterRegion()
+	for !r.done() {
+		if err := f.instr(); err != nil {
+			return nil, fmt.Errorf("at byte %d: %w", r.off, err)
+		}
+	}
+	if len(f.regions) != 0 {
+		return nil, errors.New("body ends inside a block")
+	}
+	if f.tmp {
+		out = appendU32(out, groups+1)
+		out = append(out, r.b[localsStart:localsEnd]...)
+		out = append(out, 1, 0x7f) // one i32
+	} else {
+		out = append(out, r.b[:localsEnd]...)
+	}
+	return append(out, f.code...), nil
+}
+
+// enterRegion writes the metering code of a region's entry, its weight to
+// be patched in at its end.
+func (f *funcWriter) enterRegion() {
+	g := f.m.counter()
+	c := append(f.code, 0x23)
+	c = appendU32(c, g) // global.get counter
+	c = append(c, 0x42) // i64.const weight
+	f.regions = append(f.regions, region{patch: len(c)})
+	c = appendPadded4(c, 0)
+	c = append(c, 0x7d, 0x24) // i64.sub, global.set counter
+	c = appendU32(c, g)
+	r := &f.regions[len(f.regions)-1]
+	r.checkAt = len(c)
+	f.code = f.check(c)
+	r.checkEnd, r.open = len(f.code), len(f.regions) > 1 // a loop's, not the function's
+}
+
+// dropCheck removes the check of the innermost loop, which calls a
+// function of the module on every round before anything could branch: that
+// function's entry checks (the loop is still charged). wazero reloads every
+// global after a call, so a check after one costs a load more each round.
+func (f *funcWriter) dropCheck() {
+	r := &f.regions[len(f.regions)-1]
+	f.code = append(f.code[:r.checkAt], f.code[r.checkEnd:]...)
+	r.open = false
+}
+
+// check appends: while counter < 0, counter = tick(counter). The loop
+// is for wazero's compiler: a call that returns to the code after it would
+// merge two paths there, one where the call clobbered every register, and
+// the hot path would pay for it; a branch back to a loop of its own leaves
+// the code after it a single predecessor, the hot path.
+func (f *funcWriter) check(c []byte) []byte {
+	g := f.m.counter()
+	c = append(c, 0x03, 0x40) // loop
+	c = appendU32(append(c, 0x23), g)
+	c = append(c, 0x42, 0, 0x53, 0x04, 0x40) // i64.const 0, i64.lt_s, if
+	c = appendU32(append(c, 0x23), g)
+	c = appendU32(append(c, 0x10), f.m.tickFunc())
+	c = appendU32(append(c, 0x24), g)
+	return append(c, 0x0c, 1, 0x0b, 0x0b) // br to the loop, end if, end loop
+}
+
+func (f *funcWriter) leaveRegion() {
+	last := f.regions[len(f.regions)-1]
+	f.regions = f.regions[:len(f.regions)-1]
+	w := max(min(last.count, maxWeight), 1)
+	patchPadded4(f.code[last.patch:], w)
+}
+
+// bulk writes, before a bulk memory operation whose byte count is on top of
+// the stack, the code that charges its weight and checks the counter.
+func (f *funcWriter) bulk() {
+	f.tmp = true
+	tmp, g := f.locals, f.m.counter()
+	c := appendU32(append(f.code, 0x22), tmp) // local.tee tmp
+	c = appendU32(append(c, 0x23), g)
+	c = appendU32(append(c, 0x20), tmp)              // local.get tmp
+	c = append(c, 0xad, 0x42, BulkShift, 0x88, 0x7d) // i64.extend_i32_u, i64.const, i64.shr_u, i64.sub
+	c = appendU32(append(c, 0x24), g)
+	f.code = f.check(c)
+}
+
+// instr rewrites one instruction.
+func (f *funcWriter) instr() error {
+	r, m := f.r, f.m
+	start := r.off
+	op, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if n := len(f.regions); n > 0 {
+		f.regions[n-1].count++
+		switch op {
+		case 0x02, 0x04, 0x05, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x03, 0x11, 0x13, 0x1f, 0x06:
+			// a block, a branch, a return, an indirect call: a round may
+			// go around what follows
+			f.regions[n-1].open = false
+		}
+	}
+	// Most instructions are copied as they are once their immediates are
+	// skipped; those with a function index are written here and return.
+	switch {
+	case op == 0x02 || op == 0x04: // block, if
+		err = f.blockType()
+		f.ctrl = append(f.ctrl, false)
+	case op == 0x03: // loop: its region starts inside it
+		if err = f.blockType(); err != nil {
+			return err
+		}
+		f.ctrl = append(f.ctrl, true)
+		f.code = append(f.code, r.b[start:r.off]...)
+		f.enterRegion()
+		return nil
+	case op == 0x0b: // end
+		f.code = append(f.code, op)
+		if len(f.ctrl) == 0 { // the function's
+			if len(f.regions) != 1 {
+				return errors.New("end without a block")
+			}
+			f.leaveRegion()
+			return nil
+		}
+		if f.ctrl[len(f.ctrl)-1] {
+			f.leaveRegion()
+		}
+		f.ctrl = f.ctrl[:len(f.ctrl)-1]
+		return nil
+	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
+		fn, err := r.u32()
+		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
+			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
+		}
+		if err == nil && op == 0x10 && fn >= m.importedFuncs && fn < m.funcs && f.regions[len(f.regions)-1].open {
+			f.dropCheck()
+		}
+		if err == nil {
+			fn, err = m.remap(fn)
+		}
+		if err != nil {
+			return err
+		}
+		f.code = appendU32(append(f.code, op), fn)
+		return nil
+	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
+		var t uint32
+		if t, err = r.u32(); err == nil && t >= m.types {
+			err = fmt.Errorf("type index %d out of range", t)
+		}
+		if err == nil {
+			err = r.skipLEB(5)
+		}
+	case op == 0x0c || op == 0x0d: // br, br_if
+		err = r.skipLEB(5)
+	case op == 0x0e: // br_table
+		var n uint32
+		if n, err = r.u32(); err == nil {
+			for i := uint64(0); i <= uint64(n) && err == nil; i++ {
+				err = r.skipLEB(5)
+			}
+		}
+	case op == 0x1c: // select t*
+		var n uint32
+		if n, err = r.u32(); err == nil {
+			for i := uint32(0); i < n && err == nil; i++ {
+				err = r.valType()
+			}
+		}
+	case op >= 0x20 && op <= 0x22: // local.get, set, tee
+		var l uint32
+		if l, err = r.u32(); err == nil && l >= f.locals {
+			err = fmt.Errorf("local index %d out of range", l)
+		}
+	case op == 0x23 || op == 0x24: // global.get, set
+		var g uint32
+		if g, err = r.u32(); err == nil && g >= m.globals {
+			err = fmt.Errorf("global index %d out of range", g)
+		}
+	case op == 0x25 || op == 0x26: // table.get, set
+		err = r.skipLEB(5)
+	case op >= 0x28 && op <= 0x3e: // loads and stores
+		err = f.memarg()
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		err = r.skipLEB(5)
+	case op == 0x41:
+		err = r.skipLEB(5)
+	case op == 0x42:
+		err = r.skipLEB(10)
+	case op == 0x43:
+		_, err = r.bytes(4)
+	case op == 0x44:
+		_, err = r.bytes(8)
+	case op == 0xd0: // ref.null heap type
+		err = r.skipLEB(5)
+	case op == 0xfc:
+		return f.prefixFC(start)
+	case op == 0xfd:
+		err = f.prefixFD()
+	case op == 0xfe:
+		err = f.prefixFE()
+	case op <= 0x01, op == 0x05, op == 0x0f, op == 0x1a, op == 0x1b, // unreachable, nop, else, return, drop, select
+		op >= 0x45 && op <= 0xc4, op == 0xd1: // numeric, sign extension, ref.is_null
+	default:
+		return fmt.Errorf("opcode %#x cannot be metered (exceptions, GC and function references are not supported)", op)
+	}
+	if err != nil {
+		return fmt.Errorf("opcode %#x: %w", op, err)
+	}
+	f.code = append(f.code, r.b[start:r.off]...)
+	return nil
+}
+
+// blockType skips a block type: empty, a value type, or a type index.
+func (f *funcWriter) blockType() error {
+	c := f.r.b
+	if f.r.off < len(c) && (c[f.r.off] == 0x63 || c[f.r.off] == 0x64) {
+		return f.r.valType()
+	}
+	t, err := f.r.s33()
+	if err != nil {
+		return err
+	}
+	if t >= 0 && t >= int64(f.m.types) {
+		return fmt.Errorf("type index %d out of range", t)
+	}
+	return nil
+}
+
+// memarg skips a memory argument: alignment (bit 6: a memory index
+// follows) and offset.
+func (f *funcWriter) memarg() error {
+	align, err := f.r.u32()
+	if err != nil {
+		return err
+	}
+	if align&0x40 != 0 {
+		if err := f.r.skipLEB(5); err != nil {
+			return err
+		}
+	}
+	return f.r.skipLEB(10)
+}
+
+// prefixFC rewrites a 0xfc instruction: saturating truncations, bulk
+// memory and table operations. Bulk memory operations are charged by size.
+func (f *funcWriter) prefixFC(start int) error {
+	r := f.r
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 7: // trunc_sat
+	case sub == 8: // memory.init data memory
+		if err = r.skipLEB(5); err == nil {
+			err = r.skipLEB(5)
+		}
+	case sub == 9 || sub == 13: // data.drop, elem.drop
+		err = r.skipLEB(5)
+	case sub == 10: // memory.copy memory memory
+		if err = r.skipLEB(5); err == nil {
+			err = r.skipLEB(5)
+		}
+	case sub == 11: // memory.fill memory
+		err = r.skipLEB(5)
+	case sub == 12 || sub == 14: // table.init elem table, table.copy table table
+		if err = r.skipLEB(5); err == nil {
+			err = r.skipLEB(5)
+		}
+	case sub >= 15 && sub <= 17: // table.grow, size, fill
+		err = r.skipLEB(5)
+	default:
+		return fmt.Errorf("opcode 0xfc %d cannot be metered", sub)
+	}
+	if err != nil {
+		return fmt.Errorf("opcode 0xfc %d: %w", sub, err)
+	}
+	if sub == 8 || sub == 10 || sub == 11 {
+		f.bulk()
+	}
+	f.code = append(f.code, r.b[start:r.off]...)
+	return nil
+}
+
+// prefixFD skips a SIMD instruction's immediates.
+func (f *funcWriter) prefixFD() error {
+	r := f.r
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 11, sub == 92, sub == 93: // loads, stores, load_zero
+		err = f.memarg()
+	case sub == 12, sub == 13: // v128.const, i8x16.shuffle
+		_, err = r.bytes(16)
+	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
+		_, err = r.byte()
+	case sub >= 84 && sub <= 91: // load_lane, store_lane
+		if err = f.memarg(); err == nil {
+			_, err = r.byte()
+		}
+	case sub <= 0x113: // the rest, relaxed SIMD included: no immediates
+	default:
+		return fmt.Errorf("opcode 0xfd %d cannot be metered", sub)
+	}
+	return err
+}
+
+// prefixFE skips an atomic instruction's immediates.
+func (f *funcWriter) prefixFE() error {
+	r := f.r
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub == 3: // atomic.fence
+		_, err = r.byte()
+	case sub <= 2, sub >= 0x10 && sub <= 0x4e:
+		err = f.memarg()
+	default:
+		return fmt.Errorf("opcode 0xfe %d cannot be metered", sub)
+	}
+	return err
+}

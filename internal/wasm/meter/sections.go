@@ -1,0 +1,319 @@
+package meter
+
+import (
+	"fmt"
+	"strings"
+)
+
+// rewrite returns a section's body rewritten: with the added entry (type,
+// import, global, export), its function indices renumbered (start, element,
+// code, and those of export and global), as is otherwise. A missing
+// section is rewritten from an empty one (a count of 0).
+func (m *module) rewrite(id byte, body []byte) ([]byte, error) {
+	r := &reader{b: body}
+	switch id {
+	case secType:
+		return m.appendEntry(r, []byte{0x60, 1, 0x7e, 1, 0x7e}) // (i64) -> i64
+	case secImport:
+		entry := appendName(nil, ImportModule)
+		entry = appendName(entry, ImportName)
+		entry = append(entry, 0)
+		return m.appendEntry(r, appendU32(entry, m.tickType()))
+	case secGlobal:
+		return m.rewriteGlobals(r)
+	case secExport:
+		return m.rewriteExports(r)
+	case secStart:
+		f, err := r.u32()
+		if err != nil {
+			return nil, fmt.Errorf("start section: %w", err)
+		}
+		if f, err = m.remap(f); err != nil {
+			return nil, fmt.Errorf("start section: %w", err)
+		}
+		return appendU32(nil, f), nil
+	case secElement:
+		return m.rewriteElements(r)
+	case secCode:
+		return m.rewriteCode(r)
+	}
+	return body, nil
+}
+
+// appendEntry returns a vector section with entry added at its end.
+func (m *module) appendEntry(r *reader, entry []byte) ([]byte, error) {
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n+1)
+	out = append(out, r.b[r.off:]...)
+	return append(out, entry...), nil
+}
+
+func (m *module) rewriteGlobals(r *reader) ([]byte, error) {
+	n, err := r.u32()
+	if err != nil {
+		return nil, fmt.Errorf("global section: %w", err)
+	}
+	out := appendU32(nil, n+1)
+	for i := uint32(0); i < n; i++ {
+		start := r.off
+		if err := r.valType(); err != nil {
+			return nil, fmt.Errorf("global %d: %w", i, err)
+		}
+		if _, err := r.byte(); err != nil {
+			return nil, fmt.Errorf("global %d: %w", i, err)
+		}
+		out = append(out, r.b[start:r.off]...)
+		if out, err = m.constExpr(r, out); err != nil {
+			return nil, fmt.Errorf("global %d: %w", i, err)
+		}
+	}
+	return append(out, 0x7e, 1, 0x42, 0, 0x0b), nil // mut i64, i64.const 0
+}
+
+func (m *module) rewriteExports(r *reader) ([]byte, error) {
+	n, err := r.u32()
+	if err != nil {
+		return nil, fmt.Errorf("export section: %w", err)
+	}
+	out := appendU32(nil, n+1)
+	for i := uint32(0); i < n; i++ {
+		name, _ := r.name()
+		kind, _ := r.byte()
+		idx, err := r.u32()
+		if err != nil {
+			return nil, fmt.Errorf("export %d: %w", i, err)
+		}
+		switch kind {
+		case 0:
+			idx, err = m.remap(idx)
+		case 3:
+			if idx >= m.globals {
+				err = fmt.Errorf("global index %d out of range", idx)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("export %q: %w", name, err)
+		}
+		out = append(appendName(out, name), kind)
+		out = appendU32(out, idx)
+	}
+	out = append(appendName(out, CounterExport), 3)
+	return appendU32(out, m.counter()), nil
+}
+
+func (m *module) rewriteElements(r *reader) ([]byte, error) {
+	n, err := r.u32()
+	if err != nil {
+		return nil, fmt.Errorf("element section: %w", err)
+	}
+	out := appendU32(nil, n)
+	for i := uint32(0); i < n; i++ {
+		if out, err = m.element(r, out); err != nil {
+			return nil, fmt.Errorf("element segment %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// element rewrites one element segment. Flags: bit 0, passive or
+// declarative (no offset); bit 1, with bit 0 declarative, without it an
+// explicit table index; bit 2, expressions instead of function indices.
+func (m *module) element(r *reader, out []byte) ([]byte, error) {
+	flags, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	if flags > 7 {
+		return nil, fmt.Errorf("flags %#x not in 0..7", flags)
+	}
+	out = appendU32(out, flags)
+	if flags&1 == 0 {
+		if flags&2 != 0 {
+			t, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			out = appendU32(out, t)
+		}
+		if out, err = m.constExpr(r, out); err != nil {
+			return nil, err
+		}
+	}
+	exprs := flags&4 != 0
+	if flags&3 != 0 {
+		start := r.off
+		if exprs {
+			err = r.valType()
+		} else {
+			_, err = r.byte()
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.b[start:r.off]...)
+	}
+	count, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out = appendU32(out, count)
+	for j := uint32(0); j < count; j++ {
+		if exprs {
+			out, err = m.constExpr(r, out)
+		} else {
+			var f uint32
+			if f, err = r.u32(); err == nil {
+				f, err = m.remap(f)
+			}
+			out = appendU32(out, f)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", j, err)
+		}
+	}
+	return out, nil
+}
+
+// constExpr copies a constant expression up to its end, ref.func
+// renumbered. It knows the instructions wazero accepts in one.
+func (m *module) constExpr(r *reader, out []byte) ([]byte, error) {
+	for {
+		start := r.off
+		op, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		switch op {
+		case 0x0b: // end
+			return append(out, op), nil
+		case 0x23: // global.get
+			var g uint32
+			if g, err = r.u32(); err == nil && g >= m.globals {
+				err = fmt.Errorf("global index %d out of range", g)
+			}
+		case 0xd2: // ref.func
+			var f uint32
+			if f, err = r.u32(); err == nil {
+				if f, err = m.remap(f); err == nil {
+					out = appendU32(append(out, op), f)
+					continue
+				}
+			}
+		case 0x41, 0xd0: // i32.const, ref.null heap type
+			err = r.skipLEB(5)
+		case 0x42: // i64.const
+			err = r.skipLEB(10)
+		case 0x43:
+			_, err = r.bytes(4)
+		case 0x44:
+			_, err = r.bytes(8)
+		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended-const add, sub, mul
+		case 0xfd: // SIMD: v128.const
+			var sub uint32
+			if sub, err = r.u32(); err == nil {
+				if sub != 12 {
+					return nil, fmt.Errorf("opcode 0xfd %d in a constant expression", sub)
+				}
+				_, err = r.bytes(16)
+			}
+		default:
+			return nil, fmt.Errorf("opcode %#x in a constant expression", op)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.b[start:r.off]...)
+	}
+}
+
+// custom returns a custom section rewritten, and whether to keep it: the
+// name section with its function indices renumbered (dropped if it does not
+// parse), DWARF and code metadata dropped (their code offsets no longer
+// hold), the others as they are.
+func (m *module) custom(body []byte) ([]byte, bool) {
+	r := &reader{b: body}
+	name, err := r.name()
+	switch {
+	case err != nil:
+		return body, true // wazero will say what is wrong
+	case strings.HasPrefix(name, ".debug_"), strings.HasPrefix(name, "metadata.code."):
+		return nil, false
+	case name != "name":
+		return body, true
+	}
+	out := appendName(nil, name)
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return nil, false
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, false
+		}
+		sub, err := r.bytes(size)
+		if err != nil {
+			return nil, false
+		}
+		if id == 1 || id == 2 || id == 3 { // function, local and label names: by function index
+			if sub, err = m.renameFuncs(sub, id != 1); err != nil {
+				return nil, false
+			}
+		}
+		out = append(out, id)
+		out = appendU32(out, uint32(len(sub)))
+		out = append(out, sub...)
+	}
+	return out, true
+}
+
+// renameFuncs renumbers the functions of a name map, or an indirect one
+// (a name map per function).
+func (m *module) renameFuncs(b []byte, indirect bool) ([]byte, error) {
+	r := &reader{b: b}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := appendU32(nil, n)
+	for i := uint32(0); i < n; i++ {
+		f, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if f, err = m.remap(f); err != nil {
+			return nil, err
+		}
+		out = appendU32(out, f)
+		start := r.off
+		if indirect {
+			err = skipNameMap(r)
+		} else {
+			_, err = r.name()
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.b[start:r.off]...)
+	}
+	return out, nil
+}
+
+func skipNameMap(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		if _, err := r.name(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
