@@ -99,7 +99,7 @@ func TestParseOperator(t *testing.T) {
 		{`{"enabled": true} {}`, `not valid JSON`},
 		{``, `echo.json: is empty`},
 		{`[]`, `echo.json: the file holds a list: write a JSON object`},
-		{`{"commands": {"echo": {"timeout": "1s", "retry": 2}}}`, `"commands.echo.retry": unknown field: the fields here are "timeout", "onTimeout", "retries", "fuel"`},
+		{`{"commands": {"echo": {"timeout": "1s", "retry": 2}}}`, `"commands.echo.retry": unknown field: the fields here are "timeout", "onTimeout", "retries", "allow", "quota", "fuel"`},
 		{`{"commands": {"echo": "1s"}}`, `"commands.echo": is a string: write an object`},
 		{`{"commands": {"echo": {"timeout": "fast"}}}`, `"commands.echo.timeout": "fast" is not a duration`},
 		{`{"config": {"k": 1}}`, `"config.k": is a number: write a string`},
