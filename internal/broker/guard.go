@@ -97,7 +97,8 @@ func (s *stats) note(log *slog.Logger, msg string, args ...any) {
 //     client, connected or not, for as long as its session lasts.
 //   - Every PUBLISH loses any ClientIDProperty or UserProperty its sender
 //     set; a request gets the sender's client id and verified user name
-//     in them (identity.go).
+//     in them (identity.go). A will message loses them too, and its
+//     topic must pass the ACL at CONNECT (checkWill).
 //   - CONNACKs to TCP clients announce the Maximum Packet Size, and to
 //     everyone that retained messages are not available (mochi's CONNACK
 //     says neither).
@@ -191,6 +192,29 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 				"remote", cl.Net.Remote, "user", logText(string(cl.Properties.Username)))
 			return g.refuse(cl, packets.ErrClientIdentifierNotValid)
 		}
+	}
+	return g.checkWill(cl)
+}
+
+// checkWill admits a client's will message (mochi publishes it for the
+// client when it goes, past OnACLCheck and OnPublish): it loses any stamp
+// the client forged in it, and a will on a topic the ACL does not let the
+// client publish to refuses the CONNECT (0x87), as mosquitto does, rather
+// than letting a client that may publish nowhere announce a replica, an
+// event or a reply in another's prefix.
+func (g *guard) checkWill(cl *mqtt.Client) error {
+	w := &cl.Properties.Will
+	if w.Flag == 0 {
+		return nil
+	}
+	if slices.ContainsFunc(w.User, isStampProperty) {
+		w.User = slices.DeleteFunc(slices.Clone(w.User), isStampProperty)
+	}
+	if g.acl != nil && !g.acl.allows(cl, string(cl.Properties.Username), w.TopicName, true) {
+		g.stats.clientsRefused.Add(1)
+		g.stats.note(g.log, "client refused: the ACL grants it no publishing to its will topic", "client", logText(cl.ID),
+			"user", logText(string(cl.Properties.Username)), "topic", logText(w.TopicName), "remote", cl.Net.Remote)
+		return g.refuse(cl, packets.ErrNotAuthorized)
 	}
 	return nil
 }

@@ -1,0 +1,97 @@
+package broker
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Probes of the embedded broker written as an attacker would try it,
+// independently of the other tests (issue 24).
+
+// connectWithWill sends a CONNECT as user with a will message on topic
+// carrying the user properties props, and returns the CONNACK.
+func (c *rawClient) connectWithWill(t *testing.T, id, user, password, topic string, props []packets.UserProperty) packets.Packet {
+	t.Helper()
+	c.write(t, packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Connect},
+		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: id,
+			UsernameFlag: true, Username: []byte(user), PasswordFlag: true, Password: []byte(password),
+			WillFlag: true, WillTopic: topic, WillQos: 1, WillPayload: []byte("forged"),
+			WillProperties: packets.Properties{User: props}},
+	})
+	ack, err := c.read(t)
+	if err != nil || ack.FixedHeader.Type != packets.Connack {
+		t.Fatalf("%s: CONNACK: %+v, %v", id, ack, err)
+	}
+	return ack
+}
+
+// A will message is a publish the broker makes for the client when it
+// goes: it must pass the ACL as the client's own publish would (a
+// CONNECT whose will topic the client may not publish to is refused
+// 0x87), and lose any stamp the client forged in it.
+func TestProbeWillMessage(t *testing.T) {
+	ctx := testCtx(t)
+	e, logs := startWith(t, Config{UsersFile: usersFile(t, "alice", "alice-pw")})
+	spy := connectWith(t, ctx, e.URL(), inProcessDialer(e), "observer", "#")
+	forged := []packets.UserProperty{{Key: UserProperty, Val: "admin"}, {Key: ClientIDProperty, Val: "admin-1"}, {Key: "k", Val: "v"}}
+
+	for _, topic := range []string{"cmdhost/h/events", "cmdhost/h/replicas", "cmdhost/h/admin/remove", "clients/bob/rpc/response"} {
+		c := dialRaw(t, e.Addr())
+		if ack := c.connectWithWill(t, "alice-w", "alice", "alice-pw", topic, forged); ack.ReasonCode != notAuthorized {
+			t.Errorf("a will on %s, where alice may not publish: CONNACK 0x%02x, want 0x87", topic, ack.ReasonCode)
+		}
+		_ = c.conn.Close()
+	}
+	if !logs.Contains("will") {
+		t.Errorf("the refused wills are not logged:\n%s", logs.String())
+	}
+
+	c := dialRaw(t, e.Addr())
+	if ack := c.connectWithWill(t, "alice-w", "alice", "alice-pw", "rpc/h/echo", forged); ack.ReasonCode != 0 {
+		t.Fatalf("a will on a topic alice may publish to: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	_ = c.conn.Close() // gone without a DISCONNECT: the will is sent
+	for {
+		p := spy.next(t, ctx)
+		if p.Topic != "rpc/h/echo" {
+			t.Errorf("a will reached %s", p.Topic)
+			continue
+		}
+		if slices.ContainsFunc(p.Properties.User, func(u paho.UserProperty) bool { return u.Key == UserProperty || u.Key == ClientIDProperty }) {
+			t.Errorf("the will kept the forged stamps: %v", p.Properties.User)
+		}
+		if p.Properties.User.Get("k") != "v" {
+			t.Errorf("the will lost its other properties: %v", p.Properties.User)
+		}
+		return
+	}
+}
+
+// A session left by one user (clean start false, an expiry) is not
+// another's to resume: it holds the first user's response prefix and
+// its replies not yet delivered.
+func TestProbeSessionTakeoverByAnotherUser(t *testing.T) {
+	e, _ := startWith(t, Config{UsersFile: usersFile(t, "alice", "alice-pw", "bob", "bob-pw")})
+	c := dialRaw(t, e.Addr())
+	c.write(t, packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Connect},
+		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), ClientIdentifier: "inv-1",
+			UsernameFlag: true, Username: []byte("alice"), PasswordFlag: true, Password: []byte("alice-pw")},
+		Properties: packets.Properties{SessionExpiryInterval: 600, SessionExpiryIntervalFlag: true},
+	})
+	if ack, err := c.read(t); err != nil || ack.ReasonCode != 0 {
+		t.Fatalf("alice: %+v, %v", ack, err)
+	}
+	if got := c.subscribeCode(t, "clients/inv-1/rpc/response"); got != 1 {
+		t.Fatalf("alice's own prefix: SUBACK 0x%02x", got)
+	}
+	_ = c.conn.Close()
+	b := dialRaw(t, e.Addr())
+	if ack := b.connectAs(t, "inv-1", "bob", "bob-pw"); ack.ReasonCode != packets.ErrClientIdentifierNotValid.Code {
+		t.Errorf("bob resuming alice's session: CONNACK 0x%02x, want 0x85", ack.ReasonCode)
+	}
+}
