@@ -248,7 +248,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	if cfg.SATKeyFile != "" {
-		if g.sat, err = newSATCheck(cfg, srv, log); err != nil {
+		if g.sat, err = newSATCheck(cfg, srv, log, g.logins); err != nil {
 			closeAll()
 			return nil, err
 		}

@@ -2,10 +2,14 @@ package broker
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // Probes of the embedded broker written as an attacker would try it,
@@ -93,5 +97,52 @@ func TestProbeSessionTakeoverByAnotherUser(t *testing.T) {
 	b := dialRaw(t, e.Addr())
 	if ack := b.connectAs(t, "inv-1", "bob", "bob-pw"); ack.ReasonCode != packets.ErrClientIdentifierNotValid.Code {
 		t.Errorf("bob resuming alice's session: CONNACK 0x%02x, want 0x85", ack.ReasonCode)
+	}
+}
+
+// A token check at CONNECT costs a signature check, as a password check
+// costs a hash: both share one bound on the checks running at once, and
+// a CONNECT beyond it is refused busy (0x89) before its token is read.
+func TestProbeSATLoginsBounded(t *testing.T) {
+	iss := testkit.NewIssuer(t)
+	e, _ := startWith(t, Config{SATKeyFile: iss.KeyFile})
+	tok := iss.Token(t, "system:serviceaccount:ns:a", DefaultSATAudience, time.Now().Add(time.Hour), nil)
+	for range cap(e.guard.logins) { // every slot taken, as by slow checks
+		e.guard.logins <- struct{}{}
+	}
+	if ack := dialRaw(t, e.Addr()).connectSAT(t, "busy", SATMethod, tok); ack.ReasonCode != packets.ErrServerBusy.Code {
+		t.Errorf("a token login while every check slot is taken: CONNACK 0x%02x, want 0x89", ack.ReasonCode)
+	}
+	for range cap(e.guard.logins) {
+		<-e.guard.logins
+	}
+	if ack := dialRaw(t, e.Addr()).connectSAT(t, "free", SATMethod, tok); ack.ReasonCode != 0 {
+		t.Errorf("a token login with the slots free: CONNACK 0x%02x", ack.ReasonCode)
+	}
+}
+
+// Refused re-authentications are a refusal a client can repeat at will
+// (log in, send a bad AUTH, be disconnected, again): they are logged at
+// most once a second, as the other refusals.
+func TestProbeReauthRefusalsRateLimited(t *testing.T) {
+	iss := testkit.NewIssuer(t)
+	clk := testkit.NewClock(time.Now())
+	e, logs := startWith(t, Config{SATKeyFile: iss.KeyFile, Clock: clk})
+	const sub = "system:serviceaccount:ns:a"
+	for i := range 20 {
+		c := dialRaw(t, e.Addr())
+		if ack := c.connectSAT(t, "flood", SATMethod, iss.Token(t, sub, DefaultSATAudience, clk.Now().Add(time.Hour), nil)); ack.ReasonCode != 0 {
+			t.Fatalf("login %d: CONNACK 0x%02x", i, ack.ReasonCode)
+		}
+		if pk := c.reauth(t, "not-a-token"); pk.FixedHeader.Type != packets.Disconnect {
+			t.Fatalf("bad re-authentication %d: packet type %d, want DISCONNECT", i, pk.FixedHeader.Type)
+		}
+		wantClosedByBroker(t, c, "bad re-authentication")
+	}
+	if got := e.SATStats().Refused; got != 20 {
+		t.Errorf("refused %d re-authentications, want 20", got)
+	}
+	if n := strings.Count(logs.String(), "re-authentication refused"); n != 1 {
+		t.Errorf("%d lines for 20 refused re-authentications within a second, want 1:\n%s", n, logs.String())
 	}
 }
