@@ -2,6 +2,7 @@ package broker
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +145,54 @@ func TestProbeReauthRefusalsRateLimited(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "re-authentication refused"); n != 1 {
 		t.Errorf("%d lines for 20 refused re-authentications within a second, want 1:\n%s", n, logs.String())
+	}
+}
+
+// A session outlives its connection for as long as its client asks (136
+// years at most, forever for a v3 client), and a client may leave one
+// behind under a new client id at each CONNECT: the broker keeps at most
+// Config.MaxClients sessions of disconnected clients, dropping the one
+// that left first, so the newest can still be resumed.
+func TestProbeLeftSessionsBounded(t *testing.T) {
+	const maxClients = 3
+	e, logs := startWith(t, Config{MaxClients: maxClients})
+	leave := func(id string) {
+		c := dialRaw(t, e.Addr())
+		c.write(t, packets.Packet{
+			FixedHeader: packets.FixedHeader{Type: packets.Connect},
+			Connect:     packets.ConnectParams{ProtocolName: []byte("MQTT"), ClientIdentifier: id},
+			Properties:  packets.Properties{SessionExpiryInterval: 0xFFFFFFFF, SessionExpiryIntervalFlag: true},
+		})
+		if ack, err := c.read(t); err != nil || ack.ReasonCode != 0 {
+			t.Fatalf("%s: %+v, %v", id, ack, err)
+		}
+		c.subscribe(t, "clients/"+id+"/rpc/response", 1)
+		_ = c.conn.Close()
+		testkit.WaitFor(t, id+" disconnected", func() bool {
+			cl, ok := e.srv.Clients.Get(id)
+			return ok && cl.Closed() && cl.StopTime() > 0
+		})
+	}
+	const left = 12
+	for i := range left {
+		leave("left-" + strconv.Itoa(i))
+	}
+	kept := 0
+	for _, cl := range e.srv.Clients.GetAll() {
+		if cl.Net.Listener != inProcessListener {
+			kept++
+		}
+	}
+	if kept > maxClients {
+		t.Errorf("%d sessions of disconnected clients kept, want at most %d", kept, maxClients)
+	}
+	if _, ok := e.srv.Clients.Get("left-" + strconv.Itoa(left-1)); !ok {
+		t.Errorf("the newest session was dropped")
+	}
+	if got := e.Stats().SessionsDropped; got < left-maxClients {
+		t.Errorf("SessionsDropped %d, want at least %d", got, left-maxClients)
+	}
+	if !logs.Contains("session dropped") {
+		t.Errorf("the dropped sessions are not logged:\n%s", logs.String())
 	}
 }
