@@ -196,3 +196,35 @@ func TestProbeLeftSessionsBounded(t *testing.T) {
 		t.Errorf("the dropped sessions are not logged:\n%s", logs.String())
 	}
 }
+
+// Names a client chooses are hostile input: a 60 KiB user name and
+// client id are refused (bad user name or password) and cut in the log;
+// a client id or user name that is not UTF-8 gets no session; a user name
+// with MQTT wildcards is only a name (it logs in as what the users file
+// says, and its grants are its own).
+func TestProbeHostileNames(t *testing.T) {
+	e, logs := startWith(t, Config{UsersFile: usersFile(t, "alice", "alice-pw")})
+	long := strings.Repeat("n", 60<<10)
+	if ack := dialRaw(t, e.Addr()).connectAs(t, long, long, "pw"); ack.ReasonCode != packets.ErrBadUsernameOrPassword.Code {
+		t.Errorf("a 60 KiB user name: CONNACK 0x%02x, want 0x86", ack.ReasonCode)
+	}
+	if strings.Contains(logs.String(), strings.Repeat("n", logMax+1)) {
+		t.Errorf("a client's name is logged whole")
+	}
+	for _, c := range []struct{ id, user string }{{"bad\xff\xfeid", "alice"}, {"ok-id", "ali\xffce"}} {
+		cl := dialRaw(t, e.Addr())
+		cl.write(t, packets.Packet{
+			FixedHeader: packets.FixedHeader{Type: packets.Connect},
+			Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: c.id,
+				UsernameFlag: true, Username: []byte(c.user), PasswordFlag: true, Password: []byte("alice-pw")},
+		})
+		if ack, err := cl.read(t); err == nil && ack.FixedHeader.Type == packets.Connack && ack.ReasonCode == 0 {
+			t.Errorf("client id %q, user %q (not UTF-8): admitted", c.id, c.user)
+		}
+	}
+	for _, name := range []string{"#", "+", "a/b", "alice/#"} {
+		if ack := dialRaw(t, e.Addr()).connectAs(t, "w-"+strings.NewReplacer("#", "h", "+", "p", "/", "s").Replace(name), name, "alice-pw"); ack.ReasonCode != packets.ErrBadUsernameOrPassword.Code {
+			t.Errorf("user name %q with alice's password: CONNACK 0x%02x, want 0x86", name, ack.ReasonCode)
+		}
+	}
+}
