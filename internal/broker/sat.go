@@ -203,7 +203,9 @@ func (s *satCheck) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
 	if !usesSAT(cl) {
 		return
 	}
+	s.checks <- struct{}{} // under the bound too: a second check for each login
 	claims, err := s.verify(pk.Properties.AuthenticationData)
+	<-s.checks
 	if err != nil { // expired since its login, a moment ago
 		s.expire(cl)
 		return
