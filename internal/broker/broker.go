@@ -242,6 +242,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	open := new(atomic.Int64)
 	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open}
 	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{},
+		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock),
 		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()

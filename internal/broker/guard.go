@@ -13,6 +13,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
@@ -126,13 +127,18 @@ type guard struct {
 
 	mu       sync.Mutex
 	reserved map[string]bool
+	// left holds, with an ACL, the user of each client id a TCP client
+	// left within leftIDHold (leftid.go).
+	left  map[string]leftID
+	clock clock.Clock
 }
 
 func (g *guard) ID() string { return "cmdhost-guard" }
 
 func (g *guard) Provides(b byte) bool {
 	switch b {
-	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnPacketEncode:
+	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnPacketEncode,
+		mqtt.OnDisconnect:
 		return true
 	}
 	return false
@@ -196,6 +202,12 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 			g.stats.clientsRefused.Add(1)
 			g.log.Warn("embedded broker: client refused: its client id is another user's", "client", logText(cl.ID),
 				"remote", cl.Net.Remote, "user", logText(string(cl.Properties.Username)))
+			return g.refuse(cl, packets.ErrClientIdentifierNotValid)
+		}
+		if user, ok := g.leftBy(cl.ID); ok && user != string(cl.Properties.Username) {
+			g.stats.clientsRefused.Add(1)
+			g.stats.note(g.log, "client refused: its client id is one another user left a moment ago (replies may still be on their way to it)",
+				"client", logText(cl.ID), "remote", cl.Net.Remote, "user", logText(string(cl.Properties.Username)))
 			return g.refuse(cl, packets.ErrClientIdentifierNotValid)
 		}
 	}

@@ -228,3 +228,49 @@ func TestProbeHostileNames(t *testing.T) {
 		}
 	}
 }
+
+// A reply outlives its caller's connection: a user who connects with the
+// client id another user just left (a fixed id, as the Azure SDK's
+// clients have) would get that user's response prefix, and the replies
+// still on their way to it. The id stays the leaving user's for
+// leftIDHold.
+func TestProbeLeftClientIDNotAnotherUsers(t *testing.T) {
+	ctx := testCtx(t)
+	clk := testkit.NewClock(time.Now())
+	e, logs := startWith(t, Config{UsersFile: usersFile(t, "alice", "alice-pw", "bob", "bob-pw"), Clock: clk})
+	host := connectWith(t, ctx, e.URL(), inProcessDialer(e), "host", "rpc/h/#")
+
+	a := dialRaw(t, e.Addr())
+	if ack := a.connectAs(t, "app-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
+		t.Fatalf("alice: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	if code := a.publishWithResponseTopic(t, "rpc/h/echo", "clients/app-1/rpc/response"); code != 0 {
+		t.Fatalf("alice's request: PUBACK 0x%02x", code)
+	}
+	req := host.next(t, ctx)
+	_ = a.conn.Close() // alice leaves before the reply (clean start: her session ends)
+	testkit.WaitFor(t, "alice's session ended", func() bool { _, ok := e.srv.Clients.Get("app-1"); return !ok })
+
+	b := dialRaw(t, e.Addr())
+	if ack := b.connectAs(t, "app-1", "bob", "bob-pw"); ack.ReasonCode != packets.ErrClientIdentifierNotValid.Code {
+		b.subscribe(t, "clients/app-1/rpc/response", 1)
+		if _, err := host.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: req.Properties.ResponseTopic, Payload: []byte("alice's reply"),
+			Properties: &paho.PublishProperties{CorrelationData: req.Properties.CorrelationData}}); err != nil {
+			t.Fatal(err)
+		}
+		if pk, err := b.read(t); err == nil && pk.FixedHeader.Type == packets.Publish {
+			t.Errorf("bob, with the client id alice left, got her reply %q", pk.Payload)
+		}
+		t.Fatalf("bob taking the client id alice just left: CONNACK 0x%02x, want 0x85", ack.ReasonCode)
+	}
+	if !logs.Contains("another user left") {
+		t.Errorf("the refusal is not logged:\n%s", logs.String())
+	}
+	if ack := dialRaw(t, e.Addr()).connectAs(t, "app-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
+		t.Errorf("alice coming back with her id: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	clk.Add(leftIDHold + time.Second)
+	if ack := dialRaw(t, e.Addr()).connectAs(t, "app-2", "bob", "bob-pw"); ack.ReasonCode != 0 {
+		t.Errorf("bob with another id: CONNACK 0x%02x", ack.ReasonCode)
+	}
+}
