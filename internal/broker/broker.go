@@ -242,13 +242,14 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	open := new(atomic.Int64)
 	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open}
 	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{},
+		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock),
 		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	if cfg.SATKeyFile != "" {
-		if g.sat, err = newSATCheck(cfg, srv, log); err != nil {
+		if g.sat, err = newSATCheck(cfg, srv, log, g.logins); err != nil {
 			closeAll()
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
@@ -51,19 +53,22 @@ type Stats struct {
 	// PacketsTooLarge counts connections ended for a packet over the
 	// maximum packet size.
 	PacketsTooLarge uint64
+	// SessionsDropped counts sessions of disconnected clients dropped
+	// before they expired, the oldest beyond Config.MaxClients of them.
+	SessionsDropped uint64
 }
 
 // stats is what Stats reads, and the rate limit of the refusals' log.
 type stats struct {
-	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge atomic.Uint64
-	refusals                                                         ratelog.Limiter // Interval set by start
+	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge, sessionsDropped atomic.Uint64
+	refusals                                                                          ratelog.Limiter // Interval set by start
 }
 
 // Stats returns the broker's counters.
 func (e *Embedded) Stats() Stats {
 	s := e.stats
 	return Stats{ClientsRefused: s.clientsRefused.Load(), ClientsDropped: s.clientsDropped.Load(),
-		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load()}
+		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load(), SessionsDropped: s.sessionsDropped.Load()}
 }
 
 // note logs a refusal, at most one a second with the number left out
@@ -91,13 +96,16 @@ func (s *stats) note(log *slog.Logger, msg string, args ...any) {
 //     instead of taking over the host's session and its subscriptions.
 //   - Beyond Config.MaxClients open TCP connections, a CONNECT is refused
 //     with CONNACK 0x89 (server busy). The host's own clients always get in.
+//     Beyond Config.MaxClients sessions of disconnected TCP clients, the
+//     oldest are dropped (boundSessions).
 //   - A TCP client with Config.MaxInflight QoS 1/2 messages unacknowledged
 //     gets no more until it acknowledges (each one not delivered is counted
 //     in MessagesDropped): mochi otherwise keeps up to 65,535 copies per
 //     client, connected or not, for as long as its session lasts.
 //   - Every PUBLISH loses any ClientIDProperty or UserProperty its sender
 //     set; a request gets the sender's client id and verified user name
-//     in them (identity.go).
+//     in them (identity.go). A will message loses them too, and its
+//     topic must pass the ACL at CONNECT (checkWill).
 //   - CONNACKs to TCP clients announce the Maximum Packet Size, and to
 //     everyone that retained messages are not available (mochi's CONNACK
 //     says neither).
@@ -119,13 +127,18 @@ type guard struct {
 
 	mu       sync.Mutex
 	reserved map[string]bool
+	// left holds, with an ACL, the user of each client id a TCP client
+	// left within leftIDHold (leftid.go).
+	left  map[string]leftID
+	clock clock.Clock
 }
 
 func (g *guard) ID() string { return "cmdhost-guard" }
 
 func (g *guard) Provides(b byte) bool {
 	switch b {
-	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnPacketEncode:
+	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnPacketEncode,
+		mqtt.OnDisconnect:
 		return true
 	}
 	return false
@@ -191,6 +204,74 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 				"remote", cl.Net.Remote, "user", logText(string(cl.Properties.Username)))
 			return g.refuse(cl, packets.ErrClientIdentifierNotValid)
 		}
+		if user, ok := g.leftBy(cl.ID); ok && user != string(cl.Properties.Username) {
+			g.stats.clientsRefused.Add(1)
+			g.stats.note(g.log, "client refused: its client id is one another user left a moment ago (replies may still be on their way to it)",
+				"client", logText(cl.ID), "remote", cl.Net.Remote, "user", logText(string(cl.Properties.Username)))
+			return g.refuse(cl, packets.ErrClientIdentifierNotValid)
+		}
+	}
+	if err := g.checkWill(cl); err != nil {
+		return err
+	}
+	if _, resumes := g.srv.Clients.Get(cl.ID); !resumes {
+		g.boundSessions()
+	}
+	return nil
+}
+
+// boundSessions drops the sessions of TCP clients that disconnected
+// longest ago, beyond Config.MaxClients of them, before a new session
+// is made. A session outlives its connection for the expiry its client
+// chose (up to 136 years; forever for a v3 client without clean start),
+// holding its subscriptions and up to Config.MaxInflight messages, and
+// disconnected sessions count against no other bound: a client could
+// otherwise leave one behind at each CONNECT under a new client id until
+// the broker's memory ran out. Sessions are scanned only once there are
+// MaxClients or more (the in-process ones included).
+func (g *guard) boundSessions() {
+	if g.srv.Clients.Len() < g.cfg.MaxClients {
+		return
+	}
+	var gone []*mqtt.Client
+	for _, c := range g.srv.Clients.GetAll() {
+		if c.Net.Listener != inProcessListener && c.Closed() && c.StopTime() > 0 {
+			gone = append(gone, c)
+		}
+	}
+	if len(gone) < g.cfg.MaxClients {
+		return
+	}
+	slices.SortFunc(gone, func(a, b *mqtt.Client) int { return cmp.Compare(a.StopTime(), b.StopTime()) })
+	for _, c := range gone[:len(gone)-g.cfg.MaxClients+1] {
+		c.ClearInflights()
+		g.srv.UnsubscribeClient(c)
+		g.srv.Clients.Delete(c.ID)
+		g.stats.sessionsDropped.Add(1)
+		g.stats.note(g.log, "session dropped: more disconnected sessions than --broker-max-clients", "client", logText(c.ID),
+			"user", logText(string(c.Properties.Username)), "max_clients", g.cfg.MaxClients)
+	}
+}
+
+// checkWill admits a client's will message (mochi publishes it for the
+// client when it goes, past OnACLCheck and OnPublish): it loses any stamp
+// the client forged in it, and a will on a topic the ACL does not let the
+// client publish to refuses the CONNECT (0x87), as mosquitto does, rather
+// than letting a client that may publish nowhere announce a replica, an
+// event or a reply in another's prefix.
+func (g *guard) checkWill(cl *mqtt.Client) error {
+	w := &cl.Properties.Will
+	if w.Flag == 0 {
+		return nil
+	}
+	if slices.ContainsFunc(w.User, isStampProperty) {
+		w.User = slices.DeleteFunc(slices.Clone(w.User), isStampProperty)
+	}
+	if g.acl != nil && !g.acl.allows(cl, string(cl.Properties.Username), w.TopicName, true) {
+		g.stats.clientsRefused.Add(1)
+		g.stats.note(g.log, "client refused: the ACL grants it no publishing to its will topic", "client", logText(cl.ID),
+			"user", logText(string(cl.Properties.Username)), "topic", logText(w.TopicName), "remote", cl.Net.Remote)
+		return g.refuse(cl, packets.ErrNotAuthorized)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/jwt"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // Clients that log in with a Kubernetes service account token, as the
@@ -33,6 +34,12 @@ import (
 //     connection ends.
 //   - A client still connected when its token expires is disconnected
 //     (DISCONNECT 0x87): a token's expiry bounds what it gives.
+//   - Token checks share the password checks' bound (guard.logins): a
+//     CONNECT beyond it is refused busy (0x89), a re-authentication waits
+//     its turn (it holds up its own connection only). Refused
+//     re-authentications and accepted ones are logged at most once a
+//     second each, with the number left out: a client may send AUTH
+//     packets as fast as it likes.
 
 // SATMethod is the authentication method of a Kubernetes service account
 // token.
@@ -78,6 +85,12 @@ type satCheck struct {
 	audience string
 	clock    clock.Clock
 	log      *slog.Logger
+	// checks is the guard's bound on the credential checks running at
+	// once (guard.logins), which token checks share.
+	checks chan struct{}
+	// refusedLog and reauthLog rate-limit the lines of refused and
+	// accepted re-authentications.
+	refusedLog, reauthLog ratelog.Limiter
 
 	mu       sync.Mutex
 	keys     *jwt.Keys   // as last read
@@ -88,9 +101,10 @@ type satCheck struct {
 }
 
 // newSATCheck reads the keys file.
-func newSATCheck(cfg *Config, srv *mqtt.Server, log *slog.Logger) (*satCheck, error) {
+func newSATCheck(cfg *Config, srv *mqtt.Server, log *slog.Logger, checks chan struct{}) (*satCheck, error) {
 	s := &satCheck{srv: srv, keyFile: cfg.SATKeyFile, audience: cfg.SATAudience, clock: clock.OrSystem(cfg.Clock),
-		log: log, expiries: map[*mqtt.Client]clock.Timer{}}
+		log: log, checks: checks, expiries: map[*mqtt.Client]clock.Timer{}}
+	s.refusedLog.Interval, s.reauthLog.Interval = time.Second, time.Second
 	if s.audience == "" {
 		s.audience = DefaultSATAudience
 	}
@@ -146,7 +160,18 @@ func (s *satCheck) verify(token []byte) (jwt.Claims, error) {
 }
 
 // login checks the token of a CONNECT: ok, or the CONNACK code and why.
+// Beyond the checks running at once (checks) it is refused busy.
 func (s *satCheck) login(cl *mqtt.Client, pk packets.Packet) (code packets.Code, why string, ok bool) {
+	if len(pk.Properties.AuthenticationData) == 0 {
+		s.refused.Add(1)
+		return packets.ErrNotAuthorized, "service account token refused: the CONNECT carries none", false
+	}
+	select {
+	case s.checks <- struct{}{}:
+		defer func() { <-s.checks }()
+	default:
+		return packets.ErrServerBusy, "too many logins being checked at once", false
+	}
 	claims, err := s.verify(pk.Properties.AuthenticationData)
 	if err != nil {
 		s.refused.Add(1)
@@ -178,7 +203,9 @@ func (s *satCheck) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
 	if !usesSAT(cl) {
 		return
 	}
+	s.checks <- struct{}{} // under the bound too: a second check for each login
 	claims, err := s.verify(pk.Properties.AuthenticationData)
+	<-s.checks
 	if err != nil { // expired since its login, a moment ago
 		s.expire(cl)
 		return
@@ -227,10 +254,13 @@ func (s *satCheck) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 func (s *satCheck) OnAuthPacket(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	refuse := func(code packets.Code, why string) (packets.Packet, error) {
 		s.refused.Add(1)
-		// Each logged: only a client that logged in with a good token
-		// gets here, and it loses its connection.
-		s.log.Warn("embedded broker: client disconnected: re-authentication refused: "+why, "client", logText(cl.ID),
-			"user", logText(string(cl.Properties.Username)), "remote", cl.Net.Remote, "reason_code", fmt.Sprintf("0x%02x", code.Code))
+		// Rate-limited: any client may send AUTH packets, and reconnect
+		// to send more.
+		if ok, leftOut := s.refusedLog.Allow(s.clock.Now()); ok {
+			s.log.Warn("embedded broker: client disconnected: re-authentication refused: "+why, withLeftOut(leftOut, "refusals_not_logged",
+				"client", logText(cl.ID), "user", logText(string(cl.Properties.Username)), "remote", cl.Net.Remote,
+				"reason_code", fmt.Sprintf("0x%02x", code.Code))...)
+		}
 		_ = s.srv.DisconnectClient(cl, code)
 		return pk, nil
 	}
@@ -240,7 +270,9 @@ func (s *satCheck) OnAuthPacket(cl *mqtt.Client, pk packets.Packet) (packets.Pac
 	case pk.ReasonCode != reasonReauthenticate:
 		return refuse(packets.ErrProtocolViolationInvalidReason, "K8S-SAT has no challenge: an AUTH packet other than re-authenticate (0x19)")
 	}
+	s.checks <- struct{}{} // waits its turn: this connection's goroutine only
 	claims, err := s.verify(pk.Properties.AuthenticationData)
+	<-s.checks
 	if err != nil {
 		return refuse(packets.ErrNotAuthorized, "service account token refused: "+err.Error())
 	}
@@ -249,8 +281,11 @@ func (s *satCheck) OnAuthPacket(cl *mqtt.Client, pk packets.Packet) (packets.Pac
 	}
 	s.arm(cl, claims.Expiry)
 	s.reauths.Add(1)
-	s.log.Info("embedded broker: client re-authenticated with a new service account token", "client", logText(cl.ID),
-		"user", logText(string(cl.Properties.Username)), "expires", claims.Expiry.UTC().Format(time.RFC3339))
+	if ok, leftOut := s.reauthLog.Allow(s.clock.Now()); ok {
+		s.log.Info("embedded broker: client re-authenticated with a new service account token", withLeftOut(leftOut, "reauthentications_not_logged",
+			"client", logText(cl.ID), "user", logText(string(cl.Properties.Username)),
+			"expires", claims.Expiry.UTC().Format(time.RFC3339))...)
+	}
 	ok := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Auth}, ReasonCode: packets.CodeSuccess.Code,
 		Properties: packets.Properties{AuthenticationMethod: SATMethod}}
 	_ = cl.WritePacket(ok) // a connection that failed ends as its reader sees it
@@ -264,4 +299,13 @@ func (s *satCheck) OnPacketEncode(cl *mqtt.Client, pk packets.Packet) packets.Pa
 		pk.Properties.AuthenticationMethod = SATMethod
 	}
 	return pk
+}
+
+// withLeftOut is a log line's args with key and the number of lines left
+// out since the last one, when some were.
+func withLeftOut(leftOut int, key string, args ...any) []any {
+	if leftOut > 0 {
+		args = append(args, key, leftOut)
+	}
+	return args
 }

@@ -22,7 +22,12 @@ const MaxBytes = 4096
 // that a caller that calls it at each use picks up a rotated file. An
 // empty, multi-line or unreadable file, or one larger than MaxBytes, is
 // an error that names the file and not its content.
-func ReadFile(path string) (string, error) {
+func ReadFile(path string) (string, error) { return ReadFileMax(path, MaxBytes) }
+
+// ReadFileMax is ReadFile with a file of at most maxBytes (a service
+// account token may be larger than a password: session reads it up to
+// what the broker accepts, jwt.MaxTokenBytes).
+func ReadFileMax(path string, maxBytes int) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("secret file: %w", err)
@@ -30,20 +35,20 @@ func ReadFile(path string) (string, error) {
 	if !st.Mode().IsRegular() {
 		return "", fmt.Errorf("secret file %s: not a regular file", path)
 	}
-	if st.Size() > MaxBytes {
-		return "", fmt.Errorf("secret file %s: %d bytes, more than %d: not a password or token", path, st.Size(), MaxBytes)
+	if st.Size() > int64(maxBytes) {
+		return "", fmt.Errorf("secret file %s: %d bytes, more than %d: not a password or token", path, st.Size(), maxBytes)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("secret file: %w", err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1)) // it may have grown since Stat
+	b, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1)) // it may have grown since Stat
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("secret file %s: %w", path, err)
-	case len(b) > MaxBytes:
-		return "", fmt.Errorf("secret file %s: more than %d bytes: not a password or token", path, MaxBytes)
+	case len(b) > maxBytes:
+		return "", fmt.Errorf("secret file %s: more than %d bytes: not a password or token", path, maxBytes)
 	}
 	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if v == "" {

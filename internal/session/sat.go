@@ -12,6 +12,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/cmdhost/cmdhost/internal/jwt"
 	"github.com/cmdhost/cmdhost/internal/secret"
 )
 
@@ -46,9 +47,13 @@ func (a Auth) method() string {
 	return ""
 }
 
-// token reads the token file (bounded, one line).
+// token reads the token file (one line, at most jwt.MaxTokenBytes and its
+// newline: the largest token the embedded broker accepts).
 func (a Auth) token() ([]byte, error) {
-	v, err := secret.ReadFile(a.TokenFile)
+	v, err := secret.ReadFileMax(a.TokenFile, jwt.MaxTokenBytes+len("\r\n"))
+	if err == nil && len(v) > jwt.MaxTokenBytes {
+		err = fmt.Errorf("secret file %s: a token of %d bytes, more than %d", a.TokenFile, len(v), jwt.MaxTokenBytes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the token file (K8S-SAT): %w", err)
 	}
