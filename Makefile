@@ -269,9 +269,11 @@ soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./internal/wasm -run TestFaultSoak -v -count=1 -timeout 20m
 
 # What a replica killed with kill -9 does to its share group, for several
-# session expiries (figures in docs/operations.md, Replicas).
+# session expiries, and the shared store's cost per request: host and Redis
+# CPU, Redis commands (figures in docs/operations.md, Replicas and Scaling
+# the store out).
 replicas: plugins
-	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost -run TestReplicaKilledMeasure -v -count=1 -timeout 20m
+	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost -run 'TestReplicaKilledMeasure|TestStoreCapacityMeasure' -v -count=1 -timeout 20m
 
 clean:
 	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR) $(HOSTILE_DIR) $(BENCH_DIR)

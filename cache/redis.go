@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // RedisDedup is a dedup store in Redis, shared by every executor that
@@ -48,12 +49,26 @@ import (
 //     runs a second time.
 //
 // Redis unreachable: Claim fails with ErrStoreUnavailable and records
-// nothing.
+// nothing (a claim Redis may have taken unanswered is released:
+// redis_durable.go).
+//
+// The keys spread over the slots of a Redis Cluster (each is its own
+// hash, no hash tag): each script reads and writes its one key, and the
+// reads of many keys are pipelines of GETs, which the cluster client
+// splits by node.
 type RedisDedup[V any] struct {
 	cfg      RedisConfig[V]
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	instance string
 	log      *slog.Logger
+	// replicas is how many replicas WAIT asks for (redis_durable.go),
+	// all of them if strict, else at most as many as the primary has
+	// connected (online, read by the heartbeat, which recount asks to
+	// read again at once).
+	replicas int
+	strict   bool
+	online   atomic.Int32
+	recount  atomic.Bool
 
 	mu sync.Mutex
 	// local holds the entries of this process: first receipts not yet
@@ -63,14 +78,30 @@ type RedisDedup[V any] struct {
 	// Redis could not take (it was down): the duplicates' loop stores
 	// them when it is back, and a duplicate here gets them meanwhile.
 	unsettled map[string]unsettledOutcome[V]
+	// releasing holds the claims to release, by key (release).
+	releasing map[string]pendingRelease
+	// relMu is held while releases are sent (forget).
+	relMu sync.Mutex
+	// releaseFull bounds the warnings of a full releasing.
+	releaseFull ratelog.Limiter
+	// alive caches the owners found alive by the duplicates' loop, to
+	// the time they were checked: each owner is checked once per
+	// redisOwnerCheck, however many duplicates wait on it.
+	alive map[string]time.Time
 
 	// down is set when Redis failed to answer, and cleared by the next
 	// heartbeat that gets through: while it is set, Claim fails at once
 	// instead of making every request wait for a timeout on the
 	// executor's receive path.
 	down atomic.Bool
+	// upSince is when the store was last found up after being down (unix
+	// ns): see inGrace.
+	upSince atomic.Int64
 	// settles batches the outcomes stored concurrently.
 	settles groupCommit
+	// reuse, when set, is the reuse cache whose calls the store carries
+	// (redis_carry.go).
+	reuse *RedisReuse[V]
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -79,13 +110,24 @@ type RedisDedup[V any] struct {
 // RedisConfig configures a RedisDedup.
 type RedisConfig[V any] struct {
 	// URL is the Redis server: redis://[USER@]HOST:PORT/DB, or rediss://
-	// over TLS. Its user is the Redis ACL user (none: the default user).
-	// Errors and logs show it without its password (package redact).
+	// over TLS; redis+sentinel://[USER@]HOST:PORT[,HOST:PORT…]/MASTER[/DB]
+	// names the Sentinels of a master (the client follows failovers),
+	// redis-cluster://[USER@]HOST:PORT[,HOST:PORT…] nodes of a Redis
+	// Cluster (rediss+sentinel://, rediss-cluster:// over TLS). Its user
+	// is the Redis ACL user (none: the default user); the Sentinels take
+	// no password. Errors and logs show it without its password (package
+	// redact).
 	URL string
-	// TLS, when set, is the TLS configuration of a rediss:// URL (its
+	// TLS, when set, is the TLS configuration of a rediss URL (its
 	// roots, its client certificate); its ServerName defaults to the
-	// URL's host. nil: the system's roots and no client certificate.
+	// URL's host (with several hosts, to the host each connection dials).
+	// nil: the system's roots and no client certificate.
 	TLS *tls.Config
+	// Replicas is how many replicas must confirm a claim or an outcome
+	// (WAIT) before it counts (redis_durable.go): 0, the default, is 1
+	// through Sentinel and none otherwise; setting.Off (-1): none. A
+	// cluster takes none (WAIT has no key to route by).
+	Replicas int
 	// Password, when set, returns the password of the URL's user at each
 	// new connection, so that a password rotated in its file is used by
 	// the next connection without a restart; it replaces a password in
@@ -105,6 +147,10 @@ type RedisConfig[V any] struct {
 	// (it should say "send it again"): sent again, the request is claimed
 	// anew and runs.
 	OwnerGone func(idempotent bool) V
+	// Released is the outcome of a duplicate whose first receipt's claim
+	// was released unrun (redis_durable.go): it should say "send it
+	// again". nil: OwnerGone(true).
+	Released func() V
 	// Logger receives the store's troubles; nil discards them.
 	Logger *slog.Logger
 }
@@ -117,6 +163,12 @@ const (
 	redisOpTimeout    = 2 * time.Second
 	redisKeyPrefix    = "cmdhost:dedup:"
 	redisOwnerPrefix  = "cmdhost:owner:"
+	// redisDownProbe is how often a heartbeat tries while the store is
+	// down: it is back this soon after Redis (or the new primary) is.
+	redisDownProbe = 100 * time.Millisecond
+	// redisOwnerCheck is how long an owner found alive is taken for alive
+	// by the duplicates' loop (its heartbeat lives redisHeartbeatTTL).
+	redisOwnerCheck = 250 * time.Millisecond
 )
 
 // The values of a request's key: a claim or an outcome, each with the
@@ -171,28 +223,42 @@ type redisEntry[V any] struct {
 	claim      string // the claim value this process wrote or waits on
 	idempotent bool
 	first      bool // this process's own first receipt
+	settling   bool // its outcome is being stored (complete)
 }
 
 // NewRedisDedup connects to cfg.URL, checks that Redis answers, and
 // starts the heartbeat and the duplicates' loop.
 func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 	conn := redisConn{url: cfg.URL, tls: cfg.TLS, password: cfg.Password}
-	rdb, err := newRedisClient(conn)
+	rdb, topology, err := newRedisClient(conn)
 	if err != nil {
 		return nil, fmt.Errorf("dedup store %s: %w", conn.redacted(), err)
+	}
+	replicas, strict := cfg.Replicas, cfg.Replicas > 0
+	switch {
+	case replicas == 0 && topology == redisSentinel:
+		replicas = 1
+	case replicas > 0 && topology == redisCluster:
+		_ = rdb.Close()
+		return nil, fmt.Errorf("dedup store %s: a cluster takes no Replicas to wait for", conn.redacted())
+	case replicas < 0:
+		replicas = 0
+	}
+	if cfg.Released == nil {
+		cfg.Released = func() V { return cfg.OwnerGone(true) }
 	}
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return nil, err
 	}
-	s := &RedisDedup[V]{cfg: cfg, rdb: rdb, instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]),
+	s := &RedisDedup[V]{cfg: cfg, rdb: rdb, instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]), replicas: replicas, strict: strict,
 		log: logx.OrDiscard(cfg.Logger), local: map[string]*redisEntry[V]{}, unsettled: map[string]unsettledOutcome[V]{},
-		stop: make(chan struct{})}
+		releasing: map[string]pendingRelease{}, releaseFull: ratelog.Limiter{Interval: time.Second}, alive: map[string]time.Time{}, stop: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	if err := s.beat(ctx); err != nil {
 		_ = s.rdb.Close()
-		return nil, fmt.Errorf("dedup store %s: %w", conn.redacted(), err)
+		return nil, fmt.Errorf("dedup store %s: %w%s", conn.redacted(), err, topologyHint(err))
 	}
 	s.done.Add(2)
 	go s.heartbeat()
@@ -222,21 +288,69 @@ func redisKey(k Key) string {
 	return redisKeyPrefix + hex.EncodeToString(h.Sum(nil))
 }
 
+// beat renews the heartbeat, and with replicas to wait for
+// (redis_durable.go) reads how many the primary has connected, in the
+// same round trip.
 func (s *RedisDedup[V]) beat(ctx context.Context) error {
-	return s.rdb.Set(ctx, redisOwnerPrefix+s.instance, "1", redisHeartbeatTTL).Err()
+	if s.replicas == 0 {
+		return s.rdb.Set(ctx, redisOwnerPrefix+s.instance, "1", redisHeartbeatTTL).Err()
+	}
+	pipe := s.rdb.Pipeline()
+	set := pipe.Set(ctx, redisOwnerPrefix+s.instance, "1", redisHeartbeatTTL)
+	info := pipe.Info(ctx, "replication")
+	_, _ = pipe.Exec(ctx)
+	if err := set.Err(); err != nil {
+		return err
+	}
+	if text, err := info.Result(); err == nil {
+		s.online.Store(int32(connectedReplicas(text)))
+	}
+	return nil
 }
 
+// heartbeat renews this process's heartbeat every redisHeartbeat, and
+// every redisDownProbe while the store is down (the first that gets
+// through ends it).
 func (s *RedisDedup[V]) heartbeat() {
-	s.every(redisHeartbeat, func() {
+	var last time.Time
+	s.every(redisDownProbe, func() {
+		if !s.down.Load() && time.Since(last) < redisHeartbeat && !s.recount.Swap(false) {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 		defer cancel()
 		err := s.beat(ctx)
-		if err != nil {
-			s.log.Warn("dedup store: heartbeat", "err", err)
+		switch {
+		case err == nil:
+			last = time.Now()
+			s.markUp()
+		case redisDown(err):
+			if !s.down.Swap(true) {
+				s.log.Warn("dedup store: Redis did not answer the heartbeat: requests to non-idempotent commands are refused (503, not run) until it does", "err", err)
+			}
+		default:
+			s.log.Warn("dedup store: Redis refused the heartbeat", "err", err)
 		}
-		s.down.Store(err != nil)
 	})
 }
+
+// markDown marks the store down when err means Redis did not answer.
+func (s *RedisDedup[V]) markDown(err error) {
+	if redisDown(err) && !s.down.Swap(true) {
+		s.log.Warn("dedup store: Redis did not answer: requests to non-idempotent commands are refused (503, not run) until a heartbeat gets through", "err", err)
+	}
+}
+
+// markUp ends the store's being down: Redis answered.
+func (s *RedisDedup[V]) markUp() {
+	if s.down.Swap(false) {
+		s.upSince.Store(time.Now().UnixNano())
+		s.log.Info("dedup store: Redis answers again")
+	}
+}
+
+// errDown is Claim's error while the store is down.
+var errDown = fmt.Errorf("%w: Redis did not answer; the next heartbeat tries again", ErrStoreUnavailable)
 
 // every calls f every d until Close.
 func (s *RedisDedup[V]) every(d time.Duration, f func()) {
@@ -294,7 +408,7 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 	}
 	s.mu.Unlock()
 	if s.down.Load() {
-		return nil, false, fmt.Errorf("%w: it did not answer; the next heartbeat tries again", ErrStoreUnavailable)
+		return nil, false, errDown
 	}
 
 	claim := formatRedisValue(claimMark, expiry, s.instance)
@@ -302,10 +416,12 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 	defer cancel()
 	var gone string // a claim of a gone process, to take over
 	for range 3 {
-		held, err := claimScript.Run(ctx, s.rdb, []string{k}, claim, gone, keepUntil(expiry).UnixMilli()).Text()
+		held, err := s.runScript(ctx, claimScript, k, claim, gone, keepUntil(expiry).UnixMilli())
 		if err != nil {
-			s.down.Store(true)
-			return nil, false, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+			// Redis may hold the claim all the same: release it.
+			s.release(k, claim, keepUntil(expiry))
+			s.markDown(err)
+			return nil, false, unavailable("the claim", err)
 		}
 		if held == "" {
 			e := &Entry[V]{key: key, expiry: expiry, done: make(chan struct{})}
@@ -331,12 +447,14 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 			// This process's claim with no receipt here: a Claim whose
 			// answer Redis did not send (it went down after writing), so
 			// the request was refused, not run. It is this receipt's.
+			s.forget(k)
 			gone = held
 			continue
 		}
 		alive, err := s.ownerAlive(ctx, hv)
 		if err != nil {
-			return nil, false, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+			s.markDown(err)
+			return nil, false, unavailable("checking the owner of a claim", err)
 		}
 		switch {
 		case alive:
@@ -359,8 +477,19 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 // ownerAlive reports whether the process of the claim v still has a
 // heartbeat.
 func (s *RedisDedup[V]) ownerAlive(ctx context.Context, v redisValue) (bool, error) {
+	if s.inGrace() {
+		return true, nil
+	}
 	n, err := s.rdb.Exists(ctx, redisOwnerPrefix+v.rest).Result()
 	return n > 0, err
+}
+
+// inGrace reports whether Redis came back less than redisHeartbeatTTL
+// ago: every process lost it too (a failover, a restart), and their
+// heartbeats, which may have expired meanwhile, are not renewed yet. No
+// owner is taken for gone then.
+func (s *RedisDedup[V]) inGrace() bool {
+	return time.Since(time.Unix(0, s.upSince.Load())) < redisHeartbeatTTL
 }
 
 // settle stores v, for a request expiring at expiry, in place of the
@@ -368,6 +497,12 @@ func (s *RedisDedup[V]) ownerAlive(ctx context.Context, v redisValue) (bool, err
 // returns the outcome k holds then. Concurrent settles go to Redis
 // together (groupCommit).
 func (s *RedisDedup[V]) settle(k, claim string, v V, expiry, keep time.Time) (V, error) {
+	return s.settleSharing(k, claim, v, expiry, keep, nil)
+}
+
+// settleSharing is settle, storing share (a reply for the reuse cache)
+// in the same round trip.
+func (s *RedisDedup[V]) settleSharing(k, claim string, v V, expiry, keep time.Time, share *reuseShare) (V, error) {
 	var zero V
 	b, err := s.cfg.Encode(v)
 	if err != nil {
@@ -376,12 +511,17 @@ func (s *RedisDedup[V]) settle(k, claim string, v V, expiry, keep time.Time) (V,
 	if min := time.Now().Add(time.Second); keep.Before(min) {
 		keep = min // PXAT in the past would delete the key at once
 	}
-	op := &settleOp{k: k, claim: claim, value: formatRedisValue(outcomeMark, expiry, string(b)), keep: keep}
+	op := &settleOp{k: k, claim: claim, value: formatRedisValue(outcomeMark, expiry, string(b)), keep: keep, share: share}
 	s.settles.do(op, s.sendSettles)
+	if share != nil {
+		s.reuse.stored(share.set.Err())
+	}
 	held, err := op.held, op.err
 	if err != nil {
-		return zero, fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+		s.markDown(err)
+		return zero, unavailable("storing an outcome", err)
 	}
+	s.markUp()
 	hv, ok := parseRedisValue(held)
 	if !ok || hv.mark != outcomeMark {
 		return zero, fmt.Errorf("dedup store: key holds %.20q, not an outcome", held)
@@ -412,28 +552,41 @@ func (s *RedisDedup[V]) wait(k string, e *Entry[V], claim string, idempotent boo
 // request's expiry, and releases e's waiters here. An outcome someone
 // stored first (OwnerGone, after this process was taken for gone) wins.
 func (s *RedisDedup[V]) Complete(e *Entry[V], v V, keepUntil time.Time) {
+	s.complete(e, v, keepUntil, nil)
+}
+
+// complete is Complete, storing share with the outcome.
+func (s *RedisDedup[V]) complete(e *Entry[V], v V, keepUntil time.Time, share *reuseShare) {
 	if e == nil {
 		return
 	}
 	k := redisKey(e.key)
 	s.mu.Lock()
 	le := s.local[k]
-	if le == nil || le.entry != e || !le.first {
+	if le == nil || le.entry != e || !le.first || le.settling {
 		s.mu.Unlock()
 		return
 	}
-	delete(s.local, k)
+	// The entry stays until the outcome is stored or kept in unsettled:
+	// a duplicate arriving meanwhile (a settle can take redisOpTimeout)
+	// waits for it here, rather than find this process's claim with no
+	// receipt for it and take it for a lost Claim's (and run it again).
+	le.settling = true
 	s.mu.Unlock()
 	if keepUntil.Before(e.expiry) {
 		keepUntil = e.expiry
 	}
-	if stored, err := s.settle(k, le.claim, v, e.expiry, keepUntil); err != nil {
-		s.log.Error("dedup store: the outcome is not stored yet: it is stored when Redis is back", "err", err)
-		s.mu.Lock()
+	stored, err := s.settleSharing(k, le.claim, v, e.expiry, keepUntil, share)
+	s.mu.Lock()
+	if err != nil {
 		s.unsettled[k] = unsettledOutcome[V]{claim: le.claim, v: v, expiry: e.expiry, keepTo: keepUntil}
-		s.mu.Unlock()
 	} else {
 		v = stored
+	}
+	delete(s.local, k)
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Error("dedup store: the outcome is not stored yet: it is stored again until Redis takes it", "err", err)
 	}
 	e.value = v
 	close(e.done)
@@ -479,8 +632,11 @@ func (s *RedisDedup[V]) Len() int {
 func (s *RedisDedup[V]) Stats() DedupStats { return DedupStats{} }
 
 // settleLater stores the outcomes Complete could not, while their keys
-// are kept.
+// are kept; not while the store is down (the heartbeat finds it back).
 func (s *RedisDedup[V]) settleLater() {
+	if s.down.Load() {
+		return
+	}
 	s.mu.Lock()
 	pending := make(map[string]unsettledOutcome[V], len(s.unsettled))
 	for k, u := range s.unsettled {
@@ -499,17 +655,32 @@ func (s *RedisDedup[V]) settleLater() {
 }
 
 // pollWaiters finishes the duplicates waiting on other processes: every
-// redisPollInterval, one MGET of their keys; an outcome releases them, a
-// claim whose process is gone is settled (see Claim).
+// redisPollInterval, one pipeline reads their keys and checks the owners
+// of the claims they wait on (each owner once, and not again for
+// redisOwnerCheck once found alive); an outcome releases them, a claim
+// whose process is gone is settled (see Claim). The same tick stores
+// the outcomes and sends the releases that wait for Redis.
 func (s *RedisDedup[V]) pollWaiters() { s.every(redisPollInterval, s.pollOnce) }
 
 func (s *RedisDedup[V]) pollOnce() {
 	s.settleLater()
+	s.releaseQueued()
+	now := time.Now()
 	s.mu.Lock()
 	var keys []string
+	owners := map[string]bool{}
 	for k, le := range s.local {
-		if !le.first {
-			keys = append(keys, k)
+		if le.first {
+			continue
+		}
+		keys = append(keys, k)
+		if hv, ok := parseRedisValue(le.claim); ok && now.Sub(s.alive[hv.rest]) >= redisOwnerCheck {
+			owners[hv.rest] = true
+		}
+	}
+	for o, at := range s.alive {
+		if now.Sub(at) >= redisOwnerCheck {
+			delete(s.alive, o)
 		}
 	}
 	s.mu.Unlock()
@@ -518,11 +689,28 @@ func (s *RedisDedup[V]) pollOnce() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
-	vals, err := s.rdb.MGet(ctx, keys...).Result()
-	if err != nil {
-		s.log.Warn("dedup store: reading the outcomes duplicates wait for", "err", err)
-		return
+	pipe := s.rdb.Pipeline()
+	gets := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		gets[i] = pipe.Get(ctx, k)
 	}
+	exists := make(map[string]*redis.IntCmd, len(owners))
+	for o := range owners {
+		exists[o] = pipe.Exists(ctx, redisOwnerPrefix+o)
+	}
+	_, _ = pipe.Exec(ctx)
+	gone := map[string]bool{}
+	s.mu.Lock()
+	for o, cmd := range exists {
+		switch n, err := cmd.Result(); {
+		case err != nil:
+		case n > 0:
+			s.alive[o] = now
+		case !s.inGrace():
+			gone[o] = true
+		}
+	}
+	s.mu.Unlock()
 	for i, k := range keys {
 		s.mu.Lock()
 		le := s.local[k]
@@ -530,7 +718,11 @@ func (s *RedisDedup[V]) pollOnce() {
 		if le == nil {
 			continue
 		}
-		held, _ := vals[i].(string)
+		held, err := gets[i].Result()
+		if err != nil && err != redis.Nil {
+			s.log.Warn("dedup store: reading the outcome a duplicate waits for", "err", err)
+			continue
+		}
 		hv, ok := parseRedisValue(held)
 		var v V
 		switch {
@@ -540,10 +732,9 @@ func (s *RedisDedup[V]) pollOnce() {
 				continue
 			}
 		case ok && hv.mark == claimMark:
-			alive, err := s.ownerAlive(ctx, hv)
-			if err != nil || alive {
+			if !gone[hv.rest] || held != le.claim {
 				s.mu.Lock()
-				le.claim = held // a take-over's claim: wait for its outcome
+				le.claim = held // a take-over's claim: its owner is checked next
 				s.mu.Unlock()
 				continue
 			}
@@ -552,6 +743,10 @@ func (s *RedisDedup[V]) pollOnce() {
 			} else if v, err = s.settle(k, held, s.cfg.OwnerGone(false), hv.expiry, keepUntil(hv.expiry)); err != nil {
 				continue
 			}
+		case err == redis.Nil && now.Before(le.entry.expiry):
+			// Released unrun (redis_durable.go) before the request
+			// expired: sent again, it is claimed and runs.
+			v = s.cfg.Released()
 		default:
 			// Gone: the request expired without an outcome.
 			v = s.cfg.OwnerGone(le.idempotent)

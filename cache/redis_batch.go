@@ -26,6 +26,10 @@ type ClaimRequest struct {
 	Key        Key
 	Expiry     time.Time
 	Idempotent bool
+	// Reuse, when not "", is the request's reuse key: a store that
+	// carries the reuse cache (ReuseCarrier) looks it up in the claim's
+	// round trip.
+	Reuse string
 }
 
 // ClaimResult is what Claim returns, for one request of ClaimAll.
@@ -33,6 +37,12 @@ type ClaimResult[V any] struct {
 	Entry *Entry[V]
 	First bool
 	Err   error
+	// ReuseAsked says the reuse cache was asked for the request's Reuse
+	// key (a first receipt's, by a ReuseCarrier): ReuseHit and Reused
+	// are its answer, and the reuse cache need not be asked again.
+	ReuseAsked bool
+	ReuseHit   bool
+	Reused     V
 }
 
 // BatchClaimer is a Dedup that claims many requests in one round trip.
@@ -52,7 +62,7 @@ func (s *RedisDedup[V]) ClaimAll(reqs []ClaimRequest) []ClaimResult[V] {
 	res := make([]ClaimResult[V], len(reqs))
 	if s.down.Load() {
 		for i := range res {
-			res[i].Err = fmt.Errorf("%w: it did not answer; the next heartbeat tries again", ErrStoreUnavailable)
+			res[i].Err = errDown
 		}
 		return res
 	}
@@ -61,6 +71,8 @@ func (s *RedisDedup[V]) ClaimAll(reqs []ClaimRequest) []ClaimResult[V] {
 		k     string
 		claim string
 		cmd   *redis.Cmd
+		reuse reuseLookup
+		asked bool
 	}
 	var (
 		batch []sent
@@ -84,23 +96,35 @@ func (s *RedisDedup[V]) ClaimAll(reqs []ClaimRequest) []ClaimResult[V] {
 		for j := range batch {
 			b := &batch[j]
 			b.cmd = claimScript.EvalSha(ctx, pipe, []string{b.k}, b.claim, "", keepUntil(reqs[b.i].Expiry).UnixMilli())
+			b.reuse, b.asked = s.lookupReuse(ctx, pipe, reqs[b.i].Reuse, &res[b.i])
 		}
+		w := s.waitCmd(ctx, pipe)
 		_, err := pipe.Exec(ctx)
+		werr := s.waited(w)
 		cancel()
 		if err != nil && !isScriptMissing(err) && allFailed(batch, func(b sent) error { return b.cmd.Err() }) {
-			s.down.Store(true)
+			s.markDown(err)
 			for _, b := range batch {
-				res[b.i].Err = fmt.Errorf("%w: %v", ErrStoreUnavailable, err)
+				s.release(b.k, b.claim, keepUntil(reqs[b.i].Expiry)) // Redis may hold it all the same
+				res[b.i].Err = unavailable("the claim", b.cmd.Err())
 			}
 			batch = nil
 		}
 		for _, b := range batch {
 			held, err := b.cmd.Text()
 			switch {
+			case err == nil && held == "" && werr != nil:
+				// Claimed, but no replica confirmed it: not run.
+				s.release(b.k, b.claim, keepUntil(reqs[b.i].Expiry))
+				s.markDown(werr)
+				res[b.i].Err = unavailable("the claim", werr)
 			case err == nil && held == "":
 				e := &Entry[V]{key: reqs[b.i].Key, expiry: reqs[b.i].Expiry, done: make(chan struct{})}
 				s.track(b.k, &redisEntry[V]{entry: e, claim: b.claim, idempotent: reqs[b.i].Idempotent, first: true})
-				res[b.i] = ClaimResult[V]{Entry: e, First: true}
+				res[b.i].Entry, res[b.i].First = e, true
+				if b.asked {
+					s.reuseAnswered(b.reuse, &res[b.i])
+				}
 			case err == nil && strings.HasPrefix(held, string(outcomeMark)):
 				hv, ok := parseRedisValue(held)
 				v, derr := s.cfg.Decode([]byte(hv.rest))
@@ -112,6 +136,7 @@ func (s *RedisDedup[V]) ClaimAll(reqs []ClaimRequest) []ClaimResult[V] {
 				close(e.done)
 				res[b.i] = ClaimResult[V]{Entry: e}
 			default: // a claim held elsewhere, the script not loaded yet, …
+				res[b.i] = ClaimResult[V]{}
 				alone = append(alone, b.i)
 			}
 		}
@@ -146,7 +171,8 @@ func isScriptMissing(err error) bool { return err != nil && strings.HasPrefix(er
 type settleOp struct {
 	k, claim, value string
 	keep            time.Time
-	held            string // the outcome the key holds after it
+	share           *reuseShare // a reply for the reuse cache, stored with it
+	held            string      // the outcome the key holds after it
 	err             error
 	done            chan struct{}
 }
@@ -185,8 +211,10 @@ func (g *groupCommit) do(op *settleOp, send func([]*settleOp)) {
 	g.mu.Unlock()
 }
 
-// sendSettles stores a pipeline of outcomes; an operation whose script
-// was not loaded (Redis restarted) is sent again alone, with the script.
+// sendSettles stores a pipeline of outcomes, with its WAIT (an outcome
+// no replica confirmed fails: it is stored again later); an operation
+// whose script was not loaded (Redis restarted) is sent again alone,
+// with the script.
 func (s *RedisDedup[V]) sendSettles(ops []*settleOp) {
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
@@ -194,12 +222,20 @@ func (s *RedisDedup[V]) sendSettles(ops []*settleOp) {
 	cmds := make([]*redis.Cmd, len(ops))
 	for i, o := range ops {
 		cmds[i] = settleScript.EvalSha(ctx, pipe, []string{o.k}, o.claim, o.value, o.keep.UnixMilli())
+		if o.share != nil {
+			o.share.set = pipe.Set(ctx, o.share.key, o.share.value, o.share.ttl)
+		}
 	}
+	w := s.waitCmd(ctx, pipe)
 	_, _ = pipe.Exec(ctx)
+	werr := s.waited(w)
 	for i, o := range ops {
 		o.held, o.err = cmds[i].Text()
-		if isScriptMissing(o.err) {
-			o.held, o.err = settleScript.Run(ctx, s.rdb, []string{o.k}, o.claim, o.value, o.keep.UnixMilli()).Text()
+		switch {
+		case isScriptMissing(o.err):
+			o.held, o.err = s.runScript(ctx, settleScript, o.k, o.claim, o.value, o.keep.UnixMilli())
+		case o.err == nil && werr != nil:
+			o.err = werr
 		}
 	}
 }

@@ -31,8 +31,8 @@ func TestRedisDedupClaimAll(t *testing.T) {
 	b.Complete(done, "reply 4", time.Time{})
 
 	res := a.ClaimAll([]ClaimRequest{
-		{"inv", key(1), expiry, false}, {"inv", key(2), expiry, false}, {"inv", key(1), expiry, false},
-		{"inv", key(3), expiry, false}, {"inv", key(4), expiry, false},
+		{"inv", key(1), expiry, false, ""}, {"inv", key(2), expiry, false, ""}, {"inv", key(1), expiry, false, ""},
+		{"inv", key(3), expiry, false, ""}, {"inv", key(4), expiry, false, ""},
 	})
 	for i, want := range []bool{true, true, false, false, false} {
 		if res[i].Err != nil || res[i].First != want {
@@ -56,7 +56,7 @@ func TestRedisDedupClaimAll(t *testing.T) {
 	}
 
 	r.Kill()
-	for i, res := range a.ClaimAll([]ClaimRequest{{"inv", key(5), expiry, false}, {"inv", key(6), expiry, true}}) {
+	for i, res := range a.ClaimAll([]ClaimRequest{{"inv", key(5), expiry, false, ""}, {"inv", key(6), expiry, true, ""}}) {
 		if !errors.Is(res.Err, ErrStoreUnavailable) {
 			t.Errorf("request %d with Redis gone: %v, want ErrStoreUnavailable", i, res.Err)
 		}
@@ -74,7 +74,7 @@ func TestRedisDedupConcurrentOutcomes(t *testing.T) {
 	expiry := time.Now().Add(time.Minute)
 	var reqs []ClaimRequest
 	for i := range n {
-		reqs = append(reqs, ClaimRequest{"inv", Key{fmt.Sprintf("corr-%d", i), "resp"}, expiry, false})
+		reqs = append(reqs, ClaimRequest{"inv", Key{fmt.Sprintf("corr-%d", i), "resp"}, expiry, false, ""})
 	}
 	res := a.ClaimAll(reqs)
 	var wg sync.WaitGroup

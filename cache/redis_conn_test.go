@@ -1,14 +1,20 @@
 package cache
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -128,5 +134,34 @@ func TestRedisTLSNeedsRediss(t *testing.T) {
 	_, err := stringStore("redis://127.0.0.1:1/0", &tls.Config{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "rediss://") {
 		t.Fatalf("err = %v, want one that names rediss://", err)
+	}
+}
+
+// replyError is an error Redis answered with, as go-redis reports one.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+func (replyError) RedisError()     {}
+
+// Only an error that says Redis did not answer marks the store down; an
+// error Redis answered with does not.
+func TestRedisDownErrors(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		down bool
+	}{
+		{io.EOF, true},
+		{context.DeadlineExceeded, true},
+		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},
+		{redis.ErrClosed, true},
+		{redis.Nil, false},
+		{replyError("OOM command not allowed when used memory > 'maxmemory'"), false},
+		{replyError("NOREPLICAS Not enough good replicas to write"), false},
+		{fmt.Errorf("claim: %w", replyError("MOVED 3999 127.0.0.1:6381")), false},
+		{fmt.Errorf("%w: 0 of 1 replicas", errNotReplicated), false},
+	} {
+		if got := redisDown(c.err); got != c.down {
+			t.Errorf("redisDown(%v) = %v, want %v", c.err, got, c.down)
+		}
 	}
 }

@@ -44,7 +44,7 @@ import (
 // Redis's own TTL reclaims the key.
 type RedisReuse[V any] struct {
 	local    *ReuseCache[V]
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	encode   func(V) ([]byte, error)
 	decode   func([]byte) (V, error)
 	now      func() time.Time
@@ -99,7 +99,7 @@ const (
 // cfg.URL, once Redis answers.
 func NewRedisReuse[V any](cfg RedisReuseConfig[V]) (*RedisReuse[V], error) {
 	conn := redisConn{url: cfg.URL, tls: cfg.TLS, password: cfg.Password}
-	rdb, err := newRedisClient(conn)
+	rdb, _, err := newRedisClient(conn)
 	if err != nil {
 		return nil, fmt.Errorf("reuse cache %s: %w", conn.redacted(), err)
 	}
@@ -127,10 +127,16 @@ func (c *RedisReuse[V]) Get(key string) (V, bool) {
 	if v, ok := c.local.Get(key); ok || !c.up() {
 		return v, ok
 	}
-	var zero V
 	ctx, cancel := context.WithTimeout(context.Background(), redisReuseTimeout)
 	defer cancel()
 	held, err := c.rdb.Get(ctx, redisReuseKey(key)).Result()
+	return c.fetched(key, held, err)
+}
+
+// fetched is Get's answer once Redis answered GET key with held or err
+// (here, or in the dedup store's round trip: redis_carry.go).
+func (c *RedisReuse[V]) fetched(key, held string, err error) (V, bool) {
+	var zero V
 	if err == redis.Nil {
 		return zero, false
 	}
@@ -173,19 +179,35 @@ func (c *RedisReuse[V]) Set(key string, v V, cost int64, ttl time.Duration) bool
 // share stores v in Redis under key for ttl, within this process's
 // budget there (sharedBudget).
 func (c *RedisReuse[V]) share(key string, v V, ttl time.Duration) {
-	enc, err := c.encode(v)
-	if err != nil {
-		c.log.Error("reuse cache: encoding a reply", "err", err)
-		return
-	}
-	val := strconv.FormatInt(c.now().Add(ttl).UnixMilli(), 10) + ":" + string(enc)
-	if now := c.wall(); !c.budget.take(int64(len(val)), now, now.Add(ttl)) {
-		c.overBudget.Add(1)
+	rk, val, ok := c.prepare(key, v, ttl)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisReuseTimeout)
 	defer cancel()
-	if err := c.rdb.Set(ctx, redisReuseKey(key), val, ttl).Err(); err != nil {
+	c.stored(c.rdb.Set(ctx, rk, val, ttl).Err())
+}
+
+// prepare returns the Redis key and value that share stores for v,
+// once they fit this process's budget there; false when v is not to be
+// stored in Redis.
+func (c *RedisReuse[V]) prepare(key string, v V, ttl time.Duration) (rk, val string, ok bool) {
+	enc, err := c.encode(v)
+	if err != nil {
+		c.log.Error("reuse cache: encoding a reply", "err", err)
+		return "", "", false
+	}
+	val = strconv.FormatInt(c.now().Add(ttl).UnixMilli(), 10) + ":" + string(enc)
+	if now := c.wall(); !c.budget.take(int64(len(val)), now, now.Add(ttl)) {
+		c.overBudget.Add(1)
+		return "", "", false
+	}
+	return redisReuseKey(key), val, true
+}
+
+// stored takes the answer to a SET of share's.
+func (c *RedisReuse[V]) stored(err error) {
+	if err != nil {
 		c.failed("storing a reply", err)
 	}
 }

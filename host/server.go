@@ -168,7 +168,8 @@ type Config struct {
 	// DefaultDrain, Off: it waits for none.
 	Drain time.Duration
 	// Store is a dedup store shared by replicas and restarts,
-	// redis://[USER@]HOST:PORT/DB or rediss:// over TLS (rpc.RedisStores);
+	// redis://[USER@]HOST:PORT/DB or rediss:// over TLS, or a master
+	// through Sentinel or a cluster (cache.RedisURLForms; rpc.RedisStores);
 	// "": in memory (rpc.MemoryStores). The host prints it without its
 	// password.
 	Store string

@@ -96,6 +96,17 @@ type ledgerLoad struct {
 	unknownMu sync.Mutex
 	unknown   map[string]bool
 	wg        sync.WaitGroup
+	// answers holds each answered request's sentCall, by payload, for
+	// replays (by the same invoker: the same response topic);
+	// lastSendAgain is the unix ns of the last "send it again".
+	answers       sync.Map
+	lastSendAgain atomic.Int64
+}
+
+// sentCall is a call and the invoker that sent it.
+type sentCall struct {
+	call rpc.Call
+	inv  *rpc.Invoker
 }
 
 func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFlight int, resend time.Duration) *ledgerLoad {
@@ -138,6 +149,7 @@ func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFl
 					}
 					if err == nil && res.Status == 503 && strings.Contains(res.Message, "send it again") {
 						l.sendAgain.Add(1)
+						l.lastSendAgain.Store(time.Now().UnixNano())
 						time.Sleep(10 * time.Millisecond) // the invoker's back-off, not a synchronisation
 						continue
 					}
@@ -149,6 +161,7 @@ func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFl
 						l.errs <- fmt.Errorf("%s: %+v, %v", payload, res, err)
 						return
 					}
+					l.answers.Store(payload, sentCall{call, inv})
 					l.answered.Add(1)
 					break
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/host"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/secret"
@@ -28,7 +29,7 @@ const (
 
 func secretFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "store", Usage: "a Redis, `redis://[USER@]HOST:PORT/DB` or rediss:// over TLS, holding the dedup store and the reuse cache, shared by replicas and restarts: a request is answered once across them, even after a kill -9, and reusable replies are reused by all (see docs/operations.md); USER is a Redis ACL user, its password is not in the URL (--store-password-file); none: both in memory", EnvVars: []string{"CMDHOST_STORE"}},
+		&cli.StringFlag{Name: "store", Usage: "a Redis, `redis://[USER@]HOST:PORT/DB` or rediss:// over TLS, redis+sentinel://[USER@]HOST:PORT[,HOST:PORT…]/MASTER[/DB] (Sentinel: follows failovers) or redis-cluster://[USER@]HOST:PORT[,HOST:PORT…] (Redis Cluster), holding the dedup store and the reuse cache, shared by replicas and restarts: a request is answered once across them, even after a kill -9, and reusable replies are reused by all (see docs/operations.md); USER is a Redis ACL user, its password is not in the URL (--store-password-file); none: both in memory", EnvVars: []string{"CMDHOST_STORE"}},
 		&cli.StringFlag{Name: "store-ca", Usage: "PEM `FILE` of the CAs that sign a rediss:// store's certificate; none: the system's", EnvVars: []string{"CMDHOST_STORE_CA"}},
 		&cli.StringFlag{Name: "store-cert", Usage: "client certificate PEM `FILE` for a rediss:// store that asks for one (with --store-key), re-read at each new connection", EnvVars: []string{"CMDHOST_STORE_CERT"}},
 		&cli.StringFlag{Name: "store-key", Usage: "the key PEM `FILE` of --store-cert", EnvVars: []string{"CMDHOST_STORE_KEY"}},
@@ -72,8 +73,8 @@ func checkStore(cfg *host.Config) error {
 		return nil
 	}
 	u, err := url.Parse(cfg.Store)
-	if err != nil || u.Host == "" || (u.Scheme != "redis" && u.Scheme != "rediss") {
-		return fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0 or rediss://USER@HOST:6380/0", redact.String(cfg.Store))
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0, rediss://USER@HOST:6380/0, redis+sentinel://HOST:26379,HOST:26380/MASTER or redis-cluster://HOST:7000,HOST:7001", redact.String(cfg.Store))
 	}
 	if _, ok := u.User.Password(); ok || strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
 		// An '@' past the host is a password holding '/', '?' or '#'
@@ -81,7 +82,10 @@ func checkStore(cfg *host.Config) error {
 		return fmt.Errorf("--store %s: a password in the URL shows wherever the URL does (ps, the config file, the log): remove it, and give it with --store-password-file FILE (or %s)",
 			redact.URL(u), envStorePassword)
 	}
-	if u.Scheme != "rediss" && (cfg.StoreCAFile != "" || cfg.StoreCertFile != "" || cfg.StoreKeyFile != "") {
+	if err := cache.CheckRedisURL(cfg.Store); err != nil {
+		return fmt.Errorf("--store %s: %w", redact.URL(u), err)
+	}
+	if !strings.HasPrefix(u.Scheme, "rediss") && (cfg.StoreCAFile != "" || cfg.StoreCertFile != "" || cfg.StoreKeyFile != "") {
 		return fmt.Errorf("--store %s: --store-ca, --store-cert and --store-key are for TLS: use rediss://", redact.URL(u))
 	}
 	if (cfg.StoreCertFile == "") != (cfg.StoreKeyFile == "") {

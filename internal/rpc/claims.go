@@ -66,8 +66,12 @@ func (q *claimQueue) run() {
 		var reqs []cache.ClaimRequest
 		for _, c := range batch {
 			if !c.in.cancel {
-				reqs = append(reqs, cache.ClaimRequest{Invoker: q.e.invokerOf(c.in), Key: c.key, Expiry: c.in.expiry,
-					Idempotent: c.in.route.cmd.Idempotent})
+				r := cache.ClaimRequest{Invoker: q.e.invokerOf(c.in), Key: c.key, Expiry: c.in.expiry,
+					Idempotent: c.in.route.cmd.Idempotent}
+				if q.e.carried {
+					r.Reuse, _ = q.e.reuseKey(c.in) // looked up in the claim's round trip
+				}
+				reqs = append(reqs, r)
 			}
 		}
 		results := q.claims.ClaimAll(reqs)
@@ -78,6 +82,12 @@ func (q *claimQueue) run() {
 			}
 			r := results[0]
 			results = results[1:]
+			if r.ReuseAsked {
+				c.in.reuseAsked = true
+				if r.ReuseHit {
+					c.in.reused = r.Reused
+				}
+			}
 			q.e.admitClaimed(c.in, c.key, r.Entry, r.First, r.Err)
 		}
 	}

@@ -241,6 +241,9 @@ type Executor struct {
 	claims *claimQueue         // the shared store's claims, off the receive goroutine; nil in memory
 	reuse  cache.Reuse[*reply] // nil when reuse is off
 	calls  runningSet          // requests in progress, for cancels (ask.go)
+	// carried: the dedup store carries the reuse cache's Redis calls
+	// in its round trips (cache.ReuseCarrier; claims.go, reuse.go).
+	carried bool
 
 	// sess is the MQTT session (package session): the connection, its
 	// acks and its health.
@@ -304,6 +307,9 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		if e.reuse, err = cfg.Stores.reuse(&cfg); err != nil {
 			dedup.Close()
 			return nil, err
+		}
+		if c, ok := dedup.(cache.ReuseCarrier[*reply]); ok {
+			e.carried = c.CarryReuse(e.reuse)
 		}
 	}
 	routes, err := e.buildRoutes(commands, nil)
@@ -580,7 +586,11 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 	}
 	reuseKey, reusable := e.reuseKey(in)
 	if reusable {
-		if r, ok := e.reuse.Get(reuseKey); ok {
+		r, ok := in.reused, in.reused != nil
+		if !in.reuseAsked {
+			r, ok = e.reuse.Get(reuseKey)
+		}
+		if ok {
 			e.pending.Add(-1)
 			e.complete(in, entry, r)
 			go e.finishTraced(in, r)
@@ -600,6 +610,10 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 			e.logCancelled(in, c)
 		}
 		e.calls.end(key, c)
+		if reusable && ok && e.rememberCarried(reuseKey, in, entry, r) {
+			e.finishTraced(in, r)
+			return
+		}
 		if reusable && ok {
 			e.remember(reuseKey, in, r)
 		}

@@ -38,6 +38,11 @@ type incoming struct {
 	cancel   bool          // cmdhost-cancel: 1: a cancel, not a request
 	accepted chan struct{} // closed once the 202 is sent; nil when none is
 
+	// The reuse cache asked in the claim's round trip (claims.go):
+	// reused is its reply, nil on a miss.
+	reuseAsked bool
+	reused     *reply
+
 	// Tracing (tracing.go): the request span and its context; nil when
 	// the request is not traced.
 	span     trace.Span

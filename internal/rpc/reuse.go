@@ -69,6 +69,22 @@ func (e *Executor) remember(key string, in *incoming, r *reply) {
 	}
 }
 
+// rememberCarried is remember and complete in one, when the dedup store
+// carries the reuse cache's calls (cache.ReuseCarrier): the reply goes
+// to Redis in the outcome's round trip. It reports whether it did both.
+func (e *Executor) rememberCarried(key string, in *incoming, entry *cache.Entry[*reply], r *reply) bool {
+	c, ok := e.dedup.(cache.ReuseCarrier[*reply])
+	if !e.carried || !ok || entry == nil || r.none || r.status != abi.StatusOK && r.status != abi.StatusNoContent {
+		return false
+	}
+	ttl := in.route.cmd.ResponseTTL
+	if r.ttl != nil && *r.ttl < ttl {
+		ttl = *r.ttl
+	}
+	c.CompleteReusing(entry, r, in.expiry.Add(in.expiry.Sub(in.received)), cache.ReuseSet{Key: key, Cost: r.cost(), TTL: ttl})
+	return true
+}
+
 // cost is what a reply weighs in the reuse cache: its bytes.
 func (r *reply) cost() int64 {
 	n := len(r.payload) + len(r.contentType) + len(r.message)

@@ -29,6 +29,9 @@ var (
 	// storeDownReply answers a request to a non-idempotent command when
 	// the shared store cannot record it: running it unrecorded could run
 	// it twice.
+	// releasedReply answers a duplicate that waited on a claim its
+	// executor released unrun (the claim's answer was lost).
+	releasedReply  = statusReply(abi.StatusServiceUnavailable, "the request was not run: send it again", "", "")
 	storeDownReply = statusReply(abi.StatusServiceUnavailable, "the dedup store is unreachable: the request was not run; send it again", "", "")
 )
 
@@ -56,7 +59,8 @@ func RedisStores(cfg RedisConfig) Stores { return redisStores{cfg: cfg} }
 // RedisConfig is how the executor's stores reach Redis.
 type RedisConfig struct {
 	// URL is the Redis: redis://[USER@]HOST:PORT/DB, or rediss:// over
-	// TLS; its user is the Redis ACL user. Required.
+	// TLS, or Sentinel's or a cluster's (cache.RedisURLForms); its user
+	// is the Redis ACL user. Required.
 	URL string
 	// CAFile is the PEM file of the certificate authorities a rediss://
 	// server's certificate is checked against, read once; "": the
@@ -80,7 +84,7 @@ func (cfg RedisConfig) tls() (*tls.Config, error) {
 	if cfg.CAFile == "" && cfg.CertFile == "" && cfg.KeyFile == "" {
 		return nil, nil
 	}
-	if !strings.HasPrefix(cfg.URL, "rediss://") {
+	if !strings.HasPrefix(cfg.URL, "rediss") {
 		return nil, errors.New("a CA or client certificate is given, but the URL is not rediss://: use rediss:// to connect over TLS")
 	}
 	t := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -168,6 +172,7 @@ func (s redisStores) dedup(cfg *Config) (cache.Dedup[*reply], error) {
 			}
 			return ownerGoneReply
 		},
+		Released: func() *reply { return releasedReply },
 	})
 	if err != nil {
 		return nil, err

@@ -36,6 +36,10 @@ type RedisOptions struct {
 	// on the keys cmdhost:* (the stores' keys, docs/operations.md); with
 	// any, the default user is off (a client must log in).
 	Users map[string]string
+	// Debug allows the DEBUG command (DEBUG SLEEP stalls Redis).
+	Debug bool
+	// extra are more arguments of redis-server (redisha.go).
+	extra []string
 }
 
 // StartRedis starts a Redis without persistence.
@@ -105,7 +109,9 @@ func runRedis(tb testing.TB, addr, dir string, opts RedisOptions) *exec.Cmd {
 	}
 	host, port, _ := net.SplitHostPort(addr)
 	var out bytes.Buffer
-	args := []string{"--bind", host, "--port", port, "--save", "", "--appendonly", "no"}
+	// Its own folder even without persistence: a replica's full sync
+	// writes an RDB file there (else in the test's package folder).
+	args := []string{"--bind", host, "--port", port, "--save", "", "--appendonly", "no", "--dir", tb.TempDir()}
 	if dir != "" {
 		args = []string{"--bind", host, "--port", port, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir}
 	}
@@ -138,6 +144,9 @@ func runRedis(tb testing.TB, addr, dir string, opts RedisOptions) *exec.Cmd {
 func (o RedisOptions) args(tb testing.TB, port string) []string {
 	tb.Helper()
 	var args []string
+	if o.Debug {
+		args = append(args, "--enable-debug-command", "local")
+	}
 	if o.TLS != nil {
 		cert, key := o.TLS.Server(tb, "redis")
 		auth := "optional"
@@ -156,7 +165,7 @@ func (o RedisOptions) args(tb testing.TB, port string) []string {
 			args = append(args, "--user", name, "on", ">"+pw, "~cmdhost:*", "+@all")
 		}
 	}
-	return args
+	return append(args, o.extra...) // last: they override the above
 }
 
 // dial connects to the Redis at addr as a client of opts: over TLS with
