@@ -132,6 +132,20 @@ func parseMultiURL(rawURL, topology string) (multiURL, error) {
 	return m, nil
 }
 
+// RedisClient returns a client of the Redis rawURL names, in any form of
+// RedisURLForms, with the TLS configuration and password source the
+// stores take (RedisConfig.TLS, Password) and their timeouts and retries:
+// for what else a host keeps in the store's Redis (the per-caller quotas,
+// RedisQuota). The caller closes it. An error names the forms, never the
+// password.
+func RedisClient(rawURL string, tlsConf *tls.Config, password func() (string, error)) (redis.UniversalClient, error) {
+	c, _, err := newRedisClient(redisConn{url: rawURL, tls: tlsConf, password: password})
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", redact.String(rawURL), err)
+	}
+	return c, nil
+}
+
 // newRedisClient returns a client of the Redis c names — one server,
 // a master found through Sentinel (it follows failovers), or a cluster
 // (it follows MOVED and ASK) — whose calls fail after redisOpTimeout.
