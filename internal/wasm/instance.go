@@ -72,8 +72,13 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
 		WithNanosleep(inst.nanosleep)
+	// The start functions run outside any call: the context of a nested
+	// call's instance carries its caller's call state (the outer guest's,
+	// still running), which the new instance's host functions and ticks
+	// must not touch.
+	initCtx := context.WithValue(experimental.WithMemoryAllocator(ctx, mem), callKey{}, (*callState)(nil))
 	mem.enter() // the start functions run guest code on the memory
-	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, mem), p.compiled, cfg)
+	mod, err := p.rt.InstantiateModule(initCtx, p.compiled, cfg)
 	mem.leave()
 	if err != nil {
 		inst.flushOutput()
