@@ -22,22 +22,7 @@ const maxSentModule = 256 << 20
 // runRemoteInstall sends the module FILE to each host --executor names
 // and prints each host's verdict.
 func runRemoteInstall(c *cli.Context, src string) error {
-	name := c.String("name")
-	if name == "" {
-		name = pluginName(src)
-	}
-	if err := pluginmgr.CheckName(name); err != nil {
-		return cli.Exit(fmt.Sprintf("%v (choose it with --name)", err), exitUsage)
-	}
-	bin, err := wasm.ReadModule(src, maxSentModule)
-	if err != nil {
-		return cli.Exit(err, exitUsage)
-	}
-	sig, err := moduleSignature(src)
-	if err != nil {
-		return err
-	}
-	token, err := adminToken(c)
+	name, bin, sig, token, err := moduleToSend(c, src)
 	if err != nil {
 		return err
 	}
@@ -53,6 +38,29 @@ func runRemoteInstall(c *cli.Context, src string) error {
 		}
 		return verdictLine(v)
 	})
+}
+
+// moduleToSend reads what an install or a rollout sends to hosts: the
+// plugin's name (--name, or the file's), the module FILE, its signature
+// FILE.sig when there is one (nil otherwise), and the admin token.
+func moduleToSend(c *cli.Context, src string) (name string, bin, sig []byte, token string, err error) {
+	name = c.String("name")
+	if name == "" {
+		name = pluginName(src)
+	}
+	if err := pluginmgr.CheckName(name); err != nil {
+		return "", nil, nil, "", cli.Exit(fmt.Sprintf("%v (choose it with --name)", err), exitUsage)
+	}
+	if bin, err = wasm.ReadModule(src, maxSentModule); err != nil {
+		return "", nil, nil, "", cli.Exit(err, exitUsage)
+	}
+	if sig, err = moduleSignature(src); err != nil {
+		return "", nil, nil, "", err
+	}
+	if token, err = adminToken(c); err != nil {
+		return "", nil, nil, "", err
+	}
+	return name, bin, sig, token, nil
 }
 
 // verdictLine is the outcome line of a host's verdict: served, or refused

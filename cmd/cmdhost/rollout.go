@@ -13,7 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
-	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -83,22 +82,7 @@ func runRollout(c *cli.Context) error {
 		return err
 	}
 	defer done()
-	name := c.String("name")
-	if name == "" {
-		name = pluginName(src)
-	}
-	if err := pluginmgr.CheckName(name); err != nil {
-		return cli.Exit(fmt.Sprintf("%v (choose it with --name)", err), exitUsage)
-	}
-	bin, err := wasm.ReadModule(src, maxSentModule)
-	if err != nil {
-		return cli.Exit(err, exitUsage)
-	}
-	sig, err := moduleSignature(src)
-	if err != nil {
-		return err
-	}
-	token, err := adminToken(c)
+	name, bin, sig, token, err := moduleToSend(c, src)
 	if err != nil {
 		return err
 	}
