@@ -45,7 +45,10 @@ type funcWriter struct {
 	params uint32
 	locals uint32 // declared locals, parameters included
 	code   []byte // the rewritten instructions
-	tmp    bool   // the body needs the added i32 local (bulk memory weights)
+	// Two locals are added after the declared ones: an i64, the counter
+	// just computed (read back by the check instead of a reload of the
+	// global), and an i32 (bulk memory weights) when tmp is set.
+	tmp bool
 	// ctrl holds the open blocks, true for a loop; regions the metered
 	// regions open: the function's, then one per loop.
 	ctrl    []bool
@@ -85,7 +88,7 @@ func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 			return nil, fmt.Errorf("locals: %w", err)
 		}
 	}
-	if total >= 1<<32-1 {
+	if total >= 1<<32-2 {
 		return nil, errors.New("too many locals")
 	}
 	f.locals = uint32(total)
@@ -99,13 +102,13 @@ func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 	if len(f.regions) != 0 {
 		return nil, errors.New("body ends inside a block")
 	}
+	added := []byte{1, 0x7e} // one i64
 	if f.tmp {
-		out = appendU32(out, groups+1)
-		out = append(out, r.b[localsStart:localsEnd]...)
-		out = append(out, 1, 0x7f) // one i32
-	} else {
-		out = append(out, r.b[:localsEnd]...)
+		added = append(added, 1, 0x7f) // one i32
 	}
+	out = appendU32(out, groups+uint32(len(added)/2))
+	out = append(out, r.b[localsStart:localsEnd]...)
+	out = append(out, added...)
 	return append(out, f.code...), nil
 }
 
@@ -118,8 +121,7 @@ func (f *funcWriter) enterRegion() {
 	c = append(c, 0x42) // i64.const weight
 	f.regions = append(f.regions, region{patch: len(c)})
 	c = appendPadded4(c, 0)
-	c = append(c, 0x7d, 0x24) // i64.sub, global.set counter
-	c = appendU32(c, g)
+	c = append(c, 0x7d) // i64.sub
 	r := &f.regions[len(f.regions)-1]
 	r.checkAt = len(c)
 	f.code = f.check(c)
@@ -132,22 +134,29 @@ func (f *funcWriter) enterRegion() {
 // global after a call, so a check after one costs a load more each round.
 func (f *funcWriter) dropCheck() {
 	r := &f.regions[len(f.regions)-1]
-	f.code = append(f.code[:r.checkAt], f.code[r.checkEnd:]...)
+	set := appendU32([]byte{0x24}, f.m.counter()) // global.set counter
+	f.code = append(append(f.code[:r.checkAt], set...), f.code[r.checkEnd:]...)
 	r.open = false
 }
 
-// check appends: while counter < 0, counter = tick(counter). The loop
+// check appends, the new counter on the stack: counter = that; while
+// counter < 0, counter = tick(counter). The counter is kept in the added
+// i64 local too: a loop header is a block of its own for wazero's
+// compiler, where a global.get loads it again. The loop
 // is for wazero's compiler: a call that returns to the code after it would
 // merge two paths there, one where the call clobbered every register, and
 // the hot path would pay for it; a branch back to a loop of its own leaves
 // the code after it a single predecessor, the hot path.
 func (f *funcWriter) check(c []byte) []byte {
-	g := f.m.counter()
-	c = append(c, 0x03, 0x40) // loop
-	c = appendU32(append(c, 0x23), g)
+	g, t := f.m.counter(), f.locals
+	c = appendU32(append(c, 0x22), t) // local.tee t
+	c = appendU32(append(c, 0x24), g) // global.set counter
+	c = append(c, 0x03, 0x40)         // loop
+	c = appendU32(append(c, 0x20), t)
 	c = append(c, 0x42, 0, 0x53, 0x04, 0x40) // i64.const 0, i64.lt_s, if
-	c = appendU32(append(c, 0x23), g)
+	c = appendU32(append(c, 0x20), t)
 	c = appendU32(append(c, 0x10), f.m.tickFunc())
+	c = appendU32(append(c, 0x22), t) // local.tee t
 	c = appendU32(append(c, 0x24), g)
 	return append(c, 0x0c, 1, 0x0b, 0x0b) // br to the loop, end if, end loop
 }
@@ -163,12 +172,11 @@ func (f *funcWriter) leaveRegion() {
 // the stack, the code that charges its weight and checks the counter.
 func (f *funcWriter) bulk() {
 	f.tmp = true
-	tmp, g := f.locals, f.m.counter()
+	tmp, g := f.locals+1, f.m.counter()
 	c := appendU32(append(f.code, 0x22), tmp) // local.tee tmp
 	c = appendU32(append(c, 0x23), g)
 	c = appendU32(append(c, 0x20), tmp)              // local.get tmp
 	c = append(c, 0xad, 0x42, BulkShift, 0x88, 0x7d) // i64.extend_i32_u, i64.const, i64.shr_u, i64.sub
-	c = appendU32(append(c, 0x24), g)
 	f.code = f.check(c)
 }
 
