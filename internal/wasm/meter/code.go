@@ -34,7 +34,6 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	// same and a call of it costs nothing more.
 	var body []byte
 	leaf := make([]uint32, n)
-	loopCalls := make([][]bool, n)
 	for i, b := range bodies {
 		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]]}
 		var err error
@@ -44,7 +43,6 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 		if !f.calls && f.entryWeight <= maxLeafWeight {
 			leaf[i] = f.entryWeight
 		}
-		loopCalls[i] = f.loopCalls
 	}
 	for i := range leaf {
 		if m.escaped[m.importedFuncs+uint32(i)] { // seen in all the code now
@@ -54,8 +52,7 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	m.leaf = leaf
 	out := appendU32(nil, n)
 	for i, b := range bodies {
-		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]], leaf: leaf[i] != 0,
-			zones: true, prevLoopCalls: loopCalls[i]}
+		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]], leaf: leaf[i] != 0}
 		var err error
 		if body, err = f.rewrite(body[:0]); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
@@ -91,37 +88,6 @@ type funcWriter struct {
 	leaf        bool
 	calls       bool
 	entryWeight uint32
-	// loopCalls says, by the loops' order in the body, which loops hold
-	// a call or a bulk memory operation; openLoops are the open loops by
-	// that order. A zone is an outermost loop that holds neither (known
-	// from the first pass, prevLoopCalls, when zones is set): the counter
-	// is kept in the i64 local t while it runs, loaded before it and
-	// stored back at every way out of it but a trap; zoneAt is the zone's
-	// index in ctrl plus one, 0 outside any.
-	loopCalls     []bool
-	openLoops     []int
-	zones         bool
-	prevLoopCalls []bool
-	zoneAt        int
-}
-
-// callInLoops notes that the open loops hold a call or a bulk operation.
-func (f *funcWriter) callInLoops() {
-	for _, o := range f.openLoops {
-		f.loopCalls[o] = true
-	}
-}
-
-// store appends: counter = t.
-func (f *funcWriter) store(c []byte) []byte {
-	c = appendU32(append(c, 0x20), f.locals)
-	return appendU32(append(c, 0x24), f.m.counter())
-}
-
-// exits says whether a branch to the label of the given depth leaves the
-// zone.
-func (f *funcWriter) exits(depth uint32) bool {
-	return f.zoneAt > 0 && int64(len(f.ctrl))-1-int64(depth) < int64(f.zoneAt-1)
 }
 
 // region is a metered region: where its weight is to be patched in, and
@@ -189,12 +155,8 @@ func (f *funcWriter) enterRegion() {
 		return
 	}
 	g := f.m.counter()
-	var c []byte
-	if f.zoneAt > 0 {
-		c = appendU32(append(f.code, 0x20), f.locals) // local.get t
-	} else {
-		c = appendU32(append(f.code, 0x23), g) // global.get counter
-	}
+	c := append(f.code, 0x23)
+	c = appendU32(c, g) // global.get counter
 	c = append(c, 0x42) // i64.const weight
 	f.regions = append(f.regions, region{patch: len(c)})
 	c = appendPadded4(c, 0)
@@ -226,13 +188,9 @@ func (f *funcWriter) dropCheck() {
 // the code after it a single predecessor, the hot path.
 func (f *funcWriter) check(c []byte) []byte {
 	g, t := f.m.counter(), f.locals
-	if f.zoneAt > 0 {
-		c = appendU32(append(c, 0x21), t) // local.set t
-	} else {
-		c = appendU32(append(c, 0x22), t) // local.tee t
-		c = appendU32(append(c, 0x24), g) // global.set counter
-	}
-	c = append(c, 0x03, 0x40) // loop
+	c = appendU32(append(c, 0x22), t) // local.tee t
+	c = appendU32(append(c, 0x24), g) // global.set counter
+	c = append(c, 0x03, 0x40)         // loop
 	c = appendU32(append(c, 0x20), t)
 	c = append(c, 0x42, 0, 0x53, 0x04, 0x40) // i64.const 0, i64.lt_s, if
 	c = appendU32(append(c, 0x20), t)
@@ -293,14 +251,6 @@ func (f *funcWriter) instr() error {
 		if err = f.blockType(); err != nil {
 			return err
 		}
-		ord := len(f.loopCalls)
-		f.loopCalls = append(f.loopCalls, false)
-		f.openLoops = append(f.openLoops, ord)
-		if f.zones && f.zoneAt == 0 && ord < len(f.prevLoopCalls) && !f.prevLoopCalls[ord] {
-			f.code = appendU32(append(f.code, 0x23), m.counter()) // global.get counter
-			f.code = appendU32(append(f.code, 0x21), f.locals)    // local.set t
-			f.zoneAt = len(f.ctrl) + 1
-		}
 		f.ctrl = append(f.ctrl, true)
 		f.code = append(f.code, r.b[start:r.off]...)
 		f.enterRegion()
@@ -316,19 +266,11 @@ func (f *funcWriter) instr() error {
 		}
 		if f.ctrl[len(f.ctrl)-1] {
 			f.leaveRegion()
-			f.openLoops = f.openLoops[:len(f.openLoops)-1]
-		}
-		if f.zoneAt == len(f.ctrl) {
-			f.code = f.store(f.code)
-			f.zoneAt = 0
 		}
 		f.ctrl = f.ctrl[:len(f.ctrl)-1]
 		return nil
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
 		fn, err := r.u32()
-		if op != 0xd2 {
-			f.callInLoops()
-		}
 		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
 			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
 		}
@@ -353,7 +295,6 @@ func (f *funcWriter) instr() error {
 		return nil
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
 		f.calls = true
-		f.callInLoops()
 		var t uint32
 		if t, err = r.u32(); err == nil && t >= m.types {
 			err = fmt.Errorf("type index %d out of range", t)
@@ -362,25 +303,13 @@ func (f *funcWriter) instr() error {
 			err = r.skipLEB(5)
 		}
 	case op == 0x0c || op == 0x0d: // br, br_if
-		var d uint32
-		if d, err = r.u32(); err == nil && f.exits(d) {
-			f.code = f.store(f.code)
-		}
+		err = r.skipLEB(5)
 	case op == 0x0e: // br_table
-		var n, d uint32
-		exits := false
+		var n uint32
 		if n, err = r.u32(); err == nil {
 			for i := uint64(0); i <= uint64(n) && err == nil; i++ {
-				d, err = r.u32()
-				exits = exits || f.exits(d)
+				err = r.skipLEB(5)
 			}
-		}
-		if err == nil && exits {
-			f.code = f.store(f.code)
-		}
-	case op == 0x0f: // return
-		if f.zoneAt > 0 {
-			f.code = f.store(f.code)
 		}
 	case op == 0x1c: // select t*
 		var n uint32
@@ -421,7 +350,7 @@ func (f *funcWriter) instr() error {
 		err = f.prefixFD()
 	case op == 0xfe:
 		err = f.prefixFE()
-	case op <= 0x01, op == 0x05, op == 0x1a, op == 0x1b, // unreachable, nop, else, return, drop, select
+	case op <= 0x01, op == 0x05, op == 0x0f, op == 0x1a, op == 0x1b, // unreachable, nop, else, return, drop, select
 		op >= 0x45 && op <= 0xc4, op == 0xd1: // numeric, sign extension, ref.is_null
 	default:
 		return fmt.Errorf("opcode %#x cannot be metered (exceptions, GC and function references are not supported)", op)
@@ -508,7 +437,6 @@ func (f *funcWriter) prefixFC(start int) error {
 		return fmt.Errorf("opcode 0xfc %d: %w", sub, err)
 	}
 	if sub == 8 || sub == 10 || sub == 11 {
-		f.callInLoops()
 		f.bulk()
 	}
 	f.code = append(f.code, r.b[start:r.off]...)
