@@ -13,47 +13,22 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	if n != uint32(len(m.funcTypes)) {
 		return nil, fmt.Errorf("code section: %d bodies for %d functions", n, len(m.funcTypes))
 	}
-	bodies := make([][]byte, n)
-	for i := range bodies {
+	out := appendU32(nil, n)
+	var body []byte
+	for i := uint32(0); i < n; i++ {
 		size, err := r.u32()
 		if err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
-		if bodies[i], err = r.bytes(size); err != nil {
+		b, err := r.bytes(size)
+		if err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
-		if t := m.funcTypes[i]; t >= m.types {
+		t := m.funcTypes[i]
+		if t >= m.types {
 			return nil, fmt.Errorf("function %d: type index %d out of range", i, t)
 		}
-	}
-	// A first pass finds the leaves: functions that call no function of
-	// the module (directly or not) and cannot be reached but by a direct
-	// call. A leaf runs bounded code but for its loops, which check; its
-	// entry region is charged at each direct call site instead of its
-	// entry, with the caller's region, so that the units charged stay the
-	// same and a call of it costs nothing more.
-	var body []byte
-	leaf := make([]uint32, n)
-	for i, b := range bodies {
-		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]]}
-		var err error
-		if body, err = f.rewrite(body[:0]); err != nil {
-			return nil, fmt.Errorf("function body %d: %w", i, err)
-		}
-		if !f.calls && f.entryWeight <= maxLeafWeight {
-			leaf[i] = f.entryWeight
-		}
-	}
-	for i := range leaf {
-		if m.escaped[m.importedFuncs+uint32(i)] { // seen in all the code now
-			leaf[i] = 0
-		}
-	}
-	m.leaf = leaf
-	out := appendU32(nil, n)
-	for i, b := range bodies {
-		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]], leaf: leaf[i] != 0}
-		var err error
+		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[t]}
 		if body, err = f.rewrite(body[:0]); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
@@ -62,10 +37,6 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// maxLeafWeight bounds the entry weight of a function charged at its call
-// sites: a caller's region holds many calls.
-const maxLeafWeight = 1 << 12
 
 // funcWriter rewrites one function body.
 type funcWriter struct {
@@ -82,12 +53,6 @@ type funcWriter struct {
 	// regions open: the function's, then one per loop.
 	ctrl    []bool
 	regions []region
-	// leaf: the entry is charged at the call sites (no code at the entry);
-	// calls: the body calls a function of the module, directly or not;
-	// entryWeight: the weight of the function's region, once written.
-	leaf        bool
-	calls       bool
-	entryWeight uint32
 }
 
 // region is a metered region: where its weight is to be patched in, and
@@ -150,10 +115,6 @@ func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 // enterRegion writes the metering code of a region's entry, its weight to
 // be patched in at its end.
 func (f *funcWriter) enterRegion() {
-	if f.leaf && len(f.regions) == 0 {
-		f.regions = append(f.regions, region{patch: -1})
-		return
-	}
 	g := f.m.counter()
 	c := append(f.code, 0x23)
 	c = appendU32(c, g) // global.get counter
@@ -204,12 +165,7 @@ func (f *funcWriter) leaveRegion() {
 	last := f.regions[len(f.regions)-1]
 	f.regions = f.regions[:len(f.regions)-1]
 	w := max(min(last.count, maxWeight), 1)
-	if len(f.regions) == 0 {
-		f.entryWeight = w
-	}
-	if last.patch >= 0 {
-		patchPadded4(f.code[last.patch:], w)
-	}
+	patchPadded4(f.code[last.patch:], w)
 }
 
 // bulk writes, before a bulk memory operation whose byte count is on top of
@@ -274,16 +230,8 @@ func (f *funcWriter) instr() error {
 		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
 			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
 		}
-		if err == nil && op == 0xd2 && fn < m.funcs {
-			_, _ = m.escape(fn)
-		}
-		if err == nil && op != 0xd2 && fn >= m.importedFuncs && fn < m.funcs && len(f.regions) > 0 {
-			f.calls = true
-			if w := m.leafWeight(fn); w > 0 {
-				f.regions[len(f.regions)-1].count += w // the callee's entry region
-			} else if op == 0x10 && f.regions[len(f.regions)-1].open {
-				f.dropCheck()
-			}
+		if err == nil && op == 0x10 && fn >= m.importedFuncs && fn < m.funcs && f.regions[len(f.regions)-1].open {
+			f.dropCheck()
 		}
 		if err == nil {
 			fn, err = m.remap(fn)
@@ -294,7 +242,6 @@ func (f *funcWriter) instr() error {
 		f.code = appendU32(append(f.code, op), fn)
 		return nil
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
-		f.calls = true
 		var t uint32
 		if t, err = r.u32(); err == nil && t >= m.types {
 			err = fmt.Errorf("type index %d out of range", t)
@@ -360,15 +307,6 @@ func (f *funcWriter) instr() error {
 	}
 	f.code = append(f.code, r.b[start:r.off]...)
 	return nil
-}
-
-// leafWeight is the entry weight of the function fn when it is charged at
-// its call sites, 0 when it charges at its entry (or in the first pass).
-func (m *module) leafWeight(fn uint32) uint32 {
-	if m.leaf == nil || fn < m.importedFuncs {
-		return 0
-	}
-	return m.leaf[fn-m.importedFuncs]
 }
 
 // blockType skips a block type: empty, a value type, or a type index.

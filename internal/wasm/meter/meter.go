@@ -93,12 +93,6 @@ type module struct {
 	funcs         uint32   // all functions, imported and defined
 	funcTypes     []uint32 // type of each defined function
 	globals       uint32   // all globals, imported and defined
-	// escaped: functions that may be called other than by a direct call
-	// (exported, the start, in a table, ref.func); leaf: the weight of
-	// each defined function's entry region when it is charged at its
-	// direct call sites instead of its entry, 0 when it is not.
-	escaped map[uint32]bool
-	leaf    []uint32
 }
 
 // tickType, tickFunc and counter are the indices of what is added.
@@ -115,16 +109,6 @@ func (m *module) remap(f uint32) (uint32, error) {
 		return f + 1, nil
 	}
 	return f, nil
-}
-
-// escape notes that f may be called other than by a direct call and
-// returns its index remapped.
-func (m *module) escape(f uint32) (uint32, error) {
-	if m.escaped == nil {
-		m.escaped = map[uint32]bool{}
-	}
-	m.escaped[f] = true
-	return m.remap(f)
 }
 
 type section struct {
