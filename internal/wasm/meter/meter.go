@@ -16,7 +16,10 @@
 //     for a loop that calls a function of the module on every round
 //     before anything could branch, which relies on that function's
 //     check; before each memory.fill, memory.copy and
-//     memory.init, code that subtracts one unit per 64 bytes moved.
+//     memory.init, code that subtracts one unit per 64 bytes moved;
+//   - to each function, an i64 local that holds the counter just computed,
+//     which the check reads instead of the global (an i32 one too where
+//     a bulk memory operation's size must be kept).
 //
 // A unit is one instruction (a direct call of a host function
 // HostCallWeight): the weight of a function entry is the count of its
