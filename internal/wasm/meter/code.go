@@ -36,16 +36,23 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	// module, direct or not) runs bounded code but for its loops, which
 	// check, and has no code at its entry at all. Each call still passes
 	// a check (the callee's, or the leaf's caller's), so recursion and
-	// call trees are cut as before.
-	var body []byte
+	// call trees are cut as before. The first pass's output is kept: the
+	// second redoes only the functions that change (charged at their call
+	// sites, or calling one that is), so a module whose functions are all
+	// in its table (a Go guest's) is read once.
+	var body, first []byte
+	ends := make([]int, n)
 	own := make([]uint32, n)
 	isLeaf := make([]bool, n)
+	callees := make([][]uint32, n)
 	for i, b := range bodies {
 		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]]}
 		var err error
 		if body, err = f.rewrite(body[:0]); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
+		first = append(first, body...)
+		ends[i], callees[i] = len(first), f.callees
 		if f.entryWeight <= maxOwnWeight {
 			own[i], isLeaf[i] = f.entryWeight, !f.calls
 		}
@@ -57,16 +64,32 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	}
 	m.own, m.leaf = own, isLeaf
 	out := appendU32(nil, n)
+	start := 0
 	for i, b := range bodies {
-		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]], own: own[i], leaf: isLeaf[i]}
-		var err error
-		if body, err = f.rewrite(body[:0]); err != nil {
-			return nil, fmt.Errorf("function body %d: %w", i, err)
+		body := first[start:ends[i]]
+		start = ends[i]
+		if own[i] > 0 || m.callsCharged(callees[i]) {
+			f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]], own: own[i], leaf: isLeaf[i]}
+			var err error
+			if body, err = f.rewrite(nil); err != nil {
+				return nil, fmt.Errorf("function body %d: %w", i, err)
+			}
 		}
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
 	return out, nil
+}
+
+// callsCharged says whether one of the functions is charged at its call
+// sites (a function that calls one is rewritten differently).
+func (m *module) callsCharged(fns []uint32) bool {
+	for _, fn := range fns {
+		if m.ownWeight(fn) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // maxOwnWeight bounds the entry weight of a function charged at its call
@@ -94,7 +117,9 @@ type funcWriter struct {
 	// own: the weight charged at the call sites (0: all at the entry);
 	// leaf: no code at the entry;
 	// calls: the body calls a function of the module, directly or not;
-	// entryWeight: the weight of the function's region, once written.
+	// entryWeight: the weight of the function's region, once written;
+	// callees: the functions of the module it calls directly.
+	callees     []uint32
 	own         uint32
 	leaf        bool
 	calls       bool
@@ -310,6 +335,7 @@ func (f *funcWriter) instr() error {
 		}
 		if err == nil && op != 0xd2 && fn >= m.importedFuncs && fn < m.funcs && len(f.regions) > 0 {
 			f.calls = true
+			f.callees = append(f.callees, fn)
 			if w := m.ownWeight(fn); w > 0 {
 				f.regions[len(f.regions)-1].count += w // the callee's entry region
 			}
