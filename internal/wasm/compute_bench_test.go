@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
 // benchPluginDir holds the compute kernels of make bench-compute
@@ -111,15 +112,71 @@ func (t timed) best(f func() string) timed {
 	return t
 }
 
+// TestBenchMetered isolates the metering code from the engine: each
+// kernel (but the loop) as its module rewritten by meter.Instrument, on
+// bare wazero with a tick that hands out meterBatch units, against the
+// module unchanged (bareKernel), best of CMDHOST_BENCH_RUNS (25) each,
+// round robin. It prints the ratios only: the variant table of
+// BENCHMARKS.md ("Compute: the call-heavy kernels").
+func TestBenchMetered(t *testing.T) {
+	if os.Getenv("CMDHOST_BENCH_METERED") == "" {
+		t.Skip("set CMDHOST_BENCH_METERED=1")
+	}
+	runs, _ := strconv.Atoi(os.Getenv("CMDHOST_BENCH_RUNS"))
+	if runs <= 0 {
+		runs = 25
+	}
+	for _, k := range computeKernels {
+		if k.export == "k_loop" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(benchPluginDir, k.plugin+".wasm"))
+		if err != nil {
+			t.Fatalf("%v (make bench-compute builds it)", err)
+		}
+		metered, err := meter.Instrument(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := bareKernelWith(t, metered, k.export, k.n, false, func(ctx context.Context, rt wazero.Runtime) error {
+			_, err := rt.NewHostModuleBuilder(meter.ImportModule).NewFunctionBuilder().
+				WithFunc(func(int64) int64 { return meterBatch }).Export(meter.ImportName).Instantiate(ctx)
+			return err
+		})
+		bare := bareKernel(t, b, k.export, k.n, false)
+		var a, c timed
+		for i := 0; i < runs; i++ {
+			a = a.best(m)
+			c = c.best(bare)
+		}
+		if a.sum != c.sum {
+			t.Fatalf("%s: metered %s, bare %s", k.name, a.sum, c.sum)
+		}
+		fmt.Printf("%-16s %6.3f×\n", k.name, float64(a.d)/float64(c.d))
+	}
+}
+
 // bareKernel returns a run of the module's export on bare wazero (the
 // compiler, as the engine uses), its cmdhost imports stubbed (the kernels
 // call none); the run returns the export's result. check turns wazero's own
 // interruption check on, with a deadline on each call.
 func bareKernel(t *testing.T, wasm []byte, export string, n uint32, check bool) func() string {
+	return bareKernelWith(t, wasm, export, n, check, nil)
+}
+
+// bareKernelWith is bareKernel with more host modules, instantiated by
+// host (nil: none).
+func bareKernelWith(t *testing.T, wasm []byte, export string, n uint32, check bool,
+	host func(context.Context, wazero.Runtime) error) func() string {
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(check))
 	t.Cleanup(func() { _ = rt.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	if host != nil {
+		if err := host(ctx, rt); err != nil {
+			t.Fatal(err)
+		}
+	}
 	compiled, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		t.Fatal(err)

@@ -13,30 +13,91 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	if n != uint32(len(m.funcTypes)) {
 		return nil, fmt.Errorf("code section: %d bodies for %d functions", n, len(m.funcTypes))
 	}
-	out := appendU32(nil, n)
-	var body []byte
-	for i := uint32(0); i < n; i++ {
+	bodies := make([][]byte, n)
+	for i := range bodies {
 		size, err := r.u32()
 		if err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
-		b, err := r.bytes(size)
-		if err != nil {
+		if bodies[i], err = r.bytes(size); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
-		t := m.funcTypes[i]
-		if t >= m.types {
+		if t := m.funcTypes[i]; t >= m.types {
 			return nil, fmt.Errorf("function %d: type index %d out of range", i, t)
 		}
-		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[t]}
+	}
+	// A first pass finds the functions that cannot be reached but by a
+	// direct call (not exported, the start, in a table or ref.func'd) and
+	// whose entry region weighs at most maxOwnWeight: that weight, their
+	// own, is charged at each direct call site instead, with the caller's
+	// region. The entry of such a function subtracts only what the calls
+	// in its entry region add, or, when that is nothing, only checks the
+	// counter (a load, no store: fib's entry); a leaf (no call of the
+	// module, direct or not) runs bounded code but for its loops, which
+	// check, and has no code at its entry at all. Each call still passes
+	// a check (the callee's, or the leaf's caller's), so recursion and
+	// call trees are cut as before. The first pass's output is kept: the
+	// second redoes only the functions that change (charged at their call
+	// sites, or calling one that is), so a module whose functions are all
+	// in its table (a Go guest's) is read once.
+	var body, first []byte
+	ends := make([]int, n)
+	own := make([]uint32, n)
+	isLeaf := make([]bool, n)
+	callees := make([][]uint32, n)
+	for i, b := range bodies {
+		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]]}
+		var err error
 		if body, err = f.rewrite(body[:0]); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
+		}
+		first = append(first, body...)
+		ends[i], callees[i] = len(first), f.callees
+		if f.entryWeight <= maxOwnWeight {
+			own[i], isLeaf[i] = f.entryWeight, !f.calls
+		}
+	}
+	for i := range own {
+		if m.escaped[m.importedFuncs+uint32(i)] { // seen in all the code now
+			own[i], isLeaf[i] = 0, false
+		}
+	}
+	m.own, m.leaf = own, isLeaf
+	out := appendU32(nil, n)
+	start := 0
+	for i, b := range bodies {
+		body := first[start:ends[i]]
+		start = ends[i]
+		if own[i] > 0 || m.callsCharged(callees[i]) {
+			f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]], own: own[i], leaf: isLeaf[i]}
+			var err error
+			if body, err = f.rewrite(nil); err != nil {
+				return nil, fmt.Errorf("function body %d: %w", i, err)
+			}
 		}
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
 	return out, nil
 }
+
+// callsCharged says whether one of the functions is charged at its call
+// sites (a function that calls one is rewritten differently).
+func (m *module) callsCharged(fns []uint32) bool {
+	for _, fn := range fns {
+		if m.ownWeight(fn) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// maxOwnWeight bounds the entry weight of a function charged at its call
+// sites: a call site is charged with its region whether the call runs or
+// not (an error path's call too), so a large weight there would overcount
+// (measured: with 4,096 the JSON kernel ticked so often it ran 1.15×
+// slower).
+const maxOwnWeight = 32
 
 // funcWriter rewrites one function body.
 type funcWriter struct {
@@ -45,11 +106,24 @@ type funcWriter struct {
 	params uint32
 	locals uint32 // declared locals, parameters included
 	code   []byte // the rewritten instructions
-	tmp    bool   // the body needs the added i32 local (bulk memory weights)
+	// Two locals are added after the declared ones: an i64, the counter
+	// just computed (read back by the check instead of a reload of the
+	// global), and an i32 (bulk memory weights) when tmp is set.
+	tmp bool
 	// ctrl holds the open blocks, true for a loop; regions the metered
 	// regions open: the function's, then one per loop.
 	ctrl    []bool
 	regions []region
+	// own: the weight charged at the call sites (0: all at the entry);
+	// leaf: no code at the entry;
+	// calls: the body calls a function of the module, directly or not;
+	// entryWeight: the weight of the function's region, once written;
+	// callees: the functions of the module it calls directly.
+	callees     []uint32
+	own         uint32
+	leaf        bool
+	calls       bool
+	entryWeight uint32
 }
 
 // region is a metered region: where its weight is to be patched in, and
@@ -85,7 +159,7 @@ func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 			return nil, fmt.Errorf("locals: %w", err)
 		}
 	}
-	if total >= 1<<32-1 {
+	if total >= 1<<32-2 {
 		return nil, errors.New("too many locals")
 	}
 	f.locals = uint32(total)
@@ -99,27 +173,30 @@ func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 	if len(f.regions) != 0 {
 		return nil, errors.New("body ends inside a block")
 	}
+	added := []byte{1, 0x7e} // one i64
 	if f.tmp {
-		out = appendU32(out, groups+1)
-		out = append(out, r.b[localsStart:localsEnd]...)
-		out = append(out, 1, 0x7f) // one i32
-	} else {
-		out = append(out, r.b[:localsEnd]...)
+		added = append(added, 1, 0x7f) // one i32
 	}
+	out = appendU32(out, groups+uint32(len(added)/2))
+	out = append(out, r.b[localsStart:localsEnd]...)
+	out = append(out, added...)
 	return append(out, f.code...), nil
 }
 
 // enterRegion writes the metering code of a region's entry, its weight to
 // be patched in at its end.
 func (f *funcWriter) enterRegion() {
+	if f.leaf && len(f.regions) == 0 {
+		f.regions = append(f.regions, region{patch: -1})
+		return
+	}
 	g := f.m.counter()
 	c := append(f.code, 0x23)
 	c = appendU32(c, g) // global.get counter
 	c = append(c, 0x42) // i64.const weight
 	f.regions = append(f.regions, region{patch: len(c)})
 	c = appendPadded4(c, 0)
-	c = append(c, 0x7d, 0x24) // i64.sub, global.set counter
-	c = appendU32(c, g)
+	c = append(c, 0x7d) // i64.sub
 	r := &f.regions[len(f.regions)-1]
 	r.checkAt = len(c)
 	f.code = f.check(c)
@@ -132,43 +209,74 @@ func (f *funcWriter) enterRegion() {
 // global after a call, so a check after one costs a load more each round.
 func (f *funcWriter) dropCheck() {
 	r := &f.regions[len(f.regions)-1]
-	f.code = append(f.code[:r.checkAt], f.code[r.checkEnd:]...)
+	set := appendU32([]byte{0x24}, f.m.counter()) // global.set counter
+	f.code = append(append(f.code[:r.checkAt], set...), f.code[r.checkEnd:]...)
 	r.open = false
 }
 
-// check appends: while counter < 0, counter = tick(counter). The loop
+// check appends, the new counter on the stack: counter = that; while
+// counter < 0, counter = tick(counter). The counter is kept in the added
+// i64 local too: a loop header is a block of its own for wazero's
+// compiler, where a global.get loads it again. The loop
 // is for wazero's compiler: a call that returns to the code after it would
 // merge two paths there, one where the call clobbered every register, and
 // the hot path would pay for it; a branch back to a loop of its own leaves
 // the code after it a single predecessor, the hot path.
 func (f *funcWriter) check(c []byte) []byte {
-	g := f.m.counter()
+	c = appendU32(append(c, 0x22), f.locals) // local.tee t
+	c = appendU32(append(c, 0x24), f.m.counter())
+	return f.checkLoop(c)
+}
+
+// checkLoop appends: while t < 0, counter = t = tick(t).
+func (f *funcWriter) checkLoop(c []byte) []byte {
+	g, t := f.m.counter(), f.locals
 	c = append(c, 0x03, 0x40) // loop
-	c = appendU32(append(c, 0x23), g)
+	c = appendU32(append(c, 0x20), t)
 	c = append(c, 0x42, 0, 0x53, 0x04, 0x40) // i64.const 0, i64.lt_s, if
-	c = appendU32(append(c, 0x23), g)
+	c = appendU32(append(c, 0x20), t)
 	c = appendU32(append(c, 0x10), f.m.tickFunc())
+	c = appendU32(append(c, 0x22), t) // local.tee t
 	c = appendU32(append(c, 0x24), g)
 	return append(c, 0x0c, 1, 0x0b, 0x0b) // br to the loop, end if, end loop
+}
+
+// checkOnly appends the check of the counter as it is (nothing to
+// subtract): while counter < 0, counter = tick(counter).
+func (f *funcWriter) checkOnly(c []byte) []byte {
+	c = appendU32(append(c, 0x23), f.m.counter()) // global.get counter
+	c = appendU32(append(c, 0x21), f.locals)      // local.set t
+	return f.checkLoop(c)
 }
 
 func (f *funcWriter) leaveRegion() {
 	last := f.regions[len(f.regions)-1]
 	f.regions = f.regions[:len(f.regions)-1]
 	w := max(min(last.count, maxWeight), 1)
-	patchPadded4(f.code[last.patch:], w)
+	if len(f.regions) == 0 {
+		f.entryWeight = w
+		if f.own > 0 {
+			w = min(last.count, maxWeight) - f.own
+		}
+	}
+	switch {
+	case last.patch < 0:
+	case w == 0: // the function's entry: the check alone
+		f.code = append(f.checkOnly(nil), f.code[last.checkEnd:]...)
+	default:
+		patchPadded4(f.code[last.patch:], w)
+	}
 }
 
 // bulk writes, before a bulk memory operation whose byte count is on top of
 // the stack, the code that charges its weight and checks the counter.
 func (f *funcWriter) bulk() {
 	f.tmp = true
-	tmp, g := f.locals, f.m.counter()
+	tmp, g := f.locals+1, f.m.counter()
 	c := appendU32(append(f.code, 0x22), tmp) // local.tee tmp
 	c = appendU32(append(c, 0x23), g)
 	c = appendU32(append(c, 0x20), tmp)              // local.get tmp
 	c = append(c, 0xad, 0x42, BulkShift, 0x88, 0x7d) // i64.extend_i32_u, i64.const, i64.shr_u, i64.sub
-	c = appendU32(append(c, 0x24), g)
 	f.code = f.check(c)
 }
 
@@ -222,8 +330,18 @@ func (f *funcWriter) instr() error {
 		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
 			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
 		}
-		if err == nil && op == 0x10 && fn >= m.importedFuncs && fn < m.funcs && f.regions[len(f.regions)-1].open {
-			f.dropCheck()
+		if err == nil && op == 0xd2 && fn < m.funcs {
+			_, _ = m.escape(fn)
+		}
+		if err == nil && op != 0xd2 && fn >= m.importedFuncs && fn < m.funcs && len(f.regions) > 0 {
+			f.calls = true
+			f.callees = append(f.callees, fn)
+			if w := m.ownWeight(fn); w > 0 {
+				f.regions[len(f.regions)-1].count += w // the callee's entry region
+			}
+			if op == 0x10 && f.regions[len(f.regions)-1].open && !m.isLeaf(fn) {
+				f.dropCheck()
+			}
 		}
 		if err == nil {
 			fn, err = m.remap(fn)
@@ -234,6 +352,7 @@ func (f *funcWriter) instr() error {
 		f.code = appendU32(append(f.code, op), fn)
 		return nil
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
+		f.calls = true
 		var t uint32
 		if t, err = r.u32(); err == nil && t >= m.types {
 			err = fmt.Errorf("type index %d out of range", t)
@@ -299,6 +418,21 @@ func (f *funcWriter) instr() error {
 	}
 	f.code = append(f.code, r.b[start:r.off]...)
 	return nil
+}
+
+// ownWeight is the weight of the function fn's own entry region when it
+// is charged at its call sites, 0 when at its entry (or in the first
+// pass).
+func (m *module) ownWeight(fn uint32) uint32 {
+	if fn < m.importedFuncs || fn-m.importedFuncs >= uint32(len(m.own)) {
+		return 0 // an import, the first pass, or a body that is missing
+	}
+	return m.own[fn-m.importedFuncs]
+}
+
+// isLeaf says whether the function fn has no check at its entry.
+func (m *module) isLeaf(fn uint32) bool {
+	return fn >= m.importedFuncs && fn-m.importedFuncs < uint32(len(m.leaf)) && m.leaf[fn-m.importedFuncs]
 }
 
 // blockType skips a block type: empty, a value type, or a type index.

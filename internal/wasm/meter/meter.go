@@ -16,15 +16,24 @@
 //     for a loop that calls a function of the module on every round
 //     before anything could branch, which relies on that function's
 //     check; before each memory.fill, memory.copy and
-//     memory.init, code that subtracts one unit per 64 bytes moved.
+//     memory.init, code that subtracts one unit per 64 bytes moved;
+//   - to each function, an i64 local that holds the counter just computed,
+//     which the check reads instead of the global (an i32 one too where
+//     a bulk memory operation's size must be kept).
+//
+// A small function reached only by direct calls is charged its entry
+// region's weight at its call sites instead, with the caller's region:
+// its entry then only checks the counter, or, for a leaf (no call of the
+// module), has no code at all (see rewriteCode).
 //
 // A unit is one instruction (a direct call of a host function
 // HostCallWeight): the weight of a function entry is the count of its
 // body's instructions outside its loops, that of a loop header the count
-// of the loop's instructions outside its inner loops. Each
-// instruction that runs belongs to exactly one such region and runs at
-// most once per entry into it (a region has no backward branch but its
-// loop's), so the units charged bound the instructions run from above, and
+// of the loop's instructions outside its inner loops (plus, for each
+// direct call of a function charged at its call sites, that function's
+// entry weight). Each instruction that runs belongs to exactly one such
+// region and runs at most once per entry into it (a region has no
+// backward branch but its loop's), so the units charged bound the instructions run from above, and
 // the same input charges the same units: the counting is deterministic.
 //
 // The new import renumbers every defined function (imports come first), so
@@ -93,6 +102,14 @@ type module struct {
 	funcs         uint32   // all functions, imported and defined
 	funcTypes     []uint32 // type of each defined function
 	globals       uint32   // all globals, imported and defined
+	// escaped: functions that may be called other than by a direct call
+	// (exported, the start, in a table, ref.func); own: the weight of each
+	// defined function's entry region when it is charged at its direct
+	// call sites instead of its entry, 0 when it is not; leaf: no check at
+	// its entry (it calls no function of the module).
+	escaped map[uint32]bool
+	own     []uint32
+	leaf    []bool
 }
 
 // tickType, tickFunc and counter are the indices of what is added.
@@ -109,6 +126,16 @@ func (m *module) remap(f uint32) (uint32, error) {
 		return f + 1, nil
 	}
 	return f, nil
+}
+
+// escape notes that f may be called other than by a direct call and
+// returns its index remapped.
+func (m *module) escape(f uint32) (uint32, error) {
+	if m.escaped == nil {
+		m.escaped = map[uint32]bool{}
+	}
+	m.escaped[f] = true
+	return m.remap(f)
 }
 
 type section struct {

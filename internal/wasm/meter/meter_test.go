@@ -104,7 +104,8 @@ func readKernels(t testing.TB) []byte {
 	return b
 }
 
-var kernelExports = []string{"fib", "indirect", "global", "tail", "loop", "nested", "loopcall", "bulk", "simd", "multi", "start", "trap"}
+var kernelExports = []string{"fib", "indirect", "global", "tail", "loop", "nested", "loopcall", "bulk", "simd", "multi", "start", "trap",
+	"dfib", "tree", "leafloop"}
 
 // TestKernelsBehaveTheSame: each export of the sample kernels answers the
 // same before and after instrumenting, and the metered run counts units:
@@ -159,7 +160,7 @@ func TestBudgetCutsEveryShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"fib", "tail", "loop", "nested", "loopcall", "bulk"} {
+	for _, name := range []string{"fib", "tail", "loop", "nested", "loopcall", "bulk", "dfib", "tree", "leafloop"} {
 		m.budget = 0
 		_, used, err := m.call(name)
 		if err != nil {

@@ -28,7 +28,7 @@ func (m *module) rewrite(id byte, body []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start section: %w", err)
 		}
-		if f, err = m.remap(f); err != nil {
+		if f, err = m.escape(f); err != nil {
 			return nil, fmt.Errorf("start section: %w", err)
 		}
 		return appendU32(nil, f), nil
@@ -88,7 +88,7 @@ func (m *module) rewriteExports(r *reader) ([]byte, error) {
 		}
 		switch kind {
 		case 0:
-			idx, err = m.remap(idx)
+			idx, err = m.escape(idx)
 		case 3:
 			if idx >= m.globals {
 				err = fmt.Errorf("global index %d out of range", idx)
@@ -166,7 +166,7 @@ func (m *module) element(r *reader, out []byte) ([]byte, error) {
 		} else {
 			var f uint32
 			if f, err = r.u32(); err == nil {
-				f, err = m.remap(f)
+				f, err = m.escape(f)
 			}
 			out = appendU32(out, f)
 		}
@@ -197,7 +197,7 @@ func (m *module) constExpr(r *reader, out []byte) ([]byte, error) {
 		case 0xd2: // ref.func
 			var f uint32
 			if f, err = r.u32(); err == nil {
-				if f, err = m.remap(f); err == nil {
+				if f, err = m.escape(f); err == nil {
 					out = appendU32(append(out, op), f)
 					continue
 				}

@@ -55,6 +55,32 @@
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $l (i32.lt_u (local.get $i) (i32.const 100000))))
     (i64.extend_i32_u (local.get $s)))
+;; Reached only by direct calls, so charged at their call sites (the
+  ;; meter's own weight rule): $dfib, fib as clang compiles it (a loop
+  ;; around one of the calls), whose entry then only checks; $tree, a call
+  ;; tree with no loop; $leaf, which calls nothing and has no entry code,
+  ;; called first thing in a loop (whose check must stay).
+  (func $dfib (param $n i32) (result i32) (local $acc i32)
+    (block $done
+      (br_if $done (i32.lt_u (local.get $n) (i32.const 2)))
+      (loop $l
+        (local.set $acc (i32.add (local.get $acc) (call $dfib (i32.sub (local.get $n) (i32.const 1)))))
+        (local.set $n (i32.sub (local.get $n) (i32.const 2)))
+        (br_if $l (i32.gt_u (local.get $n) (i32.const 1)))))
+    (i32.add (local.get $acc) (local.get $n)))
+  (func $tree (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n)) (then (i32.const 1))
+      (else (i32.add (call $tree (i32.sub (local.get $n) (i32.const 1)))
+                     (call $tree (i32.sub (local.get $n) (i32.const 1)))))))
+  (func $leaf (param i32) (result i32) (i32.add (i32.mul (local.get 0) (i32.const 3)) (i32.const 1)))
+  (func (export "dfib") (result i64) (i64.extend_i32_u (call $dfib (i32.const 20))))
+  (func (export "tree") (result i64) (i64.extend_i32_u (call $tree (i32.const 14))))
+  (func (export "leafloop") (result i64) (local $i i32) (local $s i32)
+    (loop $l
+      (local.set $s (i32.add (local.get $s) (call $leaf (local.get $i))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (i32.const 100000))))
+    (i64.extend_i32_u (local.get $s)))
   (func (export "bulk") (result i64)
     (memory.fill (i32.const 0) (i32.const 7) (i32.const 65536))
     (memory.copy (i32.const 100) (i32.const 0) (i32.const 1000))
