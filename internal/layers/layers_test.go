@@ -53,6 +53,7 @@ var layer = map[string]int{
 	"internal/signing": 30,
 
 	"internal/hlc":       20,
+	"internal/wasmbin":   20,
 	"internal/topic":     20,
 	"internal/ratelog":   20,
 	"internal/regfile":   20,

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // The guest memory budget bounds the memory of all of an engine's
@@ -73,14 +75,14 @@ func instanceOverhead(wasm []byte, tableEntries uint32) int64 {
 	if len(wasm) < len(wasmMagic) {
 		return n
 	}
-	r := &binReader{b: wasm, off: len(wasmMagic)}
-	for !r.done() {
-		id, _ := r.byte()
-		size, err := r.u32()
+	r := &wasmbin.Reader{B: wasm, Off: len(wasmMagic)}
+	for !r.Done() {
+		id, _ := r.Byte()
+		size, err := r.U32()
 		if err != nil {
 			break
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			break
 		}
@@ -89,7 +91,7 @@ func instanceOverhead(wasm []byte, tableEntries uint32) int64 {
 		if per == 0 {
 			continue
 		}
-		count, err := (&binReader{b: body}).u32()
+		count, err := (&wasmbin.Reader{B: body}).U32()
 		if err != nil {
 			continue
 		}

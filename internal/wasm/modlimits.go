@@ -3,6 +3,8 @@ package wasm
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // Bounds on a module's shape, checked at load before wazero decodes the
@@ -76,29 +78,29 @@ func boundModule(wasm []byte, tableEntries uint32) ([]byte, error) {
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		return wasm, nil
 	}
-	r := &binReader{b: wasm, off: len(wasmMagic)}
+	r := &wasmbin.Reader{B: wasm, Off: len(wasmMagic)}
 	var tables *tableSection // the table section, when it must be rewritten
-	for !r.done() {
-		start := r.off
-		id, _ := r.byte()
-		size, err := r.u32()
+	for !r.Done() {
+		start := r.Off
+		id, _ := r.Byte()
+		size, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("not a valid WebAssembly module: section %d at byte %d: size: %w", id, start, err)
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			return nil, fmt.Errorf("not a valid WebAssembly module: section %d at byte %d declares %d bytes, past the module's end", id, start, size)
 		}
-		sec := &binReader{b: body}
+		sec := &wasmbin.Reader{B: body}
 		if bound, ok := sectionBounds[id]; ok {
-			n, err := sec.u32()
+			n, err := sec.U32()
 			if err != nil {
 				return nil, fmt.Errorf("not a valid WebAssembly module: %s section: count: %w", bound.items, err)
 			}
 			if n > bound.max {
 				return nil, fmt.Errorf("the module has %d %s, more than this host accepts (%d)", n, bound.items, bound.max)
 			}
-			sec.off = 0
+			sec.Off = 0
 		}
 		switch id {
 		case secImport:
@@ -106,7 +108,7 @@ func boundModule(wasm []byte, tableEntries uint32) ([]byte, error) {
 		case secTable:
 			tables, err = boundTableSection(sec, tableEntries)
 			if tables != nil {
-				tables.start, tables.end = start, r.off
+				tables.start, tables.end = start, r.Off
 			}
 		case secElement:
 			err = checkElementSection(sec, tableEntries)
@@ -126,18 +128,18 @@ func boundModule(wasm []byte, tableEntries uint32) ([]byte, error) {
 // checkImportSection refuses imports of anything but functions: the host
 // provides only functions, so a table, memory or global import could never
 // be satisfied, and wazero would say only that a module is missing.
-func checkImportSection(r *binReader) error {
-	n, _ := r.u32()
+func checkImportSection(r *wasmbin.Reader) error {
+	n, _ := r.U32()
 	for i := uint32(0); i < n; i++ {
-		mod, err := r.name()
+		mod, err := readName(r)
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: import %d: %w", i, err)
 		}
-		field, err := r.name()
+		field, err := readName(r)
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: import %d: %w", i, err)
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: import %s.%s: %w", mod, field, err)
 		}
@@ -145,7 +147,7 @@ func checkImportSection(r *binReader) error {
 			return fmt.Errorf("imports %s %s.%s: the host provides only functions: define the %s in the module instead",
 				importKind(kind), mod, field, importKind(kind))
 		}
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: import %s.%s: type: %w", mod, field, err)
 		}
 	}
@@ -169,11 +171,11 @@ func importKind(kind byte) string {
 // checkElementSection bounds the entries of all element segments together
 // by the table limit: they can only fill tables, and wazero keeps a copy of
 // every passive segment's entries in each instance.
-func checkElementSection(r *binReader, tableEntries uint32) error {
-	n, _ := r.u32()
+func checkElementSection(r *wasmbin.Reader, tableEntries uint32) error {
+	n, _ := r.U32()
 	var total uint64
 	for i := uint32(0); i < n; i++ {
-		entries, exprs, err := r.elementHeader()
+		entries, exprs, err := elementHeader(r)
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: element segment %d: %w", i, err)
 		}
@@ -183,9 +185,9 @@ func checkElementSection(r *binReader, tableEntries uint32) error {
 		}
 		for j := uint32(0); j < entries; j++ {
 			if exprs {
-				err = r.skipConstExpr()
+				err = r.SkipConstExpr()
 			} else {
-				err = r.skipLEB(5)
+				err = r.SkipLEB(5)
 			}
 			if err != nil {
 				return fmt.Errorf("not a valid WebAssembly module: element segment %d, entry %d: %w", i, j, err)
@@ -197,8 +199,8 @@ func checkElementSection(r *binReader, tableEntries uint32) error {
 
 // elementHeader reads an element segment up to its entries and returns
 // their count and whether they are expressions (or function indices).
-func (r *binReader) elementHeader() (entries uint32, exprs bool, err error) {
-	flags, err := r.u32()
+func elementHeader(r *wasmbin.Reader) (entries uint32, exprs bool, err error) {
+	flags, err := r.U32()
 	if err != nil {
 		return 0, false, err
 	}
@@ -209,45 +211,45 @@ func (r *binReader) elementHeader() (entries uint32, exprs bool, err error) {
 	// without it, an explicit table index; bit 2: expressions, not indices.
 	if flags&1 == 0 {
 		if flags&2 != 0 {
-			if _, err := r.u32(); err != nil { // table index
+			if _, err := r.U32(); err != nil { // table index
 				return 0, false, err
 			}
 		}
-		if err := r.skipConstExpr(); err != nil { // offset
+		if err := r.SkipConstExpr(); err != nil { // offset
 			return 0, false, err
 		}
 	}
 	exprs = flags&4 != 0
 	if flags&3 != 0 { // an element kind (a byte) or a reference type
 		if exprs {
-			err = r.skipRefType()
+			err = r.ValType()
 		} else {
-			_, err = r.byte()
+			_, err = r.Byte()
 		}
 		if err != nil {
 			return 0, false, err
 		}
 	}
-	entries, err = r.u32()
+	entries, err = r.U32()
 	return entries, exprs, err
 }
 
 // checkCodeSection bounds the locals of each function and of all of them:
 // wazero allocates for each declared local when it decodes a function,
 // and a declaration of 2^32 locals takes 6 bytes.
-func checkCodeSection(r *binReader) error {
-	n, _ := r.u32()
+func checkCodeSection(r *wasmbin.Reader) error {
+	n, _ := r.U32()
 	var total uint64
 	for i := uint32(0); i < n; i++ {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: function body %d: size: %w", i, err)
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: function body %d declares %d bytes, past its section's end", i, size)
 		}
-		locals, err := countLocals(&binReader{b: body})
+		locals, err := countLocals(&wasmbin.Reader{B: body})
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: function body %d: locals: %w", i, err)
 		}
@@ -263,21 +265,21 @@ func checkCodeSection(r *binReader) error {
 
 // countLocals reads a function body's local declarations and returns how
 // many locals they declare.
-func countLocals(r *binReader) (uint64, error) {
-	groups, err := r.u32()
+func countLocals(r *wasmbin.Reader) (uint64, error) {
+	groups, err := r.U32()
 	if err != nil {
 		return 0, err
 	}
 	var n uint64
 	for g := uint32(0); g < groups; g++ {
-		count, err := r.u32()
+		count, err := r.U32()
 		if err != nil {
 			return 0, err
 		}
 		if n += uint64(count); n > maxFuncLocals {
 			return n, nil // over the bound already: no need to read on
 		}
-		if err := r.skipRefType(); err != nil { // a value type, or a reference type
+		if err := r.ValType(); err != nil { // a value type, or a reference type
 			return 0, err
 		}
 	}

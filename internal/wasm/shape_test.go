@@ -2,6 +2,8 @@ package wasm
 
 import (
 	"fmt"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // shapeModule builds a complete plugin serving the command "shape" (it
@@ -32,12 +34,12 @@ const shapeResponse = "\x06\x00\x00\x00\x00"
 func (m shapeModule) bytes() []byte {
 	out := []byte("\x00asm\x01\x00\x00\x00")
 	section := func(id byte, count int, items ...[]byte) {
-		body := appendU32(nil, uint32(count))
+		body := wasmbin.AppendU32(nil, uint32(count))
 		for _, it := range items {
 			body = append(body, it...)
 		}
 		out = append(out, id)
-		out = appendU32(out, uint32(len(body)))
+		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
 	repeat := func(item []byte, n int) []byte {
@@ -47,7 +49,7 @@ func (m shapeModule) bytes() []byte {
 		}
 		return b
 	}
-	name := func(s string) []byte { return append(appendU32(nil, uint32(len(s))), s...) }
+	name := func(s string) []byte { return append(wasmbin.AppendU32(nil, uint32(len(s))), s...) }
 
 	// Types: 0 (i32 i32) -> i32, 1 () -> i32, 2 () -> ().
 	section(1, 3+m.types, []byte{0x60, 2, 0x7f, 0x7f, 1, 0x7f, 0x60, 0, 1, 0x7f, 0x60, 0, 0},
@@ -73,7 +75,7 @@ func (m shapeModule) bytes() []byte {
 		section(6, m.globals, repeat([]byte{0x7f, 0x00, 0x41, 0x00, 0x0b}, m.globals))
 	}
 
-	abiVersion := appendU32(nil, uint32(nImports))
+	abiVersion := wasmbin.AppendU32(nil, uint32(nImports))
 	exp := func(field string, kind byte, idx []byte) []byte {
 		return append(append(name(field), kind), idx...)
 	}
@@ -84,23 +86,23 @@ func (m shapeModule) bytes() []byte {
 	section(7, 4+m.exports,
 		exp("memory", 2, []byte{0}),
 		exp("cmdhost_abi_version", 0, abiVersion),
-		exp("cmdhost_describe", 0, appendU32(nil, uint32(nImports+1))),
-		exp("cmdhost_handle", 0, appendU32(nil, uint32(nImports+2))),
+		exp("cmdhost_describe", 0, wasmbin.AppendU32(nil, uint32(nImports+1))),
+		exp("cmdhost_handle", 0, wasmbin.AppendU32(nil, uint32(nImports+2))),
 		extra)
 
 	nElems := m.elemSegs
 	var entries []byte
 	if m.elemEntries > 0 {
 		nElems++
-		entries = append([]byte{0x01, 0x00}, appendU32(nil, uint32(m.elemEntries))...)
+		entries = append([]byte{0x01, 0x00}, wasmbin.AppendU32(nil, uint32(m.elemEntries))...)
 		entries = append(entries, repeat([]byte{0x00}, m.elemEntries)...)
 	}
 	if nElems > 0 {
 		section(9, nElems, repeat([]byte{0x01, 0x00, 0x00}, m.elemSegs), entries)
 	}
 
-	body := func(code ...byte) []byte { return append(appendU32(nil, uint32(len(code))), code...) }
-	localsFunc := body(append(append([]byte{0x01}, appendU32(nil, m.locals)...), 0x7f, 0x0b)...)
+	body := func(code ...byte) []byte { return append(wasmbin.AppendU32(nil, uint32(len(code))), code...) }
+	localsFunc := body(append(append([]byte{0x01}, wasmbin.AppendU32(nil, m.locals)...), 0x7f, 0x0b)...)
 	section(10, nFuncs,
 		body(0x00, 0x41, 0x01, 0x0b), // cmdhost_abi_version: 1
 		// cmdhost_describe: describe(16, len) != 0

@@ -2,6 +2,8 @@ package wasm
 
 import (
 	"fmt"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // The table limit. wazero bounds linear memory (WithMemoryLimitPages) but
@@ -48,12 +50,12 @@ type table struct {
 // beyond them goes to the tables in their order, each taking what it can
 // grow by: all of it for a table without a maximum, so later tables keep
 // their minimum. A table whose declared maximum fits keeps it.
-func boundTableSection(r *binReader, limit uint32) (*tableSection, error) {
-	n, _ := r.u32()
+func boundTableSection(r *wasmbin.Reader, limit uint32) (*tableSection, error) {
+	n, _ := r.U32()
 	tables := make([]table, n)
 	var sum uint64
 	for i := range tables {
-		t, err := r.table()
+		t, err := readTable(r)
 		if err != nil {
 			return nil, fmt.Errorf("not a valid WebAssembly module: table %d: %w", i, err)
 		}
@@ -69,7 +71,7 @@ func boundTableSection(r *binReader, limit uint32) (*tableSection, error) {
 			n, sum, limit, sizeOf(limit), raiseTableLimit)
 	}
 	spare := limit - uint32(sum)
-	out := &tableSection{body: appendU32(nil, n)}
+	out := &tableSection{body: wasmbin.AppendU32(nil, n)}
 	for _, t := range tables {
 		room := spare
 		if t.hasMax && t.max-t.min < room {
@@ -81,40 +83,40 @@ func boundTableSection(r *binReader, limit uint32) (*tableSection, error) {
 		}
 		out.body = append(out.body, t.typ...)
 		out.body = append(out.body, 0x01) // limits with a maximum
-		out.body = appendU32(out.body, t.min)
-		out.body = appendU32(out.body, t.min+room)
+		out.body = wasmbin.AppendU32(out.body, t.min)
+		out.body = wasmbin.AppendU32(out.body, t.min+room)
 		out.body = append(out.body, t.trailer...)
 	}
-	out.body = append(out.body, r.b[r.off:]...) // whatever follows, for wazero to judge
+	out.body = append(out.body, r.B[r.Off:]...) // whatever follows, for wazero to judge
 	return out, nil
 }
 
 const raiseTableLimit = `raise the table limit ("tableEntries" in the plugin's operator file) or declare a smaller table`
 
 // table reads one table type: [0x40 0x00] reftype limits [init expr].
-func (r *binReader) table() (table, error) {
+func readTable(r *wasmbin.Reader) (table, error) {
 	var t table
-	start := r.off
-	withInit := r.off+1 < len(r.b) && r.b[r.off] == 0x40 && r.b[r.off+1] == 0x00
+	start := r.Off
+	withInit := r.Off+1 < len(r.B) && r.B[r.Off] == 0x40 && r.B[r.Off+1] == 0x00
 	if withInit {
-		r.off += 2
+		r.Off += 2
 	}
-	if err := r.skipRefType(); err != nil {
+	if err := r.ValType(); err != nil {
 		return t, err
 	}
-	t.typ = r.b[start:r.off]
-	flag, err := r.byte()
+	t.typ = r.B[start:r.Off]
+	flag, err := r.Byte()
 	if err != nil {
 		return t, err
 	}
 	if flag != 0x00 && flag != 0x01 {
 		return t, fmt.Errorf("limits flag %#x: a table's limits are 0x00 (a minimum) or 0x01 (a minimum and a maximum)", flag)
 	}
-	if t.min, err = r.u32(); err != nil {
+	if t.min, err = r.U32(); err != nil {
 		return t, err
 	}
 	if t.hasMax = flag == 0x01; t.hasMax {
-		if t.max, err = r.u32(); err != nil {
+		if t.max, err = r.U32(); err != nil {
 			return t, err
 		}
 		if t.max < t.min {
@@ -122,11 +124,11 @@ func (r *binReader) table() (table, error) {
 		}
 	}
 	if withInit {
-		initStart := r.off
-		if err := r.skipConstExpr(); err != nil {
+		initStart := r.Off
+		if err := r.SkipConstExpr(); err != nil {
 			return t, err
 		}
-		t.trailer = r.b[initStart:r.off]
+		t.trailer = r.B[initStart:r.Off]
 	}
 	return t, nil
 }
@@ -136,7 +138,7 @@ func (s *tableSection) splice(wasm []byte) []byte {
 	out := make([]byte, 0, len(wasm)+16)
 	out = append(out, wasm[:s.start]...)
 	out = append(out, secTable)
-	out = appendU32(out, uint32(len(s.body)))
+	out = wasmbin.AppendU32(out, uint32(len(s.body)))
 	out = append(out, s.body...)
 	return append(out, wasm[s.end:]...)
 }

@@ -7,6 +7,8 @@ import (
 	"runtime/metrics"
 	"strings"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // The hostile modules are testdata/hostile/NAME.wat, built by `make
@@ -161,22 +163,22 @@ func TestBoundModuleTableMaxima(t *testing.T) {
 		{"a fitting maximum leaves room", []lim{withMax(10, 12), noMax(5)}, []uint32{12, 88}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := appendU32(nil, uint32(len(tc.tables)))
+			body := wasmbin.AppendU32(nil, uint32(len(tc.tables)))
 			for i, l := range tc.tables {
 				if i == 0 { // a table with an initializer: 0x40 0x00 funcref limits (ref.null func)
 					body = append(body, 0x40, 0x00)
 				}
 				body = append(body, 0x70)
 				if l.hasMax {
-					body = appendU32(appendU32(append(body, 0x01), l.min), l.max)
+					body = wasmbin.AppendU32(wasmbin.AppendU32(append(body, 0x01), l.min), l.max)
 				} else {
-					body = appendU32(append(body, 0x00), l.min)
+					body = wasmbin.AppendU32(append(body, 0x00), l.min)
 				}
 				if i == 0 {
 					body = append(body, 0xd0, 0x70, 0x0b)
 				}
 			}
-			mod := append(append(append([]byte(nil), wasmMagic...), secTable), appendU32(nil, uint32(len(body)))...)
+			mod := append(append(append([]byte(nil), wasmMagic...), secTable), wasmbin.AppendU32(nil, uint32(len(body)))...)
 			mod = append(append(mod, body...), 0x00, 0x03, 0x01, 'x', 0x00) // and a custom section after
 			out, err := boundModule(mod, 100)
 			if err != nil {
@@ -188,18 +190,18 @@ func TestBoundModuleTableMaxima(t *testing.T) {
 			if !strings.HasSuffix(string(out), "\x00\x03\x01x\x00") {
 				t.Fatalf("the custom section after the tables was lost: % x", out)
 			}
-			r := &binReader{b: out, off: len(wasmMagic)}
-			if id, _ := r.byte(); id != secTable {
+			r := &wasmbin.Reader{B: out, Off: len(wasmMagic)}
+			if id, _ := r.Byte(); id != secTable {
 				t.Fatalf("section %d first; want the table section", id)
 			}
-			if _, err := r.u32(); err != nil {
+			if _, err := r.U32(); err != nil {
 				t.Fatal(err)
 			}
-			if n, _ := r.u32(); int(n) != len(tc.tables) {
+			if n, _ := r.U32(); int(n) != len(tc.tables) {
 				t.Fatalf("%d tables after; want %d", n, len(tc.tables))
 			}
 			for i, l := range tc.tables {
-				got, err := r.table()
+				got, err := readTable(r)
 				if err != nil {
 					t.Fatalf("table %d: %v", i, err)
 				}

@@ -3,10 +3,12 @@ package meter
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
-func (m *module) rewriteCode(r *reader) ([]byte, error) {
-	n, err := r.u32()
+func (m *module) rewriteCode(r *wasmbin.Reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, fmt.Errorf("code section: %w", err)
 	}
@@ -15,11 +17,11 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	}
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
-		if bodies[i], err = r.bytes(size); err != nil {
+		if bodies[i], err = r.Bytes(size); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
 		if t := m.funcTypes[i]; t >= m.types {
@@ -46,7 +48,7 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 	isLeaf := make([]bool, n)
 	callees := make([][]uint32, n)
 	for i, b := range bodies {
-		f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]]}
+		f := &funcWriter{m: m, r: &wasmbin.Reader{B: b}, params: m.params[m.funcTypes[i]]}
 		var err error
 		if body, err = f.rewrite(body[:0]); err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
@@ -63,19 +65,19 @@ func (m *module) rewriteCode(r *reader) ([]byte, error) {
 		}
 	}
 	m.own, m.leaf = own, isLeaf
-	out := appendU32(nil, n)
+	out := wasmbin.AppendU32(nil, n)
 	start := 0
 	for i, b := range bodies {
 		body := first[start:ends[i]]
 		start = ends[i]
 		if own[i] > 0 || m.callsCharged(callees[i]) {
-			f := &funcWriter{m: m, r: &reader{b: b}, params: m.params[m.funcTypes[i]], own: own[i], leaf: isLeaf[i]}
+			f := &funcWriter{m: m, r: &wasmbin.Reader{B: b}, params: m.params[m.funcTypes[i]], own: own[i], leaf: isLeaf[i]}
 			var err error
 			if body, err = f.rewrite(nil); err != nil {
 				return nil, fmt.Errorf("function body %d: %w", i, err)
 			}
 		}
-		out = appendU32(out, uint32(len(body)))
+		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
 	return out, nil
@@ -102,7 +104,7 @@ const maxOwnWeight = 32
 // funcWriter rewrites one function body.
 type funcWriter struct {
 	m      *module
-	r      *reader
+	r      *wasmbin.Reader
 	params uint32
 	locals uint32 // declared locals, parameters included
 	code   []byte // the rewritten instructions
@@ -143,19 +145,19 @@ const maxWeight = 1<<27 - 1
 
 func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 	r := f.r
-	groups, err := r.u32()
+	groups, err := r.U32()
 	if err != nil {
 		return nil, fmt.Errorf("locals: %w", err)
 	}
-	localsStart := r.off
+	localsStart := r.Off
 	total := uint64(f.params)
 	for g := uint32(0); g < groups; g++ {
-		c, err := r.u32()
+		c, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("locals: %w", err)
 		}
 		total += uint64(c)
-		if err := r.valType(); err != nil {
+		if err := r.ValType(); err != nil {
 			return nil, fmt.Errorf("locals: %w", err)
 		}
 	}
@@ -163,11 +165,11 @@ func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 		return nil, errors.New("too many locals")
 	}
 	f.locals = uint32(total)
-	localsEnd := r.off
+	localsEnd := r.Off
 	f.enterRegion()
-	for !r.done() {
+	for !r.Done() {
 		if err := f.instr(); err != nil {
-			return nil, fmt.Errorf("at byte %d: %w", r.off, err)
+			return nil, fmt.Errorf("at byte %d: %w", r.Off, err)
 		}
 	}
 	if len(f.regions) != 0 {
@@ -177,8 +179,8 @@ func (f *funcWriter) rewrite(out []byte) ([]byte, error) {
 	if f.tmp {
 		added = append(added, 1, 0x7f) // one i32
 	}
-	out = appendU32(out, groups+uint32(len(added)/2))
-	out = append(out, r.b[localsStart:localsEnd]...)
+	out = wasmbin.AppendU32(out, groups+uint32(len(added)/2))
+	out = append(out, r.B[localsStart:localsEnd]...)
 	out = append(out, added...)
 	return append(out, f.code...), nil
 }
@@ -192,8 +194,8 @@ func (f *funcWriter) enterRegion() {
 	}
 	g := f.m.counter()
 	c := append(f.code, 0x23)
-	c = appendU32(c, g) // global.get counter
-	c = append(c, 0x42) // i64.const weight
+	c = wasmbin.AppendU32(c, g) // global.get counter
+	c = append(c, 0x42)         // i64.const weight
 	f.regions = append(f.regions, region{patch: len(c)})
 	c = appendPadded4(c, 0)
 	c = append(c, 0x7d) // i64.sub
@@ -209,7 +211,7 @@ func (f *funcWriter) enterRegion() {
 // global after a call, so a check after one costs a load more each round.
 func (f *funcWriter) dropCheck() {
 	r := &f.regions[len(f.regions)-1]
-	set := appendU32([]byte{0x24}, f.m.counter()) // global.set counter
+	set := wasmbin.AppendU32([]byte{0x24}, f.m.counter()) // global.set counter
 	f.code = append(append(f.code[:r.checkAt], set...), f.code[r.checkEnd:]...)
 	r.open = false
 }
@@ -223,8 +225,8 @@ func (f *funcWriter) dropCheck() {
 // the hot path would pay for it; a branch back to a loop of its own leaves
 // the code after it a single predecessor, the hot path.
 func (f *funcWriter) check(c []byte) []byte {
-	c = appendU32(append(c, 0x22), f.locals) // local.tee t
-	c = appendU32(append(c, 0x24), f.m.counter())
+	c = wasmbin.AppendU32(append(c, 0x22), f.locals) // local.tee t
+	c = wasmbin.AppendU32(append(c, 0x24), f.m.counter())
 	return f.checkLoop(c)
 }
 
@@ -232,20 +234,20 @@ func (f *funcWriter) check(c []byte) []byte {
 func (f *funcWriter) checkLoop(c []byte) []byte {
 	g, t := f.m.counter(), f.locals
 	c = append(c, 0x03, 0x40) // loop
-	c = appendU32(append(c, 0x20), t)
+	c = wasmbin.AppendU32(append(c, 0x20), t)
 	c = append(c, 0x42, 0, 0x53, 0x04, 0x40) // i64.const 0, i64.lt_s, if
-	c = appendU32(append(c, 0x20), t)
-	c = appendU32(append(c, 0x10), f.m.tickFunc())
-	c = appendU32(append(c, 0x22), t) // local.tee t
-	c = appendU32(append(c, 0x24), g)
+	c = wasmbin.AppendU32(append(c, 0x20), t)
+	c = wasmbin.AppendU32(append(c, 0x10), f.m.tickFunc())
+	c = wasmbin.AppendU32(append(c, 0x22), t) // local.tee t
+	c = wasmbin.AppendU32(append(c, 0x24), g)
 	return append(c, 0x0c, 1, 0x0b, 0x0b) // br to the loop, end if, end loop
 }
 
 // checkOnly appends the check of the counter as it is (nothing to
 // subtract): while counter < 0, counter = tick(counter).
 func (f *funcWriter) checkOnly(c []byte) []byte {
-	c = appendU32(append(c, 0x23), f.m.counter()) // global.get counter
-	c = appendU32(append(c, 0x21), f.locals)      // local.set t
+	c = wasmbin.AppendU32(append(c, 0x23), f.m.counter()) // global.get counter
+	c = wasmbin.AppendU32(append(c, 0x21), f.locals)      // local.set t
 	return f.checkLoop(c)
 }
 
@@ -273,9 +275,9 @@ func (f *funcWriter) leaveRegion() {
 func (f *funcWriter) bulk() {
 	f.tmp = true
 	tmp, g := f.locals+1, f.m.counter()
-	c := appendU32(append(f.code, 0x22), tmp) // local.tee tmp
-	c = appendU32(append(c, 0x23), g)
-	c = appendU32(append(c, 0x20), tmp)              // local.get tmp
+	c := wasmbin.AppendU32(append(f.code, 0x22), tmp) // local.tee tmp
+	c = wasmbin.AppendU32(append(c, 0x23), g)
+	c = wasmbin.AppendU32(append(c, 0x20), tmp)      // local.get tmp
 	c = append(c, 0xad, 0x42, BulkShift, 0x88, 0x7d) // i64.extend_i32_u, i64.const, i64.shr_u, i64.sub
 	f.code = f.check(c)
 }
@@ -283,8 +285,8 @@ func (f *funcWriter) bulk() {
 // instr rewrites one instruction.
 func (f *funcWriter) instr() error {
 	r, m := f.r, f.m
-	start := r.off
-	op, err := r.byte()
+	start := r.Off
+	op, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -308,7 +310,7 @@ func (f *funcWriter) instr() error {
 			return err
 		}
 		f.ctrl = append(f.ctrl, true)
-		f.code = append(f.code, r.b[start:r.off]...)
+		f.code = append(f.code, r.B[start:r.Off]...)
 		f.enterRegion()
 		return nil
 	case op == 0x0b: // end
@@ -326,7 +328,7 @@ func (f *funcWriter) instr() error {
 		f.ctrl = f.ctrl[:len(f.ctrl)-1]
 		return nil
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
-		fn, err := r.u32()
+		fn, err := r.U32()
 		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
 			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
 		}
@@ -349,59 +351,59 @@ func (f *funcWriter) instr() error {
 		if err != nil {
 			return err
 		}
-		f.code = appendU32(append(f.code, op), fn)
+		f.code = wasmbin.AppendU32(append(f.code, op), fn)
 		return nil
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
 		f.calls = true
 		var t uint32
-		if t, err = r.u32(); err == nil && t >= m.types {
+		if t, err = r.U32(); err == nil && t >= m.types {
 			err = fmt.Errorf("type index %d out of range", t)
 		}
 		if err == nil {
-			err = r.skipLEB(5)
+			err = r.SkipLEB(5)
 		}
 	case op == 0x0c || op == 0x0d: // br, br_if
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	case op == 0x0e: // br_table
 		var n uint32
-		if n, err = r.u32(); err == nil {
+		if n, err = r.U32(); err == nil {
 			for i := uint64(0); i <= uint64(n) && err == nil; i++ {
-				err = r.skipLEB(5)
+				err = r.SkipLEB(5)
 			}
 		}
 	case op == 0x1c: // select t*
 		var n uint32
-		if n, err = r.u32(); err == nil {
+		if n, err = r.U32(); err == nil {
 			for i := uint32(0); i < n && err == nil; i++ {
-				err = r.valType()
+				err = r.ValType()
 			}
 		}
 	case op >= 0x20 && op <= 0x22: // local.get, set, tee
 		var l uint32
-		if l, err = r.u32(); err == nil && l >= f.locals {
+		if l, err = r.U32(); err == nil && l >= f.locals {
 			err = fmt.Errorf("local index %d out of range", l)
 		}
 	case op == 0x23 || op == 0x24: // global.get, set
 		var g uint32
-		if g, err = r.u32(); err == nil && g >= m.globals {
+		if g, err = r.U32(); err == nil && g >= m.globals {
 			err = fmt.Errorf("global index %d out of range", g)
 		}
 	case op == 0x25 || op == 0x26: // table.get, set
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	case op >= 0x28 && op <= 0x3e: // loads and stores
 		err = f.memarg()
 	case op == 0x3f || op == 0x40: // memory.size, memory.grow
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	case op == 0x41:
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	case op == 0x42:
-		err = r.skipLEB(10)
+		err = r.SkipLEB(10)
 	case op == 0x43:
-		_, err = r.bytes(4)
+		_, err = r.Bytes(4)
 	case op == 0x44:
-		_, err = r.bytes(8)
+		_, err = r.Bytes(8)
 	case op == 0xd0: // ref.null heap type
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	case op == 0xfc:
 		return f.prefixFC(start)
 	case op == 0xfd:
@@ -416,7 +418,7 @@ func (f *funcWriter) instr() error {
 	if err != nil {
 		return fmt.Errorf("opcode %#x: %w", op, err)
 	}
-	f.code = append(f.code, r.b[start:r.off]...)
+	f.code = append(f.code, r.B[start:r.Off]...)
 	return nil
 }
 
@@ -437,11 +439,11 @@ func (m *module) isLeaf(fn uint32) bool {
 
 // blockType skips a block type: empty, a value type, or a type index.
 func (f *funcWriter) blockType() error {
-	c := f.r.b
-	if f.r.off < len(c) && (c[f.r.off] == 0x63 || c[f.r.off] == 0x64) {
-		return f.r.valType()
+	c := f.r.B
+	if f.r.Off < len(c) && (c[f.r.Off] == 0x63 || c[f.r.Off] == 0x64) {
+		return f.r.ValType()
 	}
-	t, err := f.r.s33()
+	t, err := f.r.S33()
 	if err != nil {
 		return err
 	}
@@ -454,46 +456,46 @@ func (f *funcWriter) blockType() error {
 // memarg skips a memory argument: alignment (bit 6: a memory index
 // follows) and offset.
 func (f *funcWriter) memarg() error {
-	align, err := f.r.u32()
+	align, err := f.r.U32()
 	if err != nil {
 		return err
 	}
 	if align&0x40 != 0 {
-		if err := f.r.skipLEB(5); err != nil {
+		if err := f.r.SkipLEB(5); err != nil {
 			return err
 		}
 	}
-	return f.r.skipLEB(10)
+	return f.r.SkipLEB(10)
 }
 
 // prefixFC rewrites a 0xfc instruction: saturating truncations, bulk
 // memory and table operations. Bulk memory operations are charged by size.
 func (f *funcWriter) prefixFC(start int) error {
 	r := f.r
-	sub, err := r.u32()
+	sub, err := r.U32()
 	if err != nil {
 		return err
 	}
 	switch {
 	case sub <= 7: // trunc_sat
 	case sub == 8: // memory.init data memory
-		if err = r.skipLEB(5); err == nil {
-			err = r.skipLEB(5)
+		if err = r.SkipLEB(5); err == nil {
+			err = r.SkipLEB(5)
 		}
 	case sub == 9 || sub == 13: // data.drop, elem.drop
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	case sub == 10: // memory.copy memory memory
-		if err = r.skipLEB(5); err == nil {
-			err = r.skipLEB(5)
+		if err = r.SkipLEB(5); err == nil {
+			err = r.SkipLEB(5)
 		}
 	case sub == 11: // memory.fill memory
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	case sub == 12 || sub == 14: // table.init elem table, table.copy table table
-		if err = r.skipLEB(5); err == nil {
-			err = r.skipLEB(5)
+		if err = r.SkipLEB(5); err == nil {
+			err = r.SkipLEB(5)
 		}
 	case sub >= 15 && sub <= 17: // table.grow, size, fill
-		err = r.skipLEB(5)
+		err = r.SkipLEB(5)
 	default:
 		return fmt.Errorf("opcode 0xfc %d cannot be metered", sub)
 	}
@@ -503,14 +505,14 @@ func (f *funcWriter) prefixFC(start int) error {
 	if sub == 8 || sub == 10 || sub == 11 {
 		f.bulk()
 	}
-	f.code = append(f.code, r.b[start:r.off]...)
+	f.code = append(f.code, r.B[start:r.Off]...)
 	return nil
 }
 
 // prefixFD skips a SIMD instruction's immediates.
 func (f *funcWriter) prefixFD() error {
 	r := f.r
-	sub, err := r.u32()
+	sub, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -518,12 +520,12 @@ func (f *funcWriter) prefixFD() error {
 	case sub <= 11, sub == 92, sub == 93: // loads, stores, load_zero
 		err = f.memarg()
 	case sub == 12, sub == 13: // v128.const, i8x16.shuffle
-		_, err = r.bytes(16)
+		_, err = r.Bytes(16)
 	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
-		_, err = r.byte()
+		_, err = r.Byte()
 	case sub >= 84 && sub <= 91: // load_lane, store_lane
 		if err = f.memarg(); err == nil {
-			_, err = r.byte()
+			_, err = r.Byte()
 		}
 	case sub <= 0x113: // the rest, relaxed SIMD included: no immediates
 	default:
@@ -535,13 +537,13 @@ func (f *funcWriter) prefixFD() error {
 // prefixFE skips an atomic instruction's immediates.
 func (f *funcWriter) prefixFE() error {
 	r := f.r
-	sub, err := r.u32()
+	sub, err := r.U32()
 	if err != nil {
 		return err
 	}
 	switch {
 	case sub == 3: // atomic.fence
-		_, err = r.byte()
+		_, err = r.Byte()
 	case sub <= 2, sub >= 0x10 && sub <= 0x4e:
 		err = f.memarg()
 	default:

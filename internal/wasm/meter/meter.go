@@ -50,6 +50,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // What Instrument adds, by name.
@@ -149,15 +151,15 @@ func Instrument(wasm []byte) ([]byte, error) {
 	if !strings.HasPrefix(string(wasm), magic) {
 		return nil, errors.New("not a WebAssembly module (no \\0asm version 1 header)")
 	}
-	r := &reader{b: wasm, off: len(magic)}
+	r := &wasmbin.Reader{B: wasm, Off: len(magic)}
 	var secs []section
-	for !r.done() {
-		id, _ := r.byte()
-		size, err := r.u32()
+	for !r.Done() {
+		id, _ := r.Byte()
+		size, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("section %d: size: %w", id, err)
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			return nil, fmt.Errorf("section %d: %w", id, err)
 		}
@@ -219,21 +221,21 @@ func Instrument(wasm []byte) ([]byte, error) {
 
 func appendSection(out []byte, id byte, body []byte) []byte {
 	out = append(out, id)
-	out = appendU32(out, uint32(len(body)))
+	out = wasmbin.AppendU32(out, uint32(len(body)))
 	return append(out, body...)
 }
 
 // scan reads what the rewriting needs from a section.
 func (m *module) scan(s section) error {
-	r := &reader{b: s.body}
+	r := &wasmbin.Reader{B: s.body}
 	switch s.id {
 	case secType:
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return fmt.Errorf("type section: %w", err)
 		}
 		for i := uint32(0); i < n; i++ {
-			form, err := r.byte()
+			form, err := r.Byte()
 			if err != nil {
 				return fmt.Errorf("type %d: %w", i, err)
 			}
@@ -242,11 +244,11 @@ func (m *module) scan(s section) error {
 			}
 			var counts [2]uint32
 			for j := range counts {
-				if counts[j], err = r.u32(); err != nil {
+				if counts[j], err = r.U32(); err != nil {
 					return fmt.Errorf("type %d: %w", i, err)
 				}
 				for k := uint32(0); k < counts[j]; k++ {
-					if err := r.valType(); err != nil {
+					if err := r.ValType(); err != nil {
 						return fmt.Errorf("type %d: %w", i, err)
 					}
 				}
@@ -255,39 +257,39 @@ func (m *module) scan(s section) error {
 		}
 		m.types = n
 	case secImport:
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return fmt.Errorf("import section: %w", err)
 		}
 		for i := uint32(0); i < n; i++ {
-			mod, err := r.name()
+			mod, err := r.Name()
 			if err != nil {
 				return fmt.Errorf("import %d: %w", i, err)
 			}
 			if mod == ImportModule {
 				return fmt.Errorf("import %d: imports from module %q, which is the host's own", i, ImportModule)
 			}
-			if _, err := r.name(); err != nil {
+			if _, err := r.Name(); err != nil {
 				return fmt.Errorf("import %d: %w", i, err)
 			}
-			kind, err := r.byte()
+			kind, err := r.Byte()
 			if err != nil {
 				return fmt.Errorf("import %d: %w", i, err)
 			}
 			switch kind {
 			case 0: // function: type index
-				err = r.skipLEB(5)
+				err = r.SkipLEB(5)
 				m.importedFuncs++
 				m.funcs++
 			case 1: // table: reference type, limits
-				if err = r.valType(); err == nil {
+				if err = r.ValType(); err == nil {
 					err = skipLimits(r)
 				}
 			case 2: // memory: limits
 				err = skipLimits(r)
 			case 3: // global: value type, mutability
-				if err = r.valType(); err == nil {
-					_, err = r.byte()
+				if err = r.ValType(); err == nil {
+					_, err = r.Byte()
 				}
 				m.globals++
 			default:
@@ -298,41 +300,41 @@ func (m *module) scan(s section) error {
 			}
 		}
 	case secFunction:
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return fmt.Errorf("function section: %w", err)
 		}
 		m.funcs += n
-		for i := uint32(0); i < n && !r.done(); i++ {
-			t, err := r.u32()
+		for i := uint32(0); i < n && !r.Done(); i++ {
+			t, err := r.U32()
 			if err != nil {
 				return fmt.Errorf("function %d: %w", i, err)
 			}
 			m.funcTypes = append(m.funcTypes, t)
 		}
 	case secGlobal:
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return fmt.Errorf("global section: %w", err)
 		}
 		m.globals += n
 	case secExport:
-		n, err := r.u32()
+		n, err := r.U32()
 		if err != nil {
 			return fmt.Errorf("export section: %w", err)
 		}
 		for i := uint32(0); i < n; i++ {
-			name, err := r.name()
+			name, err := r.Name()
 			if err != nil {
 				return fmt.Errorf("export %d: %w", i, err)
 			}
 			if name == CounterExport {
 				return fmt.Errorf("export %q: the name is the host's own", name)
 			}
-			if _, err := r.byte(); err != nil {
+			if _, err := r.Byte(); err != nil {
 				return fmt.Errorf("export %d: %w", i, err)
 			}
-			if err := r.skipLEB(5); err != nil {
+			if err := r.SkipLEB(5); err != nil {
 				return fmt.Errorf("export %d: %w", i, err)
 			}
 		}
@@ -340,16 +342,16 @@ func (m *module) scan(s section) error {
 	return nil
 }
 
-func skipLimits(r *reader) error {
-	flags, err := r.byte()
+func skipLimits(r *wasmbin.Reader) error {
+	flags, err := r.Byte()
 	if err != nil {
 		return err
 	}
-	if err := r.skipLEB(10); err != nil {
+	if err := r.SkipLEB(10); err != nil {
 		return err
 	}
 	if flags&1 != 0 {
-		return r.skipLEB(10)
+		return r.SkipLEB(10)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package meter
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // rewrite returns a section's body rewritten: with the added entry (type,
@@ -10,7 +12,7 @@ import (
 // code, and those of export and global), as is otherwise. A missing
 // section is rewritten from an empty one (a count of 0).
 func (m *module) rewrite(id byte, body []byte) ([]byte, error) {
-	r := &reader{b: body}
+	r := &wasmbin.Reader{B: body}
 	switch id {
 	case secType:
 		return m.appendEntry(r, []byte{0x60, 1, 0x7e, 1, 0x7e}) // (i64) -> i64
@@ -18,20 +20,20 @@ func (m *module) rewrite(id byte, body []byte) ([]byte, error) {
 		entry := appendName(nil, ImportModule)
 		entry = appendName(entry, ImportName)
 		entry = append(entry, 0)
-		return m.appendEntry(r, appendU32(entry, m.tickType()))
+		return m.appendEntry(r, wasmbin.AppendU32(entry, m.tickType()))
 	case secGlobal:
 		return m.rewriteGlobals(r)
 	case secExport:
 		return m.rewriteExports(r)
 	case secStart:
-		f, err := r.u32()
+		f, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("start section: %w", err)
 		}
 		if f, err = m.escape(f); err != nil {
 			return nil, fmt.Errorf("start section: %w", err)
 		}
-		return appendU32(nil, f), nil
+		return wasmbin.AppendU32(nil, f), nil
 	case secElement:
 		return m.rewriteElements(r)
 	case secCode:
@@ -41,31 +43,31 @@ func (m *module) rewrite(id byte, body []byte) ([]byte, error) {
 }
 
 // appendEntry returns a vector section with entry added at its end.
-func (m *module) appendEntry(r *reader, entry []byte) ([]byte, error) {
-	n, err := r.u32()
+func (m *module) appendEntry(r *wasmbin.Reader, entry []byte) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
-	out := appendU32(nil, n+1)
-	out = append(out, r.b[r.off:]...)
+	out := wasmbin.AppendU32(nil, n+1)
+	out = append(out, r.B[r.Off:]...)
 	return append(out, entry...), nil
 }
 
-func (m *module) rewriteGlobals(r *reader) ([]byte, error) {
-	n, err := r.u32()
+func (m *module) rewriteGlobals(r *wasmbin.Reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, fmt.Errorf("global section: %w", err)
 	}
-	out := appendU32(nil, n+1)
+	out := wasmbin.AppendU32(nil, n+1)
 	for i := uint32(0); i < n; i++ {
-		start := r.off
-		if err := r.valType(); err != nil {
+		start := r.Off
+		if err := r.ValType(); err != nil {
 			return nil, fmt.Errorf("global %d: %w", i, err)
 		}
-		if _, err := r.byte(); err != nil {
+		if _, err := r.Byte(); err != nil {
 			return nil, fmt.Errorf("global %d: %w", i, err)
 		}
-		out = append(out, r.b[start:r.off]...)
+		out = append(out, r.B[start:r.Off]...)
 		if out, err = m.constExpr(r, out); err != nil {
 			return nil, fmt.Errorf("global %d: %w", i, err)
 		}
@@ -73,16 +75,16 @@ func (m *module) rewriteGlobals(r *reader) ([]byte, error) {
 	return append(out, 0x7e, 1, 0x42, 0, 0x0b), nil // mut i64, i64.const 0
 }
 
-func (m *module) rewriteExports(r *reader) ([]byte, error) {
-	n, err := r.u32()
+func (m *module) rewriteExports(r *wasmbin.Reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, fmt.Errorf("export section: %w", err)
 	}
-	out := appendU32(nil, n+1)
+	out := wasmbin.AppendU32(nil, n+1)
 	for i := uint32(0); i < n; i++ {
-		name, _ := r.name()
-		kind, _ := r.byte()
-		idx, err := r.u32()
+		name, _ := r.Name()
+		kind, _ := r.Byte()
+		idx, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("export %d: %w", i, err)
 		}
@@ -98,18 +100,18 @@ func (m *module) rewriteExports(r *reader) ([]byte, error) {
 			return nil, fmt.Errorf("export %q: %w", name, err)
 		}
 		out = append(appendName(out, name), kind)
-		out = appendU32(out, idx)
+		out = wasmbin.AppendU32(out, idx)
 	}
 	out = append(appendName(out, CounterExport), 3)
-	return appendU32(out, m.counter()), nil
+	return wasmbin.AppendU32(out, m.counter()), nil
 }
 
-func (m *module) rewriteElements(r *reader) ([]byte, error) {
-	n, err := r.u32()
+func (m *module) rewriteElements(r *wasmbin.Reader) ([]byte, error) {
+	n, err := r.U32()
 	if err != nil {
 		return nil, fmt.Errorf("element section: %w", err)
 	}
-	out := appendU32(nil, n)
+	out := wasmbin.AppendU32(nil, n)
 	for i := uint32(0); i < n; i++ {
 		if out, err = m.element(r, out); err != nil {
 			return nil, fmt.Errorf("element segment %d: %w", i, err)
@@ -121,22 +123,22 @@ func (m *module) rewriteElements(r *reader) ([]byte, error) {
 // element rewrites one element segment. Flags: bit 0, passive or
 // declarative (no offset); bit 1, with bit 0 declarative, without it an
 // explicit table index; bit 2, expressions instead of function indices.
-func (m *module) element(r *reader, out []byte) ([]byte, error) {
-	flags, err := r.u32()
+func (m *module) element(r *wasmbin.Reader, out []byte) ([]byte, error) {
+	flags, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
 	if flags > 7 {
 		return nil, fmt.Errorf("flags %#x not in 0..7", flags)
 	}
-	out = appendU32(out, flags)
+	out = wasmbin.AppendU32(out, flags)
 	if flags&1 == 0 {
 		if flags&2 != 0 {
-			t, err := r.u32()
+			t, err := r.U32()
 			if err != nil {
 				return nil, err
 			}
-			out = appendU32(out, t)
+			out = wasmbin.AppendU32(out, t)
 		}
 		if out, err = m.constExpr(r, out); err != nil {
 			return nil, err
@@ -144,31 +146,31 @@ func (m *module) element(r *reader, out []byte) ([]byte, error) {
 	}
 	exprs := flags&4 != 0
 	if flags&3 != 0 {
-		start := r.off
+		start := r.Off
 		if exprs {
-			err = r.valType()
+			err = r.ValType()
 		} else {
-			_, err = r.byte()
+			_, err = r.Byte()
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r.b[start:r.off]...)
+		out = append(out, r.B[start:r.Off]...)
 	}
-	count, err := r.u32()
+	count, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
-	out = appendU32(out, count)
+	out = wasmbin.AppendU32(out, count)
 	for j := uint32(0); j < count; j++ {
 		if exprs {
 			out, err = m.constExpr(r, out)
 		} else {
 			var f uint32
-			if f, err = r.u32(); err == nil {
+			if f, err = r.U32(); err == nil {
 				f, err = m.escape(f)
 			}
-			out = appendU32(out, f)
+			out = wasmbin.AppendU32(out, f)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", j, err)
@@ -179,10 +181,10 @@ func (m *module) element(r *reader, out []byte) ([]byte, error) {
 
 // constExpr copies a constant expression up to its end, ref.func
 // renumbered. It knows the instructions wazero accepts in one.
-func (m *module) constExpr(r *reader, out []byte) ([]byte, error) {
+func (m *module) constExpr(r *wasmbin.Reader, out []byte) ([]byte, error) {
 	for {
-		start := r.off
-		op, err := r.byte()
+		start := r.Off
+		op, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
@@ -191,33 +193,33 @@ func (m *module) constExpr(r *reader, out []byte) ([]byte, error) {
 			return append(out, op), nil
 		case 0x23: // global.get
 			var g uint32
-			if g, err = r.u32(); err == nil && g >= m.globals {
+			if g, err = r.U32(); err == nil && g >= m.globals {
 				err = fmt.Errorf("global index %d out of range", g)
 			}
 		case 0xd2: // ref.func
 			var f uint32
-			if f, err = r.u32(); err == nil {
+			if f, err = r.U32(); err == nil {
 				if f, err = m.escape(f); err == nil {
-					out = appendU32(append(out, op), f)
+					out = wasmbin.AppendU32(append(out, op), f)
 					continue
 				}
 			}
 		case 0x41, 0xd0: // i32.const, ref.null heap type
-			err = r.skipLEB(5)
+			err = r.SkipLEB(5)
 		case 0x42: // i64.const
-			err = r.skipLEB(10)
+			err = r.SkipLEB(10)
 		case 0x43:
-			_, err = r.bytes(4)
+			_, err = r.Bytes(4)
 		case 0x44:
-			_, err = r.bytes(8)
+			_, err = r.Bytes(8)
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended-const add, sub, mul
 		case 0xfd: // SIMD: v128.const
 			var sub uint32
-			if sub, err = r.u32(); err == nil {
+			if sub, err = r.U32(); err == nil {
 				if sub != 12 {
 					return nil, fmt.Errorf("opcode 0xfd %d in a constant expression", sub)
 				}
-				_, err = r.bytes(16)
+				_, err = r.Bytes(16)
 			}
 		default:
 			return nil, fmt.Errorf("opcode %#x in a constant expression", op)
@@ -225,7 +227,7 @@ func (m *module) constExpr(r *reader, out []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r.b[start:r.off]...)
+		out = append(out, r.B[start:r.Off]...)
 	}
 }
 
@@ -234,8 +236,8 @@ func (m *module) constExpr(r *reader, out []byte) ([]byte, error) {
 // parse), DWARF and code metadata dropped (their code offsets no longer
 // hold), the others as they are.
 func (m *module) custom(body []byte) ([]byte, bool) {
-	r := &reader{b: body}
-	name, err := r.name()
+	r := &wasmbin.Reader{B: body}
+	name, err := r.Name()
 	switch {
 	case err != nil:
 		return body, true // wazero will say what is wrong
@@ -245,16 +247,16 @@ func (m *module) custom(body []byte) ([]byte, bool) {
 		return body, true
 	}
 	out := appendName(nil, name)
-	for !r.done() {
-		id, err := r.byte()
+	for !r.Done() {
+		id, err := r.Byte()
 		if err != nil {
 			return nil, false
 		}
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, false
 		}
-		sub, err := r.bytes(size)
+		sub, err := r.Bytes(size)
 		if err != nil {
 			return nil, false
 		}
@@ -264,7 +266,7 @@ func (m *module) custom(body []byte) ([]byte, bool) {
 			}
 		}
 		out = append(out, id)
-		out = appendU32(out, uint32(len(sub)))
+		out = wasmbin.AppendU32(out, uint32(len(sub)))
 		out = append(out, sub...)
 	}
 	return out, true
@@ -273,45 +275,45 @@ func (m *module) custom(body []byte) ([]byte, bool) {
 // renameFuncs renumbers the functions of a name map, or an indirect one
 // (a name map per function).
 func (m *module) renameFuncs(b []byte, indirect bool) ([]byte, error) {
-	r := &reader{b: b}
-	n, err := r.u32()
+	r := &wasmbin.Reader{B: b}
+	n, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
-	out := appendU32(nil, n)
+	out := wasmbin.AppendU32(nil, n)
 	for i := uint32(0); i < n; i++ {
-		f, err := r.u32()
+		f, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
 		if f, err = m.remap(f); err != nil {
 			return nil, err
 		}
-		out = appendU32(out, f)
-		start := r.off
+		out = wasmbin.AppendU32(out, f)
+		start := r.Off
 		if indirect {
 			err = skipNameMap(r)
 		} else {
-			_, err = r.name()
+			_, err = r.Name()
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r.b[start:r.off]...)
+		out = append(out, r.B[start:r.Off]...)
 	}
 	return out, nil
 }
 
-func skipNameMap(r *reader) error {
-	n, err := r.u32()
+func skipNameMap(r *wasmbin.Reader) error {
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
-		if _, err := r.name(); err != nil {
+		if _, err := r.Name(); err != nil {
 			return err
 		}
 	}
