@@ -99,3 +99,45 @@ func waitBridged(t *testing.T, b *url.URL) {
 		return err == nil && res.Status == 200 && strings.Contains(string(res.Payload), "probe")
 	})
 }
+
+// A share group belongs to one broker: replicas of one executor on two
+// bridged brokers make two groups, and each request reaches one replica
+// in each. Without the shared store it runs twice (what
+// docs/operations.md warns of); with it, once.
+func TestShareGroupSplitAcrossBridge(t *testing.T) {
+	for _, withStore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("store=%t", withStore), func(t *testing.T) {
+			const total = 100
+			a := brokertest.StartMosquitto(t)
+			b := brokertest.StartMosquittoWith(t, brokertest.MosquittoOptions{Tail: bridgeTo(a)})
+			l := newLedger(t)
+			var store []string
+			if withStore {
+				store = []string{"--store", testkit.StartRedis(t).URL}
+			}
+			for i, u := range []*url.URL{a, b} {
+				startServeIn(t, l.plugins, nil, append([]string{"--broker", u.String(),
+					"--client-id", fmt.Sprintf("replica-%d", i+1), "--share", "g"}, store...)...)
+			}
+			waitBridged(t, b)
+			load := startLedgerLoad(t, a, "cli-host", total, 4, 2*time.Second)
+			load.waitAnswered(t, total)
+			load.wg.Wait()
+			runs, want := l.runs(t), 1
+			if !withStore {
+				want = 2
+			}
+			for i := 1; i <= total; i++ {
+				p := fmt.Sprintf("req-%06d", i)
+				if !withStore && len(runs[p]) < want {
+					// the second group's copy may still be running
+					testkit.WaitFor(t, p+" run by both groups", func() bool { return len(l.runs(t)[p]) >= want })
+					runs = l.runs(t)
+				}
+				if len(runs[p]) != want {
+					t.Errorf("%s ran %d times, want %d", p, len(runs[p]), want)
+				}
+			}
+		})
+	}
+}
