@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/internal/broker"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -89,4 +90,24 @@ func (l *lines) has(parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// A call after Close ends at once, not at its context's end: the wait
+// for a connection (above) is not a wait for one that never comes.
+func TestInvokeAfterCloseEndsAtOnce(t *testing.T) {
+	inv := newInvoker(t, brokertest.StartEmbedded(t), rpc.InvokerConfig{})
+	if err := inv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+	defer cancel()
+	out := invokeAsync(ctx, inv, rpc.Call{Topic: "rpc/fo/echo", Payload: []byte("hi"), Timeout: time.Minute})
+	select {
+	case o := <-out:
+		if o.err == nil {
+			t.Fatalf("a call after Close: %+v, want an error", o.res)
+		}
+	case <-time.After(5 * time.Second): // a bound on "at once", not a synchronisation
+		t.Fatal("a call after Close still waits after 5 s")
+	}
 }

@@ -175,6 +175,9 @@ type Invoker struct {
 	// connection is lost (session's Up and Down, under mu): a first send
 	// waits on it (publishRequest).
 	subscribed chan struct{}
+	// closed is closed by Close: a call waiting for a connection ends.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // waiter is one call waiting for its response. receive, on paho's
@@ -211,7 +214,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		cfg: cfg, responseTopic: "clients/" + s.ClientID + "/rpc/response",
 		hlc:     hlc.New(hlc.Config{NodeID: nodeID(s.ClientID)}),
 		waiting: make(map[string]*waiter), telemetry: make(map[string]func(string, []byte)),
-		subscribed: make(chan struct{}),
+		subscribed: make(chan struct{}), closed: make(chan struct{}),
 	}
 	if inv.cfg.AckAttempts <= 0 {
 		inv.cfg.AckAttempts = DefaultAckAttempts
@@ -291,6 +294,7 @@ func (inv *Invoker) PacketLimit() int {
 }
 
 func (inv *Invoker) Close() error {
+	inv.closeOnce.Do(func() { close(inv.closed) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return inv.sess.Disconnect(ctx)
@@ -512,6 +516,8 @@ func (inv *Invoker) publishRequest(ctx context.Context, p *paho.Publish) error {
 		inv.mu.Unlock()
 		select {
 		case <-subscribed:
+		case <-inv.closed:
+			return errInvokerClosed
 		case <-ctx.Done():
 			return fmt.Errorf("no connection to the broker on which to send it: %w", ctx.Err())
 		}
@@ -524,6 +530,9 @@ func (inv *Invoker) publishRequest(ctx context.Context, p *paho.Publish) error {
 		case <-ctx.Done():
 			pause.Stop()
 			return err
+		case <-inv.closed:
+			pause.Stop()
+			return errInvokerClosed
 		case <-pause.C:
 		}
 	}
@@ -545,6 +554,9 @@ func (inv *Invoker) setSubscribed(up bool) {
 		}
 	}
 }
+
+// errInvokerClosed is a call's error after Close.
+var errInvokerClosed = errors.New("the invoker is closed")
 
 // notConnectedPause is publishRequest's pause between sends refused for
 // want of a connection.
