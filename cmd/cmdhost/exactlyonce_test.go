@@ -111,10 +111,19 @@ type sentCall struct {
 
 func startLedgerLoad(t *testing.T, broker *url.URL, executor string, total, inFlight int, resend time.Duration) *ledgerLoad {
 	t.Helper()
+	return startLedgerLoadOn(t, func(int) session.Config { return session.Config{Broker: broker} }, executor, total, inFlight, resend)
+}
+
+// startLedgerLoadOn is startLedgerLoad with invoker w's session (its
+// brokers; the client id is set here) from sessionOf(w).
+func startLedgerLoadOn(t *testing.T, sessionOf func(w int) session.Config, executor string, total, inFlight int, resend time.Duration) *ledgerLoad {
+	t.Helper()
 	l := &ledgerLoad{errs: make(chan error, inFlight), unknown: map[string]bool{}}
 	var next atomic.Int64
 	for w := 0; w < inFlight; w++ {
-		inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Session: session.Config{Broker: broker, ClientID: fmt.Sprintf("eo-inv-%d", w)}})
+		sc := sessionOf(w)
+		sc.ClientID = fmt.Sprintf("eo-inv-%d", w)
+		inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Session: sc})
 		if err != nil {
 			t.Fatal(err)
 		}

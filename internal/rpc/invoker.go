@@ -170,6 +170,14 @@ type Invoker struct {
 	mu        sync.Mutex
 	waiting   map[string]*waiter                            // by correlation data
 	telemetry map[string]func(topic string, payload []byte) // by topic or filter (telemetry_receive.go)
+	// subscribed is closed once the response topic is subscribed on the
+	// current connection, and replaced by an open one when that
+	// connection is lost (session's Up and Down, under mu): a first send
+	// waits on it (publishRequest).
+	subscribed chan struct{}
+	// closed is closed by Close: a call waiting for a connection ends.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // waiter is one call waiting for its response. receive, on paho's
@@ -206,6 +214,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		cfg: cfg, responseTopic: "clients/" + s.ClientID + "/rpc/response",
 		hlc:     hlc.New(hlc.Config{NodeID: nodeID(s.ClientID)}),
 		waiting: make(map[string]*waiter), telemetry: make(map[string]func(string, []byte)),
+		subscribed: make(chan struct{}), closed: make(chan struct{}),
 	}
 	if inv.cfg.AckAttempts <= 0 {
 		inv.cfg.AckAttempts = DefaultAckAttempts
@@ -226,12 +235,16 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 				defer cancel()
 				subs := append([]paho.SubscribeOptions{{Topic: inv.responseTopic, QoS: 1}}, inv.telemetryTopics()...)
 				_, err := inv.sess.Subscribe(sctx, &paho.Subscribe{Subscriptions: subs})
+				if err == nil {
+					inv.setSubscribed(true)
+				}
 				select {
 				case up <- err:
 				default:
 				}
 			}()
 		},
+		Down: func() { inv.setSubscribed(false) },
 		ConnectError: func(err error) {
 			cfg.Logger.Debug("invoker connect", "err", err)
 			if session.Refused(err) || cfg.RefusedIsFinal && (errors.Is(err, syscall.ECONNREFUSED) || session.NoSuchHost(err)) {
@@ -281,6 +294,7 @@ func (inv *Invoker) PacketLimit() int {
 }
 
 func (inv *Invoker) Close() error {
+	inv.closeOnce.Do(func() { close(inv.closed) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return inv.sess.Disconnect(ctx)
@@ -329,7 +343,7 @@ func (inv *Invoker) Invoke(ctx context.Context, c Call) (res *Result, err error)
 	if err := inv.sess.Check(first); err != nil {
 		return nil, fmt.Errorf("the request to %s cannot be sent: %w", cleanText(c.Topic, MaxPropertyValue), err)
 	}
-	if err := inv.sess.Publish(ctx, first); err != nil {
+	if err := inv.publishRequest(ctx, first); err != nil {
 		if c.Ack && ctx.Err() != nil {
 			inv.cancel(c, corr) // the request may have gone out before ctx ended
 		}
@@ -487,6 +501,67 @@ func (inv *Invoker) protocolProps() paho.UserProperties {
 // on the request topic with the request's correlation data and response
 // topic, cmdhost-cancel: 1 and no payload. It waits at most cancelWait
 // for the broker to take it, whatever ctx the call had.
+// publishRequest publishes a call's first send once the response topic
+// is subscribed on the current connection. A send refused because no
+// connection was up (the session reconnecting, to its broker or the next
+// of its list: session.NotConnected) was not sent: it waits for the next
+// connection and sends again, until ctx ends, so that a call made while
+// the session moves to another broker goes out there, where its reply
+// can come back, instead of failing. The pause keeps the loop from
+// spinning before the session's Down has reopened inv.subscribed.
+func (inv *Invoker) publishRequest(ctx context.Context, p *paho.Publish) error {
+	for {
+		inv.mu.Lock()
+		subscribed := inv.subscribed
+		inv.mu.Unlock()
+		select {
+		case <-subscribed:
+		case <-inv.closed:
+			return errInvokerClosed
+		case <-ctx.Done():
+			return fmt.Errorf("no connection to the broker on which to send it: %w", ctx.Err())
+		}
+		err := inv.sess.Publish(ctx, p)
+		if !session.NotConnected(err) {
+			return err
+		}
+		pause := time.NewTimer(notConnectedPause)
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return err
+		case <-inv.closed:
+			pause.Stop()
+			return errInvokerClosed
+		case <-pause.C:
+		}
+	}
+}
+
+// setSubscribed opens (false: the connection was lost) or closes (true:
+// the response topic is subscribed on the new one) inv.subscribed.
+func (inv *Invoker) setSubscribed(up bool) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	select {
+	case <-inv.subscribed:
+		if !up {
+			inv.subscribed = make(chan struct{})
+		}
+	default:
+		if up {
+			close(inv.subscribed)
+		}
+	}
+}
+
+// errInvokerClosed is a call's error after Close.
+var errInvokerClosed = errors.New("the invoker is closed")
+
+// notConnectedPause is publishRequest's pause between sends refused for
+// want of a connection.
+const notConnectedPause = 5 * time.Millisecond
+
 func (inv *Invoker) cancel(c Call, corr []byte) {
 	expiry := uint32(cancelExpiry)
 	pub := &paho.Publish{

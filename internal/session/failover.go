@@ -1,9 +1,13 @@
 package session
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	pahosession "github.com/eclipse/paho.golang/paho/session"
 
 	"github.com/cmdhost/cmdhost/internal/redact"
 )
@@ -75,4 +79,12 @@ func (s *Session) attempted() *url.URL {
 		return u
 	}
 	return s.cfg.Broker
+}
+
+// NotConnected reports whether err is Publish's when no connection was
+// up (between one connection's loss and the next, as while the session
+// moves to the next broker): nothing was sent, and the same message may
+// be sent once a connection is up again (AwaitConnection).
+func NotConnected(err error) bool {
+	return errors.Is(err, autopaho.ConnectionDownError) || errors.Is(err, pahosession.ErrNoConnection)
 }

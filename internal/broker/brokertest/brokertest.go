@@ -82,11 +82,23 @@ type MosquittoOptions struct {
 	// of those the options above make: with it, the other options are
 	// ignored. A "certfile" line makes the URL mqtts://.
 	Listener string
+	// Tail is more mosquitto.conf lines, written last: a bridge's
+	// connection section (connection, address, topic...).
+	Tail string
 }
 
 // StartMosquittoWith is StartMosquitto with opts: a password file, a TLS
 // listener, client certificates, an ACL. Its URL is mqtts:// with TLS.
 func StartMosquittoWith(t testing.TB, opts MosquittoOptions) *url.URL {
+	t.Helper()
+	u, _ := StartKillableMosquitto(t, opts)
+	return u
+}
+
+// StartKillableMosquitto is StartMosquittoWith that also returns kill,
+// which stops the broker with SIGKILL (kill -9: no goodbye to its
+// clients, no bridge or session state saved) and returns once it exited.
+func StartKillableMosquitto(t testing.TB, opts MosquittoOptions) (u *url.URL, kill func()) {
 	t.Helper()
 	testkit.Needs(t, testkit.Mosquitto)
 	bin, err := findMosquitto()
@@ -107,9 +119,9 @@ func StartMosquittoWith(t testing.TB, opts MosquittoOptions) *url.URL {
 	// another process may take it before mosquitto binds: retry a few times.
 	var lastErr error
 	for range 3 {
-		u, err := startMosquitto(t, bin, dir, logPath, opts)
+		u, kill, err := startMosquitto(t, bin, dir, logPath, opts)
 		if err == nil {
-			return u
+			return u, kill
 		}
 		lastErr = err
 		if !errors.Is(err, errPortTaken) {
@@ -117,7 +129,7 @@ func StartMosquittoWith(t testing.TB, opts MosquittoOptions) *url.URL {
 		}
 	}
 	t.Fatalf("mosquitto: %v", lastErr)
-	return nil
+	return nil, nil
 }
 
 var errPortTaken = errors.New("port taken before mosquitto could bind it")
@@ -172,6 +184,7 @@ func mosquittoConf(port int, logPath string, opts MosquittoOptions) string {
 	if opts.Listener != "" {
 		b.WriteString(strings.TrimSuffix(opts.Listener, "\n") + "\n")
 		tuning(&b, logPath)
+		b.WriteString(opts.Tail)
 		return b.String()
 	}
 	if opts.CertFile != "" {
@@ -195,6 +208,7 @@ func mosquittoConf(port int, logPath string, opts MosquittoOptions) string {
 	secured := opts.PasswordFile != "" || opts.RequireCertificate
 	fmt.Fprintf(&b, "allow_anonymous %t\n", !secured)
 	tuning(&b, logPath)
+	b.WriteString(opts.Tail)
 	return b.String()
 }
 
@@ -214,29 +228,35 @@ func tuning(b *strings.Builder, logPath string) {
 	}
 }
 
-func startMosquitto(t testing.TB, bin, dir, logPath string, opts MosquittoOptions) (*url.URL, error) {
+func startMosquitto(t testing.TB, bin, dir, logPath string, opts MosquittoOptions) (*url.URL, func(), error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	_ = os.Remove(logPath) // a fresh log per attempt
 	confPath := filepath.Join(dir, "mosquitto.conf")
 	if err := os.WriteFile(confPath, []byte(mosquittoConf(port, logPath, opts)), 0o644); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out, err := os.Create(filepath.Join(dir, "mosquitto.out"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer out.Close()
 
 	cmd := exec.Command(bin, "-c", confPath)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed when mosquitto has exited, by whatever means
+	// (SIGTERM at the end, kill, a crash): waitAccepting, kill and stop
+	// all wait on it.
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
 
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	if err := waitAccepting(addr, exited); err != nil {
@@ -244,20 +264,24 @@ func startMosquitto(t testing.TB, bin, dir, logPath string, opts MosquittoOption
 		<-exited
 		msg := readTail(logPath) + readTail(filepath.Join(dir, "mosquitto.out"))
 		if strings.Contains(msg, "Address already in use") {
-			return nil, fmt.Errorf("%w: %s", errPortTaken, addr)
+			return nil, nil, fmt.Errorf("%w: %s", errPortTaken, addr)
 		}
-		return nil, fmt.Errorf("%v\n%s", err, msg)
+		return nil, nil, fmt.Errorf("%v\n%s", err, msg)
 	}
 	t.Cleanup(func() { stop(t, cmd, exited) })
-	if opts.CertFile != "" || opts.Listener != "" && regexp.MustCompile(`(?m)^\s*certfile\s`).MatchString(opts.Listener) {
-		return &url.URL{Scheme: "mqtts", Host: addr}, nil
+	kill := func() {
+		_ = cmd.Process.Kill()
+		<-exited
 	}
-	return &url.URL{Scheme: "mqtt", Host: addr}, nil
+	if opts.CertFile != "" || opts.Listener != "" && regexp.MustCompile(`(?m)^\s*certfile\s`).MatchString(opts.Listener) {
+		return &url.URL{Scheme: "mqtts", Host: addr}, kill, nil
+	}
+	return &url.URL{Scheme: "mqtt", Host: addr}, kill, nil
 }
 
 // waitAccepting polls addr until a TCP connection succeeds (mosquitto is
 // then serving), mosquitto exits, or startTimeout passes.
-func waitAccepting(addr string, exited <-chan error) error {
+func waitAccepting(addr string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(startTimeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -271,14 +295,19 @@ func waitAccepting(addr string, exited <-chan error) error {
 			return fmt.Errorf("not accepting connections on %s after %v: %v", addr, startTimeout, err)
 		}
 		select {
-		case err := <-exited:
-			return fmt.Errorf("exited before accepting connections on %s: %v", addr, err)
+		case <-exited:
+			return fmt.Errorf("exited before accepting connections on %s", addr)
 		case <-tick.C:
 		}
 	}
 }
 
-func stop(t testing.TB, cmd *exec.Cmd, exited <-chan error) {
+func stop(t testing.TB, cmd *exec.Cmd, exited <-chan struct{}) {
+	select {
+	case <-exited: // killed already
+		return
+	default:
+	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
