@@ -258,6 +258,10 @@ type Executor struct {
 	stopping bool
 	closing  bool
 	lateDups sync.WaitGroup // duplicates answered while stopping
+	// takenWhileStopping counts the requests receiveWhileStopping has
+	// dealt with (a duplicate registered in lateDups, the rest left for the
+	// restarted host): a test waits on it before it ends the drain.
+	takenWhileStopping atomic.Int64
 	unsubbed atomic.Bool    // set by Unsubscribe: reconnections do not subscribe again
 	served   atomic.Bool    // Start succeeded: failed subscriptions are tried again (connection.go)
 	up       atomic.Bool    // connected and subscribed (Ready)

@@ -135,6 +135,7 @@ func wait(ctx context.Context, wg interface{ Wait() }) error {
 // known, until Stop stops waiting for duplicates; anything else is left
 // unacked, for the restarted host (or a replica) to run.
 func (e *Executor) receiveWhileStopping(in *incoming) {
+	defer e.takenWhileStopping.Add(1)
 	if r := in.read(e.cfg.ExecutorID); r != nil {
 		return
 	}

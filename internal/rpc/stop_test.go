@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // When the drain time ends, Stop answers what it owes and acks it before
@@ -47,6 +48,9 @@ func TestStopAnswersWhatTheDrainLeaves(t *testing.T) {
 	if err := h.broker.Flush(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
+	// Both reached the executor before the drain ends: the duplicate
+	// waits for its original's reply, the new request is left alone.
+	testkit.WaitFor(t, "the duplicate and the new request taken while stopping", func() bool { return h.exec.takenWhileStopping.Load() == 2 })
 	endDrain()
 	var stopErr error
 	select {
