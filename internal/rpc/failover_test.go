@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,7 +33,7 @@ func TestInvokeWaitsForTheNextBroker(t *testing.T) {
 	_ = l.Close()
 	next := &url.URL{Scheme: "mqtt", Host: nextAddr}
 
-	logs := &lines{}
+	logs := &testkit.LogBuffer{}
 	cfg := rpc.InvokerConfig{}
 	cfg.Session.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	cfg.Session.Failover = []*url.URL{next}
@@ -43,7 +41,7 @@ func TestInvokeWaitsForTheNextBroker(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFor(t, "the invoker without a broker", func() bool { return logs.has(nextAddr, "connection refused") })
+	testkit.WaitFor(t, "the invoker without a broker", func() bool { return logs.HasLine(nextAddr, "connection refused") })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
 	defer cancel()
@@ -62,34 +60,6 @@ func TestInvokeWaitsForTheNextBroker(t *testing.T) {
 	if o := wait(t, out); o.err != nil || o.res.Status != 200 || string(o.res.Payload) != "hi" {
 		t.Fatalf("the call made while no broker was up: %+v, %v", o.res, o.err)
 	}
-}
-
-// lines is a log's text, for tests that wait for a line.
-type lines struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// has reports whether a line holds every one of parts.
-func (l *lines) has(parts ...string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range strings.Split(l.b.String(), "\n") {
-		all := true
-		for _, p := range parts {
-			all = all && strings.Contains(line, p)
-		}
-		if all {
-			return true
-		}
-	}
-	return false
 }
 
 // A call after Close ends at once, not at its context's end: the wait

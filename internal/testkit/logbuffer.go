@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 )
 
@@ -31,4 +32,19 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// HasLine reports whether one line written so far holds every one of
+// parts.
+func (b *LogBuffer) HasLine(parts ...string) bool {
+	for _, line := range strings.Split(b.String(), "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
