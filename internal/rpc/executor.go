@@ -262,12 +262,12 @@ type Executor struct {
 	// dealt with (a duplicate registered in lateDups, the rest left for the
 	// restarted host): a test waits on it before it ends the drain.
 	takenWhileStopping atomic.Int64
-	unsubbed atomic.Bool    // set by Unsubscribe: reconnections do not subscribe again
-	served   atomic.Bool    // Start succeeded: failed subscriptions are tried again (connection.go)
-	up       atomic.Bool    // connected and subscribed (Ready)
-	stopped  chan struct{}  // closed by Stop: waiting duplicates give up
-	stopOnce sync.Once
-	workers  *session.Workers // run first receipts' executions
+	unsubbed           atomic.Bool   // set by Unsubscribe: reconnections do not subscribe again
+	served             atomic.Bool   // Start succeeded: failed subscriptions are tried again (connection.go)
+	up                 atomic.Bool   // connected and subscribed (Ready)
+	stopped            chan struct{} // closed by Stop: waiting duplicates give up
+	stopOnce           sync.Once
+	workers            *session.Workers // run first receipts' executions
 
 	link          connGeneration  // which connection the subscriptions were made on (connection.go)
 	topicsRefused atomic.Int64    // requests refused for their response topic (SessionStats)

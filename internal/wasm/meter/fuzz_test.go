@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
 // FuzzInstrument: any module wazero accepts is accepted after rewriting,
@@ -32,6 +34,9 @@ func FuzzInstrument(f *testing.F) {
 	defer validate.Close(ctx)
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		out, err := Instrument(bytes.Clone(wasm))
+		if !boundedForWazero(wasm) {
+			return // the engine refuses it before wazero sees it (internal/wasm boundModule)
+		}
 		orig, origErr := validate.CompileModule(ctx, wasm)
 		if origErr != nil {
 			return
@@ -70,4 +75,118 @@ func FuzzInstrument(f *testing.F) {
 			}
 		}
 	})
+}
+
+// boundedForWazero screens out the modules whose decoding alone makes
+// wazero allocate without bound: a count larger than the bytes that could
+// hold its items, a table or memory larger than a fuzz run can hold, an
+// import of anything but a function. The engine never hands wazero such a
+// module (internal/wasm's boundModule refuses or lowers them first); the
+// fuzzer finds them within seconds, and wazero then runs out of memory.
+func boundedForWazero(wasm []byte) bool {
+	r := &wasmbin.Reader{B: wasm, Off: 8}
+	if len(wasm) < 8 {
+		return true // wazero says what is wrong at once
+	}
+	for !r.Done() {
+		id, err := r.Byte()
+		if err != nil {
+			return true
+		}
+		n, err := r.U32()
+		if err != nil {
+			return true
+		}
+		body, err := r.Bytes(n)
+		if err != nil {
+			return true
+		}
+		if id == 0 || id == 8 || id == 12 { // custom, start, data count: no vector
+			continue
+		}
+		if !boundedSection(id, body) {
+			return false
+		}
+	}
+	return true
+}
+
+// boundedSection checks one section's counts and limits (see
+// boundedForWazero); a section it cannot read is left to wazero.
+func boundedSection(id byte, body []byte) bool {
+	const fuzzLimit = 1 << 10 // table entries, memory pages
+	r := &wasmbin.Reader{B: body}
+	count, err := r.U32()
+	if err != nil {
+		return true
+	}
+	if count > uint32(len(body)) {
+		return false
+	}
+	small := func() bool { // a u32 within what the section could hold
+		v, err := r.U32()
+		return err != nil || v <= uint32(len(body))
+	}
+	limits := func() bool { // flags, min, max if flag 1: each within fuzzLimit
+		flags, err := r.Byte()
+		if err != nil {
+			return true
+		}
+		for i := 0; i < 1+int(flags&1); i++ {
+			if v, err := r.U32(); err == nil && v > fuzzLimit {
+				return false
+			}
+		}
+		return true
+	}
+	for i := uint32(0); i < count; i++ {
+		switch id {
+		case 1: // type: 0x60, params, results
+			if _, err := r.Byte(); err != nil {
+				return true
+			}
+			for j := 0; j < 2; j++ {
+				save := r.Off
+				if !small() {
+					return false
+				}
+				r.Off = save
+				k, err := r.U32()
+				if err != nil {
+					return true
+				}
+				for ; k > 0; k-- {
+					if r.ValType() != nil {
+						return true
+					}
+				}
+			}
+		case 2: // import: only functions
+			for j := 0; j < 2; j++ {
+				if _, err := r.Name(); err != nil {
+					return true
+				}
+			}
+			if kind, err := r.Byte(); err != nil || kind != 0 {
+				return err != nil
+			}
+			if r.SkipLEB(5) != nil {
+				return true
+			}
+		case 4: // table: reference type, limits
+			if r.ValType() != nil {
+				return true
+			}
+			if !limits() {
+				return false
+			}
+		case 5: // memory: limits
+			if !limits() {
+				return false
+			}
+		default:
+			return true // counted above; the items need not be read
+		}
+	}
+	return true
 }
