@@ -396,8 +396,6 @@ func (p *opParser) str(raw json.RawMessage, at string) (string, error) {
 	return s, nil
 }
 
-// duration reads a Go duration string; zero is allowed only when
-// zeroOK, negative never.
 // digest reads a module digest pin: "sha256:" and 64 lower-case hex
 // digits.
 func (p *opParser) digest(raw json.RawMessage, at string) (string, error) {
@@ -412,6 +410,8 @@ func (p *opParser) digest(raw json.RawMessage, at string) (string, error) {
 	return s, nil
 }
 
+// duration reads a Go duration string; zero is allowed only when
+// zeroOK, negative never.
 func (p *opParser) duration(raw json.RawMessage, at string, zeroOK bool) (time.Duration, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

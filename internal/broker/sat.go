@@ -137,6 +137,9 @@ func (s *satCheck) currentKeys() (*jwt.Keys, error) {
 	if s.keys == nil {
 		return nil, err
 	}
+	if st == nil && s.keysSeen == nil {
+		return s.keys, nil // gone, and said so already: not logged at every login
+	}
 	s.keysSeen = st // not read again until it changes again
 	s.log.Error("embedded broker: the token keys file changed and is not valid: checking tokens against the keys last read", "file", s.keyFile, "err", err)
 	return s.keys, nil

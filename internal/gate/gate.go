@@ -84,8 +84,8 @@ func (g *Gate) Admit(c plugins.Command) func(*abi.Request) *rpc.StatusError {
 				Message: "command " + c.Name() + " admits verified callers only, and the host knows none for this request: send it through a broker that authenticates you (docs/security.md)"}
 		}
 		g.refused(&g.allowLog, c, req, "not in the command's allow list")
-		return &rpc.StatusError{Status: abi.StatusBadRequest, PropName: CallerProperty, PropValue: req.Caller.String(),
-			Message: req.Caller.String() + " may not call command " + c.Name() + ": not in its allow list"}
+		return &rpc.StatusError{Status: abi.StatusBadRequest, PropName: CallerProperty, PropValue: callerName(req.Caller),
+			Message: callerName(req.Caller) + " may not call command " + c.Name() + ": not in its allow list"}
 	}
 }
 
@@ -142,12 +142,14 @@ func callerKey(c abi.Caller) string {
 // maxKeyName bounds a caller's name in a quota key.
 const maxKeyName = 256
 
-// callerName names a caller in a refusal.
+// callerName names a caller in a refusal, each name cut and cleaned as
+// the log's are: a client id may be 64 KiB of anything, and the refusal
+// is published and kept for the request's duplicates.
 func callerName(c abi.Caller) string {
 	if !c.Verified() {
 		return "an unverified caller (all of them share one count)"
 	}
-	return c.String()
+	return abi.Caller{User: session.CleanText(c.User, 128), ClientID: session.CleanText(c.ClientID, 128)}.String()
 }
 
 // scopeName says what a quota counts.

@@ -408,7 +408,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	case err := <-e.subscribed:
 		if session.Refused(err) {
 			_ = e.sess.Disconnect(context.Background())
-			return fmt.Errorf("connecting to %s: %w", e.cfg.Session.Broker.Redacted(), err)
+			return fmt.Errorf("connecting to %s: %w", redact.URL(e.cfg.Session.Broker), err)
 		}
 		if err == nil {
 			e.served.Store(true) // from now on a failed subscription is tried again
