@@ -43,6 +43,10 @@ type MemoryQuota struct {
 
 	mu     sync.Mutex
 	counts map[quotaKey]*quotaCount
+	// nextSweep is when the earliest window counted ends, as the last
+	// sweep found it: a full map sweeps again only from then on, when a
+	// sweep can free something (not at every new key).
+	nextSweep time.Time
 }
 
 type quotaKey struct {
@@ -77,6 +81,9 @@ func (q *MemoryQuota) Take(_ context.Context, key string, limit int, per time.Du
 		}
 		c = &quotaCount{}
 		q.counts[k] = c
+		if !q.nextSweep.IsZero() && end.Before(q.nextSweep) {
+			q.nextSweep = end // a shorter window than those the sweep saw
+		}
 	}
 	if !c.end.Equal(end) { // a window that ended (or, the clock stepped back, another)
 		c.n, c.end = 0, end
@@ -89,12 +96,19 @@ func (q *MemoryQuota) Take(_ context.Context, key string, limit int, per time.Du
 }
 
 // sweep forgets the counts of windows that ended before now and reports
-// whether that made room. It runs only when the map is full: its cost,
-// one pass, is paid once per maxKeys new keys at most.
+// whether that made room. It runs only when the map is full, and not
+// before the earliest window it saw ends: one pass per window end at
+// most, however many new keys arrive meanwhile.
 func (q *MemoryQuota) sweep(now time.Time) bool {
+	if now.Before(q.nextSweep) {
+		return false
+	}
+	q.nextSweep = time.Time{}
 	for k, c := range q.counts {
 		if !c.end.After(now) {
 			delete(q.counts, k)
+		} else if q.nextSweep.IsZero() || c.end.Before(q.nextSweep) {
+			q.nextSweep = c.end
 		}
 	}
 	return len(q.counts) < q.maxKeys

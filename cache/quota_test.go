@@ -112,3 +112,26 @@ func TestRedisQuotaUnreachable(t *testing.T) {
 		t.Fatalf("Take on no Redis: %v, %v; want an error", ok, err)
 	}
 }
+
+// A full MemoryQuota sweeps again once its earliest window ends, and a
+// key of a shorter window added after a sweep moves that time earlier.
+func TestMemoryQuotaSweepsWhenAWindowEnds(t *testing.T) {
+	q := NewMemoryQuota(2)
+	ctx := context.Background()
+	t0 := time.Unix(1_800_000_000, 0) // a whole minute
+	if ok, _, err := q.Take(ctx, "a", 1, time.Minute, t0); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, _, err := q.Take(ctx, "x", 1, time.Second, t0); err != nil { // the map is not full yet
+		t.Fatal(err)
+	}
+	if _, _, err := q.Take(ctx, "b", 1, time.Minute, t0.Add(2*time.Second)); err != nil {
+		t.Fatalf("b after x's window ended: %v", err) // the sweep frees x
+	}
+	if _, _, err := q.Take(ctx, "c", 1, time.Minute, t0.Add(3*time.Second)); !errors.Is(err, ErrQuotaFull) {
+		t.Fatalf("c with a and b counted: %v, want ErrQuotaFull", err)
+	}
+	if ok, _, err := q.Take(ctx, "c", 1, time.Minute, t0.Add(time.Minute)); !ok || err != nil {
+		t.Fatalf("c once the minute ended: %v, %v", ok, err)
+	}
+}
