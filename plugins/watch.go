@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -294,10 +295,14 @@ func (d *debouncer) rescan() {
 }
 
 // watchedName returns the plugin a file name (base name) belongs to: the
-// module NAME.wasm or the operator file NAME.json.
+// module NAME.wasm, its signature NAME.wasm.sig or the operator file
+// NAME.json.
 func watchedName(file string) (string, bool) {
 	if name, ok := pluginName(file); ok {
 		return name, true
+	}
+	if base, ok := strings.CutSuffix(file, SignatureExt); ok { // NAME.wasm.sig: a signature that came after its module
+		return pluginName(base + ".wasm")
 	}
 	return operatorName(file)
 }

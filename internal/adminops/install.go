@@ -69,13 +69,20 @@ func (u *uploads) add(c chunk, now time.Time) (whole []byte, received int, refus
 	if u.byName == nil {
 		u.byName = map[string]*upload{}
 	}
+	for name, idle := range u.byName { // an abandoned upload holds no memory past uploadIdle
+		if now.Sub(idle.last) >= uploadIdle {
+			delete(u.byName, name)
+		}
+	}
 	up := u.byName[c.name]
 	if c.offset == 0 {
 		if up == nil && len(u.byName) >= maxUploads && !u.dropIdle(now) {
 			return nil, 0, &abi.Response{Status: abi.StatusServiceUnavailable,
 				Message: fmt.Sprintf("the host is receiving %d modules already: try again once one is installed", maxUploads)}
 		}
-		up = &upload{digest: c.digest, size: c.size, buf: make([]byte, 0, c.size)}
+		// The buffer grows with what arrives, not with what the first
+		// chunk announces: a chunk of one byte may announce the limit.
+		up = &upload{digest: c.digest, size: c.size, last: now}
 		u.byName[c.name] = up
 	}
 	switch {
