@@ -112,9 +112,9 @@ type funcWriter struct {
 	// just computed (read back by the check instead of a reload of the
 	// global), and an i32 (bulk memory weights) when tmp is set.
 	tmp bool
-	// ctrl holds the open blocks, true for a loop; regions the metered
-	// regions open: the function's, then one per loop.
-	ctrl    []bool
+	// ctrl holds the open blocks; regions the metered regions open: the
+	// function's, then one per loop (paths.go).
+	ctrl    []frame
 	regions []region
 	// own: the weight charged at the call sites (0: all at the entry);
 	// leaf: no code at the entry;
@@ -129,10 +129,11 @@ type funcWriter struct {
 }
 
 // region is a metered region: where its weight is to be patched in, and
-// its instructions so far.
+// its paths so far (paths.go): the longest to the instruction being read
+// (dist) and the longest seen (peak).
 type region struct {
-	patch int
-	count uint32
+	patch      int
+	dist, peak int64
 	// A loop's check spans code[checkAt:checkEnd] until the loop is seen
 	// to call a function of the module on every round (dropCheck); open
 	// while nothing at the loop's top level could branch around a call.
@@ -254,11 +255,15 @@ func (f *funcWriter) checkOnly(c []byte) []byte {
 func (f *funcWriter) leaveRegion() {
 	last := f.regions[len(f.regions)-1]
 	f.regions = f.regions[:len(f.regions)-1]
-	w := max(min(last.count, maxWeight), 1)
+	w := uint32(max(min(last.peak, maxWeight), 1))
 	if len(f.regions) == 0 {
 		f.entryWeight = w
 		if f.own > 0 {
-			w = min(last.count, maxWeight) - f.own
+			// The first pass's weight (own, charged at the call sites) is
+			// this one's without the weights of the callees charged at
+			// theirs, which this pass adds: every path is as long or
+			// longer. The entry charges the rest.
+			w = uint32(max(min(last.peak, maxWeight)-int64(f.own), 0))
 		}
 	}
 	switch {
@@ -290,8 +295,10 @@ func (f *funcWriter) instr() error {
 	if err != nil {
 		return err
 	}
+	if op != 0x0b && op != 0x05 { // an end or else counts itself, after the paths merge
+		f.step(1)
+	}
 	if n := len(f.regions); n > 0 {
-		f.regions[n-1].count++
 		switch op {
 		case 0x02, 0x04, 0x05, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x03, 0x11, 0x13, 0x1f, 0x06:
 			// a block, a branch, a return, an indirect call: a round may
@@ -304,33 +311,39 @@ func (f *funcWriter) instr() error {
 	switch {
 	case op == 0x02 || op == 0x04: // block, if
 		err = f.blockType()
-		f.ctrl = append(f.ctrl, false)
+		f.openBlock(op == 0x04)
 	case op == 0x03: // loop: its region starts inside it
 		if err = f.blockType(); err != nil {
 			return err
 		}
-		f.ctrl = append(f.ctrl, true)
+		f.ctrl = append(f.ctrl, frame{loop: true, region: len(f.regions) - 1})
 		f.code = append(f.code, r.B[start:r.Off]...)
 		f.enterRegion()
 		return nil
+	case op == 0x05: // else
+		f.elseArm()
 	case op == 0x0b: // end
 		f.code = append(f.code, op)
 		if len(f.ctrl) == 0 { // the function's
 			if len(f.regions) != 1 {
 				return errors.New("end without a block")
 			}
+			f.step(1)
 			f.leaveRegion()
 			return nil
 		}
-		if f.ctrl[len(f.ctrl)-1] {
-			f.leaveRegion()
-		}
+		fr := f.ctrl[len(f.ctrl)-1]
 		f.ctrl = f.ctrl[:len(f.ctrl)-1]
+		if fr.loop {
+			f.closeLoop()
+		} else {
+			f.closeBlock(fr)
+		}
 		return nil
 	case op == 0x10 || op == 0x12 || op == 0xd2: // call, return_call, ref.func
 		fn, err := r.U32()
-		if err == nil && op != 0xd2 && fn < m.importedFuncs && len(f.regions) > 0 {
-			f.regions[len(f.regions)-1].count += HostCallWeight - 1 // the host's work
+		if err == nil && op != 0xd2 && fn < m.importedFuncs {
+			f.step(HostCallWeight - 1) // the host's work
 		}
 		if err == nil && op == 0xd2 && fn < m.funcs {
 			_, _ = m.escape(fn)
@@ -338,9 +351,7 @@ func (f *funcWriter) instr() error {
 		if err == nil && op != 0xd2 && fn >= m.importedFuncs && fn < m.funcs && len(f.regions) > 0 {
 			f.calls = true
 			f.callees = append(f.callees, fn)
-			if w := m.ownWeight(fn); w > 0 {
-				f.regions[len(f.regions)-1].count += w // the callee's entry region
-			}
+			f.step(m.ownWeight(fn)) // the callee's entry region, when charged here
 			if op == 0x10 && f.regions[len(f.regions)-1].open && !m.isLeaf(fn) {
 				f.dropCheck()
 			}
@@ -351,10 +362,16 @@ func (f *funcWriter) instr() error {
 		if err != nil {
 			return err
 		}
+		if op == 0x12 {
+			f.deadEnd()
+		}
 		f.code = wasmbin.AppendU32(append(f.code, op), fn)
 		return nil
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
 		f.calls = true
+		if op == 0x13 {
+			defer f.deadEnd()
+		}
 		var t uint32
 		if t, err = r.U32(); err == nil && t >= m.types {
 			err = fmt.Errorf("type index %d out of range", t)
@@ -363,14 +380,25 @@ func (f *funcWriter) instr() error {
 			err = r.SkipLEB(5)
 		}
 	case op == 0x0c || op == 0x0d: // br, br_if
-		err = r.SkipLEB(5)
+		var depth uint32
+		if depth, err = r.U32(); err == nil {
+			f.branch(depth)
+		}
+		if op == 0x0c {
+			f.deadEnd()
+		}
 	case op == 0x0e: // br_table
-		var n uint32
+		var n, depth uint32
 		if n, err = r.U32(); err == nil {
 			for i := uint64(0); i <= uint64(n) && err == nil; i++ {
-				err = r.SkipLEB(5)
+				if depth, err = r.U32(); err == nil {
+					f.branch(depth)
+				}
 			}
 		}
+		f.deadEnd()
+	case op == 0x00 || op == 0x0f: // unreachable, return
+		f.deadEnd()
 	case op == 0x1c: // select t*
 		var n uint32
 		if n, err = r.U32(); err == nil {
@@ -410,7 +438,7 @@ func (f *funcWriter) instr() error {
 		err = f.prefixFD()
 	case op == 0xfe:
 		err = f.prefixFE()
-	case op <= 0x01, op == 0x05, op == 0x0f, op == 0x1a, op == 0x1b, // unreachable, nop, else, return, drop, select
+	case op == 0x01, op == 0x1a, op == 0x1b, // nop, drop, select
 		op >= 0x45 && op <= 0xc4, op == 0xd1: // numeric, sign extension, ref.is_null
 	default:
 		return fmt.Errorf("opcode %#x cannot be metered (exceptions, GC and function references are not supported)", op)

@@ -27,14 +27,17 @@
 // module), has no code at all (see rewriteCode).
 //
 // A unit is one instruction (a direct call of a host function
-// HostCallWeight): the weight of a function entry is the count of its
-// body's instructions outside its loops, that of a loop header the count
-// of the loop's instructions outside its inner loops (plus, for each
-// direct call of a function charged at its call sites, that function's
-// entry weight). Each instruction that runs belongs to exactly one such
-// region and runs at most once per entry into it (a region has no
-// backward branch but its loop's), so the units charged bound the instructions run from above, and
-// the same input charges the same units: the counting is deterministic.
+// HostCallWeight). A function's body outside its loops is a region, and
+// so is each loop's body outside its inner loops; a region's weight, paid
+// at its entry (the function's or the loop header), is the length of the
+// longest path through it (paths.go): the instructions of one arm of each
+// if or br_table, not of all, plus, for each direct call of a function
+// charged at its call sites, that function's entry weight. Each
+// instruction that runs belongs to exactly one region and runs at most
+// once per entry into it (a region has no backward branch but its loop's),
+// along one path, so the units charged bound the instructions run from
+// above, and the same input charges the same units: the counting is
+// deterministic.
 //
 // The new import renumbers every defined function (imports come first), so
 // every function index is rewritten: call, return_call, ref.func in code,

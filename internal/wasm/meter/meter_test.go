@@ -105,7 +105,7 @@ func readKernels(t testing.TB) []byte {
 }
 
 var kernelExports = []string{"fib", "indirect", "global", "tail", "loop", "nested", "loopcall", "bulk", "simd", "multi", "start", "trap",
-	"dfib", "tree", "leafloop"}
+	"dfib", "tree", "leafloop", "arms", "exit"}
 
 // TestKernelsBehaveTheSame: each export of the sample kernels answers the
 // same before and after instrumenting, and the metered run counts units:
@@ -142,6 +142,16 @@ func TestKernelsBehaveTheSame(t *testing.T) {
 	_, nested, _ := m.call("nested")
 	if loop < 100_000 || nested < 200*300 {
 		t.Errorf("loop used %d units for 100,000 iterations, nested %d for 60,000", loop, nested)
+	}
+	// The longest path, not every arm: a round of arms runs 60
+	// instructions of its if and ~15 around them, never 100.
+	if _, arms, _ := m.call("arms"); arms < 1000*60 || arms >= 1000*(60+40) {
+		t.Errorf("arms used %d units for 1,000 rounds of 60 instructions and their loop's", arms)
+	}
+	// The 60 instructions reached by a branch out of the inner loop are
+	// charged each outer round.
+	if _, exit, _ := m.call("exit"); exit < 500*60 {
+		t.Errorf("exit used %d units for 500 rounds of 60 instructions past an inner loop", exit)
 	}
 	_, bulk, _ := m.call("bulk")
 	if bulk < (65536+1000)>>BulkShift {
