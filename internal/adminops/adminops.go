@@ -26,6 +26,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
@@ -96,6 +97,11 @@ type Ops struct {
 	events  events.Sink
 	started time.Time // when New made the ops: the host's uptime in stats
 	uploads uploads   // the install op's modules arriving
+	// refusals bounds the log lines and audit events of ops refused for
+	// their token to one a second: anyone who may publish on the admin
+	// topics can send requests without it, and each would otherwise be a
+	// line and an event. The one written counts those left out.
+	refusals ratelog.Limiter
 }
 
 // New returns the Ops of cfg. A TokenFile that cannot be read now is an
@@ -109,7 +115,8 @@ func New(cfg Config) (*Ops, error) {
 			return nil, fmt.Errorf("admin token: %w", err)
 		}
 	}
-	a := &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir), clk: clock.OrSystem(cfg.Clock), events: cfg.Events}
+	a := &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir), clk: clock.OrSystem(cfg.Clock), events: cfg.Events,
+		refusals: ratelog.Limiter{Interval: time.Second}}
 	if a.events == nil {
 		a.events = events.Log(a.log)
 	}
@@ -268,18 +275,25 @@ type badRequest struct{ msg string }
 func (e *badRequest) Error() string { return e.msg }
 
 // checkToken refuses the request r for op unless it carries the host's
-// token, compared in constant time; each refusal is logged with the
-// invoker's client id as it claims it (__srcId, cut to 128 bytes) and
-// why, never with a token. A request without a token, or with one
-// longer than a token file may hold, is refused before the file is read.
+// token, compared in constant time; a refusal is logged and audited with
+// the invoker's client id as it claims it (__srcId, cut to 128 bytes) and
+// why, never with a token, at most once a second (with the count of those
+// left out since the last). A request without a token, or with one longer
+// than a token file may hold, is refused before the file is read.
 func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 	if a.byIdentity(op, r) {
 		return nil
 	}
 	refuse := func(why, msg string) *abi.Response {
-		a.log.Warn("admin op refused", "op", op, "invoker", session.CleanText(r.InvokerID, 128), "why", why,
-			"user", session.CleanText(r.Caller.User, 128), "client_id", session.CleanText(r.Caller.ClientID, 128))
-		a.audit(r, op, "", "", events.VerdictForbidden, why)
+		if ok, leftOut := a.refusals.Allow(a.clk.Now()); ok {
+			a.log.Warn("admin op refused", "op", op, "invoker", session.CleanText(r.InvokerID, 128), "why", why,
+				"user", session.CleanText(r.Caller.User, 128), "client_id", session.CleanText(r.Caller.ClientID, 128),
+				"refusals_not_logged", leftOut)
+			if leftOut > 0 {
+				why = fmt.Sprintf("%s (and %d refusals before it not logged)", why, leftOut)
+			}
+			a.audit(r, op, "", "", events.VerdictForbidden, why)
+		}
 		return &abi.Response{Status: admin.StatusForbidden, Message: msg}
 	}
 	got, ok := r.Metadata[admin.TokenKey]

@@ -2,16 +2,21 @@ package adminops_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/adminops"
+	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
 	"github.com/cmdhost/cmdhost/internal/wasm"
@@ -39,11 +44,13 @@ func TestAdminTokenFile(t *testing.T) {
 	}
 	write("first-Token-1")
 	var logs testkit.LogBuffer
+	clk := testkit.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
 	a := newOps(t, adminops.Config{Manager: m, Dir: dir, TokenFile: file, Token: "ignored-Token",
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Clock: clk})
 	reload := adminOp(t, a, admin.OpReload)
 	call := func(token *string) abi.Status {
 		t.Helper()
+		clk.Add(time.Second) // each refusal logged: at most one a second is (TestRefusalsBounded)
 		payload, _ := json.Marshal(admin.Request{Name: "nothing"})
 		r := &abi.Request{Payload: payload, InvokerID: "spy-client"}
 		if token != nil {
@@ -102,5 +109,80 @@ func TestAdminTokenFile(t *testing.T) {
 	// ... and one missing at the start is an error that names it.
 	if _, err := adminops.New(adminops.Config{Manager: m, Dir: dir, TokenFile: file}); err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("New with a missing token file: %v", err)
+	}
+}
+
+// A flood of refused ops (anyone who may publish on the admin topics can
+// send them) is one log line and one audit event a second, the next
+// saying how many were left out; each is still refused.
+func TestRefusalsBounded(t *testing.T) {
+	e, err := wasmtest.NewEngine(wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	dir := t.TempDir()
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	var logs testkit.LogBuffer
+	var audits []events.Event
+	clk := testkit.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	a := newOps(t, adminops.Config{Manager: m, Dir: dir, Token: "the-Token", Clock: clk,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Events: events.SinkFunc(func(ev events.Event) { audits = append(audits, ev) })})
+	remove := adminOp(t, a, admin.OpRemove)
+	flood := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			resp, err := remove(context.Background(), &abi.Request{Payload: []byte(`{"name":"x"}`), InvokerID: "flooder",
+				Metadata: map[string]string{admin.TokenKey: "guess"}})
+			if err != nil || resp.Status != admin.StatusForbidden {
+				t.Fatalf("a wrong token: %+v, %v; want 403", resp, err)
+			}
+			clk.Add(time.Millisecond)
+		}
+	}
+	flood(500) // half a second
+	if n := strings.Count(logs.String(), "admin op refused"); n != 1 || len(audits) != 1 {
+		t.Fatalf("500 refusals in half a second: %d log lines, %d audit events; want 1 and 1:\n%s", n, len(audits), logs.String())
+	}
+	clk.Add(time.Second)
+	flood(1)
+	if !logs.HasLine("admin op refused", "refusals_not_logged=499") {
+		t.Errorf("the line after the flood does not count the 499 left out:\n%s", logs.String())
+	}
+	if len(audits) != 2 || !strings.Contains(audits[1].Reason, "and 499 refusals before it not logged") {
+		t.Errorf("audit events %+v: want the second to count the 499 left out", audits)
+	}
+}
+
+// An install by identity is logged once, at its first chunk, not at each.
+func TestIdentityInstallLoggedOnce(t *testing.T) {
+	e, err := wasmtest.NewEngine(wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	dir := t.TempDir()
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	var logs testkit.LogBuffer
+	a := newOps(t, adminops.Config{Manager: m, Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Admin: func(c abi.Caller) bool { return c.User == "alice" }})
+	install := adminOp(t, a, admin.OpInstall)
+	module := []byte("\x00asm\x01\x00\x00\x00 not a plugin, 3 chunks of it")
+	sum := sha256.Sum256(module)
+	for off := 0; off < len(module); off += 12 {
+		end := min(off+12, len(module))
+		resp, err := install(context.Background(), &abi.Request{Payload: module[off:end],
+			Caller: abi.Caller{User: "alice", ClientID: "alice-cli"},
+			Metadata: map[string]string{admin.InstallNameKey: "x", admin.InstallDigestKey: hex.EncodeToString(sum[:]),
+				admin.InstallSizeKey: strconv.Itoa(len(module)), admin.InstallOffsetKey: strconv.Itoa(off)}})
+		if err != nil || resp.Status == admin.StatusForbidden {
+			t.Fatalf("chunk at %d by identity: %+v, %v", off, resp, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "admin op allowed by identity"); n != 1 {
+		t.Errorf("an install of 3 chunks by identity logged %d times, want once:\n%s", n, logs.String())
 	}
 }
