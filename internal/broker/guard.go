@@ -129,8 +129,9 @@ type guard struct {
 	reserved map[string]bool
 	// left holds, with an ACL, the user of each client id a TCP client
 	// left within leftIDHold (leftid.go).
-	left  map[string]leftID
-	clock clock.Clock
+	left      map[string]leftID
+	leftOrder []leftQueued // left's ids in the order they were left
+	clock     clock.Clock
 }
 
 func (g *guard) ID() string { return "cmdhost-guard" }

@@ -17,7 +17,11 @@ import (
 //
 // At most maxLeftIDs ids are held (4 × Config.MaxClients): past it the one
 // left first is forgotten, so that a client leaving under a new id at
-// each CONNECT cannot grow the table.
+// each CONNECT cannot grow the table. The ids wait in the order they were
+// left (leftOrder), which is the order their holds end (each is held for
+// the same time): what ended and, when full, the first left are taken
+// from its front, in constant time per disconnect, not by a pass over
+// the table under the guard's lock.
 
 // leftIDHold is how long a client id stays the user's who left it.
 const leftIDHold = 5 * time.Minute
@@ -25,6 +29,13 @@ const leftIDHold = 5 * time.Minute
 // leftID is the user who left a client id, and until when it is held.
 type leftID struct {
 	user  string
+	until time.Time
+}
+
+// leftQueued is a hold in leftOrder: stale once the id is held again
+// (another until) or no longer.
+type leftQueued struct {
+	id    string
 	until time.Time
 }
 
@@ -39,27 +50,38 @@ func (g *guard) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.left) >= g.maxLeftIDs() {
-		g.forgetLeft(now)
+	g.forgetLeft(now)
+	until := now.Add(leftIDHold)
+	g.left[cl.ID] = leftID{user: string(cl.Properties.Username), until: until}
+	g.leftOrder = append(g.leftOrder, leftQueued{cl.ID, until})
+	if len(g.leftOrder) > 2*g.maxLeftIDs() { // an id left again and again: drop the stale
+		live := g.leftOrder[:0]
+		for _, q := range g.leftOrder {
+			if l, ok := g.left[q.id]; ok && l.until.Equal(q.until) {
+				live = append(live, q)
+			}
+		}
+		clear(g.leftOrder[len(live):])
+		g.leftOrder = live
 	}
-	g.left[cl.ID] = leftID{user: string(cl.Properties.Username), until: now.Add(leftIDHold)}
 }
 
-// forgetLeft drops the holds that ended, and if none did, the one that
-// ends first. g.mu is held.
+// forgetLeft drops, from the front of leftOrder, the holds that ended or
+// went stale, and while the table is full the one left first. g.mu is
+// held.
 func (g *guard) forgetLeft(now time.Time) {
-	first, firstID := time.Time{}, ""
-	for id, l := range g.left {
-		if !now.Before(l.until) {
-			delete(g.left, id)
-			continue
+	for len(g.leftOrder) > 0 {
+		q := g.leftOrder[0]
+		l, held := g.left[q.id]
+		switch {
+		case !held || !l.until.Equal(q.until): // stale: held again since, or forgotten
+		case !now.Before(q.until) || len(g.left) >= g.maxLeftIDs():
+			delete(g.left, q.id)
+		default:
+			return
 		}
-		if firstID == "" || l.until.Before(first) {
-			first, firstID = l.until, id
-		}
-	}
-	if len(g.left) >= g.maxLeftIDs() {
-		delete(g.left, firstID)
+		g.leftOrder[0] = leftQueued{}
+		g.leftOrder = g.leftOrder[1:]
 	}
 }
 
