@@ -104,16 +104,18 @@ func (inv *Invoker) receiveTelemetry(p *paho.Publish) bool {
 	return true
 }
 
-// matchFilter reports whether topic matches filter, whose levels may be +.
+// matchFilter reports whether topic matches filter, whose levels may be
+// +, level by level without splitting either (it runs for each message).
 func matchFilter(filter, topic string) bool {
-	f, t := strings.Split(filter, "/"), strings.Split(topic, "/")
-	if len(f) != len(t) {
-		return false
-	}
-	for i := range f {
-		if f[i] != "+" && f[i] != t[i] {
+	for {
+		f, fRest, fMore := strings.Cut(filter, "/")
+		t, tRest, tMore := strings.Cut(topic, "/")
+		if fMore != tMore || (f != "+" && f != t) {
 			return false
 		}
+		if !fMore {
+			return true
+		}
+		filter, topic = fRest, tRest
 	}
-	return true
 }
