@@ -47,8 +47,8 @@ type Config struct {
 	// relative to it (admin.PluginView). Required.
 	Dir string
 	// TokenFile is the file of the token that allows reload and remove,
-	// read again at each of them (secret.ReadFile), so that a rotated
-	// token counts at once; Token is the token itself, used when
+	// looked at again at each of them and read again when it changed
+	// (secret.File), so that a rotated token counts at once; Token is the token itself, used when
 	// TokenFile is "". Both "": reload and remove are refused.
 	TokenFile string
 	Token     string
@@ -102,6 +102,8 @@ type Ops struct {
 	// topics can send requests without it, and each would otherwise be a
 	// line and an event. The one written counts those left out.
 	refusals ratelog.Limiter
+	// tokenFile is Config.TokenFile's (nil: none).
+	tokenFile *secret.File
 }
 
 // New returns the Ops of cfg. A TokenFile that cannot be read now is an
@@ -119,6 +121,9 @@ func New(cfg Config) (*Ops, error) {
 		refusals: ratelog.Limiter{Interval: time.Second}}
 	if a.events == nil {
 		a.events = events.Log(a.log)
+	}
+	if cfg.TokenFile != "" {
+		a.tokenFile = &secret.File{Path: cfg.TokenFile}
 	}
 	a.started = a.clk.Now()
 	return a, nil
@@ -326,11 +331,11 @@ func sameToken(a, b string) bool {
 	return subtle.ConstantTimeCompare(da[:], db[:]) == 1
 }
 
-// token is the host's admin token now: its file's content, read again
-// at each call, or Config.Token.
+// token is the host's admin token now: its file's content, as it is now,
+// or Config.Token.
 func (a *Ops) token() (string, error) {
-	if a.cfg.TokenFile != "" {
-		return secret.ReadFile(a.cfg.TokenFile)
+	if a.tokenFile != nil {
+		return a.tokenFile.Read()
 	}
 	return a.cfg.Token, nil
 }

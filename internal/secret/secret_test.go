@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadFile(t *testing.T) {
@@ -54,4 +55,50 @@ func TestReadFileRereads(t *testing.T) {
 			t.Fatalf("ReadFile = %q, %v; want %q", got, err, v)
 		}
 	}
+}
+
+// A File reads its secret again when the file changes, a rewrite in place
+// of the same size at once included, and not when it does not.
+func TestFileReadsChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	write := func(v string, mod time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &File{Path: path}
+	read := func(want string) {
+		t.Helper()
+		if got, err := f.Read(); err != nil || got != want {
+			t.Fatalf("Read: %q, %v; want %q", got, err, want)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	write("token-A", long)
+	read("token-A")
+	// Same size, same modification time, same file: a change the file's
+	// metadata cannot show, so the content kept is what Read returns.
+	write("token-B", long)
+	read("token-A")
+	write("token-C", long.Add(time.Second)) // the time moved: read again
+	read("token-C")
+	// Rewritten in place just now with the same size and time, as a coarse
+	// file system clock would show it: recent, so read again.
+	now := time.Now()
+	write("token-D", now)
+	read("token-D")
+	write("token-E", now)
+	read("token-E")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Read(); err == nil {
+		t.Fatal("Read of a removed file: no error")
+	}
+	write("token-F", long)
+	read("token-F")
 }
