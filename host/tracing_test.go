@@ -81,7 +81,8 @@ func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
 	a := runTracedHost(t, "trace-a", nil, spansA, "nest", "echo")
 	runTracedHost(t, "trace-b", a, spansB, "echo")
 
-	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: a.Broker()}, Tracer: spansClient.Tracer("client")})
+	client, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: a.Broker(), ClientID: "trace-client"},
+		Tracer: spansClient.Tracer("client")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +127,15 @@ func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
 		if fuel, err := strconv.ParseInt(testkit.SpanAttr(c.span, "cmdhost.fuel"), 10, 64); err != nil || fuel <= 0 {
 			t.Errorf("execute span of %s: no cmdhost.fuel of the call: %v", c.plugin, c.span.Attributes())
 		}
+	}
+	// The verified caller: the client, as A's embedded broker stamps it;
+	// B, on A's broker, does not trust that broker's stamps (serve
+	// --trust-broker-identity would): its call has no verified caller.
+	if got := testkit.SpanAttr(executeA, "cmdhost.caller.client_id"); got != "trace-client" {
+		t.Errorf("A's execute span names the caller %q, want trace-client: %v", got, executeA.Attributes())
+	}
+	if got := testkit.SpanAttr(executeB, "cmdhost.caller.client_id"); got != "" {
+		t.Errorf("B's execute span names the caller %q, a stamp of a broker it does not trust: %v", got, executeB.Attributes())
 	}
 
 	// A local nested call never crosses the broker: a span of A's, under
