@@ -31,6 +31,21 @@ func newOps(t *testing.T, cfg adminops.Config) *adminops.Ops {
 	return a
 }
 
+// newManager returns a plugins manager of an empty temporary folder, and
+// the folder.
+func newManager(t *testing.T) (*plugins.Manager, string) {
+	t.Helper()
+	e, err := wasmtest.NewEngine(wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	dir := t.TempDir()
+	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m, dir
+}
+
 // adminOp returns the handler of the admin op named.
 func adminOp(t *testing.T, a *adminops.Ops, op string) rpc.Handler {
 	t.Helper()

@@ -16,9 +16,6 @@ import (
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/adminops"
 	"github.com/cmdhost/cmdhost/internal/testkit"
-	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
-	"github.com/cmdhost/cmdhost/internal/wasm"
-	"github.com/cmdhost/cmdhost/plugins"
 )
 
 // TestInstallChunks: the install op takes a module in chunks, in order;
@@ -32,14 +29,7 @@ func TestInstallChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	e, err := wasmtest.NewEngine(wasm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
-	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	m, dir := newManager(t)
 	clk := testkit.NewClock(time.Unix(1e9, 0))
 	a := newOps(t, adminops.Config{Manager: m, Dir: dir, Token: "t", MaxModuleBytes: 1 << 20, Clock: clk})
 	install := adminOp(t, a, "install")

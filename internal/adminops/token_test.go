@@ -18,9 +18,6 @@ import (
 	"github.com/cmdhost/cmdhost/internal/adminops"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/testkit"
-	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
-	"github.com/cmdhost/cmdhost/internal/wasm"
-	"github.com/cmdhost/cmdhost/plugins"
 )
 
 // The token file is read at each op that needs it: the right token
@@ -28,14 +25,7 @@ import (
 // 403, a rotated file counts at once; each refusal is logged with the
 // invoker and why, never with a token.
 func TestAdminTokenFile(t *testing.T) {
-	e, err := wasmtest.NewEngine(wasm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	dir := t.TempDir()
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
-	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	m, dir := newManager(t)
 	file := filepath.Join(t.TempDir(), "token")
 	write := func(tok string) {
 		if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
@@ -116,14 +106,7 @@ func TestAdminTokenFile(t *testing.T) {
 // send them) is one log line and one audit event a second, the next
 // saying how many were left out; each is still refused.
 func TestRefusalsBounded(t *testing.T) {
-	e, err := wasmtest.NewEngine(wasm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	dir := t.TempDir()
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
-	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	m, dir := newManager(t)
 	var logs testkit.LogBuffer
 	var audits []events.Event
 	clk := testkit.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
@@ -158,14 +141,7 @@ func TestRefusalsBounded(t *testing.T) {
 
 // An install by identity is logged once, at its first chunk, not at each.
 func TestIdentityInstallLoggedOnce(t *testing.T) {
-	e, err := wasmtest.NewEngine(wasm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	dir := t.TempDir()
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
-	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	m, dir := newManager(t)
 	var logs testkit.LogBuffer
 	a := newOps(t, adminops.Config{Manager: m, Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Admin: func(c abi.Caller) bool { return c.User == "alice" }})

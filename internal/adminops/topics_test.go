@@ -1,15 +1,12 @@
 package adminops_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/adminops"
-	"github.com/cmdhost/cmdhost/internal/testkit/wasmtest"
-	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -24,14 +21,7 @@ func TestHostTopicsReserved(t *testing.T) {
 		}
 	}
 	patterns := []string{plugins.HostTopicPrefix + "/{executorId}/events", plugins.HostTopicPrefix + "/{executorId}/replicas"}
-	e, err := wasmtest.NewEngine(wasm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	dir := t.TempDir()
-	m := plugins.NewManager(plugins.Config{Dir: dir, Engine: e})
-	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	m, dir := newManager(t)
 	for _, c := range newOps(t, adminops.Config{Manager: m, Dir: dir, ClientID: "c1", ShareGroup: "g"}).Commands() {
 		patterns = append(patterns, c.Topic)
 	}
