@@ -228,6 +228,9 @@ func Pull(ctx context.Context, ref string, cfg Config) (Pulled, error) {
 			}
 			layer = &m.Layers[i]
 		case SignatureMediaType:
+			if sigLayer != nil { // one could be checked and the other kept: neither is
+				return Pulled{}, fmt.Errorf("%s has more than one %s layer: which is the module's signature?", ref, SignatureMediaType)
+			}
 			sigLayer = &m.Layers[i]
 		}
 	}
