@@ -138,9 +138,15 @@ func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Insta
 	} else if prev, err := m.Previous(e.name); err == nil {
 		in.Previous = prev
 	}
+	// The signature goes first, so that a watcher seeing the new module
+	// finds its signature beside it; when the module cannot follow, the
+	// file keeps the signature of the module it still holds.
+	onDisk, onDiskErr := readSignature(m.sigPath(e.name))
 	err = m.placeSignature(m.cfg.Dir, m.sigPath(e.name), sig)
 	if err == nil {
-		err = os.Rename(tmp, l.path)
+		if err = os.Rename(tmp, l.path); err != nil && onDiskErr == nil {
+			_ = m.placeSignature(m.cfg.Dir, m.sigPath(e.name), onDisk)
+		}
 	}
 	if err != nil {
 		// Served, but a restart would serve the file's old content.

@@ -131,3 +131,30 @@ func TestInstallRefusesDisabled(t *testing.T) {
 		t.Fatal("a disabled plugin's module was written")
 	}
 }
+
+// An install whose module file cannot be written (here a directory is in
+// its way) fails saying so, and leaves the signature file as it was: the
+// module the folder still holds keeps its own signature, so that a host
+// that checks signatures serves it after a restart.
+func TestInstallUnwritableKeepsTheSignature(t *testing.T) {
+	v1 := readPlugin(t, "wat-echo")
+	dir := t.TempDir()
+	m, _ := newManager(t, dir, 0)
+	ctx := context.Background()
+	if _, err := m.Install(ctx, "a", v1, []byte("signature of v1\n")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "a.wasm")
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(file, "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Install(ctx, "a", variant(v1, "v2"), []byte("signature of v2\n")); err == nil {
+		t.Fatal("an install whose file cannot be written: no error")
+	}
+	if b, err := os.ReadFile(file + ".sig"); err != nil || string(b) != "signature of v1\n" {
+		t.Fatalf("the signature file holds %q (%v), want v1's, the module's still there", b, err)
+	}
+}
