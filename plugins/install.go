@@ -104,7 +104,7 @@ func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Insta
 	}
 	m.mu.Unlock()
 	var old, oldSig []byte
-	if serving != "" && serving != l.digest {
+	if l.err == nil && serving != "" && serving != l.digest { // kept for a rollback: not read for a refused install
 		if b, err := wasm.ReadModule(l.path, m.cfg.Plugin.MaxModuleBytes); err == nil && sha(b) == serving {
 			old = b
 			oldSig, _ = readSignature(m.sigPath(e.name))
