@@ -140,8 +140,8 @@ func (l *haLoad) waitAnswered(n int64) {
 }
 
 // A Sentinel failover under load: the primary killed (kill -9), the
-// replica promoted, the old primary restarted (the Sentinels make it a
-// replica). The stores follow the new primary by themselves; no request
+// replica promoted, the old primary restarted as a replica of the new
+// one. The stores follow the new primary by themselves; no request
 // answered runs again when replayed, every request refused "not run" is
 // answered when sent again, and the refusals end within a second of the
 // promotion.
@@ -162,11 +162,11 @@ func TestRedisSentinelFailoverRunsNothingTwice(t *testing.T) {
 	promoted := time.Now()
 	l.waitAnswered(300)
 	testkit.WaitFor(t, "every Sentinel to name the new primary", func() bool { return rs.Agreed(rs.MasterAddr()) })
-	rs.Primary.Restart(t)
-	// The Sentinels make the restarted primary a replica. On a machine
-	// busy enough to starve the new primary past down-after-milliseconds
-	// (seen once under make test), they may instead fail over again, back
-	// to it: a second failover, through which nothing may run twice either.
+	rs.Primary.RestartAsReplicaOf(t, rs.MasterAddr())
+	// The old primary comes back as a replica (testkit.RestartAsReplicaOf
+	// says why). On a machine busy enough to starve the new primary past
+	// down-after-milliseconds, the Sentinels may fail over again, back to
+	// it: a second failover, through which nothing may run twice either.
 	failedBack := false
 	testkit.WaitFor(t, "the old primary to be a replica (or the primary again)", func() bool {
 		out, _ := testkit.RedisCLI(rs.Primary.Addr, "ROLE")

@@ -87,7 +87,7 @@ func (l *ledgerLoad) replay(t *testing.T) int {
 
 // A Sentinel set-up (primary, replica, three Sentinels) under load, the
 // primary killed with kill -9, the replica promoted, the old primary
-// started again: the hosts follow the new primary by themselves, the
+// started again as a replica of the new one: the hosts follow the new primary by themselves, the
 // refusals ("not run; send it again") end within a second of the
 // promotion, every request is answered, and none runs twice, replays of
 // every answered request included.
@@ -104,7 +104,7 @@ func TestSentinelFailoverRunsNothingTwice(t *testing.T) {
 	promoted := time.Now()
 	load.waitAnswered(t, total*2/3)
 	testkit.WaitFor(t, "every Sentinel to name the new primary", func() bool { return rs.Agreed(rs.MasterAddr()) })
-	rs.Primary.Restart(t)
+	rs.Primary.RestartAsReplicaOf(t, rs.MasterAddr())
 	load.waitAnswered(t, total)
 	load.wg.Wait()
 	replayed := load.replay(t)

@@ -80,6 +80,21 @@ func (r *Redis) Restart(tb testing.TB) {
 	r.cmd = runRedis(tb, r.Addr, r.dir, r.opts)
 }
 
+// RestartAsReplicaOf starts the server again on the same address as a
+// replica of primary (HOST:PORT), as an operator brings back a primary
+// that a Sentinel failover replaced: a primary that lost its data on the
+// way (no persistence) must not come back as a primary, even for a
+// moment, since a Sentinel may promote it again (seen on a busy machine:
+// a second failover to the empty one, and what it held run again).
+func (r *Redis) RestartAsReplicaOf(tb testing.TB, primary string) {
+	tb.Helper()
+	r.Kill()
+	host, port, _ := net.SplitHostPort(primary)
+	opts := r.opts
+	opts.extra = append(append([]string{}, opts.extra...), "--replicaof", host, port)
+	r.cmd = runRedis(tb, r.Addr, r.dir, opts)
+}
+
 func startRedis(tb testing.TB, dir string, opts RedisOptions) *Redis {
 	tb.Helper()
 	Needs(tb, RedisServer)
