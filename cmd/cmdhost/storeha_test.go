@@ -104,12 +104,15 @@ func TestSentinelFailoverRunsNothingTwice(t *testing.T) {
 	promoted := time.Now()
 	load.waitAnswered(t, total*2/3)
 	testkit.WaitFor(t, "every Sentinel to name the new primary", func() bool { return rs.Agreed(rs.MasterAddr()) })
+	// The failover's refusals are those before the old primary returns:
+	// while it syncs as a replica, requests are refused again (not run).
+	failoverRefusal := load.lastSendAgain.Load()
 	rs.Primary.RestartAsReplicaOf(t, rs.MasterAddr())
 	load.waitAnswered(t, total)
 	load.wg.Wait()
 	replayed := load.replay(t)
-	last := time.Unix(0, load.lastSendAgain.Load())
-	t.Logf("promoted %v after the kill; last refusal %v after it; %d answered (%d outcome unknown), %d refused and sent again, %d re-sends, %d replayed",
+	last := time.Unix(0, failoverRefusal)
+	t.Logf("promoted %v after the kill; the failover's last refusal %v after it; %d answered (%d outcome unknown), %d refused and sent again, %d re-sends, %d replayed",
 		promoted.Sub(killed).Round(time.Millisecond), last.Sub(killed).Round(time.Millisecond), load.answered.Load(), len(load.unknown),
 		load.sendAgain.Load(), load.resent.Load(), replayed)
 	// On a machine busy enough to starve the new primary past
