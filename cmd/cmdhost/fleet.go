@@ -255,11 +255,9 @@ func onHosts(c *cli.Context, token string, op func(ctx context.Context, h *admin
 		}
 	}
 	if c.Bool("json") {
-		b, err := json.Marshal(outs)
-		if err != nil {
+		if err := writeJSONLine(c.App.Writer, outs); err != nil {
 			return err
 		}
-		fmt.Fprintln(c.App.Writer, string(b))
 	}
 	switch {
 	case failed == 0:
@@ -369,11 +367,9 @@ func runListFleet(c *cli.Context) error {
 		}
 	}
 	if c.Bool("json") {
-		b, err := json.Marshal(all)
-		if err != nil {
+		if err := writeJSONLine(c.App.Writer, all); err != nil {
 			return err
 		}
-		fmt.Fprintln(c.App.Writer, string(b))
 	}
 	if failed > 0 {
 		return cli.Exit(fmt.Sprintf("%d of %d hosts did not answer", failed, len(all)), exitFailed)

@@ -98,12 +98,7 @@ func runHosts(c *cli.Context) error {
 		}
 	})
 	if c.Bool("json") {
-		b, err := json.Marshal(views)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(c.App.Writer, string(b))
-		return err
+		return writeJSONLine(c.App.Writer, views)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EXECUTOR\tREPLICA\tSHARE GROUP\tVERSION\tUPTIME\tPLUGINS")

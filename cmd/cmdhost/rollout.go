@@ -237,12 +237,7 @@ func rollBack(ctx context.Context, h *adminHost, t target, r *rolloutRow, name s
 
 func printRollout(c *cli.Context, rows []rolloutRow) error {
 	if c.Bool("json") {
-		b, err := json.Marshal(rows)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(c.App.Writer, string(b))
-		return err
+		return writeJSONLine(c.App.Writer, rows)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOST\tBATCH\tOUTCOME\tCALLS\tERRORS\tERROR RATE\tP99\tDETAIL")

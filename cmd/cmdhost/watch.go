@@ -112,7 +112,8 @@ func refreshes(ctx context.Context, c *cli.Context, interval time.Duration, refr
 	}
 }
 
-// writeJSONLine writes v as one JSON line: a refresh of watch --json.
+// writeJSONLine writes v as one JSON line: a refresh of watch --json, the
+// reply of the fleet commands' --json.
 func writeJSONLine(w io.Writer, v any) error {
 	out, err := json.Marshal(v)
 	if err != nil {
