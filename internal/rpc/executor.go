@@ -241,8 +241,10 @@ type Executor struct {
 	claims *claimQueue         // the shared store's claims, off the receive goroutine; nil in memory
 	reuse  cache.Reuse[*reply] // nil when reuse is off
 	calls  runningSet          // requests in progress, for cancels (ask.go)
-	// carried: the dedup store carries the reuse cache's Redis calls
-	// in its round trips (cache.ReuseCarrier; claims.go, reuse.go).
+	// carrier is the dedup store when it carries the reuse cache's Redis
+	// calls in its round trips (cache.ReuseCarrier; claims.go, reuse.go),
+	// and carried says so.
+	carrier cache.ReuseCarrier[*reply]
 	carried bool
 
 	// sess is the MQTT session (package session): the connection, its
@@ -312,8 +314,8 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 			dedup.Close()
 			return nil, err
 		}
-		if c, ok := dedup.(cache.ReuseCarrier[*reply]); ok {
-			e.carried = c.CarryReuse(e.reuse)
+		if c, ok := dedup.(cache.ReuseCarrier[*reply]); ok && c.CarryReuse(e.reuse) {
+			e.carrier, e.carried = c, true
 		}
 	}
 	routes, err := e.buildRoutes(commands, nil)
@@ -630,8 +632,12 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 // window past the expiry, so that a duplicate arriving then is recognised
 // as dead on arrival rather than run again.
 func (e *Executor) complete(in *incoming, entry *cache.Entry[*reply], r *reply) {
-	e.dedup.Complete(entry, r, in.expiry.Add(in.expiry.Sub(in.received)))
+	e.dedup.Complete(entry, r, keepUntil(in))
 }
+
+// keepUntil is when a request's dedup entry may go: one request window
+// past its expiry.
+func keepUntil(in *incoming) time.Time { return in.expiry.Add(in.expiry.Sub(in.received)) }
 
 // finish publishes the reply (when one is owed and time is left) and acks
 // the request.

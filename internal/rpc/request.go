@@ -42,6 +42,7 @@ type incoming struct {
 	// reused is its reply, nil on a miss.
 	reuseAsked bool
 	reused     *reply
+	reuseKey   string // reuseKey's, once worked out
 
 	// Tracing (tracing.go): the request span and its context; nil when
 	// the request is not traced.

@@ -3,6 +3,7 @@ package rpc
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
@@ -22,7 +23,8 @@ const DefaultReuseMaxBytes = 64 << 20
 // reusable reports whether a route's replies may be reused at all.
 func (r *route) reusable() bool { return r.cmd.Idempotent && r.cmd.ResponseTTL > 0 }
 
-// reuseKey is the equivalence class of a request. A request addressed to
+// reuseKey is the equivalence class of a request, worked out once (the
+// claim queue asks for it, then the run). A request addressed to
 // this executor specifically (its topic names the executor, and no share
 // group makes that name a service's) is private to its invoker: its key
 // includes the invoker's identity, its __srcId or, without one, its
@@ -31,6 +33,13 @@ func (e *Executor) reuseKey(in *incoming) (string, bool) {
 	if e.reuse == nil || !in.route.reusable() {
 		return "", false
 	}
+	if in.reuseKey == "" {
+		in.reuseKey = e.newReuseKey(in)
+	}
+	return in.reuseKey, true
+}
+
+func (e *Executor) newReuseKey(in *incoming) string {
 	req := in.req
 	tokens := make([]string, 0, len(req.TopicTokens))
 	for k, v := range req.TopicTokens {
@@ -48,21 +57,15 @@ func (e *Executor) reuseKey(in *incoming) (string, bool) {
 		}
 	}
 	return cache.ReuseKey([]byte(req.Command), []byte(strings.Join(tokens, "\x00")),
-		[]byte(req.ContentType), []byte{byte(req.Format)}, req.Payload, []byte(identity)), true
+		[]byte(req.ContentType), []byte{byte(req.Format)}, req.Payload, []byte(identity))
 }
 
 // remember keeps a successful reply for reuse, for the command's declared
 // response TTL or the shorter one the handler gave this reply (0: not at
 // all). Error replies are never reused.
 func (e *Executor) remember(key string, in *incoming, r *reply) {
-	if r.none || r.status != abi.StatusOK && r.status != abi.StatusNoContent {
-		return
-	}
-	ttl := in.route.cmd.ResponseTTL
-	if r.ttl != nil && *r.ttl < ttl {
-		ttl = *r.ttl
-	}
-	if ttl > 0 && e.reuse.Set(key, r, r.cost(), ttl) {
+	ttl, ok := reuseTTL(in, r)
+	if ok && e.reuse.Set(key, r, r.cost(), ttl) {
 		// ristretto applies sets asynchronously: flush before the reply is
 		// published, so an equivalent request that follows it finds it.
 		e.reuse.Wait()
@@ -73,16 +76,26 @@ func (e *Executor) remember(key string, in *incoming, r *reply) {
 // carries the reuse cache's calls (cache.ReuseCarrier): the reply goes
 // to Redis in the outcome's round trip. It reports whether it did both.
 func (e *Executor) rememberCarried(key string, in *incoming, entry *cache.Entry[*reply], r *reply) bool {
-	c, ok := e.dedup.(cache.ReuseCarrier[*reply])
-	if !e.carried || !ok || entry == nil || r.none || r.status != abi.StatusOK && r.status != abi.StatusNoContent {
+	if !e.carried || entry == nil || r.none || r.status != abi.StatusOK && r.status != abi.StatusNoContent {
 		return false
+	}
+	ttl, _ := reuseTTL(in, r) // 0: the outcome alone
+	e.carrier.CompleteReusing(entry, r, keepUntil(in), cache.ReuseSet{Key: key, Cost: r.cost(), TTL: ttl})
+	return true
+}
+
+// reuseTTL is how long a reply may be reused: the command's declared
+// response TTL or the shorter one the handler gave; not at all (false)
+// for an error reply, no reply or a TTL of 0.
+func reuseTTL(in *incoming, r *reply) (time.Duration, bool) {
+	if r.none || r.status != abi.StatusOK && r.status != abi.StatusNoContent {
+		return 0, false
 	}
 	ttl := in.route.cmd.ResponseTTL
 	if r.ttl != nil && *r.ttl < ttl {
 		ttl = *r.ttl
 	}
-	c.CompleteReusing(entry, r, in.expiry.Add(in.expiry.Sub(in.received)), cache.ReuseSet{Key: key, Cost: r.cost(), TTL: ttl})
-	return true
+	return ttl, ttl > 0
 }
 
 // cost is what a reply weighs in the reuse cache: its bytes.
