@@ -282,7 +282,6 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	}
 }
 
-// Close disconnects.
 // PacketLimit is the broker's Maximum Packet Size (from the CONNACK of
 // the invoker's connection), in bytes; 0 when the broker set none (MQTT's
 // own bound applies) or it is not known.
@@ -293,6 +292,7 @@ func (inv *Invoker) PacketLimit() int {
 	return 0
 }
 
+// Close disconnects.
 func (inv *Invoker) Close() error {
 	inv.closeOnce.Do(func() { close(inv.closed) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -497,10 +497,6 @@ func (inv *Invoker) protocolProps() paho.UserProperties {
 	}
 }
 
-// cancel tells the executor, best effort, that the call ended: a message
-// on the request topic with the request's correlation data and response
-// topic, cmdhost-cancel: 1 and no payload. It waits at most cancelWait
-// for the broker to take it, whatever ctx the call had.
 // publishRequest publishes a call's first send once the response topic
 // is subscribed on the current connection. A send refused because no
 // connection was up (the session reconnecting, to its broker or the next
@@ -562,6 +558,10 @@ var errInvokerClosed = errors.New("the invoker is closed")
 // want of a connection.
 const notConnectedPause = 5 * time.Millisecond
 
+// cancel tells the executor, best effort, that the call ended: a message
+// on the request topic with the request's correlation data and response
+// topic, cmdhost-cancel: 1 and no payload. It waits at most cancelWait
+// for the broker to take it, whatever ctx the call had.
 func (inv *Invoker) cancel(c Call, corr []byte) {
 	expiry := uint32(cancelExpiry)
 	pub := &paho.Publish{
