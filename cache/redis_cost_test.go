@@ -166,8 +166,10 @@ func TestRedisWaitingDuplicatesOneRoundTripPerPoll(t *testing.T) {
 	time.Sleep(time.Second) // the window the polls are counted in, not a synchronisation
 	polls, took := rt.n.Load()-before, time.Since(start)
 	t.Logf("20 duplicates waiting for %v: %d round trips (%.1f per 20 ms)", took.Round(time.Millisecond), polls, float64(polls)/float64(took/redisPollInterval))
-	if limit := int64(took/redisPollInterval) + 1; polls > limit {
-		t.Errorf("%d round trips in %v, want at most %d (one per poll)", polls, took, limit)
+	// One per poll, the ticker's phase one more, and the heartbeat's SET
+	// (once a redisHeartbeat), which the hook counts too.
+	if limit := int64(took/redisPollInterval) + 1 + int64(took/redisHeartbeat) + 1; polls > limit {
+		t.Errorf("%d round trips in %v, want at most %d (one per poll, and the heartbeat's)", polls, took, limit)
 	}
 	for _, e := range firsts {
 		a.Complete(e, "done", time.Time{})

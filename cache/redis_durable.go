@@ -199,14 +199,27 @@ func (s *RedisDedup[V]) releaseQueued() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
-	pipe := s.rdb.Pipeline()
-	cmds := make(map[string]*redis.Cmd, len(pending))
-	for k, r := range pending {
-		cmds[k] = releaseScript.Eval(ctx, pipe, []string{k}, r.claim)
+	var cmds map[string]*redis.Cmd
+	var werr error
+	// By the script's digest (not its text for each key), loaded when
+	// Redis lacks it, as runScript does.
+	for _, load := range []bool{false, true} {
+		pipe := s.rdb.Pipeline()
+		cmds = make(map[string]*redis.Cmd, len(pending))
+		for k, r := range pending {
+			if load {
+				cmds[k] = releaseScript.Eval(ctx, pipe, []string{k}, r.claim)
+			} else {
+				cmds[k] = releaseScript.EvalSha(ctx, pipe, []string{k}, r.claim)
+			}
+		}
+		w := s.waitCmd(ctx, pipe)
+		_, _ = pipe.Exec(ctx)
+		werr = s.waited(w)
+		if load || !anyScriptMissing(cmds) {
+			break
+		}
 	}
-	w := s.waitCmd(ctx, pipe)
-	_, _ = pipe.Exec(ctx)
-	werr := s.waited(w)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -215,4 +228,15 @@ func (s *RedisDedup[V]) releaseQueued() {
 			delete(s.releasing, k)
 		}
 	}
+}
+
+// anyScriptMissing reports whether one of cmds failed for want of its
+// script (NOSCRIPT): the pipeline is sent again with the script's text.
+func anyScriptMissing(cmds map[string]*redis.Cmd) bool {
+	for _, c := range cmds {
+		if isScriptMissing(c.Err()) {
+			return true
+		}
+	}
+	return false
 }
