@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
@@ -95,7 +96,7 @@ type satCheck struct {
 	mu       sync.Mutex
 	keys     *jwt.Keys   // as last read
 	keysSeen os.FileInfo // the keys file as last read
-	expiries map[*mqtt.Client]clock.Timer
+	expiries map[*mqtt.Client]*satSession
 
 	logins, reauths, refused, expired atomic.Int64
 }
@@ -103,7 +104,7 @@ type satCheck struct {
 // newSATCheck reads the keys file.
 func newSATCheck(cfg *Config, srv *mqtt.Server, log *slog.Logger, checks chan struct{}) (*satCheck, error) {
 	s := &satCheck{srv: srv, keyFile: cfg.SATKeyFile, audience: cfg.SATAudience, clock: clock.OrSystem(cfg.Clock),
-		log: log, checks: checks, expiries: map[*mqtt.Client]clock.Timer{}}
+		log: log, checks: checks, expiries: map[*mqtt.Client]*satSession{}}
 	s.refusedLog.Interval, s.reauthLog.Interval = time.Second, time.Second
 	if s.audience == "" {
 		s.audience = DefaultSATAudience
@@ -206,30 +207,56 @@ func (s *satCheck) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
 	if !usesSAT(cl) {
 		return
 	}
-	s.checks <- struct{}{} // under the bound too: a second check for each login
-	claims, err := s.verify(pk.Properties.AuthenticationData)
-	<-s.checks
+	// The token's signature was checked at login, on this same packet:
+	// its claims are read again for the expiry, not its signature.
+	token := pk.Properties.AuthenticationData
+	claims, err := jwt.Claimed(string(token), s.audience, s.clock.Now())
 	if err != nil { // expired since its login, a moment ago
-		s.expire(cl)
+		s.expire(cl, nil)
 		return
 	}
 	s.logins.Add(1)
-	s.arm(cl, claims.Expiry)
+	s.arm(cl, claims.Expiry, token)
 }
 
-// arm (re)sets the time at which cl is disconnected.
-func (s *satCheck) arm(cl *mqtt.Client, exp time.Time) {
+// satSession is a token client's expiry timer, and the digest of the
+// token it was set by: the same token sent again in an AUTH packet is
+// taken without checking it again (a client looping on it would
+// otherwise hold the checks every login waits for).
+type satSession struct {
+	timer clock.Timer
+	token [sha256.Size]byte
+}
+
+// arm (re)sets the time at which cl is disconnected: exp, that of token.
+func (s *satCheck) arm(cl *mqtt.Client, exp time.Time, token []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.expiries[cl]; t != nil {
-		t.Stop()
+	if old := s.expiries[cl]; old != nil {
+		old.timer.Stop()
 	}
-	s.expiries[cl] = s.clock.AfterFunc(exp.Sub(s.clock.Now()), func() { s.expire(cl) })
+	ss := &satSession{token: sha256.Sum256(token)}
+	ss.timer = s.clock.AfterFunc(exp.Sub(s.clock.Now()), func() { s.expire(cl, ss) })
+	s.expiries[cl] = ss
 }
 
-// expire disconnects a client whose token expired.
-func (s *satCheck) expire(cl *mqtt.Client) {
+// accepted reports whether token is the one cl's expiry was last set by.
+func (s *satCheck) accepted(cl *mqtt.Client, token []byte) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.expiries[cl]
+	return ss != nil && ss.token == sha256.Sum256(token)
+}
+
+// expire disconnects a client whose token expired: ss's timer fired (a
+// timer replaced by a new token's meanwhile does nothing), or, with ss
+// nil, its token expired before its session was up.
+func (s *satCheck) expire(cl *mqtt.Client, ss *satSession) {
+	s.mu.Lock()
+	if ss != nil && s.expiries[cl] != ss {
+		s.mu.Unlock()
+		return
+	}
 	delete(s.expiries, cl)
 	s.mu.Unlock()
 	if cl.Closed() {
@@ -245,8 +272,8 @@ func (s *satCheck) expire(cl *mqtt.Client) {
 func (s *satCheck) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.expiries[cl]; t != nil {
-		t.Stop()
+	if ss := s.expiries[cl]; ss != nil {
+		ss.timer.Stop()
 		delete(s.expiries, cl)
 	}
 }
@@ -273,8 +300,12 @@ func (s *satCheck) OnAuthPacket(cl *mqtt.Client, pk packets.Packet) (packets.Pac
 	case pk.ReasonCode != reasonReauthenticate:
 		return refuse(packets.ErrProtocolViolationInvalidReason, "K8S-SAT has no challenge: an AUTH packet other than re-authenticate (0x19)")
 	}
+	token := pk.Properties.AuthenticationData
+	if s.accepted(cl, token) { // the same token again: nothing new to check or arm
+		return s.authOK(cl, pk)
+	}
 	s.checks <- struct{}{} // waits its turn: this connection's goroutine only
-	claims, err := s.verify(pk.Properties.AuthenticationData)
+	claims, err := s.verify(token)
 	<-s.checks
 	if err != nil {
 		return refuse(packets.ErrNotAuthorized, "service account token refused: "+err.Error())
@@ -282,13 +313,18 @@ func (s *satCheck) OnAuthPacket(cl *mqtt.Client, pk packets.Packet) (packets.Pac
 	if claims.Subject != string(cl.Properties.Username) {
 		return refuse(packets.ErrNotAuthorized, "the new token is another subject's: a connection keeps who it is")
 	}
-	s.arm(cl, claims.Expiry)
+	s.arm(cl, claims.Expiry, token)
 	s.reauths.Add(1)
 	if ok, leftOut := s.reauthLog.Allow(s.clock.Now()); ok {
 		s.log.Info("embedded broker: client re-authenticated with a new service account token", withLeftOut(leftOut, "reauthentications_not_logged",
 			"client", logText(cl.ID), "user", logText(string(cl.Properties.Username)),
 			"expires", claims.Expiry.UTC().Format(time.RFC3339))...)
 	}
+	return s.authOK(cl, pk)
+}
+
+// authOK answers a re-authentication accepted.
+func (s *satCheck) authOK(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	ok := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Auth}, ReasonCode: packets.CodeSuccess.Code,
 		Properties: packets.Properties{AuthenticationMethod: SATMethod}}
 	_ = cl.WritePacket(ok) // a connection that failed ends as its reader sees it

@@ -83,8 +83,19 @@ func TestSAT(t *testing.T) {
 	testkit.WaitFor(t, "the token's expiry armed", func() bool { return clk.Pending() == 1 })
 
 	// A new token for the same subject: AUTH 0x00, and the expiry moves.
-	if pk := c.reauth(t, iss.Token(t, sub, DefaultSATAudience, start.Add(2*time.Hour), nil)); pk.FixedHeader.Type != packets.Auth || pk.ReasonCode != 0 {
+	second := iss.Token(t, sub, DefaultSATAudience, start.Add(2*time.Hour), nil)
+	if pk := c.reauth(t, second); pk.FixedHeader.Type != packets.Auth || pk.ReasonCode != 0 {
 		t.Fatalf("re-authentication: packet type %d reason 0x%02x, want AUTH 0x00", pk.FixedHeader.Type, pk.ReasonCode)
+	}
+	// The same token again and again: accepted without checking it again
+	// (a loop of them would hold the checks every login waits for).
+	for range 20 {
+		if pk := c.reauth(t, second); pk.FixedHeader.Type != packets.Auth || pk.ReasonCode != 0 {
+			t.Fatalf("the same token again: packet type %d reason 0x%02x, want AUTH 0x00", pk.FixedHeader.Type, pk.ReasonCode)
+		}
+	}
+	if got := e.SATStats().Reauthentications; got != 1 {
+		t.Errorf("%d re-authentications checked, want 1 (the same token sent again is not checked again)", got)
 	}
 	clk.Add(90 * time.Minute) // past the first token's expiry
 	if code := c.publishCode(t, "rpc/h/echo"); code != 0 {
