@@ -74,6 +74,9 @@ func (m *Manager) Install(ctx context.Context, name string, bin, sig []byte) (In
 // install is Install with e's lock held.
 func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Installed, outcome, error) {
 	l := load{path: m.path(e.name), opPath: m.opPath(e.name), digest: sha(bin)}
+	if len(m.cfg.Trust) > 0 && sig != nil {
+		l.sig, l.sigDigest = sig, sha(sig)
+	}
 	in := Installed{Name: e.name, Digest: l.digest}
 	refused := func(err error) error { return &RefusedError{Plugin: e.name, Digest: l.digest, err: err} }
 	opErr, err := l.readOperator()

@@ -158,16 +158,17 @@ func (e *entry) release() { <-e.lock }
 // version is a plugin version serving and what it was made from. An
 // entry's version is set and cleared as a whole.
 type version struct {
-	p        *wasm.Plugin
-	topics   []commandTopic // p's commands' request topics
-	digest   string         // of the module file's content
-	op       *Operator      // the operator file applied; nil when none
-	opDigest string         // of op's file content; "" when none
-	since    time.Time      // when p started serving
+	p         *wasm.Plugin
+	topics    []commandTopic // p's commands' request topics
+	digest    string         // of the module file's content
+	op        *Operator      // the operator file applied; nil when none
+	opDigest  string         // of op's file content; "" when none
+	sigDigest string         // of its signature file, on a host that checks them
+	since     time.Time      // when p started serving
 }
 
 // key identifies the content of both files of v (see load.key).
-func (v *version) key() string { return contentKey(v.digest, v.opDigest) }
+func (v *version) key() string { return contentKey(v.digest, v.opDigest) + "+" + v.sigDigest }
 
 // refusal is content of a plugin's files the manager does not load again
 // until they change (or, for refusedClash, a command or topic is freed),
@@ -486,22 +487,42 @@ const (
 // needed, the new version loaded beside the old.
 type load struct {
 	path     string
-	digest   string         // of the module file
-	opPath   string         // the operator file's path
-	opDigest string         // of the operator file; "" when there is none
-	op       *Operator      // the operator file, valid; nil when none or invalid
-	p        *wasm.Plugin   // the new version, not yet published
-	topics   []commandTopic // p's commands' request topics, checked
-	gone     bool           // the module file does not exist
-	off      bool           // the operator file says "enabled": false: not loaded
-	skip     bool           // nothing to do
-	current  bool           // the files hold the content serving (skip is set)
-	err      error
-	took     time.Duration
+	digest   string // of the module file
+	opPath   string // the operator file's path
+	opDigest string // of the operator file; "" when there is none
+	// sig is the signature file (nil: none) and sigDigest its digest, read
+	// only by a host that checks signatures (Config.Trust); sigErr is why
+	// it could not be read.
+	sig       []byte
+	sigDigest string
+	sigErr    error
+	op        *Operator      // the operator file, valid; nil when none or invalid
+	p         *wasm.Plugin   // the new version, not yet published
+	topics    []commandTopic // p's commands' request topics, checked
+	gone      bool           // the module file does not exist
+	off       bool           // the operator file says "enabled": false: not loaded
+	skip      bool           // nothing to do
+	current   bool           // the files hold the content serving (skip is set)
+	err       error
+	took      time.Duration
 }
 
-// key identifies the content of both files read.
-func (l *load) key() string { return contentKey(l.digest, l.opDigest) }
+// key identifies the content of the files read: a refused version is
+// loaded again when one of them changes, its signature included (a
+// module refused unsigned, then signed).
+func (l *load) key() string { return contentKey(l.digest, l.opDigest) + "+" + l.sigDigest }
+
+// readSignature reads the plugin's signature file into l, on a host that
+// checks signatures.
+func (l *load) readSignature(m *Manager, name string) {
+	if len(m.cfg.Trust) == 0 {
+		return
+	}
+	l.sig, l.sigErr = readSignature(m.sigPath(name))
+	if l.sigErr == nil && l.sig != nil {
+		l.sigDigest = sha(l.sig)
+	}
+}
 
 // outcome is what remains to do after a commit, with no lock held.
 type outcome struct {
@@ -553,6 +574,7 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		l.err = fmt.Errorf("plugin %s: operator file: %w", e.name, err)
 		return l
 	}
+	l.readSignature(m, e.name)
 
 	m.mu.Lock()
 	l.current = e.cur != nil && e.cur.key() == l.key()
@@ -576,9 +598,9 @@ func (m *Manager) prepare(ctx context.Context, e *entry, mode syncMode) load {
 		l.op, l.err = nil, fmt.Errorf("plugin %s: %w", e.name, opErr)
 		return l
 	}
-	sig, err := readSignature(m.sigPath(e.name))
+	err = l.sigErr
 	if err == nil {
-		err = m.checkOrigin(e.name, l.digest, l.op, sig)
+		err = m.checkOrigin(e.name, l.digest, l.op, l.sig)
 	}
 	if err != nil {
 		l.err = err
@@ -704,7 +726,7 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 		res.old = e.cur.p
 		e.draining = append(e.draining, e.cur.p)
 	}
-	e.cur = &version{p: l.p, topics: l.topics, digest: l.digest, op: l.op, opDigest: l.opDigest, since: time.Now()}
+	e.cur = &version{p: l.p, topics: l.topics, digest: l.digest, op: l.op, opDigest: l.opDigest, sigDigest: l.sigDigest, since: time.Now()}
 	e.refused = refusal{}
 	e.lastErr, e.lastErrAt = nil, time.Time{}
 	res.freed = m.publish()

@@ -63,6 +63,15 @@ func TestSignaturesAtLoadAndReload(t *testing.T) {
 	}
 	mustEcho(t, m, "wat-echo")
 
+	// The module refused unsigned, then signed: the signature arriving is
+	// a change the watcher's sync acts on (it skips content refused before).
+	// (It then clashes with good, which serves the same command: a load
+	// that went past the signature check.)
+	write("unsigned.wasm.sig", signing.Sign(priv, variant(wat, "u")))
+	if err := m.syncFile(context.Background(), "unsigned", syncChanged); err == nil || !strings.Contains(err.Error(), "already served by plugin good") {
+		t.Fatalf("the module signed after its refusal: %v, want it loaded (and its command found taken)", err)
+	}
+
 	write("good.wasm.sig", signing.Sign(other, wat))
 	if err := m.Reload(context.Background(), "good"); err == nil || !strings.Contains(err.Error(), "no key the host trusts") {
 		t.Fatalf("reload with a foreign signature: %v", err)
@@ -123,5 +132,22 @@ func TestDigestPin(t *testing.T) {
 	}
 	if _, err := ParseOperator("x.json", []byte(`{"digest": "sha256:abc"}`)); err == nil || !strings.Contains(err.Error(), "digest") {
 		t.Fatalf("a pin that is no digest: %v", err)
+	}
+}
+
+// A host that checks no signatures reads none: a NAME.wasm.sig it could
+// not read (here a directory) does not fail the plugin.
+func TestNoTrustReadsNoSignature(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.wasm"), readPlugin(t, "wat-echo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "p.wasm.sig"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := newTrustingManager(t, dir)
+	m.LoadAll(context.Background())
+	if st, _ := status(m, "p"); st.State != StateServing {
+		t.Fatalf("p beside an unreadable signature file, no key trusted: %+v", st)
 	}
 }
