@@ -247,10 +247,12 @@ func onHosts(c *cli.Context, token string, op func(ctx context.Context, h *admin
 			o.OK = true
 		}
 		if !c.Bool("json") {
+			// What a host answers (and anyone may announce a host) is shown
+			// with its control characters replaced.
 			if o.err != nil {
-				fmt.Fprintf(c.App.Writer, "%s: %v\n", t.label(), o.err)
+				fmt.Fprintf(c.App.Writer, "%s: %s\n", t.label(), shown(o.err.Error()))
 			} else {
-				fmt.Fprintf(c.App.Writer, "%s: %s\n", t.label(), o.line)
+				fmt.Fprintf(c.App.Writer, "%s: %s\n", t.label(), shown(o.line))
 			}
 		}
 	}
@@ -358,7 +360,7 @@ func runListFleet(c *cli.Context) error {
 			fmt.Fprintln(c.App.Writer)
 		}
 		if err != nil {
-			fmt.Fprintf(c.App.Writer, "%s: %v\n", t.label(), err)
+			fmt.Fprintf(c.App.Writer, "%s: %s\n", t.label(), shown(err.Error()))
 			continue
 		}
 		fmt.Fprintln(c.App.Writer, hostLine(t.executor, hp.ReplicaID)+":")

@@ -122,7 +122,7 @@ func runRollout(c *cli.Context) error {
 		return err
 	}
 	if failed != "" {
-		return cli.Exit("rollout stopped: "+failed, exitFailed)
+		return cli.Exit("rollout stopped: "+shown(failed), exitFailed) // a host's words
 	}
 	return nil
 }

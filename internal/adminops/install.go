@@ -76,7 +76,7 @@ func (u *uploads) add(c chunk, now time.Time) (whole []byte, received int, refus
 	}
 	up := u.byName[c.name]
 	if c.offset == 0 {
-		if up == nil && len(u.byName) >= maxUploads && !u.dropIdle(now) {
+		if up == nil && len(u.byName) >= maxUploads { // none idle: those were dropped above
 			return nil, 0, &abi.Response{Status: abi.StatusServiceUnavailable,
 				Message: fmt.Sprintf("the host is receiving %d modules already: try again once one is installed", maxUploads)}
 		}
@@ -101,22 +101,6 @@ func (u *uploads) add(c chunk, now time.Time) (whole []byte, received int, refus
 	}
 	delete(u.byName, c.name)
 	return up.buf, len(up.buf), nil
-}
-
-// dropIdle forgets the upload idle longest, if it has been idle for
-// uploadIdle; it reports whether it dropped one. u.mu is held.
-func (u *uploads) dropIdle(now time.Time) bool {
-	var oldest string
-	for name, up := range u.byName {
-		if oldest == "" || up.last.Before(u.byName[oldest].last) {
-			oldest = name
-		}
-	}
-	if oldest == "" || now.Sub(u.byName[oldest].last) < uploadIdle {
-		return false
-	}
-	delete(u.byName, oldest)
-	return true
 }
 
 func bad(msg string) *abi.Response { return &abi.Response{Status: abi.StatusBadRequest, Message: msg} }
