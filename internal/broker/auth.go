@@ -42,6 +42,12 @@ const whyWrongPassword = "unknown user or wrong password"
 // CONNACK code and why.
 func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.Code, why string, ok bool) {
 	if cn, verified := peerCommonName(cl.Net.Conn); verified {
+		if m := pk.Properties.AuthenticationMethod; m != "" {
+			// Its certificate is how it logs in: a method named beside it
+			// (K8S-SAT would have its token checked after the session is
+			// up, and the client disconnected then) is refused now.
+			return packets.ErrBadAuthenticationMethod, "authentication method " + strconvQuote(m) + " named by a client that logs in with its certificate", false
+		}
 		if name := string(pk.Connect.Username); name != "" && name != cn {
 			return packets.ErrBadUsernameOrPassword, "the user name is not its certificate's common name (" + cn + ")", false
 		}

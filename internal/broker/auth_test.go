@@ -203,6 +203,13 @@ func TestMutualTLS(t *testing.T) {
 	if ack := c.connectAs(t, "mtls-bob", "bob", "alice-pw"); ack.ReasonCode != packets.ErrBadUsernameOrPassword.Code {
 		t.Fatalf("alice's certificate naming bob: CONNACK 0x%02x, want 0x86", ack.ReasonCode)
 	}
+	c, err = dialTLS(t, e.TLSAddr(), pki, aliceCert, aliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack := c.connectSAT(t, "mtls-sat", SATMethod, "not-a-token"); ack.ReasonCode != packets.ErrBadAuthenticationMethod.Code {
+		t.Fatalf("alice's certificate naming K8S-SAT: CONNACK 0x%02x, want 0x8C", ack.ReasonCode)
+	}
 	// The plain listener still wants a user of the users file.
 	if ack := dialRaw(t, e.Addr()).connectAs(t, "plain-anon", "", ""); ack.ReasonCode != packets.ErrNotAuthorized.Code {
 		t.Fatalf("anonymous on the plain listener: CONNACK 0x%02x, want 0x87", ack.ReasonCode)
