@@ -86,12 +86,14 @@ func TestFileReadsChanges(t *testing.T) {
 	read("token-A")
 	write("token-C", long.Add(time.Second)) // the time moved: read again
 	read("token-C")
-	// Rewritten in place just now with the same size and time, as a coarse
-	// file system clock would show it: recent, so read again.
-	now := time.Now()
-	write("token-D", now)
+	// Rewritten in place with the same size and time, as a coarse file
+	// system clock would show it, the time not before the last read (a
+	// time ahead, so that a stall of the machine changes nothing): recent,
+	// so read again.
+	recent := time.Now().Add(time.Hour)
+	write("token-D", recent)
 	read("token-D")
-	write("token-E", now)
+	write("token-E", recent)
 	read("token-E")
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
