@@ -33,8 +33,12 @@ func (g *guard) verifiedUser(cl *mqtt.Client) string {
 	if cl.Net.Listener == inProcessListener {
 		return ""
 	}
-	if cn, ok := peerCommonName(cl.Net.Conn); ok {
-		return cn
+	// A client of the TLS listener with a client CA logged in with its
+	// certificate: authenticate made its common name the user name (and
+	// refused another), so the name is read from there, not from the
+	// connection's state at each request.
+	if cl.Net.Listener == tlsListenerID && g.cfg.TLSClientCAFile != "" {
+		return string(cl.Properties.Username)
 	}
 	if g.users != nil || g.sat != nil {
 		return string(cl.Properties.Username)
