@@ -23,7 +23,7 @@ import (
 // out and lets no one in.
 
 // fileWatch watches the folders of the files it was given and calls
-// onChange with the path of each that changed, on one goroutine, until
+// onChange with the paths that one event changed, on one goroutine, until
 // Close.
 type fileWatch struct {
 	w    *fsnotify.Watcher
@@ -32,7 +32,7 @@ type fileWatch struct {
 
 // watchFiles starts a watch of files (paths; "" ignored) calling
 // onChange; nil (a watch of nothing) when there are none.
-func watchFiles(files []string, onChange func(path string), log *slog.Logger) (*fileWatch, error) {
+func watchFiles(files []string, onChange func(paths []string), log *slog.Logger) (*fileWatch, error) {
 	if !slices.ContainsFunc(files, func(f string) bool { return f != "" }) {
 		return nil, nil
 	}
@@ -65,11 +65,15 @@ func watchFiles(files []string, onChange func(path string), log *slog.Logger) (*
 					return
 				}
 				dir, base := filepath.Split(filepath.Clean(ev.Name))
+				var changed []string
 				for _, f := range watched[filepath.Clean(dir)] {
 					// A ..data link swapped (a Kubernetes volume) changes every file of the folder.
 					if f == filepath.Clean(ev.Name) || strings.HasPrefix(base, "..") {
-						onChange(f)
+						changed = append(changed, f)
 					}
+				}
+				if len(changed) > 0 {
+					onChange(changed)
 				}
 			case err, ok := <-w.Errors:
 				if !ok {
@@ -99,25 +103,31 @@ type reloadable struct {
 	tls atomic.Pointer[tls.Config] // the TLS listener's; nil without one
 }
 
-// changed re-reads what path is.
-func (r *reloadable) changed(path string) {
-	if r.acl != nil && path == filepath.Clean(r.acl.Path()) {
+// changed re-reads what the paths that changed (one event's) are: the
+// ACL, and the TLS listener's files once for all of them.
+func (r *reloadable) changed(paths []string) {
+	tlsFile := ""
+	for _, path := range paths {
+		if r.acl == nil || path != filepath.Clean(r.acl.Path()) {
+			tlsFile = path
+			continue
+		}
 		if err := r.acl.Reload(); err != nil {
 			r.log.Error("embedded broker: the ACL file changed and is not valid: the grants last read stay in force", "err", err)
-			return
+		} else {
+			r.log.Info("embedded broker: the ACL file changed: read again", "file", path)
 		}
-		r.log.Info("embedded broker: the ACL file changed: read again", "file", path)
+	}
+	if tlsFile == "" || r.tls.Load() == nil {
 		return
 	}
-	if r.tls.Load() != nil {
-		tc, err := tlsConfig(r.cfg)
-		if err != nil {
-			r.log.Error("embedded broker: a file of the TLS listener changed and is not valid: the certificate and client CA last read stay in use", "file", path, "err", err)
-			return
-		}
-		r.tls.Store(tc)
-		r.log.Info("embedded broker: a file of the TLS listener changed: read again", "file", path)
+	tc, err := tlsConfig(r.cfg)
+	if err != nil {
+		r.log.Error("embedded broker: a file of the TLS listener changed and is not valid: the certificate and client CA last read stay in use", "file", tlsFile, "err", err)
+		return
 	}
+	r.tls.Store(tc)
+	r.log.Info("embedded broker: a file of the TLS listener changed: read again", "file", tlsFile)
 }
 
 // files are the files r re-reads.
