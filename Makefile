@@ -52,7 +52,7 @@ ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
 KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
-.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-compute bench-e2e soak clean docs-check replicas sdk-tests paho-tests
+.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-compute bench-e2e soak clean docs-check replicas sdk-tests paho-tests wazero-tests wazero-upstream
 
 all: build plugins
 
@@ -147,12 +147,13 @@ vet:
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOIMPORTS   := golang.org/x/tools/cmd/goimports@v0.52.0
 # What goimports checks: the module's Go files that git tracks (so never
-# node_modules), testdata's guests included, but not third_party/: the paho
-# copy keeps upstream's imports so that its diff to upstream stays the fix
-# (third_party/paho.golang/CMDHOST.md). staticcheck checks ./..., which
-# leaves out testdata/ (Go's rule) and the copy (a module of its own, with
-# its own tests in paho-tests); it sees the host's build of sdk, not the
-# wasip1 one, which vet checks.
+# node_modules), testdata's guests included, but not third_party/: the
+# copies of paho.golang and wazero keep upstream's imports so that their
+# diff to upstream stays the change (third_party/*/CMDHOST.md). staticcheck
+# checks ./..., which leaves out testdata/ (Go's rule) and the copies
+# (modules of their own, with their own tests in paho-tests and
+# wazero-tests); it sees the host's build of sdk, not the wasip1 one, which
+# vet checks.
 CHECK_GO = $$(git ls-files '*.go' ':!:third_party/')
 
 # make check: clean when gofmt and goimports (imports grouped standard
@@ -165,6 +166,7 @@ check: vet
 	$(GO) -C abi mod tidy -diff
 	$(GO) -C sdk mod tidy -diff
 	cd third_party/paho.golang && $(GO) mod tidy -diff
+	cd third_party/wazero && $(GO) mod tidy -diff
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) -C abi run $(STATICCHECK) ./...
 	$(GO) -C sdk run $(STATICCHECK) ./...
@@ -181,7 +183,7 @@ unit:
 # The first run, without -race, also warms the tests' shared compilation
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
-test: deps check plugins conformance sdk-tests paho-tests
+test: deps check plugins conformance sdk-tests paho-tests wazero-tests
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit)$$' ./internal/wasm ./host ./internal/nested
 	$(GO) test -race -count=1 -timeout 12m ./...
 	$(GO) -C abi test -race -count=1 ./...
@@ -193,6 +195,17 @@ test: deps check plugins conformance sdk-tests paho-tests
 paho-tests:
 	cd third_party/paho.golang && $(GO) test -count=1 ./packets ./paho ./paho/session/state && \
 	  $(GO) test ./packets -run '^$$' -fuzz '^FuzzReadPacket$$' -fuzztime 20000x
+
+# The tests of cmdhost's copy of wazero (third_party/wazero/CMDHOST.md):
+# the compiler packages the patch changes, upstream's tests of its frontend
+# and SSA passes, and the patch's own (the inline termination check).
+wazero-tests:
+	cd third_party/wazero && $(GO) test -race -count=1 ./internal/engine/wazevo/...
+
+# wazero's whole test suite on its release with third_party/wazero.patch,
+# and a check that the copy is that tree (a few minutes).
+wazero-upstream:
+	GO=$(GO) third_party/wazero-upstream.sh
 
 # The Rust SDK's own tests, natively (its codec; the guest kit covers the
 # rest, in wasm, for every SDK).

@@ -68,3 +68,5 @@ replace (
 	github.com/cmdhost/cmdhost/abi => ./abi
 	github.com/cmdhost/cmdhost/sdk => ./sdk
 )
+
+replace github.com/tetratelabs/wazero => ./third_party/wazero
