@@ -20,7 +20,8 @@ import (
 // TestFuelBudgetFromOperatorFile: a command's "fuel" in the operator file
 // bounds each of its calls: the same input uses the same fuel, a budget
 // below it is answered 500 "fuel exhausted" with what the call used, and
-// the plugin goes on serving, its other commands unbounded.
+// the plugin goes on serving, its other commands unbounded. A plugin with
+// no budget counts no fuel.
 func TestFuelBudgetFromOperatorFile(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
@@ -59,10 +60,24 @@ func TestFuelBudgetFromOperatorFile(t *testing.T) {
 	echo := func() (*abi.Response, error) {
 		return handler("kit-echo")(context.Background(), &abi.Request{Command: "kit-echo", Payload: []byte("same input")})
 	}
+	// With no budget, the plugin counts nothing; a budget for the
+	// plugin makes it count every command's calls.
+	if _, err := echo(); err != nil || lastFuel() != 0 {
+		t.Fatalf("a plugin with no fuel budget counted %d units (%v)", lastFuel(), err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kit-c.json"), []byte(`{"fuel": 5000000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reload(context.Background(), "kit-c"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := echo(); err != nil {
 		t.Fatal(err)
 	}
 	used := lastFuel()
+	if used <= 0 {
+		t.Fatalf("with a budget, the call counted %d units", used)
+	}
 	if _, err := echo(); err != nil || lastFuel() != used {
 		t.Fatalf("the same call used %d units, then %d (%v)", used, lastFuel(), err)
 	}

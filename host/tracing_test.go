@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -124,8 +123,8 @@ func TestTraceAcrossNestedCallAndHosts(t *testing.T) {
 			len(testkit.SpanAttr(c.span, "cmdhost.plugin.digest")) != 64 || c.digest != "" && testkit.SpanAttr(c.span, "cmdhost.plugin.digest") != c.digest {
 			t.Errorf("execute span of %s: %v", c.plugin, c.span.Attributes())
 		}
-		if fuel, err := strconv.ParseInt(testkit.SpanAttr(c.span, "cmdhost.fuel"), 10, 64); err != nil || fuel <= 0 {
-			t.Errorf("execute span of %s: no cmdhost.fuel of the call: %v", c.plugin, c.span.Attributes())
+		if fuel := testkit.SpanAttr(c.span, "cmdhost.fuel"); fuel != "" { // no budget: fuel is not counted (internal/wasm TestFuelOnTheSpan)
+			t.Errorf("execute span of %s: cmdhost.fuel %s for a plugin with no fuel budget", c.plugin, fuel)
 		}
 	}
 	// The verified caller: the client, as A's embedded broker stamps it;

@@ -60,7 +60,7 @@ func runCall(c *cli.Context) error {
 	}
 	defer e.Close(context.Background())
 	p, _, err := loadFile(c, e, c.Args().Get(0), wasm.PluginConfig{
-		PoolSize: 1, MemoryPages: uint32(c.Uint("memory-pages")), Config: config, Fuel: c.Int64("fuel"),
+		PoolSize: 1, MemoryPages: uint32(c.Uint("memory-pages")), Config: config, Fuel: c.Int64("fuel"), CountFuel: c.IsSet("fuel"),
 	})
 	if err != nil {
 		return err

@@ -37,8 +37,9 @@ var computeKernels = []struct {
 // TestBenchCompute is make bench-compute: each kernel run (a) as a plugin
 // command by the engine, in process, with a deadline, and (b) as the same
 // module on bare wazero with no interruption check; (c) is bare wazero with
-// its own check on (WithCloseOnContextDone(true) and a deadline), what the
-// engine used before load-time metering. Best of computeRuns each; the
+// its check on (WithCloseOnContextDone(true) and a deadline): the inline
+// check of cmdhost's copy (third_party/wazero), the engine's way for a
+// plugin that counts no fuel, without the engine. Best of computeRuns each; the
 // ratios a/b and c/b come from one run, on the same machine.
 func TestBenchCompute(t *testing.T) {
 	if os.Getenv("CMDHOST_BENCH_COMPUTE") == "" {

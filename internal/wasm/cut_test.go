@@ -17,10 +17,28 @@ import (
 // 99th percentile of a shape's runs (issue 25's promise).
 const cutBound = 5 * time.Millisecond
 
-// The deadline cuts every shape of guest, on the real engine: a loop with
-// no calls, a deep recursion, an exponential call tree with no loop, a loop
+// cutShapes are the shapes of guest a deadline must cut: a loop with no
+// calls, a deep recursion, an exponential call tree with no loop, a loop
 // that only calls a host function, a memory.grow loop that fills its
 // memory, and a Go guest, in its own loop and in its runtime's allocator.
+var cutShapes = []struct {
+	plugin, command string
+	pages           uint32
+	deadline        time.Duration
+}{
+	{"hostile-cut-tight", "tight", 0, 0},
+	// Time for the first descent, which grows the stack: ~1 ms,
+	// ~20 ms under -race, which checks every byte wazero copies.
+	{"hostile-cut-deep", "deep", 0, 60 * time.Millisecond},
+	{"hostile-cut-tree", "tree", 0, 0},
+	{"hostile-cut-hostcalls", "hostcalls", 0, 0},
+	{"hostile-cut-grow", "grow", 256, 0},
+	{"spin", "spin", 0, 0},
+	{"spin", "churn", 0, 0},
+}
+
+// The deadline cuts every shape of guest (cutShapes) on the real engine,
+// for a plugin that counts fuel (metered: the tick checks the deadline).
 //
 // The bound is proved by counting: the tick that cuts a call reports the
 // units the guest ran since the tick before it, which was before the
@@ -40,21 +58,7 @@ const cutBound = 5 * time.Millisecond
 // again to run there, and its deadline leaves time for the first. A host call counts meter.HostCallWeight units.
 func TestDeadlineCutsEveryShape(t *testing.T) {
 	const runs = 100
-	shapes := []struct {
-		plugin, command string
-		pages           uint32
-		deadline        time.Duration
-	}{
-		{"hostile-cut-tight", "tight", 0, 0},
-		// Time for the first descent, which grows the stack: ~1 ms,
-		// ~20 ms under -race, which checks every byte wazero copies.
-		{"hostile-cut-deep", "deep", 0, 60 * time.Millisecond},
-		{"hostile-cut-tree", "tree", 0, 0},
-		{"hostile-cut-hostcalls", "hostcalls", 0, 0},
-		{"hostile-cut-grow", "grow", 256, 0},
-		{"spin", "spin", 0, 0},
-		{"spin", "churn", 0, 0},
-	}
+	shapes := cutShapes
 	for _, s := range shapes {
 		if only := os.Getenv("CMDHOST_CUT_SHAPE"); only != "" && only != s.command {
 			continue
@@ -62,7 +66,7 @@ func TestDeadlineCutsEveryShape(t *testing.T) {
 		t.Run(s.command, func(t *testing.T) {
 			runtime.LockOSThread() // the calls run on this goroutine: threadCPU is theirs alone
 			defer runtime.UnlockOSThread()
-			p := load(t, s.plugin, PluginConfig{PoolSize: 1, MemoryPages: s.pages})
+			p := load(t, s.plugin, PluginConfig{PoolSize: 1, MemoryPages: s.pages, CountFuel: true})
 			maxUnits := int64(meterBatch) + int64(p.cfg.MemoryPages)*pageSize>>meter.BulkShift
 			// The tick runs on the calling goroutine, the test's.
 			var last, batchCPU time.Duration // thread CPU time at the last tick; of the batch that was cut (-1: unknown)
@@ -127,6 +131,76 @@ func TestDeadlineCutsEveryShape(t *testing.T) {
 			}
 			if p99(cpu) > cutBound {
 				t.Errorf("%s: the batch cut ran p99 %v of CPU, want ≤ %v (all: %v)", s.command, p99(cpu), cutBound, cpu)
+			}
+		})
+	}
+}
+
+// The deadline cuts every shape of guest (cutShapes) on the real engine,
+// for a plugin that does not count fuel: wazero closes the module when the
+// call's context ends, and the guest's compiled code, which tests the
+// module's closed flag at every function entry and loop header
+// (third_party/wazero/CMDHOST.md), stops at the next one.
+//
+// What is measured is the CPU time the guest's thread ran from the moment
+// a goroutine woken by the context's end (as wazero's closing goroutine
+// is) read it, to the moment the engine had the guest's failure (wazero
+// unwound its stack): its 99th percentile over the runs must be within
+// cutBound. Discarding the instance afterwards is the host's work, not
+// the guest's. As in TestDeadlineCutsEveryShape, the wall time
+// until the call returned is logged and only its median is bounded
+// (stopBound): it adds the waits for a core.
+func TestDeadlineCutsEveryShapeUnmetered(t *testing.T) {
+	const runs = 100
+	for _, s := range cutShapes {
+		if only := os.Getenv("CMDHOST_CUT_SHAPE"); only != "" && only != s.command {
+			continue
+		}
+		t.Run(s.command, func(t *testing.T) {
+			runtime.LockOSThread() // the calls run on this goroutine's thread, whose CPU time the test reads
+			defer runtime.UnlockOSThread()
+			_, tid := threadCPU()
+			p := load(t, s.plugin, PluginConfig{PoolSize: 1, MemoryPages: s.pages})
+			var ran time.Duration // the thread's CPU time when the guest was cut
+			p.afterRun = func() { ran, _ = threadCPU() }
+			var cpu, wall []time.Duration
+			for range runs {
+				if p.pool.idleCount() == 0 { // a fresh instance, outside the deadline
+					inst, err := p.newInstance(context.Background(), true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.pool.putIdle(inst)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(s.deadline, 10*time.Millisecond))
+				deadline, _ := ctx.Deadline()
+				seen := make(chan time.Duration, 1)
+				context.AfterFunc(ctx, func() { seen <- otherThreadCPU(tid) })
+				_, err := call(t, p, ctx, s.command, "")
+				returned := time.Since(deadline)
+				cancel()
+				if KindOf(err) != KindDeadline {
+					t.Fatalf("%s: want a deadline error, got %v", s.command, err)
+				}
+				if strings.Contains(err.Error(), "instantiating") || strings.Contains(err.Error(), "waiting for an instance") {
+					continue // cut before the guest ran (a busy machine: 10 ms go by)
+				}
+				cpu = append(cpu, max(ran-<-seen, 0)) // ≤ 0: the goroutine ran after the guest was cut
+				wall = append(wall, returned)
+			}
+			if len(cpu) < runs/2 {
+				t.Fatalf("%s: only %d of %d calls ran before their deadline", s.command, len(cpu), runs)
+			}
+			slices.Sort(cpu)
+			slices.Sort(wall)
+			p99 := func(d []time.Duration) time.Duration { return d[(len(d)*99+99)/100-1] } // nearest rank
+			t.Logf("%-9s %d cuts: CPU run after the context's end until cut median %v, p99 %v; returned past the deadline: median %v, p99 %v",
+				s.command, len(cpu), cpu[len(cpu)/2], p99(cpu), wall[len(wall)/2], p99(wall))
+			if m := wall[len(wall)/2]; m > stopBound {
+				t.Errorf("%s: returned a median %v after the deadline, want ≤ %v", s.command, m, stopBound)
+			}
+			if p99(cpu) > cutBound {
+				t.Errorf("%s: the guest ran p99 %v of CPU after its context ended, want ≤ %v (all: %v)", s.command, p99(cpu), cutBound, cpu)
 			}
 		})
 	}

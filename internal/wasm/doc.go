@@ -27,8 +27,12 @@
 //     guest's broken state cannot reach the next call. Instances idle for
 //     PluginConfig.IdleTimeout are released; the next call makes one afresh.
 //   - Deadlines and cancels: the call's context closes the guest's module
-//     (wazero's close on context done), so a guest in an endless loop stops
-//     at its deadline or cancel; the error is KindDeadline or KindCanceled.
+//     (wazero's close on context done), and the guest's compiled code tests
+//     the module's closing at every function entry and loop header, inline
+//     (cmdhost's copy of wazero: third_party/wazero/CMDHOST.md), so a guest
+//     in an endless loop stops at its deadline or cancel; the error is
+//     KindDeadline or KindCanceled. A plugin that counts fuel is metered
+//     instead (metering.go): its tick checks the deadline.
 //   - What a guest may reach: its memory, the host functions of package abi
 //     (config values, the plugin's variables shared by all its instances,
 //     logging, nested calls through a Nester) and what its Grants give;

@@ -149,6 +149,9 @@ type PluginConfig struct {
 	// CommandFuel is the budget of each call of a command, by name; it
 	// overrides Fuel, and NoBound gives the command none. nil: not set.
 	CommandFuel map[string]int64
+	// CountFuel counts the fuel of calls that have no budget too (cmdhost
+	// call --fuel 0). A plugin with a budget always counts.
+	CountFuel bool
 }
 
 // DefaultPoolSize is PluginConfig.PoolSize when it is not set.
@@ -200,7 +203,10 @@ func (c PluginConfig) withDefaults() PluginConfig {
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginConfig) (p *Plugin, err error) {
 	cfg = cfg.withDefaults()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(false). // the metering's tick checks the deadline (metering.go)
+		// A plugin that counts fuel is metered, and its tick checks the
+		// deadline (metering.go); any other runs with wazero's own check,
+		// which cmdhost's copy makes an inline test of a flag (doc.go).
+		WithCloseOnContextDone(!cfg.countsFuel()).
 		WithMemoryLimitPages(cfg.MemoryPages).
 		WithCompilationCache(e.cache))
 	var mounts []*mountFS
@@ -220,7 +226,11 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	}
 	p.mounts = mounts
 	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
-	provided, err := e.instantiateHostModules(ctx, rt, host, p.meter)
+	var meter *meterHost
+	if cfg.countsFuel() {
+		meter = p.meter
+	}
+	provided, err := e.instantiateHostModules(ctx, rt, host, meter)
 	if err != nil {
 		return nil, err
 	}
@@ -275,16 +285,18 @@ func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, cfg PluginConf
 	if err != nil {
 		return nil, err
 	}
-	bounded := wasm
-	wasm, err = meterModule(bounded, func() error {
-		c, err := rt.CompileModule(ctx, bounded)
-		if err == nil {
-			_ = c.Close(ctx)
+	if cfg.countsFuel() {
+		bounded := wasm
+		wasm, err = meterModule(bounded, func() error {
+			c, err := rt.CompileModule(ctx, bounded)
+			if err == nil {
+				_ = c.Close(ctx)
+			}
+			return compileError(err, cfg)
+		})
+		if err != nil {
+			return nil, err
 		}
-		return compileError(err, cfg)
-	})
-	if err != nil {
-		return nil, err
 	}
 	compiled, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
@@ -306,11 +318,15 @@ func compileError(err error, cfg PluginConfig) error {
 	return fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
 }
 
-// instantiateHostModules instantiates the cmdhost, metering and WASI host modules in
-// rt and returns, per module, the functions they provide.
+// instantiateHostModules instantiates the cmdhost, metering (m, when not
+// nil) and WASI host modules in rt and returns, per module, the functions
+// they provide.
 func (e *Engine) instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs, m *meterHost) (map[string]map[string]api.FunctionDefinition, error) {
 	provided := map[string]map[string]api.FunctionDefinition{}
-	builders := []wazero.HostModuleBuilder{host.builder(rt), m.builder(rt)}
+	builders := []wazero.HostModuleBuilder{host.builder(rt)}
+	if m != nil {
+		builders = append(builders, m.builder(rt))
+	}
 	wasi := rt.NewHostModuleBuilder(wasiModule)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
 	builders = append(builders, wasi)

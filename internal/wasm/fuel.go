@@ -80,6 +80,21 @@ func (h *fuelHistogram) snapshot() FuelStats {
 	return s
 }
 
+// countsFuel says whether the plugin's calls count their fuel: when it or
+// one of its commands has a budget, or CountFuel asks. Counting rewrites
+// the module (metering.go), which costs compute 1.1–1.3× (BENCHMARKS.md).
+func (c PluginConfig) countsFuel() bool {
+	if c.CountFuel || c.Fuel > 0 {
+		return true
+	}
+	for _, f := range c.CommandFuel {
+		if f > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // fuelBudget is the budget of a call of the command: its own, else the
 // plugin's; 0 when there is none.
 func (c PluginConfig) fuelBudget(command string) int64 {

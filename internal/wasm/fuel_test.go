@@ -3,16 +3,20 @@ package wasm
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // The same call with the same input uses the same fuel, call after call;
 // a budget below it ends the call with KindFuel, a FuelError saying what
-// it used, and the plugin goes on serving.
+// it used, and the plugin goes on serving. A plugin with no budget counts
+// no fuel.
 func TestFuelDeterministicAndBudget(t *testing.T) {
 	for _, c := range []struct{ plugin, command string }{{"wat-echo", "wat-echo"}, {"kit-c", "kit-echo"}, {"kit-rust", "kit-echo"}} {
 		t.Run(c.plugin, func(t *testing.T) {
-			p := load(t, c.plugin, PluginConfig{PoolSize: 1})
+			p := load(t, c.plugin, PluginConfig{PoolSize: 1, CountFuel: true})
 			used := func() int64 {
 				mustCall(t, p, c.command, "the same input")
 				return p.Stats().Fuel.Last
@@ -39,6 +43,13 @@ func TestFuelDeterministicAndBudget(t *testing.T) {
 			if got := roomy.Stats().Fuel.Last; got != first {
 				t.Fatalf("with a budget, the call used %d units; without, %d", got, first)
 			}
+
+			// With no budget, a plugin counts nothing: it is not metered.
+			plain := load(t, c.plugin, PluginConfig{PoolSize: 1})
+			mustCall(t, plain, c.command, "the same input")
+			if fs := plain.Stats().Fuel; fs.Calls != 0 || plain.cfg.countsFuel() {
+				t.Fatalf("a plugin with no budget counted fuel: %+v", fs)
+			}
 		})
 	}
 }
@@ -60,5 +71,31 @@ func TestFuelEndsEndlessLoop(t *testing.T) {
 	fs := p.Stats().Fuel
 	if fs.Calls != 2 || fs.Buckets[len(fs.Buckets)-1] != 2 || fs.Buckets[0] != 0 {
 		t.Fatalf("fuel histogram: %+v", fs)
+	}
+}
+
+// A call's fuel is an attribute of the span its context carries (the
+// host's cmdhost.execute) when its plugin counts fuel, and absent when it
+// does not.
+func TestFuelOnTheSpan(t *testing.T) {
+	spans := testkit.NewSpans(t)
+	for _, c := range []struct {
+		name   string
+		counts bool
+	}{{"counted", true}, {"not-counted", false}} {
+		p := loadAs(t, "wat-echo", "fuel-span-"+c.name, PluginConfig{PoolSize: 1, CountFuel: c.counts})
+		ctx, span := spans.Tracer("test").Start(context.Background(), "execute "+c.name)
+		_, err := call(t, p, ctx, "wat-echo", "hi")
+		span.End()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := testkit.SpanAttr(spans.Until(t, "execute "+c.name), "cmdhost.fuel")
+		if used, err := strconv.ParseInt(got, 10, 64); c.counts && (err != nil || used != p.Stats().Fuel.Last || used <= 0) {
+			t.Errorf("%s: the span's cmdhost.fuel is %q, the call used %d", c.name, got, p.Stats().Fuel.Last)
+		}
+		if !c.counts && got != "" {
+			t.Errorf("%s: a plugin that counts no fuel set cmdhost.fuel %q", c.name, got)
+		}
 	}
 }

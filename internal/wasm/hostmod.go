@@ -20,6 +20,7 @@ type callState struct {
 	req      *abi.Request // the request, for nested invocations (ExportHandle only)
 	describe bool         // ExportDescribe is running
 	maxResp  int
+	afterRun func() // Plugin.afterRun
 
 	invokeResult []byte // the encoded result of the last FnInvoke
 

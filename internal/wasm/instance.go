@@ -24,7 +24,8 @@ type instance struct {
 	mod    api.Module
 	handle api.Function
 	mem    *instanceMemory // its linear memory, freed once no guest code runs on it
-	// counter is the metering's counter of units left (metering.go).
+	// counter is the metering's counter of units left (metering.go); nil
+	// when the plugin does not count fuel.
 	counter api.MutableGlobal
 
 	// done is the Done channel of the running call's context, read by the
@@ -91,10 +92,12 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 	}
 	inst.mod, inst.mem = mod, mem
 	inst.handle = mod.ExportedFunction(abi.ExportHandle)
-	inst.counter, _ = mod.ExportedGlobal(meter.CounterExport).(api.MutableGlobal)
-	if inst.counter == nil {
-		_ = mod.Close(ctx)
-		return nil, errors.New("instantiating: the metered module has no counter")
+	if p.cfg.countsFuel() {
+		inst.counter, _ = mod.ExportedGlobal(meter.CounterExport).(api.MutableGlobal)
+		if inst.counter == nil {
+			_ = mod.Close(ctx)
+			return nil, errors.New("instantiating: the metered module has no counter")
+		}
 	}
 	p.stats.instances.Add(1)
 	return inst, nil
@@ -157,9 +160,16 @@ func (inst *instance) run(ctx context.Context, fn api.Function, st *callState, l
 	inst.oom.Store(false)
 	st.out = &inst.out
 	inst.mem.enter()
-	st.meter.start(inst.counter, st.fuel)
+	if inst.counter != nil {
+		st.meter.start(inst.counter, st.fuel)
+	}
 	res, err := fn.Call(context.WithValue(ctx, callKey{}, st))
-	st.meter.stop(inst.counter)
+	if st.afterRun != nil {
+		st.afterRun()
+	}
+	if inst.counter != nil {
+		st.meter.stop(inst.counter)
+	}
 	inst.mem.leave()
 	if err != nil {
 		inst.flushOutput()

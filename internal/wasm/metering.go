@@ -14,14 +14,17 @@ import (
 	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
-// Deadlines and fuel by load-time metering (package meter): every module is
-// rewritten at load to count its work in units (about one per instruction)
-// in a counter of its own and to call the tick below when a batch of
-// meterBatch units is spent. The tick checks the call's context and the
-// plugin's closing, charges the fuel and hands out the next batch, or ends
-// the call. wazero's own check (WithCloseOnContextDone), which exits to Go
-// at every loop header and function entry, is off: it made compute 3–15×
-// slower (BENCHMARKS.md, Compute).
+// Fuel by load-time metering (package meter): the module of a plugin that
+// counts fuel (PluginConfig.countsFuel) is rewritten at load to count its
+// work in units (about one per instruction) in a counter of its own and to
+// call the tick below when a batch of meterBatch units is spent. The tick
+// checks the call's context and the plugin's closing, charges the fuel and
+// hands out the next batch, or ends the call; wazero's own check
+// (WithCloseOnContextDone) is off for it, since the tick does its work.
+// Counting costs compute 1.0–1.3× (BENCHMARKS.md, Compute); a plugin that
+// counts no fuel runs unrewritten, with wazero's check on, which cmdhost's
+// copy of wazero makes an inline test (third_party/wazero/CMDHOST.md):
+// 1.0–1.2×.
 //
 // How late a deadline cuts a guest is bounded by counting: between two
 // ticks the guest runs at most meterBatch units, each at most one

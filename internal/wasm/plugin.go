@@ -37,7 +37,11 @@ type Plugin struct {
 	output       *outputGate
 	mounts       []*mountFS // Grants.Mounts, opened at Load, closed by Close
 	meter        *meterHost // the tick of the metered module (metering.go)
-	stats        stats
+	// afterRun, when set (by tests, before any call), runs on the call's
+	// goroutine as soon as the guest's handler returned or was cut, before
+	// the engine does anything more (instance.run).
+	afterRun func()
+	stats    stats
 
 	closeOnce sync.Once
 	closeErr  error
@@ -234,10 +238,13 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 	inst.reqBuf = abi.AppendRequest(inst.reqBuf[:0], &r)
 	inst.state = callState{request: inst.reqBuf, req: req, maxResp: p.cfg.MaxResponseBytes, fuel: p.cfg.fuelBudget(req.Command)}
 	st := &inst.state
+	st.afterRun = p.afterRun
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
-	p.stats.fuel.record(st.meter.used)
-	if span := trace.SpanFromContext(ctx); span.IsRecording() { // the call's cmdhost.execute
-		span.SetAttributes(attrFuel.Int64(st.meter.used))
+	if p.cfg.countsFuel() {
+		p.stats.fuel.record(st.meter.used)
+		if span := trace.SpanFromContext(ctx); span.IsRecording() { // the call's cmdhost.execute
+			span.SetAttributes(attrFuel.Int64(st.meter.used))
+		}
 	}
 	if kind == KindFuel {
 		err = &FuelError{Used: st.meter.used, Budget: st.fuel}
