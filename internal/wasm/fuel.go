@@ -82,7 +82,7 @@ func (h *fuelHistogram) snapshot() FuelStats {
 
 // countsFuel says whether the plugin's calls count their fuel: when it or
 // one of its commands has a budget, or CountFuel asks. Counting rewrites
-// the module (metering.go), which costs compute 1.1–1.3× (BENCHMARKS.md).
+// the module (metering.go), which costs compute 1.0–1.45× (BENCHMARKS.md).
 func (c PluginConfig) countsFuel() bool {
 	if c.CountFuel || c.Fuel > 0 {
 		return true

@@ -21,7 +21,7 @@ import (
 // checks the call's context and the plugin's closing, charges the fuel and
 // hands out the next batch, or ends the call; wazero's own check
 // (WithCloseOnContextDone) is off for it, since the tick does its work.
-// Counting costs compute 1.0–1.3× (BENCHMARKS.md, Compute); a plugin that
+// Counting costs compute 1.0–1.45× (BENCHMARKS.md, Compute); a plugin that
 // counts no fuel runs unrewritten, with wazero's check on, which cmdhost's
 // copy of wazero makes an inline test (third_party/wazero/CMDHOST.md):
 // 1.0–1.2×.
