@@ -84,16 +84,7 @@ func TestDeadlineCutsEveryShape(t *testing.T) {
 			}
 			var cpu, wall []time.Duration
 			for range runs {
-				// A fresh instance first, outside the deadline: the last one
-				// was discarded, and a Go guest's takes ~4 ms to make (much
-				// more under -race), which would eat the call's 10 ms.
-				if p.pool.idleCount() == 0 {
-					inst, err := p.newInstance(context.Background(), true)
-					if err != nil {
-						t.Fatal(err)
-					}
-					p.pool.putIdle(inst)
-				}
+				warmInstance(t, p)
 				units = -1
 				ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(s.deadline, 10*time.Millisecond))
 				deadline, _ := ctx.Deadline()
@@ -118,20 +109,7 @@ func TestDeadlineCutsEveryShape(t *testing.T) {
 				}
 				wall = append(wall, returned)
 			}
-			if len(cpu) < runs/2 {
-				t.Fatalf("%s: only %d of %d calls ran before their deadline", s.command, len(cpu), runs)
-			}
-			slices.Sort(cpu)
-			slices.Sort(wall)
-			p99 := func(d []time.Duration) time.Duration { return d[(len(d)*99+99)/100-1] } // nearest rank
-			t.Logf("%-9s %d cuts: last batch's CPU median %v, p99 %v; returned past the deadline: median %v, p99 %v",
-				s.command, len(cpu), cpu[len(cpu)/2], p99(cpu), wall[len(wall)/2], p99(wall))
-			if m := wall[len(wall)/2]; m > stopBound { // the wall time depends on the machine's load: the median only
-				t.Errorf("%s: returned a median %v after the deadline, want ≤ %v", s.command, m, stopBound)
-			}
-			if p99(cpu) > cutBound {
-				t.Errorf("%s: the batch cut ran p99 %v of CPU, want ≤ %v (all: %v)", s.command, p99(cpu), cutBound, cpu)
-			}
+			checkCuts(t, s.command, "last batch's CPU", runs, cpu, wall)
 		})
 	}
 }
@@ -165,13 +143,7 @@ func TestDeadlineCutsEveryShapeUnmetered(t *testing.T) {
 			p.afterRun = func() { ran, _ = threadCPU() }
 			var cpu, wall []time.Duration
 			for range runs {
-				if p.pool.idleCount() == 0 { // a fresh instance, outside the deadline
-					inst, err := p.newInstance(context.Background(), true)
-					if err != nil {
-						t.Fatal(err)
-					}
-					p.pool.putIdle(inst)
-				}
+				warmInstance(t, p)
 				ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(s.deadline, 10*time.Millisecond))
 				deadline, _ := ctx.Deadline()
 				seen := make(chan time.Duration, 1)
@@ -188,20 +160,43 @@ func TestDeadlineCutsEveryShapeUnmetered(t *testing.T) {
 				cpu = append(cpu, max(ran-<-seen, 0)) // ≤ 0: the goroutine ran after the guest was cut
 				wall = append(wall, returned)
 			}
-			if len(cpu) < runs/2 {
-				t.Fatalf("%s: only %d of %d calls ran before their deadline", s.command, len(cpu), runs)
-			}
-			slices.Sort(cpu)
-			slices.Sort(wall)
-			p99 := func(d []time.Duration) time.Duration { return d[(len(d)*99+99)/100-1] } // nearest rank
-			t.Logf("%-9s %d cuts: CPU run after the context's end until cut median %v, p99 %v; returned past the deadline: median %v, p99 %v",
-				s.command, len(cpu), cpu[len(cpu)/2], p99(cpu), wall[len(wall)/2], p99(wall))
-			if m := wall[len(wall)/2]; m > stopBound {
-				t.Errorf("%s: returned a median %v after the deadline, want ≤ %v", s.command, m, stopBound)
-			}
-			if p99(cpu) > cutBound {
-				t.Errorf("%s: the guest ran p99 %v of CPU after its context ended, want ≤ %v (all: %v)", s.command, p99(cpu), cutBound, cpu)
-			}
+			checkCuts(t, s.command, "CPU run after the context's end until cut", runs, cpu, wall)
 		})
+	}
+}
+
+// warmInstance makes the plugin an idle instance when it has none, outside
+// any deadline: the last one was discarded, and a Go guest's takes ~4 ms to
+// make (much more under -race), which would eat a call's 10 ms.
+func warmInstance(t *testing.T, p *Plugin) {
+	t.Helper()
+	if p.pool.idleCount() == 0 {
+		inst, err := p.newInstance(context.Background(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.pool.putIdle(inst)
+	}
+}
+
+// checkCuts bounds a shape's cuts: the 99th percentile of cpu (what the
+// guest ran, as what says) by cutBound, and the median of wall (how long
+// past the deadline the call returned, which adds the waits for a core and
+// so depends on the machine's load) by stopBound.
+func checkCuts(t *testing.T, command, what string, runs int, cpu, wall []time.Duration) {
+	t.Helper()
+	if len(cpu) < runs/2 {
+		t.Fatalf("%s: only %d of %d calls ran before their deadline", command, len(cpu), runs)
+	}
+	slices.Sort(cpu)
+	slices.Sort(wall)
+	p99 := func(d []time.Duration) time.Duration { return d[(len(d)*99+99)/100-1] } // nearest rank
+	t.Logf("%-9s %d cuts: %s median %v, p99 %v; returned past the deadline: median %v, p99 %v",
+		command, len(cpu), what, cpu[len(cpu)/2], p99(cpu), wall[len(wall)/2], p99(wall))
+	if m := wall[len(wall)/2]; m > stopBound {
+		t.Errorf("%s: returned a median %v after the deadline, want ≤ %v", command, m, stopBound)
+	}
+	if p99(cpu) > cutBound {
+		t.Errorf("%s: the guest ran p99 %v of CPU (%s), want ≤ %v (all: %v)", command, p99(cpu), what, cutBound, cpu)
 	}
 }
