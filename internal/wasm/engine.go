@@ -218,7 +218,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		}
 	}()
 
-	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize), meter: &meterHost{}}
+	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize), meter: &meterHost{},
+		countsFuel: cfg.countsFuel()}
 	p.idle = newIdleTimer(cfg.IdleTimeout, cfg.Clock, p.releaseForIdle)
 	p.output = newOutputGate(cfg.Output, cfg.Clock.Now, e.log, name)
 	if mounts, err = cfg.Grants.openMounts(name, e.log, &p.stats.mountRefused); err != nil {
@@ -227,7 +228,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	p.mounts = mounts
 	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
 	var meter *meterHost
-	if cfg.countsFuel() {
+	if p.countsFuel {
 		meter = p.meter
 	}
 	provided, err := e.instantiateHostModules(ctx, rt, host, meter)

@@ -92,7 +92,7 @@ func (p *Plugin) newInstance(ctx context.Context, wait bool) (_ *instance, err e
 	}
 	inst.mod, inst.mem = mod, mem
 	inst.handle = mod.ExportedFunction(abi.ExportHandle)
-	if p.cfg.countsFuel() {
+	if p.countsFuel {
 		inst.counter, _ = mod.ExportedGlobal(meter.CounterExport).(api.MutableGlobal)
 		if inst.counter == nil {
 			_ = mod.Close(ctx)

@@ -37,6 +37,7 @@ type Plugin struct {
 	output       *outputGate
 	mounts       []*mountFS // Grants.Mounts, opened at Load, closed by Close
 	meter        *meterHost // the tick of the metered module (metering.go)
+	countsFuel   bool       // cfg.countsFuel(): the module is metered
 	// afterRun, when set (by tests, before any call), runs on the call's
 	// goroutine as soon as the guest's handler returned or was cut, before
 	// the engine does anything more (instance.run).
@@ -240,7 +241,7 @@ func (p *Plugin) invoke(ctx context.Context, req *abi.Request, start time.Time) 
 	st := &inst.state
 	st.afterRun = p.afterRun
 	rc, kind, err := inst.run(ctx, inst.handle, st, p.cfg.MemoryPages)
-	if p.cfg.countsFuel() {
+	if p.countsFuel {
 		p.stats.fuel.record(st.meter.used)
 		if span := trace.SpanFromContext(ctx); span.IsRecording() { // the call's cmdhost.execute
 			span.SetAttributes(attrFuel.Int64(st.meter.used))
