@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -96,6 +97,24 @@ func TestFuelOnTheSpan(t *testing.T) {
 		}
 		if !c.counts && got != "" {
 			t.Errorf("%s: a plugin that counts no fuel set cmdhost.fuel %q", c.name, got)
+		}
+	}
+}
+
+// A guest cannot reach the meter's tick: a module that imports it is
+// refused at load, whether its plugin counts fuel (the rewriter refuses it)
+// or not (the host provides no such module then).
+func TestMeterImportRefused(t *testing.T) {
+	wasm := []byte{
+		0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+		0x01, 0x06, 0x01, 0x60, 0x01, 0x7e, 0x01, 0x7e, // type: (i64) -> i64
+		0x02, 0x16, 0x01, 0x0d, 'c', 'm', 'd', 'h', 'o', 's', 't', '_', 'm', 'e', 't', 'e', 'r',
+		0x04, 't', 'i', 'c', 'k', 0x00, 0x00, // import cmdhost_meter.tick, a function of type 0
+	}
+	for _, counts := range []bool{false, true} {
+		_, err := sharedEngine.Load(context.Background(), "meter-import", wasm, PluginConfig{PoolSize: 1, CountFuel: counts})
+		if err == nil || !strings.Contains(err.Error(), "cmdhost_meter") {
+			t.Errorf("counting fuel %v: a module importing the meter's tick loaded, or was refused without naming it: %v", counts, err)
 		}
 	}
 }
