@@ -148,7 +148,8 @@ type Embedded struct {
 	pipes     *pipeListener // DialInProcess's connections (inprocess.go)
 	guard     *guard
 	stats     *stats
-	watch     *fileWatch // the files re-read when they change (reload.go)
+	watch     *fileWatch  // the files re-read when they change (reload.go)
+	gate      *attachGate // the connections handed to mochi and not yet read from (attach.go)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -240,7 +241,8 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	}
 	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
 	open := new(atomic.Int64)
-	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open}
+	gate := newAttachGate()
+	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open, gate: gate}
 	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{},
 		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock),
 		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
@@ -266,13 +268,13 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	if tlsLn != nil {
 		tlsAddr = tlsLn.Addr().String()
 		// TLS under the bounds: boundedConn reads and writes MQTT's bytes.
-		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, open: open}
+		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, open: open, gate: gate}
 		if err := srv.AddListener(listeners.NewNet(tlsListenerID, secure)); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("broker: TLS listener: %w", err)
 		}
 	}
-	pipes := newPipeListener()
+	pipes := newPipeListener(gate)
 	if err := srv.AddListener(listeners.NewNet(inProcessListener, pipes)); err != nil {
 		watch.Close()
 		_ = srv.Close()
@@ -283,7 +285,8 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		_ = srv.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	return &Embedded{srv: srv, addr: ln.Addr().String(), tlsAddr: tlsAddr, pipes: pipes, guard: g, stats: st, watch: watch}, nil
+	return &Embedded{srv: srv, addr: ln.Addr().String(), tlsAddr: tlsAddr, pipes: pipes, guard: g, stats: st, watch: watch,
+		gate: gate}, nil
 }
 
 // listen listens on addr, the value of flag.
@@ -409,6 +412,9 @@ func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() { // mochi's Close panics if called twice
 		e.watch.Close()
 		e.drain(closeDrain)
+		// No connection may reach mochi's attachClient once its Close
+		// waits for the clients (attach.go).
+		e.gate.shutAndWait()
 		// mochi's Server.Close finds each listener's clients with
 		// Clients.GetByListener, which takes the clients' read lock twice:
 		// a client detaching in between (its Delete waiting for the write

@@ -16,19 +16,26 @@ import (
 
 // pipeListener is a net.Listener whose connections are memory pipes.
 type pipeListener struct {
-	conns     chan net.Conn
+	conns     chan *memConn
 	closed    chan struct{}
 	closeOnce sync.Once
+	gate      *attachGate // the broker's (attach.go)
 }
 
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+func newPipeListener(gate *attachGate) *pipeListener {
+	return &pipeListener{conns: make(chan *memConn), closed: make(chan struct{}), gate: gate}
 }
 
 // Accept returns the broker's end of the next pipe.
 func (l *pipeListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.conns:
+		ticket, ok := l.gate.hand()
+		if !ok { // the broker is closing
+			_ = c.Close()
+			return nil, net.ErrClosed
+		}
+		c.attach = ticket
 		return c, nil
 	case <-l.closed:
 		return nil, net.ErrClosed

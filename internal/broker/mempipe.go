@@ -23,7 +23,7 @@ const memPipeBound = 1 << 20
 // connections to the embedded broker"). Unlike the socket pair used
 // before, nothing crosses the kernel: a write is a copy and, when the
 // reader waits, a wake-up.
-func memPipe() (net.Conn, net.Conn) {
+func memPipe() (*memConn, *memConn) {
 	a, b := newPipeHalf(), newPipeHalf()
 	return &memConn{in: a, out: b}, &memConn{in: b, out: a}
 }
@@ -176,14 +176,20 @@ func (h *pipeHalf) setWriteDeadline(t time.Time) {
 // memConn is one end of a memory pipe: it reads in and writes out.
 type memConn struct {
 	in, out *pipeHalf
+	attach  attachTicket // the broker's end: given up at the first Read or Close (attach.go)
 }
 
-func (c *memConn) Read(p []byte) (int, error)  { return c.in.read(p) }
+func (c *memConn) Read(p []byte) (int, error) {
+	c.attach.done()
+	return c.in.read(p)
+}
+
 func (c *memConn) Write(p []byte) (int, error) { return c.out.write(p) }
 
 // Close ends both directions at this end: the peer reads what was
 // written, then io.EOF; its writes fail.
 func (c *memConn) Close() error {
+	c.attach.done()
 	c.in.closeRead()
 	c.out.closeWrite()
 	return nil

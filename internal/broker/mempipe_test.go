@@ -27,7 +27,7 @@ func TestMemPipeCarriesBytesInOrder(t *testing.T) {
 			}
 			data = data[n:]
 		}
-		_ = a.(*memConn).CloseWrite()
+		_ = a.CloseWrite()
 	}()
 	got, err := io.ReadAll(b)
 	if err != nil || !bytes.Equal(got, want.Bytes()) {
@@ -62,7 +62,7 @@ func TestMemPipeWritesStayWhole(t *testing.T) {
 			}
 		}()
 	}
-	go func() { wg.Wait(); _ = a.(*memConn).CloseWrite() }()
+	go func() { wg.Wait(); _ = a.CloseWrite() }()
 	got, err := io.ReadAll(b)
 	if err != nil || len(got) != writers*each*size {
 		t.Fatalf("read %d bytes (%v), want %d", len(got), err, writers*each*size)
@@ -171,7 +171,7 @@ func TestMemPipeLaggingReaderKeepsTheBufferBounded(t *testing.T) {
 	if _, err := io.ReadFull(b, chunk[:950]); err != nil { // 50 bytes stay unread
 		t.Fatal(err)
 	}
-	half := a.(*memConn).out
+	half := a.out
 	for i := 0; i < 20_000; i++ { // 20 MB through the pipe
 		if _, err := a.Write(chunk); err != nil {
 			t.Fatal(err)

@@ -45,6 +45,7 @@ type tcpListener struct {
 	stats *stats
 	log   *slog.Logger
 	open  *atomic.Int64 // connections accepted and not yet closed, on every listener over the network
+	gate  *attachGate   // the broker's (attach.go)
 }
 
 func (l *tcpListener) Accept() (net.Conn, error) {
@@ -68,9 +69,16 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 			_ = c.Close()
 			continue
 		}
+		ticket, ok := l.gate.hand()
+		if !ok { // the broker is closing
+			_ = c.Close()
+			return nil, net.ErrClosed
+		}
 		l.open.Add(1)
 		_ = c.SetReadDeadline(time.Now().Add(connectTimeout))
-		return newBoundedConn(c, l), nil
+		bc := newBoundedConn(c, l)
+		bc.attach = ticket
+		return bc, nil
 	}
 }
 
@@ -96,6 +104,7 @@ type boundedConn struct {
 	frames frameReader // Read's only: mochi reads from one goroutine
 	// handshook is Read's only: a TLS connection's handshake is done.
 	handshook bool
+	attach    attachTicket // given up at the first Read or Close (attach.go)
 
 	mu       sync.Mutex
 	pending  []byte // bytes queued, not yet taken by the flusher
@@ -121,6 +130,7 @@ func newBoundedConn(c net.Conn, l *tcpListener) *boundedConn {
 }
 
 func (c *boundedConn) Read(b []byte) (int, error) {
+	c.attach.done()
 	if tc, ok := c.Conn.(*tls.Conn); ok && !c.handshook {
 		// The handshake, done here (not in mochi's first read) to log a
 		// client refused by it with its address and why.
@@ -240,6 +250,7 @@ func (c *boundedConn) drop(why error, queued int) {
 // Close closes the connection; bytes still queued (a DISCONNECT, a
 // refusing CONNACK) get closeLinger to go out first. Reads end at once.
 func (c *boundedConn) Close() error {
+	c.attach.done()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
