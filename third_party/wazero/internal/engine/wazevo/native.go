@@ -10,8 +10,9 @@ import _ "unsafe" // for go:linkname
 // from running. In a system call, the goroutine's P is handed to another
 // thread once the call lasts (sysmon's retake). The Go stack does not move
 // meanwhile (compiled code runs on a stack of its own), and compiled code
-// touches the Go runtime only by returning to Go (an exit), where the
-// goroutine leaves the system call first.
+// reaches the Go runtime only by returning to Go (an exit), where the
+// goroutine leaves the system call first, and by calling memmove, which
+// needs no P.
 
 //go:linkname entersyscall runtime.entersyscall
 func entersyscall()
