@@ -62,7 +62,10 @@
 //     (types, imports, functions, tables, globals, exports, element and
 //     data segments, locals), since wazero spends memory on each item when
 //     it compiles a module and, for some, in every instance. Only function
-//     imports are accepted: the host provides nothing else;
+//     imports are accepted: the host provides nothing else. Within a
+//     section, no vector, name or data segment may declare more items than
+//     the bytes left could hold (cmdhost's copy of wazero checks it before
+//     making anything of that size: TestAllocationBombsRefused);
 //   - the call stack: wazero grows it up to ~84 MiB and then traps (stack
 //     overflow); an instance does not keep a deep stack after a long call.
 //

@@ -75,3 +75,40 @@ func loadModule(t *testing.T, name string, wasm []byte, cfg PluginConfig) *Plugi
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	return p
 }
+
+// A module of a few bytes that declares a vector of 2^32 - 1 items, or a
+// name or data segment of 4 GiB, is refused at load, and the host lives:
+// wazero's decoder made anything of the size declared before it read the
+// items, and the process died out of memory, a fatal error no recover
+// catches (cmdhost's copy of wazero checks the size against the bytes
+// left: third_party/wazero/CMDHOST.md). Each case is one well-framed
+// section of the module.
+func TestAllocationBombsRefused(t *testing.T) {
+	const huge = "\xff\xff\xff\xff\x0f" // 2^32 - 1, as a LEB128 u32
+	section := func(id byte, body string) []byte {
+		return append([]byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00, id, byte(len(body))}, body...)
+	}
+	cases := []struct {
+		name   string
+		module []byte
+	}{
+		{"function type results", section(1, "\x01\x60\x00"+huge)},
+		{"function type params", section(1, "\x01\x60"+huge)},
+		{"import module name", section(2, "\x01"+huge)},
+		{"export name", section(7, "\x01"+huge)},
+		{"custom section name", section(0, huge)},
+		{"function names", section(0, "\x04name\x01\x05"+huge)},
+		{"data segment", append(section(5, "\x01\x00\x01"), section(11, "\x01\x00\x41\x00\x0b"+huge)[8:]...)},
+		{"element segment", append(section(4, "\x01\x70\x00\x01"), section(9, "\x01\x00\x41\x00\x0b"+huge)[8:]...)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := sharedEngine.Load(context.Background(), "bomb", c.module, PluginConfig{})
+			if err == nil {
+				_ = p.Close(context.Background())
+				t.Fatal("loaded; want a refusal")
+			}
+			t.Log(err)
+		})
+	}
+}

@@ -71,6 +71,9 @@ func decodeDataSegment(r *bytes.Reader, enabledFeatures api.CoreFeatures, ret *w
 		return
 	}
 
+	if err = vecFits(r, vs, "data segment"); err != nil {
+		return
+	}
 	ret.Init = make([]byte, vs)
 	if _, err = io.ReadFull(r, ret.Init); err != nil {
 		err = fmt.Errorf("read bytes for init: %v", err)

@@ -26,6 +26,9 @@ func decodeElementInitValueVector(r *bytes.Reader) ([]wasm.ConstantExpression, e
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	if err := vecFits(r, vs, "element segment"); err != nil {
+		return nil, err
+	}
 	vec := make([]wasm.ConstantExpression, vs)
 	for i := range vec {
 		u32, _, err := leb128.DecodeUint32(r)
@@ -45,6 +48,9 @@ func decodeElementConstExprVector(r *bytes.Reader, elemType wasm.RefType, enable
 	vs, _, err := leb128.DecodeUint32(r)
 	if err != nil {
 		return nil, fmt.Errorf("failed to get the size of constexpr vector: %w", err)
+	}
+	if err := vecFits(r, vs, "element segment"); err != nil {
+		return nil, err
 	}
 	vec := make([]wasm.ConstantExpression, vs)
 	for i := range vec {

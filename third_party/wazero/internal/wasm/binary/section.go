@@ -97,6 +97,9 @@ func decodeImportSection(
 	}
 
 	perModule = make(map[string][]*wasm.Import)
+	if err = vecFits(r, vs, "imports"); err != nil {
+		return
+	}
 	result = make([]wasm.Import, vs)
 	for i := uint32(0); i < vs; i++ {
 		imp := &result[i]
@@ -131,6 +134,9 @@ func decodeFunctionSection(r *bytes.Reader) ([]uint32, error) {
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	if err := vecFits(r, vs, "functions"); err != nil {
+		return nil, err
+	}
 	result := make([]uint32, vs)
 	for i := uint32(0); i < vs; i++ {
 		if result[i], _, err = leb128.DecodeUint32(r); err != nil {
@@ -151,6 +157,9 @@ func decodeTableSection(r *bytes.Reader, enabledFeatures api.CoreFeatures) ([]wa
 		}
 	}
 
+	if err := vecFits(r, vs, "tables"); err != nil {
+		return nil, err
+	}
 	ret := make([]wasm.Table, vs)
 	for i := range ret {
 		err = decodeTable(r, enabledFeatures, &ret[i])
@@ -187,6 +196,9 @@ func decodeGlobalSection(r *bytes.Reader, enabledFeatures api.CoreFeatures) ([]w
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	if err := vecFits(r, vs, "globals"); err != nil {
+		return nil, err
+	}
 	result := make([]wasm.Global, vs)
 	for i := uint32(0); i < vs; i++ {
 		if err = decodeGlobal(r, enabledFeatures, &result[i]); err != nil {
@@ -202,6 +214,9 @@ func decodeExportSection(r *bytes.Reader) ([]wasm.Export, map[string]*wasm.Expor
 		return nil, nil, fmt.Errorf("get size of vector: %v", sizeErr)
 	}
 
+	if err := vecFits(r, vs, "exports"); err != nil {
+		return nil, nil, err
+	}
 	exportMap := make(map[string]*wasm.Export, vs)
 	exportSection := make([]wasm.Export, vs)
 	for i := wasm.Index(0); i < vs; i++ {
@@ -233,6 +248,9 @@ func decodeElementSection(r *bytes.Reader, enabledFeatures api.CoreFeatures) ([]
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	if err := vecFits(r, vs, "element segments"); err != nil {
+		return nil, err
+	}
 	result := make([]wasm.ElementSegment, vs)
 	for i := uint32(0); i < vs; i++ {
 		if err = decodeElementSegment(r, enabledFeatures, &result[i]); err != nil {
@@ -249,6 +267,9 @@ func decodeCodeSection(r *bytes.Reader) ([]wasm.Code, error) {
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	if err := vecFits(r, vs, "function bodies"); err != nil {
+		return nil, err
+	}
 	result := make([]wasm.Code, vs)
 	for i := uint32(0); i < vs; i++ {
 		err = decodeCode(r, codeSectionStart, &result[i])
@@ -265,6 +286,9 @@ func decodeDataSection(r *bytes.Reader, enabledFeatures api.CoreFeatures) ([]was
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	if err := vecFits(r, vs, "data segments"); err != nil {
+		return nil, err
+	}
 	result := make([]wasm.DataSegment, vs)
 	for i := uint32(0); i < vs; i++ {
 		if err = decodeDataSegment(r, enabledFeatures, &result[i]); err != nil {
@@ -280,6 +304,9 @@ func decodeTagSection(r *bytes.Reader) ([]wasm.Tag, error) {
 		return nil, fmt.Errorf("get size of vector: %w", err)
 	}
 
+	if err := vecFits(r, vs, "tags"); err != nil {
+		return nil, err
+	}
 	result := make([]wasm.Tag, vs)
 	for i := uint32(0); i < vs; i++ {
 		// Read attribute byte (must be 0x00 per spec).

@@ -16,6 +16,9 @@ func decodeValueTypes(r *bytes.Reader, num uint32) ([]wasm.ValueType, error) {
 		return nil, nil
 	}
 
+	if err := vecFits(r, num, "value types"); err != nil {
+		return nil, err
+	}
 	ret := make([]wasm.ValueType, 0, num)
 	for i := uint32(0); i < num; i++ {
 		b, err := r.ReadByte()
@@ -83,6 +86,13 @@ func decodeUTF8(r *bytes.Reader, contextFormat string, contextArgs ...interface{
 		return "", uint32(sizeOfSize), nil
 	}
 
+	if int64(size) > int64(r.Len()) { // cmdhost: what io.ReadFull would say, before making a buffer of that size
+		err = io.ErrUnexpectedEOF
+		if r.Len() == 0 {
+			err = io.EOF
+		}
+		return "", 0, fmt.Errorf("failed to read %s: %w", fmt.Sprintf(contextFormat, contextArgs...), err)
+	}
 	buf := make([]byte, size)
 	if _, err = io.ReadFull(r, buf); err != nil {
 		return "", 0, fmt.Errorf("failed to read %s: %w", fmt.Sprintf(contextFormat, contextArgs...), err)
@@ -94,4 +104,23 @@ func decodeUTF8(r *bytes.Reader, contextFormat string, contextArgs ...interface{
 
 	ret := unsafe.String(&buf[0], int(size))
 	return ret, size + uint32(sizeOfSize), nil
+}
+
+// vecFits refuses a vector of n items (each of at least one byte) that the
+// bytes left cannot hold, before anything of its size is made (cmdhost): a
+// module of a few bytes declaring 2^32 results of a function type, or a
+// name of 4 GiB, made the decoder allocate that much, and the process die
+// out of memory.
+func vecFits(r *bytes.Reader, n uint32, what string) error {
+	if int64(n) > int64(r.Len()) {
+		return fmt.Errorf("%s: %d declared, more than the %d bytes left could hold", what, n, r.Len())
+	}
+	return nil
+}
+
+// capFor is what to reserve for a vector of n items (each of at least one
+// byte): no more than the bytes left could hold (cmdhost, as vecFits, where
+// a shorter vector must fail as it did).
+func capFor(r *bytes.Reader, n uint32) int {
+	return int(min(int64(n), int64(r.Len())))
 }
