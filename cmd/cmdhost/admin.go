@@ -242,7 +242,7 @@ func printPluginTable(w io.Writer, views []admin.PluginView) error {
 		if v.Fuel.Calls > 0 {
 			fuel = units(v.Fuel.PerCall())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n", shown(v.Name), v.State, short(v.Digest),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n", shown(v.Name), shown(string(v.State)), short(v.Digest),
 			shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, fuel, v.Reloads, orDash(shown(v.LastError)))
 	}
 	return tw.Flush()
@@ -323,9 +323,9 @@ func commandList(cmds []string) string {
 
 func short(digest string) string {
 	if len(digest) > 12 {
-		return digest[:12]
+		digest = digest[:12]
 	}
-	return orDash(digest)
+	return shown(orDash(digest)) // a host's answer: control characters shown as �
 }
 
 func namedOp(name, usage, op string) *cli.Command {

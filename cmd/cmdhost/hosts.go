@@ -52,7 +52,7 @@ func (p pluginVersion) String() string {
 	if p.State == pluginmgr.StateServing {
 		return shown(p.Name) + "@" + short(p.Digest)
 	}
-	return shown(p.Name) + "(" + string(p.State) + ")"
+	return shown(p.Name) + "(" + shown(string(p.State)) + ")"
 }
 
 func runHosts(c *cli.Context) error {

@@ -46,6 +46,10 @@ func TestShownOnTerminal(t *testing.T) {
 		t.Fatalf("the last event is %+v", last[0])
 	}
 	printFrame(&out, f, "mqtt://b", time.Second, last, true)
+	// plugin list and hosts, on what a host answers.
+	_ = printPluginTable(&out, []admin.PluginView{{PluginStatus: pluginmgr.PluginStatus{Name: "p", State: "\x1b[2J", Digest: "\x1b]0;owned\a"}}})
+	out.WriteString(pluginVersion{Name: "p", State: "\x1b[2J"}.String())
+	out.WriteString(pluginVersion{Name: "p", State: pluginmgr.StateServing, Digest: "\x1b[2Jxxxxxxxx"}.String())
 	// The frame's own clearing sequence is the only escape.
 	if got := strings.Replace(out.String(), "\x1b[H\x1b[2J", "", 1); strings.ContainsAny(got, "\x1b\a") {
 		t.Errorf("control characters reach the terminal:\n%q", got)

@@ -182,7 +182,7 @@ func pending(executor, name, dir string, wait time.Duration, v *admin.PluginView
 	case v.State == pluginmgr.StateLoading:
 		return msg + "it is still loading it (a large module compiles for a while the first time: raise --wait)"
 	case v.Digest != "":
-		return msg + fmt.Sprintf("it still serves version %s, not %s (a large module compiles for a while the first time: raise --wait; cmdhost plugin list)", shown(short(v.Digest)), short(digest))
+		return msg + fmt.Sprintf("it still serves version %s, not %s (a large module compiles for a while the first time: raise --wait; cmdhost plugin list)", short(v.Digest), short(digest))
 	}
 	return msg + fmt.Sprintf("it shows %s as %s (cmdhost plugin list)", name, shown(string(v.State)))
 }
