@@ -104,6 +104,9 @@ type Ops struct {
 	refusals ratelog.Limiter
 	// tokenFile is Config.TokenFile's (nil: none).
 	tokenFile *secret.File
+	// unreadable bounds the log lines saying the token file cannot be read
+	// (each op that needs it tries again) to one a second.
+	unreadable ratelog.Limiter
 }
 
 // New returns the Ops of cfg. A TokenFile that cannot be read now is an
@@ -112,18 +115,16 @@ func New(cfg Config) (*Ops, error) {
 	if cfg.Manager == nil || cfg.Dir == "" {
 		return nil, errors.New("admin ops: a plugins manager and its folder are required")
 	}
-	if cfg.TokenFile != "" {
-		if _, err := secret.ReadFile(cfg.TokenFile); err != nil {
-			return nil, fmt.Errorf("admin token: %w", err)
-		}
-	}
 	a := &Ops{cfg: cfg, log: logx.OrDiscard(cfg.Logger), folder: admin.FolderID(cfg.Dir), clk: clock.OrSystem(cfg.Clock), events: cfg.Events,
-		refusals: ratelog.Limiter{Interval: time.Second}}
+		refusals: ratelog.Limiter{Interval: time.Second}, unreadable: ratelog.Limiter{Interval: time.Second}}
 	if a.events == nil {
 		a.events = events.Log(a.log)
 	}
 	if cfg.TokenFile != "" {
 		a.tokenFile = &secret.File{Path: cfg.TokenFile}
+		if _, err := a.tokenFile.Read(); err != nil {
+			return nil, fmt.Errorf("admin token: %w", err)
+		}
 	}
 	a.started = a.clk.Now()
 	return a, nil
@@ -311,7 +312,9 @@ func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 	want, err := a.token()
 	switch {
 	case err != nil:
-		a.log.Error("admin token unreadable: ops that change state are refused", "err", err)
+		if ok, leftOut := a.unreadable.Allow(a.clk.Now()); ok {
+			a.log.Error("admin token unreadable: ops that change state are refused", "err", err, "lines_not_logged", leftOut)
+		}
 		return refuse("the host cannot read its admin token file", "the host cannot read its admin token file: see its log")
 	case want == "":
 		return refuse("the host has no admin token",

@@ -20,7 +20,8 @@ import (
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
-// The token file is read at each op that needs it: the right token
+// The token file is checked at each op that needs it, and read again when
+// it changed (secret.File): the right token
 // passes (the op then finds no plugin: 400), a wrong or missing one is
 // 403, a rotated file counts at once; each refusal is logged with the
 // invoker and why, never with a token.
@@ -139,6 +140,35 @@ func TestRefusalsBounded(t *testing.T) {
 	}
 }
 
+// A token file that can no longer be read refuses every guarded op, and
+// says so in the log at most once a second, not once per request.
+func TestUnreadableTokenFileLogBounded(t *testing.T) {
+	m, dir := newManager(t)
+	var logs testkit.LogBuffer
+	clk := testkit.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("the-Token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newOps(t, adminops.Config{Manager: m, Dir: dir, TokenFile: file, Clock: clk,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	remove := adminOp(t, a, admin.OpRemove)
+	for range 200 {
+		resp, err := remove(context.Background(), &abi.Request{Payload: []byte(`{"name":"x"}`),
+			Metadata: map[string]string{admin.TokenKey: "the-Token"}})
+		if err != nil || resp.Status != admin.StatusForbidden {
+			t.Fatalf("with the token file gone: %+v, %v; want 403", resp, err)
+		}
+		clk.Add(time.Millisecond)
+	}
+	if n := strings.Count(logs.String(), "admin token unreadable"); n != 1 {
+		t.Fatalf("200 ops in 0.2 s with the token file gone: %d lines saying so, want 1:\n%s", n, logs.String())
+	}
+}
+
 // An install by identity is logged once, at its first chunk, not at each.
 func TestIdentityInstallLoggedOnce(t *testing.T) {
 	m, dir := newManager(t)
@@ -153,7 +183,7 @@ func TestIdentityInstallLoggedOnce(t *testing.T) {
 		resp, err := install(context.Background(), &abi.Request{Payload: module[off:end],
 			Caller: abi.Caller{User: "alice", ClientID: "alice-cli"},
 			Metadata: map[string]string{admin.InstallNameKey: "x", admin.InstallDigestKey: hex.EncodeToString(sum[:]),
-				admin.InstallSizeKey: strconv.Itoa(len(module)), admin.InstallOffsetKey: strconv.Itoa(off)}})
+				admin.InstallSizeKey: strconv.Itoa(len(module)), admin.InstallOffsetKey: "0" + strconv.Itoa(off)}}) // "00": still the first chunk
 		if err != nil || resp.Status == admin.StatusForbidden {
 			t.Fatalf("chunk at %d by identity: %+v, %v", off, resp, err)
 		}
