@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/fsnotify/fsnotify"
@@ -67,8 +66,9 @@ func watchFiles(files []string, onChange func(paths []string), log *slog.Logger)
 				dir, base := filepath.Split(filepath.Clean(ev.Name))
 				var changed []string
 				for _, f := range watched[filepath.Clean(dir)] {
-					// A ..data link swapped (a Kubernetes volume) changes every file of the folder.
-					if f == filepath.Clean(ev.Name) || strings.HasPrefix(base, "..") {
+					// A ..data link swapped (a Kubernetes volume) changes every file of the folder;
+					// the atomic writer's other steps (..<timestamp>, ..data_tmp) change none.
+					if f == filepath.Clean(ev.Name) || base == "..data" {
 						changed = append(changed, f)
 					}
 				}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,5 +62,61 @@ func TestTLSCertificateReload(t *testing.T) {
 	testkit.WaitFor(t, "the bad certificate logged", func() bool { return strings.Count(logs.String(), bad) > before })
 	if _, err := dialTLS(t, e.TLSAddr(), renewed, "", ""); err != nil {
 		t.Errorf("after a bad certificate file: %v; want the renewed one still shown", err)
+	}
+}
+
+// A Kubernetes volume update (the kubelet's atomic writer: a new
+// ..<timestamp> folder, a ..data_tmp link to it renamed over ..data, the
+// old folder removed) is one change of the files, seen once; a file
+// changed after it (the sentinel) is seen after it, so the count is final.
+func TestDataSwapSeenOnce(t *testing.T) {
+	dir := t.TempDir()
+	write := func(version string) {
+		t.Helper()
+		if err := os.Mkdir(filepath.Join(dir, version), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, version, "server.pem"), []byte(version), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("..2026_11_26_1")
+	if err := os.Symlink("..2026_11_26_1", filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	cert, sentinel := filepath.Join(dir, "server.pem"), filepath.Join(dir, "sentinel")
+	if err := os.Symlink(filepath.Join("..data", "server.pem"), cert); err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan []string, 100)
+	fw, err := watchFiles([]string{cert, sentinel}, func(paths []string) { changes <- paths }, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fw.Close()
+
+	write("..2026_11_26_2")
+	if err := os.Symlink("..2026_11_26_2", filepath.Join(dir, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "..2026_11_26_1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sentinel, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for {
+		paths := <-changes
+		if len(paths) == 1 && paths[0] == sentinel {
+			break
+		}
+		seen++
+	}
+	if seen != 1 {
+		t.Fatalf("one volume update seen as %d changes, want 1", seen)
 	}
 }

@@ -230,22 +230,28 @@ type satSession struct {
 
 // arm (re)sets the time at which cl is disconnected: exp, that of token.
 func (s *satCheck) arm(cl *mqtt.Client, exp time.Time, token []byte) {
+	ss := &satSession{token: sha256.Sum256(token)} // hashed outside the lock every login takes
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old := s.expiries[cl]; old != nil {
 		old.timer.Stop()
 	}
-	ss := &satSession{token: sha256.Sum256(token)}
 	ss.timer = s.clock.AfterFunc(exp.Sub(s.clock.Now()), func() { s.expire(cl, ss) })
 	s.expiries[cl] = ss
 }
 
 // accepted reports whether token is the one cl's expiry was last set by.
+// A token longer than any accepted one is not hashed at all, and none is
+// hashed under the lock every login takes.
 func (s *satCheck) accepted(cl *mqtt.Client, token []byte) bool {
+	if len(token) > jwt.MaxTokenBytes {
+		return false
+	}
+	sum := sha256.Sum256(token)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.expiries[cl]
-	return ss != nil && ss.token == sha256.Sum256(token)
+	return ss != nil && ss.token == sum
 }
 
 // expire disconnects a client whose token expired: ss's timer fired (a

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -137,7 +136,7 @@ func (s *Session) tokenChanges(w *fsnotify.Watcher) {
 			if !ok {
 				return
 			}
-			if base := filepath.Base(ev.Name); base == name || strings.HasPrefix(base, "..") {
+			if base := filepath.Base(ev.Name); base == name || base == "..data" { // a Kubernetes volume's swap: its ..data link, not its other steps
 				s.reauthenticate()
 			}
 		}
