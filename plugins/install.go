@@ -152,8 +152,9 @@ func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Insta
 		}
 	}
 	if err != nil {
-		// Served, but a restart would serve the file's old content.
-		return in, res, fmt.Errorf("plugin %s serves the new version, but its file could not be written (a restart would serve the old one): %w", e.name, err)
+		// Served for now; the file still holds the old content, which the
+		// next look at the folder (a watcher's, at once) or a restart serves.
+		return in, res, fmt.Errorf("plugin %s: its new version could not be written to its file, which still holds the old one: the host serves the new version only until it next reads its folder (at once with a watcher, or at a restart): %w", e.name, err)
 	}
 	return in, res, nil
 }
