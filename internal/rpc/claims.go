@@ -68,7 +68,7 @@ func (q *claimQueue) run() {
 			if !c.in.cancel {
 				r := cache.ClaimRequest{Invoker: q.e.invokerOf(c.in), Key: c.key, Expiry: c.in.expiry,
 					Idempotent: c.in.route.cmd.Idempotent}
-				if q.e.carried {
+				if q.e.carrier != nil {
 					r.Reuse, _ = q.e.reuseKey(c.in) // looked up in the claim's round trip
 				}
 				reqs = append(reqs, r)

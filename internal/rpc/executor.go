@@ -242,10 +242,9 @@ type Executor struct {
 	reuse  cache.Reuse[*reply] // nil when reuse is off
 	calls  runningSet          // requests in progress, for cancels (ask.go)
 	// carrier is the dedup store when it carries the reuse cache's Redis
-	// calls in its round trips (cache.ReuseCarrier; claims.go, reuse.go),
-	// and carried says so.
+	// calls in its round trips (cache.ReuseCarrier; claims.go, reuse.go);
+	// nil when it does not.
 	carrier cache.ReuseCarrier[*reply]
-	carried bool
 
 	// sess is the MQTT session (package session): the connection, its
 	// acks and its health.
@@ -315,7 +314,7 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 			return nil, err
 		}
 		if c, ok := dedup.(cache.ReuseCarrier[*reply]); ok && c.CarryReuse(e.reuse) {
-			e.carrier, e.carried = c, true
+			e.carrier = c
 		}
 	}
 	routes, err := e.buildRoutes(commands, nil)

@@ -74,12 +74,13 @@ func (e *Executor) remember(key string, in *incoming, r *reply) {
 
 // rememberCarried is remember and complete in one, when the dedup store
 // carries the reuse cache's calls (cache.ReuseCarrier): the reply goes
-// to Redis in the outcome's round trip. It reports whether it did both.
+// to Redis in the outcome's round trip (a reply not to reuse, the outcome
+// alone). It reports whether it completed the entry.
 func (e *Executor) rememberCarried(key string, in *incoming, entry *cache.Entry[*reply], r *reply) bool {
-	if !e.carried || entry == nil || r.none || r.status != abi.StatusOK && r.status != abi.StatusNoContent {
+	if e.carrier == nil || entry == nil {
 		return false
 	}
-	ttl, _ := reuseTTL(in, r) // 0: the outcome alone
+	ttl, _ := reuseTTL(in, r) // 0 (an error reply, no reply): the outcome alone
 	e.carrier.CompleteReusing(entry, r, keepUntil(in), cache.ReuseSet{Key: key, Cost: r.cost(), TTL: ttl})
 	return true
 }

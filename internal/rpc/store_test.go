@@ -20,7 +20,7 @@ func TestReuseCarriedThroughTheSharedStore(t *testing.T) {
 	}
 	a := start(t, Config{ExecutorID: "exec-a", Stores: stores}, cmd())
 	b := start(t, Config{ExecutorID: "exec-b", Stores: stores}, cmd())
-	if !a.exec.carried || !b.exec.carried {
+	if a.exec.carrier == nil || b.exec.carrier == nil {
 		t.Fatal("the dedup store does not carry the reuse cache")
 	}
 	first := a.roundTrip(req("svc/tag", 1), 1)
