@@ -168,7 +168,7 @@ type version struct {
 }
 
 // key identifies the content of both files of v (see load.key).
-func (v *version) key() string { return contentKey(v.digest, v.opDigest) + "+" + v.sigDigest }
+func (v *version) key() string { return contentKey(v.digest, v.opDigest, v.sigDigest) }
 
 // refusal is content of a plugin's files the manager does not load again
 // until they change (or, for refusedClash, a command or topic is freed),
@@ -197,9 +197,12 @@ const (
 // is reports whether the refusal's reason is r.
 func (f refusal) is(r refusalReason) bool { return f.reason == r }
 
-// contentKey identifies the content of a plugin's module and operator file
-// together: a change of either is a change of the plugin.
-func contentKey(module, operator string) string { return module + "+" + operator }
+// contentKey identifies the content of a plugin's module, operator file
+// and signature file (its digest on a host that checks signatures, else
+// ""): a change of any is a change of the plugin.
+func contentKey(module, operator, signature string) string {
+	return module + "+" + operator + "+" + signature
+}
 
 // withDefaults resolves the zero fields (package setting's rule).
 func (c Config) withDefaults() Config {
@@ -510,7 +513,7 @@ type load struct {
 // key identifies the content of the files read: a refused version is
 // loaded again when one of them changes, its signature included (a
 // module refused unsigned, then signed).
-func (l *load) key() string { return contentKey(l.digest, l.opDigest) + "+" + l.sigDigest }
+func (l *load) key() string { return contentKey(l.digest, l.opDigest, l.sigDigest) }
 
 // readSignature reads the plugin's signature file into l, on a host that
 // checks signatures.
