@@ -294,12 +294,7 @@ func runListAll(c *cli.Context) error {
 		all = append(all, replicaPlugins{ReplicaID: st.ReplicaID, Plugins: st.Plugins})
 	}
 	if c.Bool("json") {
-		out, err := json.Marshal(all)
-		if err != nil {
-			return err
-		}
-		_, err = c.App.Writer.Write(append(out, '\n'))
-		return err
+		return writeJSONLine(c.App.Writer, all)
 	}
 	for i, r := range all {
 		if i > 0 {

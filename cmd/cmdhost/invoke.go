@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,11 +112,7 @@ func runInvoke(c *cli.Context) error {
 		printReplyInfo(c.App.ErrWriter, res, took)
 	}
 	if c.Bool("json") {
-		out, err := json.Marshal(replyView(call.Topic, res, took))
-		if err != nil {
-			return err
-		}
-		if _, err := c.App.Writer.Write(append(out, '\n')); err != nil {
+		if err := writeJSONLine(c.App.Writer, replyView(call.Topic, res, took)); err != nil {
 			return err
 		}
 	} else if err := res.Err(); err == nil {
