@@ -20,7 +20,8 @@ import (
 //     client must show a certificate that CA signed, or the handshake
 //     fails; the certificate's common name is its user name (a user name
 //     in its CONNECT must be the same, or CONNACK 0x86), and it needs no
-//     password.
+//     password; naming an authentication method beside it is refused with
+//     CONNACK 0x8C.
 //   - Otherwise, with a users file (Config.UsersFile), a client must log
 //     in as one of its users: without a user name it is refused with
 //     CONNACK 0x87 (not authorized: it did not say who it is), with a

@@ -37,10 +37,7 @@ func (g *guard) verifiedUser(cl *mqtt.Client) string {
 	// certificate: authenticate made its common name the user name (and
 	// refused another), so the name is read from there, not from the
 	// connection's state at each request.
-	if cl.Net.Listener == tlsListenerID && g.cfg.TLSClientCAFile != "" {
-		return string(cl.Properties.Username)
-	}
-	if g.users != nil || g.sat != nil {
+	if cl.Net.Listener == tlsListenerID && g.cfg.TLSClientCAFile != "" || g.users != nil || g.sat != nil {
 		return string(cl.Properties.Username)
 	}
 	return ""

@@ -65,12 +65,9 @@ type payload struct {
 // against now, and that its audience holds audience. It returns the
 // token's claims.
 func Verify(token string, keys *Keys, audience string, now time.Time) (Claims, error) {
-	if len(token) > MaxTokenBytes {
-		return Claims{}, fmt.Errorf("token of %d bytes: more than %d", len(token), MaxTokenBytes)
-	}
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return Claims{}, errors.New("not a signed JWT: want three base64url parts, header.payload.signature")
+	parts, err := split(token)
+	if err != nil {
+		return Claims{}, err
 	}
 	var h header
 	if err := decodePart(parts[0], &h); err != nil {
@@ -99,15 +96,27 @@ func Verify(token string, keys *Keys, audience string, now time.Time) (Claims, e
 // expiry once the session is up), checked again against now and audience
 // but not its signature: no key is read and nothing costly is done.
 func Claimed(token, audience string, now time.Time) (Claims, error) {
-	parts := strings.Split(token, ".")
-	if len(token) > MaxTokenBytes || len(parts) != 3 {
-		return Claims{}, errors.New("not a token Verify accepts")
+	parts, err := split(token)
+	if err != nil {
+		return Claims{}, err
 	}
 	var p payload
 	if err := decodePart(parts[1], &p); err != nil {
 		return Claims{}, fmt.Errorf("token claims: %w", err)
 	}
 	return p.check(audience, now)
+}
+
+// split bounds a token and splits it into its three parts.
+func split(token string) ([]string, error) {
+	if len(token) > MaxTokenBytes {
+		return nil, fmt.Errorf("token of %d bytes: more than %d", len(token), MaxTokenBytes)
+	}
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, errors.New("not a signed JWT: want three base64url parts, header.payload.signature")
+	}
+	return parts, nil
 }
 
 // check checks the claims of a token whose signature is good.
