@@ -131,6 +131,7 @@ type guard struct {
 	// left within leftIDHold (leftid.go).
 	left      map[string]leftID
 	leftOrder []leftQueued // left's ids in the order they were left
+	leftSeq   uint64       // the last hold's number (leftid.go)
 	clock     clock.Clock
 }
 

@@ -26,17 +26,21 @@ import (
 // leftIDHold is how long a client id stays the user's who left it.
 const leftIDHold = 5 * time.Minute
 
-// leftID is the user who left a client id, and until when it is held.
+// leftID is the user who left a client id, and until when it is held;
+// seq numbers the hold (guard.leftSeq).
 type leftID struct {
 	user  string
 	until time.Time
+	seq   uint64
 }
 
 // leftQueued is a hold in leftOrder: stale once the id is held again
-// (another until) or no longer.
+// (another seq: two holds may share an until on a coarse clock) or no
+// longer.
 type leftQueued struct {
 	id    string
 	until time.Time
+	seq   uint64
 }
 
 // maxLeftIDs bounds the ids held.
@@ -52,12 +56,13 @@ func (g *guard) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	defer g.mu.Unlock()
 	g.forgetLeft(now)
 	until := now.Add(leftIDHold)
-	g.left[cl.ID] = leftID{user: string(cl.Properties.Username), until: until}
-	g.leftOrder = append(g.leftOrder, leftQueued{cl.ID, until})
+	g.leftSeq++
+	g.left[cl.ID] = leftID{user: string(cl.Properties.Username), until: until, seq: g.leftSeq}
+	g.leftOrder = append(g.leftOrder, leftQueued{cl.ID, until, g.leftSeq})
 	if len(g.leftOrder) > 2*g.maxLeftIDs() { // an id left again and again: drop the stale
 		live := g.leftOrder[:0]
 		for _, q := range g.leftOrder {
-			if l, ok := g.left[q.id]; ok && l.until.Equal(q.until) {
+			if l, ok := g.left[q.id]; ok && l.seq == q.seq {
 				live = append(live, q)
 			}
 		}
@@ -74,7 +79,7 @@ func (g *guard) forgetLeft(now time.Time) {
 		q := g.leftOrder[0]
 		l, held := g.left[q.id]
 		switch {
-		case !held || !l.until.Equal(q.until): // stale: held again since, or forgotten
+		case !held || l.seq != q.seq: // stale: held again since, or forgotten
 		case !now.Before(q.until) || len(g.left) >= g.maxLeftIDs():
 			delete(g.left, q.id)
 		default:

@@ -45,6 +45,15 @@ func TestLeftIDsBounded(t *testing.T) {
 	if user, held := g.leftBy("again"); !held || user != "bob" {
 		t.Errorf("the id left last: held %v by %q", held, user)
 	}
+	// The same, all at one instant (a coarse clock): holds that share an
+	// until are still told apart.
+	for i := 0; i < 10*max; i++ {
+		cl := &mqtt.Client{ID: "same-instant", Net: mqtt.ClientConnection{Listener: "tcp"}}
+		g.OnDisconnect(cl, nil, false)
+	}
+	if n := len(g.leftOrder); n > 2*max+1 {
+		t.Errorf("an id left %d times at one instant: %d waiting, want at most %d", 10*max, n, 2*max+1)
+	}
 	clk.Add(leftIDHold)
 	leave("late", "carol")
 	if len(g.left) != 1 || len(g.leftOrder) != 1 {
