@@ -28,7 +28,8 @@
 //     PluginConfig.IdleTimeout are released; the next call makes one afresh.
 //   - Deadlines and cancels: the call's context closes the guest's module
 //     (wazero's close on context done), and the guest's compiled code tests
-//     the module's closing at every function entry and loop header, inline
+//     the module's closing at every function entry and loop header and
+//     after each bulk operation, inline
 //     (cmdhost's copy of wazero: third_party/wazero/CMDHOST.md), so a guest
 //     in an endless loop stops at its deadline or cancel; the error is
 //     KindDeadline or KindCanceled. A plugin that counts fuel is metered

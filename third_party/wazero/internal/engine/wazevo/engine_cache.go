@@ -32,7 +32,9 @@ func fileCacheKey(m *wasm.Module) (ret filecache.Key) {
 	s.Write(magic)
 	// cmdhost: code compiled with the inline termination check is not the
 	// upstream release's: keep the two apart in a shared cache directory.
-	s.Write([]byte("cmdhost-inline-termination-check"))
+	// The revision is raised at every change of what the patch compiles,
+	// so that no code compiled by an earlier one is served.
+	s.Write([]byte("cmdhost-inline-termination-check-2"))
 	// Write the CPU features so that we can cache the compiled module for the same CPU.
 	// This prevents the incompatible CPU features from being used.
 	cpu := platform.CpuFeatures.Raw()

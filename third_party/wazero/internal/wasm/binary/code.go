@@ -15,6 +15,9 @@ func decodeCode(r *bytes.Reader, codeSectionStart uint64, ret *wasm.Code) (err e
 	if err != nil {
 		return fmt.Errorf("get the size of code: %w", err)
 	}
+	if err = vecFits(r, ss, "function body"); err != nil {
+		return err
+	}
 	remaining := int64(ss)
 
 	// Parse #locals.

@@ -55,6 +55,12 @@ func DecodeModule(
 		if err != nil {
 			return nil, fmt.Errorf("get size of section %s: %v", wasm.SectionIDName(sectionID), err)
 		}
+		// cmdhost: a section cannot be larger than what is left of the
+		// module, and nothing is made at its size before this (a custom
+		// section is read whole).
+		if err := vecFits(r, sectionSize, "section "+wasm.SectionIDName(sectionID)); err != nil {
+			return nil, err
+		}
 
 		var ok bool
 		lastSectionID, ok = checkSectionOrder(sectionID, lastSectionID)

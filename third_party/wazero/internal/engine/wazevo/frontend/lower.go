@@ -29,6 +29,9 @@ type (
 		// code: a direct call of a function of the module, which checks
 		// at its entry, drops it (cmdhost).
 		checkPending bool
+		// checkNext is set after a bulk operation: the next instruction
+		// gets the check first (cmdhost: insertTerminationCheck).
+		checkNext bool
 	}
 	controlFrame struct {
 		kind controlFrameKind
@@ -106,6 +109,7 @@ func (l *loweringState) reset() {
 	l.unreachable = false
 	l.unreachableDepth = 0
 	l.checkPending = false
+	l.checkNext = false
 }
 
 func (l *loweringState) peek() (ret ssa.Value) {
@@ -171,10 +175,17 @@ func (c *Compiler) lowerBody(entryBlk ssa.BasicBlock) {
 	})
 
 	for c.loweringState.pc < len(c.wasmFunctionBody) {
+		if c.loweringState.checkNext {
+			c.loweringState.checkNext = false
+			if !c.loweringState.unreachable {
+				c.insertTerminationCheck()
+			}
+		}
 		if c.loweringState.checkPending {
 			c.settlePendingTerminationCheck()
 		}
 		blkBeforeLowering := c.ssaBuilder.CurrentBlock()
+		c.loweringState.checkNext = c.ensureTermination && c.isBulkOperation(c.loweringState.pc)
 		c.lowerCurrentOpcode()
 		blkAfterLowering := c.ssaBuilder.CurrentBlock()
 		if blkBeforeLowering != blkAfterLowering {
@@ -192,7 +203,8 @@ func (c *Compiler) lowerBody(entryBlk ssa.BasicBlock) {
 // calls the check-module-exit-code trampoline, a round trip through Go,
 // at every loop header and nowhere else; the flag test costs two loads, a
 // test and a branch not taken, so it is also made at every function entry,
-// and a call tree with no loop is cut as well. The exit is a block of its
+// and a call tree with no loop is cut as well, and after each bulk memory
+// or table operation (isBulkOperation). The exit is a block of its
 // own, which the layout places last (ssa.placeColdBlocksLast): the code
 // that runs falls through the branch.
 func (c *Compiler) insertTerminationCheck() {
@@ -219,6 +231,26 @@ func (c *Compiler) insertTerminationCheck() {
 	builder.SetCurrentBlock(contBlk)
 	builder.Seal(contBlk)
 	c.initializeCurrentBlockKnownBounds()
+}
+
+// isBulkOperation reports whether the instruction at pc fills or copies
+// memory or a table (cmdhost): one takes as long as its size, and a
+// function may hold thousands of them with no loop between, so the
+// check follows each.
+func (c *Compiler) isBulkOperation(pc int) bool {
+	if wasm.Opcode(c.wasmFunctionBody[pc]) != wasm.OpcodeMiscPrefix {
+		return false
+	}
+	op, _, err := leb128.LoadUint32(c.wasmFunctionBody[pc+1:])
+	if err != nil {
+		return false
+	}
+	switch wasm.OpcodeMisc(op) {
+	case wasm.OpcodeMiscMemoryInit, wasm.OpcodeMiscMemoryCopy, wasm.OpcodeMiscMemoryFill,
+		wasm.OpcodeMiscTableInit, wasm.OpcodeMiscTableCopy, wasm.OpcodeMiscTableFill:
+		return true
+	}
+	return false
 }
 
 // settlePendingTerminationCheck decides a loop header's pending check
