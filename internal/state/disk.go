@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
