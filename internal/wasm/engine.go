@@ -18,6 +18,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/setting"
 )
 
@@ -226,7 +227,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		return nil, err
 	}
 	p.mounts = mounts
-	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester}
+	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester,
+		state: &stateFuncs{plugin: name, grant: cfg.Grants.State, log: e.log, denied: ratelog.Limiter{Interval: time.Second}}}
 	var meter *meterHost
 	if p.countsFuel {
 		meter = p.meter

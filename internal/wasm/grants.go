@@ -22,6 +22,8 @@ type Grants struct {
 	Env map[string]string
 	// Mounts are host directories the guest sees.
 	Mounts []Mount
+	// State is what the guest may do with the state store (stategrant.go).
+	State StateGrant
 }
 
 // Mount exposes a host directory to the guest. The guest cannot leave it:

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -68,6 +69,7 @@ type hostFuncs struct {
 	config map[string]string // read only after load
 	vars   func() *Vars
 	nester func() Nester // nil result: nested invocation is off
+	state  *stateFuncs   // the state store's functions (statefns.go)
 }
 
 // hostFunc is one export of the host module: its wasm signature and body.
@@ -77,6 +79,14 @@ type hostFunc struct {
 }
 
 func (h *hostFuncs) table() map[string]hostFunc {
+	t := h.ownTable()
+	if h.state != nil {
+		maps.Copy(t, h.state.table())
+	}
+	return t
+}
+
+func (h *hostFuncs) ownTable() map[string]hostFunc {
 	return map[string]hostFunc{
 		abi.FnDescribe:         {[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.describe},
 		abi.FnRequestLen:       {nil, []api.ValueType{i32}, h.requestLen},
