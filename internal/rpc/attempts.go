@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/state"
 )
 
 // Execution of one accepted request: its turn for a slot, the handler
@@ -113,6 +114,10 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		defer w.Stop()
 	}
 
+	if in.txn != nil { // each attempt writes afresh (commit.go)
+		in.txn.Reset()
+		ctx = state.WithTxn(ctx, in.txn)
+	}
 	res := e.callHandler(ctx, r, &req)
 	// A result that arrives at or after the deadline is after the cut and
 	// dropped, even before the context's timer has fired: otherwise which
@@ -139,7 +144,7 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 	case res.err == nil && res.resp != nil:
 		return fromResponse(res.resp), false
 	case res.err == nil:
-		return &reply{status: abi.StatusNoContent}, false
+		return &reply{status: abi.StatusNoContent, handled: true}, false
 	}
 	var se *StatusError
 	if errors.As(res.err, &se) {

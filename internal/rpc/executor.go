@@ -21,6 +21,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/state"
 )
 
 // Handler runs one command. ctx carries the call's deadline, the earlier of
@@ -75,6 +76,10 @@ type Command struct {
 	// executor answers at the cut without waiting for it: one more
 	// goroutine and channel per request.
 	KeepsDeadline bool
+	// CommitErrors commits the state writes of a call whose handler
+	// answered an error (a status of 400 or more) too; by default only a
+	// success's commit (commit.go).
+	CommitErrors bool
 	// Admit, when set, decides whether the request's caller may call the
 	// command (req.Caller, the verified caller): a *StatusError refuses
 	// it, and the refusal is its reply (stored for its duplicates, never
@@ -160,6 +165,12 @@ type Config struct {
 	// Tracer makes a span of each request run, a child of the trace
 	// context it carries (tracing.go); nil: no tracing.
 	Tracer trace.Tracer
+	// State is the handlers' state store: each call stages its writes in
+	// a state.Txn its handler's context carries, committed when its
+	// outcome is recorded (commit.go). nil: none (the handlers' state
+	// calls answer unavailable). StateLimits bound a call's writes.
+	State       state.Backend
+	StateLimits state.Limits
 }
 
 func (c *Config) defaults() error {
@@ -241,6 +252,9 @@ type Executor struct {
 	claims *claimQueue         // the shared store's claims, off the receive goroutine; nil in memory
 	reuse  cache.Reuse[*reply] // nil when reuse is off
 	calls  runningSet          // requests in progress, for cancels (ask.go)
+	// keepsOutcomes: the dedup store keeps outcomes in the state store,
+	// committed with the writes (StateStores, commit.go).
+	keepsOutcomes bool
 	// carrier is the dedup store when it carries the reuse cache's Redis
 	// calls in its round trips (cache.ReuseCarrier; claims.go, reuse.go);
 	// nil when it does not.
@@ -306,6 +320,13 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		return nil, err
 	}
 	e.dedup = dedup
+	if ss, ok := cfg.Stores.(stateStores); ok {
+		if cfg.State != nil && cfg.State != ss.b {
+			dedup.Close()
+			return nil, errors.New("the outcomes and the state writes must be kept in one state store (Config.State and StateStores name two)")
+		}
+		e.cfg.State, e.keepsOutcomes = ss.b, true
+	}
 	e.claims = newClaimQueue(e)
 	e.workers = session.NewWorkers(maxIdleWorkers)
 	if cfg.ReuseMaxBytes >= 0 {
@@ -610,7 +631,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 	turn := in.route.slots.enqueue() // here, in receipt order
 	e.workers.Run(func() {
 		defer e.pending.Add(-1)
-		r, ok := c.settle(e.execute(in, turn, c))
+		r, ok := e.runCommitted(in, turn, c, entry)
 		if !ok {
 			e.logCancelled(in, c)
 		}

@@ -48,6 +48,9 @@ type reply struct {
 	format      abi.FormatIndicator
 	metadata    map[string]string // the handler's user properties
 	ttl         *time.Duration    // the handler's reuse TTL for this reply, if it gave one
+	// handled: the handler answered it (its state writes may commit,
+	// commit.go); not a trap, a cut or the host's own answer.
+	handled bool
 }
 
 var noReply = &reply{none: true}
@@ -63,7 +66,7 @@ func fromResponse(r *abi.Response) *reply {
 		status: r.Code(), appError: r.AppError, message: r.Message,
 		propName: r.PropName, propValue: r.PropValue,
 		payload: r.Payload, contentType: r.ContentType, format: r.Format, metadata: r.Metadata,
-		ttl: r.TTL,
+		ttl: r.TTL, handled: true,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/state"
 )
 
 // correlationLength is the size of the correlation data (a UUID).
@@ -43,6 +44,10 @@ type incoming struct {
 	reuseAsked bool
 	reused     *reply
 	reuseKey   string // reuseKey's, once worked out
+
+	// txn stages the call's state writes (commit.go); nil without a
+	// state store.
+	txn *state.Txn
 
 	// Tracing (tracing.go): the request span and its context; nil when
 	// the request is not traced.

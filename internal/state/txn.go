@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -28,16 +29,22 @@ type Space struct {
 // adding to one key at once cannot both commit (ErrConflict), so no
 // update is lost.
 //
-// A Txn belongs to one call: it is not safe for concurrent use.
+// A nested local call stages into a Child: it reads its caller's writes,
+// and its own join them (Merge) only if it succeeds. Branches of a
+// fan-out run at once, each with its own Child, so a Txn is safe for
+// concurrent use: one mutex guards it, taken child before parent.
 type Txn struct {
 	b      Backend
+	parent *Txn // a nested call's: reads go through it, Merge joins it
 	limits Limits
 	clock  func() time.Time
-	ops    []Op
-	view   map[string]*staged // by string(itemKey): what the call wrote
-	bytes  int
-	grown  map[string]int64 // bytes the staged writes add to each namespace, at most
-	keys   map[string]int64 // keys the staged writes add to each namespace, at most
+
+	mu    sync.Mutex
+	ops   []Op
+	view  map[string]*staged // by string(itemKey): what the call wrote
+	bytes int
+	grown map[string]int64 // bytes the staged writes add to each namespace, at most
+	keys  map[string]int64 // keys the staged writes add to each namespace, at most
 }
 
 // staged is a key as the call left it.
@@ -53,37 +60,91 @@ func NewTxn(b Backend, limits Limits, now func() time.Time) *Txn {
 	return &Txn{b: b, limits: limits.WithDefaults(), clock: now}
 }
 
+// Child starts the writes of a call t's call makes (a nested local
+// call): they see t's, and join them at Merge.
+func (t *Txn) Child() *Txn { return &Txn{b: t.b, parent: t, limits: t.limits, clock: t.clock} }
+
+// Merge adds a child's writes to its parent's (the nested call
+// succeeded); a child not merged is dropped. A parent's write made since
+// the child read it wins where they touch the same key: the child's
+// writes are applied after it, in the child's order.
+func (t *Txn) Merge() error {
+	if t.parent == nil {
+		return errors.New("state: Merge of a call's own writes (only a nested call's merge)")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.parent
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ops)+len(t.ops) > t.limits.MaxCommitOps || p.bytes+t.bytes > t.limits.MaxCommitBytes {
+		return fmt.Errorf("%w: a call and its nested calls write at most %d keys and %d bytes", ErrTooLarge, t.limits.MaxCommitOps, t.limits.MaxCommitBytes)
+	}
+	if p.view == nil && len(t.view) > 0 {
+		p.view = map[string]*staged{}
+	}
+	for k, s := range t.view {
+		p.view[k] = s
+	}
+	p.ops = append(p.ops, t.ops...)
+	p.bytes += t.bytes
+	t.ops, t.view, t.bytes = nil, nil, 0
+	return nil
+}
+
 // Writes is the number of writes staged.
-func (t *Txn) Writes() int { return len(t.ops) }
+func (t *Txn) Writes() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.ops)
+}
 
 // Reset drops every staged write (the call runs again).
 func (t *Txn) Reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.ops, t.view, t.bytes, t.grown, t.keys = nil, nil, 0, nil, nil
 }
 
-// Get returns key in sp as the call sees it: its own write, or the
-// committed item.
+// Get returns key in sp as the call sees it: its own write, its callers',
+// or the committed item.
 func (t *Txn) Get(ctx context.Context, sp Space, key []byte) (Item, error) {
-	if s, ok := t.view[string(itemKey(sp.NS, key))]; ok {
-		if s.deleted || (!s.expires.IsZero() && !t.clock().Before(s.expires)) {
-			return Item{}, ErrNotFound
-		}
-		return Item{Key: slices.Clone(key), Value: slices.Clone(s.value), Expires: s.expires}, nil
+	it, _, err := t.find(ctx, sp, key)
+	if err != nil {
+		return Item{}, err
 	}
-	return t.b.Get(ctx, sp.NS, key)
+	if it == nil {
+		return Item{}, ErrNotFound
+	}
+	return *it, nil
 }
 
-// current is Get with absence as nil, and whether the call wrote the key.
-func (t *Txn) current(ctx context.Context, sp Space, key []byte) (*Item, bool, error) {
-	_, mine := t.view[string(itemKey(sp.NS, key))]
-	it, err := t.Get(ctx, sp, key)
+// find returns key in sp as the call sees it (nil: absent) and whether
+// the call, or a caller, wrote it.
+func (t *Txn) find(ctx context.Context, sp Space, key []byte) (*Item, bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.findLocked(ctx, sp, key)
+}
+
+func (t *Txn) findLocked(ctx context.Context, sp Space, key []byte) (*Item, bool, error) {
+	if s, ok := t.view[string(itemKey(sp.NS, key))]; ok {
+		if s.deleted || (!s.expires.IsZero() && !t.clock().Before(s.expires)) {
+			return nil, true, nil
+		}
+		return &Item{Key: slices.Clone(key), Value: slices.Clone(s.value), Expires: s.expires}, true, nil
+	}
+	if t.parent != nil {
+		return t.parent.find(ctx, sp, key)
+	}
+	it, err := t.b.Get(ctx, sp.NS, key)
 	switch {
 	case err == nil:
-		return &it, mine, nil
-	case isNotFound(err):
-		return nil, mine, nil
+		return &it, false, nil
+	case errors.Is(err, ErrNotFound):
+		return nil, false, nil
 	}
-	return nil, mine, err
+	return nil, false, err
 }
 
 // SetOptions are a set's expiry and condition.
@@ -98,6 +159,8 @@ type SetOptions struct {
 func (t *Txn) Set(ctx context.Context, sp Space, key, value []byte, o SetOptions) error {
 	op := Op{Kind: OpSet, NS: sp.NS, Key: slices.Clone(key), Value: slices.Clone(value), TTL: o.TTL, Quota: sp.Quota,
 		If: Cond{Absent: o.IfAbsent, Version: o.IfVersion}}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return t.stage(ctx, sp, &op)
 }
 
@@ -105,7 +168,9 @@ func (t *Txn) Set(ctx context.Context, sp Space, key, value []byte, o SetOptions
 // ifVersion when that is not 0, and says whether the key exists now.
 func (t *Txn) Delete(ctx context.Context, sp Space, key []byte, ifVersion uint64) (bool, error) {
 	op := Op{Kind: OpDelete, NS: sp.NS, Key: slices.Clone(key), Quota: sp.Quota, If: Cond{Version: ifVersion}}
-	cur, _, err := t.current(ctx, sp, key)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur, _, err := t.findLocked(ctx, sp, key)
 	if err != nil {
 		return false, err
 	}
@@ -115,7 +180,9 @@ func (t *Txn) Delete(ctx context.Context, sp Space, key []byte, ifVersion uint64
 // Add reads key as a decimal integer (absent: 0), stages the sum with
 // delta, and returns it. The key keeps its expiry.
 func (t *Txn) Add(ctx context.Context, sp Space, key []byte, delta int64) (int64, error) {
-	cur, mine, err := t.current(ctx, sp, key)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur, mine, err := t.findLocked(ctx, sp, key)
 	if err != nil {
 		return 0, err
 	}
@@ -148,19 +215,20 @@ func (t *Txn) Add(ctx context.Context, sp Space, key []byte, delta int64) (int64
 }
 
 // stage checks op's bounds and condition against what the call sees,
-// and stages it.
+// and stages it. t.mu is held.
 func (t *Txn) stage(ctx context.Context, sp Space, op *Op) error {
 	if err := t.limits.checkOp(op); err != nil {
 		return err
 	}
-	if len(t.ops) >= t.limits.MaxCommitOps {
+	ops, size := t.stagedSize()
+	if ops >= t.limits.MaxCommitOps {
 		return fmt.Errorf("%w: a call writes at most %d keys", ErrTooLarge, t.limits.MaxCommitOps)
 	}
-	size := len(op.Key) + len(op.Value)
-	if t.bytes+size > t.limits.MaxCommitBytes {
+	if size+len(op.Key)+len(op.Value) > t.limits.MaxCommitBytes {
 		return fmt.Errorf("%w: a call writes at most %d bytes", ErrTooLarge, t.limits.MaxCommitBytes)
 	}
-	cur, mine, err := t.current(ctx, sp, op.Key)
+	size = len(op.Key) + len(op.Value)
+	cur, mine, err := t.findLocked(ctx, sp, op.Key)
 	if err != nil {
 		return err
 	}
@@ -190,6 +258,18 @@ func (t *Txn) stage(ctx context.Context, sp Space, op *Op) error {
 	t.ops = append(t.ops, *op)
 	t.bytes += size
 	return nil
+}
+
+// stagedSize counts the writes staged by the call and its callers, and
+// their bytes. t.mu is held.
+func (t *Txn) stagedSize() (ops, size int) {
+	ops, size = len(t.ops), t.bytes
+	for p := t.parent; p != nil; p = p.parent {
+		p.mu.Lock()
+		ops, size = ops+len(p.ops), size+p.bytes
+		p.mu.Unlock()
+	}
+	return ops, size
 }
 
 // checkQuota refuses a set that would take its namespace over its bound,
@@ -227,7 +307,16 @@ func (t *Txn) checkQuota(ctx context.Context, sp Space, op *Op, cur *Item) error
 // after after, as the call sees them (its own writes included), and
 // whether more follow.
 func (t *Txn) List(ctx context.Context, sp Space, prefix, after []byte, limit int) ([][]byte, bool, error) {
-	keys, more, err := t.b.List(ctx, sp.NS, prefix, after, limit)
+	var keys [][]byte
+	var more bool
+	var err error
+	if t.parent != nil {
+		keys, more, err = t.parent.List(ctx, sp, prefix, after, limit)
+	} else {
+		keys, more, err = t.b.List(ctx, sp.NS, prefix, after, limit)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err != nil || len(t.view) == 0 {
 		return keys, more, err
 	}
@@ -269,10 +358,14 @@ func (t *Txn) List(ctx context.Context, sp Space, prefix, after []byte, limit in
 // Commit applies the staged writes and records outcome (nil: none), all
 // or nothing; with neither, it does nothing.
 func (t *Txn) Commit(ctx context.Context, outcome *Outcome, after uint64) ([]Result, error) {
-	if len(t.ops) == 0 && outcome == nil {
+	if t.parent != nil {
+		return nil, errors.New("state: Commit of a nested call's writes (Merge them into its caller's)")
+	}
+	t.mu.Lock()
+	ops := t.ops
+	t.mu.Unlock()
+	if len(ops) == 0 && outcome == nil {
 		return nil, nil
 	}
-	return t.b.Commit(ctx, &Commit{Ops: t.ops, Outcome: outcome, After: after})
+	return t.b.Commit(ctx, &Commit{Ops: ops, Outcome: outcome, After: after})
 }
-
-func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -156,3 +156,52 @@ func TestTxnBounds(t *testing.T) {
 		t.Fatalf("a key over the namespace's keys, staged: %v", err)
 	}
 }
+
+// TestTxnChildren: a nested call's writes see its caller's, join them
+// when it succeeds and vanish when it does not; branches of a fan-out
+// stage at once.
+func TestTxnChildren(t *testing.T) {
+	d := open(t, nil, Limits{})
+	sp := Space{NS: "a"}
+	tx := newTxn(d)
+	if err := tx.Set(ctx, sp, []byte("parent"), []byte("p"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ok, failed := tx.Child(), tx.Child()
+	if it, err := ok.Get(ctx, sp, []byte("parent")); err != nil || string(it.Value) != "p" {
+		t.Fatalf("a child reads its caller's write: %q %v", it.Value, err)
+	}
+	if err := ok.Set(ctx, sp, []byte("parent"), []byte("x"), SetOptions{IfVersion: 9}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a version condition on the caller's write: %v", err)
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := ok
+			if i%2 == 1 {
+				c = failed
+			}
+			if _, err := c.Add(ctx, sp, []byte(fmt.Sprint("n", i%2)), 1); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ok.Merge(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustGet(t, d, "a", "n0").Value); got != "8" {
+		t.Fatalf("the merged child's counter: %s", got)
+	}
+	if _, err := d.Get(ctx, "a", []byte("n1")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the child not merged wrote: %v", err)
+	}
+	if _, err := ok.Commit(ctx, nil, 0); err == nil {
+		t.Fatal("a child committed on its own")
+	}
+}
