@@ -37,6 +37,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/signing"
+	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -148,6 +149,17 @@ type Config struct {
 	MaxDedupBytes int64
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
+	// StateDir is the folder of the handlers' state store (package
+	// state: a Pebble database, one process at a time). With it, and no
+	// Store, the outcome of each request to a non-idempotent command is
+	// kept there too, committed with the call's writes (rpc.StateStores),
+	// so that exactly-once holds through a kill -9. "": no state store
+	// (handlers' state calls answer unavailable; outcomes in memory).
+	StateDir string
+	// StateLimits bound the state store: its total bytes, a namespace's
+	// default keys and bytes, a key, a value, a call's writes
+	// (state.Limits; zero fields: its defaults).
+	StateLimits state.Limits
 	// NestedNoAck sends nested calls to other executors as plain v1.0
 	// requests (nested.Config.RemoteAck off).
 	NestedNoAck bool
@@ -254,6 +266,7 @@ type Server struct {
 	admin    *adminops.Ops
 	gate     *gate.Gate // who may call the plugins' commands, how often (gate.go)
 	gateDone io.Closer  // closes the gate's Redis client; nil: none
+	state    *state.Disk // the handlers' state store; nil without Config.StateDir
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -398,12 +411,18 @@ func New(cfg Config) (_ *Server, err error) {
 		sinks = append(sinks, s.publish)
 	}
 	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
+	if cfg.StateDir != "" {
+		if s.state, err = state.OpenDisk(state.DiskConfig{Dir: cfg.StateDir, Limits: cfg.StateLimits, Logger: s.log}); err != nil {
+			return nil, err
+		}
+		s.log.Info("state store open", "dir", cfg.StateDir)
+	}
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), ClientID: cfg.ClientID, Dial: s.dial(),
 			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		Stores: stores(cfg), Tracer: s.tracer(),
+		Stores: s.stores(), Tracer: s.tracer(), State: s.stateBackend(), StateLimits: cfg.StateLimits,
 		// On the embedded broker the caller it stamps on a request (client
 		// id, user) is one no client can forge: dedup shares are keyed by
 		// it and handlers get it. So on another host's, when told.
@@ -435,12 +454,25 @@ func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]by
 }
 
 // stores makes the dedup store and the reuse cache where --store says:
-// in the Redis at its URL, or in memory when it is "".
-func stores(cfg Config) rpc.Stores {
-	if cfg.Store == "" {
-		return rpc.MemoryStores()
+// in the Redis at its URL; else with the outcomes in the state store
+// when there is one, or in memory.
+func (s *Server) stores() rpc.Stores {
+	switch {
+	case s.cfg.Store != "":
+		return rpc.RedisStores(redisConfig(s.cfg))
+	case s.state != nil:
+		return rpc.StateStores(s.state)
 	}
-	return rpc.RedisStores(redisConfig(cfg))
+	return rpc.MemoryStores()
+}
+
+// stateBackend is the state store as the executor takes it: nil when
+// there is none (a nil *state.Disk in the interface would not be nil).
+func (s *Server) stateBackend() state.Backend {
+	if s.state == nil {
+		return nil
+	}
+	return s.state
 }
 
 // redisConfig is how the host reaches the Redis of Config.Store.
@@ -691,6 +723,9 @@ func (s *Server) close() {
 	}
 	if s.gateDone != nil {
 		_ = s.gateDone.Close()
+	}
+	if s.state != nil { // after the executor and the plugins: no call stages or commits any more
+		_ = s.state.Close()
 	}
 }
 

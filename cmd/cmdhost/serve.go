@@ -80,7 +80,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send OpenTelemetry spans of every request, nested call and call to another host to this OTLP/HTTP collector `URL` (e.g. http://127.0.0.1:4318); none: no tracing", EnvVars: []string{"CMDHOST_OTLP_ENDPOINT"}},
 			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
-		}, append(append(append(append(embeddedSecurityFlags(), authFlags()...), secretFlags()...), identityFlags()...), registryFlags()...)...), // the embedded broker's security (below), the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go), the caller's identity (serveidentity.go)
+		}, append(append(append(append(append(embeddedSecurityFlags(), authFlags()...), secretFlags()...), identityFlags()...), registryFlags()...), stateFlags()...)...), // the embedded broker's security (below), the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go), the caller's identity (serveidentity.go)
 		Action: runServe,
 	}
 }
@@ -189,6 +189,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		return cfg, err
 	}
 	if err := identitySettings(c, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := stateSettings(c, &cfg); err != nil {
 		return cfg, err
 	}
 	if cfg.ExecTimeout < 0 || cfg.Drain < 0 || cfg.IdleTimeout < 0 || cfg.Pool <= 0 || cfg.ReuseMaxBytes < 0 {

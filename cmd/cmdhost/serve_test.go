@@ -51,7 +51,7 @@ func launchServe(t *testing.T, dir string, onLine func(string), extra ...string)
 	t.Helper()
 	addr = freeAddr(t)
 	args := append([]string{"--cache-dir", cliCache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host"}, extra...)
-	cmd = exec.Command(binary, args...)
+	cmd = exec.Command(binary, withStateDir(t, args)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

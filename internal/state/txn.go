@@ -161,7 +161,11 @@ func (t *Txn) Set(ctx context.Context, sp Space, key, value []byte, o SetOptions
 		If: Cond{Absent: o.IfAbsent, Version: o.IfVersion}}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.stage(ctx, sp, &op)
+	cur, mine, err := t.findLocked(ctx, sp, key)
+	if err != nil {
+		return err
+	}
+	return t.stage(ctx, sp, &op, cur, mine)
 }
 
 // Delete stages the removal of key from sp, only if its version is
@@ -170,11 +174,11 @@ func (t *Txn) Delete(ctx context.Context, sp Space, key []byte, ifVersion uint64
 	op := Op{Kind: OpDelete, NS: sp.NS, Key: slices.Clone(key), Quota: sp.Quota, If: Cond{Version: ifVersion}}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	cur, _, err := t.findLocked(ctx, sp, key)
+	cur, mine, err := t.findLocked(ctx, sp, key)
 	if err != nil {
 		return false, err
 	}
-	return cur != nil, t.stage(ctx, sp, &op)
+	return cur != nil, t.stage(ctx, sp, &op, cur, mine)
 }
 
 // Add reads key as a decimal integer (absent: 0), stages the sum with
@@ -208,15 +212,17 @@ func (t *Txn) Add(ctx context.Context, sp Space, key []byte, delta int64) (int64
 	default:
 		op.If.Version = cur.Version
 	}
-	if err := t.stage(ctx, sp, &op); err != nil {
+	if err := t.stage(ctx, sp, &op, cur, mine); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
 
-// stage checks op's bounds and condition against what the call sees,
-// and stages it. t.mu is held.
-func (t *Txn) stage(ctx context.Context, sp Space, op *Op) error {
+// stage checks op's bounds and condition against cur, the key as the
+// call sees it (read once, by the caller: an add's condition is the
+// version it read, whatever was committed since), and whether the call
+// wrote it (mine), and stages op. t.mu is held.
+func (t *Txn) stage(ctx context.Context, sp Space, op *Op, cur *Item, mine bool) error {
 	if err := t.limits.checkOp(op); err != nil {
 		return err
 	}
@@ -228,10 +234,6 @@ func (t *Txn) stage(ctx context.Context, sp Space, op *Op) error {
 		return fmt.Errorf("%w: a call writes at most %d bytes", ErrTooLarge, t.limits.MaxCommitBytes)
 	}
 	size = len(op.Key) + len(op.Value)
-	cur, mine, err := t.findLocked(ctx, sp, op.Key)
-	if err != nil {
-		return err
-	}
 	if mine && op.If.Version != 0 {
 		return &ConflictError{Namespace: sp.NS, Key: op.Key, Why: "the call wrote the key: it has no version until the call commits"}
 	}
