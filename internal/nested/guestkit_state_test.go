@@ -94,6 +94,14 @@ func TestGuestKitState(t *testing.T) {
 				want(fmt.Sprintf("delv c %d", version("c")), "1")
 				want("del c", "0")
 			})
+			t.Run("ttl", func(t *testing.T) {
+				before := time.Now()
+				want("ttl t 60000 soon gone", "ok")
+				it := mustStoreGet(t, store, ns, "t")
+				if string(it.Value) != "soon gone" || it.Expires.Before(before.Add(59*time.Second)) || it.Expires.After(time.Now().Add(61*time.Second)) {
+					t.Fatalf("ttl: %q expires %v, want a minute after %v", it.Value, it.Expires, before)
+				}
+			})
 			t.Run("an error commits nothing", func(t *testing.T) {
 				if _, code := call("fail f"); code != 500 {
 					t.Fatalf("fail: status %d", code)
