@@ -16,7 +16,7 @@ import (
 
 // stateKitLanguages are the kit's languages whose SDK has the state
 // store's calls (kit-state).
-var stateKitLanguages = []string{"go", "rust", "c"}
+var stateKitLanguages = []string{"go", "rust", "c", "as"}
 
 // TestGuestKitState runs the kit's kit-state command in each language
 // against a real state store: every call of the API, its typed errors,
