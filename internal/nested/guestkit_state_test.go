@@ -14,17 +14,13 @@ import (
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
-// stateKitLanguages are the kit's languages whose SDK has the state
-// store's calls (kit-state).
-var stateKitLanguages = []string{"go", "rust", "c", "as"}
-
 // TestGuestKitState runs the kit's kit-state command in each language
 // against a real state store: every call of the API, its typed errors,
 // and the commit rule as the executor applies it (a call's writes commit
 // when it answers below 400).
 func TestGuestKitState(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
-	for _, lang := range stateKitLanguages {
+	for _, lang := range kitLanguages {
 		t.Run(lang, func(t *testing.T) {
 			store, err := state.OpenDisk(state.DiskConfig{Dir: t.TempDir()})
 			if err != nil {
