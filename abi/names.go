@@ -137,11 +137,11 @@ type Result int32
 // Host function results.
 const (
 	ResultOK         Result = 0
-	ResultNotFound   Result = -1 // no such key
+	ResultNotFound   Result = -1 // no such key (config, variable or state)
 	ResultTooLarge   Result = -2 // a key, value or response exceeds its bound
-	ResultLimit      Result = -3 // the plugin's variable space is full
+	ResultLimit      Result = -3 // the plugin's variable space, or a state namespace, is full
 	ResultFault      Result = -4 // a pointer/length pair falls outside guest memory
-	ResultNotInteger Result = -5 // var_add on a value that is not a decimal integer
+	ResultNotInteger Result = -5 // var_add or state_add on a value that is not a decimal integer
 	ResultState      Result = -6 // called where it is not valid (e.g. response_write twice)
 	ResultInvalid    Result = -7 // the bytes handed over do not decode
 	ResultTooSmall   Result = -8 // the guest's buffer is smaller than the data

@@ -14,17 +14,13 @@ import (
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
-// stateKitLanguages are the kit's languages whose SDK has the state
-// store's calls (kit-state).
-var stateKitLanguages = []string{"go"}
-
 // TestGuestKitState runs the kit's kit-state command in each language
 // against a real state store: every call of the API, its typed errors,
 // and the commit rule as the executor applies it (a call's writes commit
 // when it answers below 400).
 func TestGuestKitState(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
-	for _, lang := range stateKitLanguages {
+	for _, lang := range kitLanguages {
 		t.Run(lang, func(t *testing.T) {
 			store, err := state.OpenDisk(state.DiskConfig{Dir: t.TempDir()})
 			if err != nil {
@@ -93,6 +89,14 @@ func TestGuestKitState(t *testing.T) {
 				want(fmt.Sprintf("delv c %d", v), "conflict")
 				want(fmt.Sprintf("delv c %d", version("c")), "1")
 				want("del c", "0")
+			})
+			t.Run("ttl", func(t *testing.T) {
+				before := time.Now()
+				want("ttl t 60000 soon gone", "ok")
+				it := mustStoreGet(t, store, ns, "t")
+				if string(it.Value) != "soon gone" || it.Expires.Before(before.Add(59*time.Second)) || it.Expires.After(time.Now().Add(61*time.Second)) {
+					t.Fatalf("ttl: %q expires %v, want a minute after %v", it.Value, it.Expires, before)
+				}
 			})
 			t.Run("an error commits nothing", func(t *testing.T) {
 				if _, code := call("fail f"); code != 500 {
