@@ -83,7 +83,11 @@ func (s StateSpace) Set(key string, value []byte, opts ...SetOption) error {
 	for _, f := range opts {
 		f(&o)
 	}
-	return stateErr(hostStateSet(s.ns, key, value, o.ttl.Milliseconds(), o.ifVersion, o.flags))
+	ttl := o.ttl.Milliseconds()
+	if o.ttl > 0 && ttl == 0 {
+		ttl = 1 // under a millisecond: the shortest expiry, not none
+	}
+	return stateErr(hostStateSet(s.ns, key, value, ttl, o.ifVersion, o.flags))
 }
 
 // Delete stages key's removal and says whether it exists; IfVersion is
