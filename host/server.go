@@ -264,8 +264,8 @@ type Server struct {
 	publish  *events.Publisher // nil without Config.Events
 	exec     *rpc.Executor
 	admin    *adminops.Ops
-	gate     *gate.Gate // who may call the plugins' commands, how often (gate.go)
-	gateDone io.Closer  // closes the gate's Redis client; nil: none
+	gate     *gate.Gate  // who may call the plugins' commands, how often (gate.go)
+	gateDone io.Closer   // closes the gate's Redis client; nil: none
 	state    *state.Disk // the handlers' state store; nil without Config.StateDir
 }
 

@@ -45,6 +45,8 @@ var layer = map[string]int{
 	"cache":           40,
 	"internal/broker": 40,
 
+	"internal/state": 38,
+
 	"internal/wasm/meter": 35,
 
 	"internal/events":  30,
