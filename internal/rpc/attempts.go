@@ -114,9 +114,10 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		defer w.Stop()
 	}
 
-	if in.txn != nil { // each attempt writes afresh (commit.go)
+	if in.txn != nil { // each attempt writes afresh, in its lane until the commit (commit.go)
 		in.txn.Reset()
 		ctx = state.WithTxn(ctx, in.txn)
+		in.enterLane()
 	}
 	res := e.callHandler(ctx, r, &req)
 	// A result that arrives at or after the deadline is after the cut and

@@ -25,9 +25,13 @@ import (
 //     the host's own refusal commits none;
 //   - a commit refused for a condition that no longer holds (another call
 //     wrote a key this one read), or a namespace that filled meanwhile,
-//     runs the call again from the start, up to maxStateRuns runs while
-//     the request's expiry leaves time; then it is answered 503, nothing
-//     written;
+//     runs the call again from the start, alone: every call of a command
+//     runs and commits in its lane shared (a read lock), and a call run
+//     again after a conflict takes the lane to itself, so that no other
+//     call of its command can write between its reads and its commit
+//     (calls of other commands, other hosts, and the state store protocol
+//     still can); up to maxStateRuns runs while the request's expiry
+//     leaves time; then it is answered 503, nothing written;
 //   - a store that cannot write answers 503, nothing written.
 
 // maxStateRuns is how many times a call whose commit conflicts runs.
@@ -45,13 +49,16 @@ func (e *Executor) newTxn() *state.Txn {
 // cancel, and commits what it wrote; false when a cancel won.
 func (e *Executor) runCommitted(in *incoming, turn *turn, c *running, entry *cache.Entry[*reply]) (*reply, bool) {
 	in.txn = e.newTxn()
+	defer in.leaveLane()
 	for run := 1; ; run++ {
+		in.alone = run > 1
 		r, ok := c.settle(e.execute(in, turn, c))
 		if !ok { // a cancel won: the run's writes go, its outcome is the cancel's
 			_ = e.commit(in, entry, r, false)
 			return r, false
 		}
 		err := e.commit(in, entry, r, r.handled && (r.status < 400 || in.route.cmd.CommitErrors))
+		in.leaveLane()
 		if err == nil {
 			return r, true
 		}
@@ -101,4 +108,27 @@ func (e *Executor) commitRefused(in *incoming, err error, runs int) *reply {
 	e.log.Warn("state commit refused: the call's writes are dropped (503)", "command", in.route.cmd.Name, "runs", runs, "err", err)
 	return statusReply(abi.StatusServiceUnavailable,
 		fmt.Sprintf("conflict, not applied: %s (after %d runs); nothing was written, send the request again", cleanText(err.Error(), 256), runs), "", "")
+}
+
+// enterLane takes the call's lane for a run: shared, or to itself when it
+// runs again after a conflict (alone). A lane already held (an earlier
+// attempt of the run, cut by its timeout) is left first.
+func (in *incoming) enterLane() {
+	in.leaveLane()
+	lane := &in.route.lane
+	if in.alone {
+		lane.Lock()
+		in.unlane = lane.Unlock
+		return
+	}
+	lane.RLock()
+	in.unlane = lane.RUnlock
+}
+
+// leaveLane releases the lane the run holds, if any.
+func (in *incoming) leaveLane() {
+	if in.unlane != nil {
+		in.unlane()
+		in.unlane = nil
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -149,3 +150,45 @@ func TestStateConflictRunsAgain(t *testing.T) {
 func statusOf(p *packets.Publish) string { s, _ := user(p, "__stat"); return s }
 
 func msgOf(p *packets.Publish) string { s, _ := user(p, "__stMsg"); return s }
+
+// TestStateConflictRerunsAlone: calls of one command that all read a key
+// before any commits conflict; each runs again alone (its command's lane
+// to itself), so each commits at its second run: no third run, no 503.
+func TestStateConflictRerunsAlone(t *testing.T) {
+	const n = 4
+	d := openState(t, t.TempDir())
+	defer d.Close()
+	var runs atomic.Int64
+	read := make(chan struct{})
+	var first sync.WaitGroup
+	first.Add(n)
+	go func() { first.Wait(); close(read) }()
+	h := start(t, Config{Stores: StateStores(d)}, Command{Name: "add", Concurrency: n,
+		Handler: func(ctx context.Context, r *abi.Request) (*abi.Response, error) {
+			resp, err := adder(&runs)(ctx, r)
+			if runs.Load() <= n { // the first n runs have all read before any commits
+				first.Done()
+				<-read
+			}
+			return resp, err
+		}})
+	for i := range n {
+		if _, err := h.broker.Deliver(req("rpc/exec-1/add", byte(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pubs, err := h.broker.WaitPublished(ctx(t), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range pubs {
+		if statusOf(p) != "200" || seen[string(p.Payload)] {
+			t.Fatalf("reply %s %q (seen %v)", statusOf(p), p.Payload, seen)
+		}
+		seen[string(p.Payload)] = true
+	}
+	if got := counterValue(t, d); got != strconv.Itoa(n) || runs.Load() != 2*n-1 {
+		t.Fatalf("counter %s after %d runs, want %d after %d (one commit, %d runs again once each)", got, runs.Load(), n, 2*n-1, n-1)
+	}
+}

@@ -224,6 +224,9 @@ type route struct {
 	pattern TopicPattern
 	filter  string // the subscription, with the share prefix
 	slots   *slots // the command's execution slots, granted in receipt order
+	// lane serialises a call whose state commit conflicted against the
+	// command's other calls (commit.go).
+	lane sync.RWMutex
 	// private: requests name this executor (its topic holds {executorId}
 	// and no share group makes that a service's name), so reused replies
 	// stay with their invoker.

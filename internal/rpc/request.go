@@ -46,8 +46,12 @@ type incoming struct {
 	reuseKey   string // reuseKey's, once worked out
 
 	// txn stages the call's state writes (commit.go); nil without a
-	// state store.
-	txn *state.Txn
+	// state store. alone runs the call with its command's lane to itself
+	// (after a conflict); unlane releases the lane the run holds, nil
+	// when it holds none.
+	txn    *state.Txn
+	alone  bool
+	unlane func()
 
 	// Tracing (tracing.go): the request span and its context; nil when
 	// the request is not traced.
