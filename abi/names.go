@@ -116,6 +116,16 @@ const (
 	// StateListKey record per key, StateListMore when more follow) and
 	// returns its length; ResultTooSmall when not even one key fits.
 	FnStateList = "state_list"
+
+	// FnPublish (ptr, len i32) -> i32: sends the encoded Message at ptr
+	// (ABI.md section 18) to a topic the operator file grants: for a
+	// non-idempotent command when the call's outcome is recorded (with
+	// its state writes), once; otherwise at once. 0: taken.
+	// ResultDenied when no grant covers the topic, ResultInvalid when the
+	// message does not decode or breaks the rules, ResultTooLarge over the
+	// call's bounds, ResultLimit over the plugin's rate or a full outbox.
+	// Only valid inside ExportHandle.
+	FnPublish = "publish"
 )
 
 // StateIfAbsent is FnStateSet's flag: only if the key does not exist.

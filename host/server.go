@@ -31,6 +31,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/oci"
+	"github.com/cmdhost/cmdhost/internal/outbox"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
@@ -564,6 +565,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopNested()
+	defer s.startOutbox()()
 	changed := s.changes() // before anything can change them: no change is missed
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = s.exec.Start(startCtx)
@@ -670,6 +672,24 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 		s.engine.SetNester(nil)
 		_ = inv.Close()
 	}, nil
+}
+
+// startOutbox gives the engine its publisher (package outbox): the
+// messages handlers publish go out on the executor's connection, a
+// non-idempotent command's through the state store's outbox. The returned
+// function stops it; what the store's outbox still holds goes at the next
+// start.
+func (s *Server) startOutbox() func() {
+	o := outbox.New(outbox.Config{Store: s.state, Send: s.exec.PublishMessage, ExecutorID: s.cfg.ExecutorID, Logger: s.log,
+		Idempotent: func(command string) bool {
+			c, ok := s.plugins.Command(command)
+			return ok && c.Declared.Idempotent
+		}})
+	s.engine.SetPublisher(o)
+	return func() {
+		s.engine.SetPublisher(nil)
+		o.Close()
+	}
 }
 
 // commandTimeout is a local command's execution timeout, as a request of

@@ -59,8 +59,9 @@ type Engine struct {
 	cache     wazero.CompilationCache
 	varLimits VarLimits
 
-	nester atomic.Pointer[nesterBox] // SetNester
-	budget *memoryBudget
+	nester    atomic.Pointer[nesterBox]    // SetNester
+	publisher atomic.Pointer[publisherBox] // SetPublisher
+	budget    *memoryBudget
 
 	mu      sync.Mutex
 	vars    map[string]*Vars     // by plugin name; survive instances and versions
@@ -228,7 +229,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	}
 	p.mounts = mounts
 	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester,
-		state: &stateFuncs{plugin: name, grant: cfg.Grants.State, log: e.log, denied: ratelog.Limiter{Interval: time.Second}}}
+		state:   &stateFuncs{plugin: name, grant: cfg.Grants.State, log: e.log, denied: ratelog.Limiter{Interval: time.Second}},
+		publish: newPublishFuncs(name, cfg.Grants.Publish, e.currentPublisher, e.log)}
 	var meter *meterHost
 	if p.countsFuel {
 		meter = p.meter

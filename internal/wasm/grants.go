@@ -24,6 +24,8 @@ type Grants struct {
 	Mounts []Mount
 	// State is what the guest may do with the state store (stategrant.go).
 	State StateGrant
+	// Publish is where and how much the guest may publish (publish.go).
+	Publish PublishGrant
 }
 
 // Mount exposes a host directory to the guest. The guest cannot leave it:

@@ -37,6 +37,10 @@ type callState struct {
 
 	fuel  int64      // the call's fuel budget; 0: none
 	meter meterState // the call's units used (metering.go)
+
+	// published counts the messages the call published (publish.go) and
+	// publishedBytes their payloads.
+	published, publishedBytes int
 }
 
 // guestReason is what an error says of why the guest failed a call it
@@ -64,12 +68,13 @@ var (
 // never panic: a bad pointer is ResultFault, a call out of place
 // ResultState.
 type hostFuncs struct {
-	plugin string
-	output *outputGate       // the plugin's log lines go through it
-	config map[string]string // read only after load
-	vars   func() *Vars
-	nester func() Nester // nil result: nested invocation is off
-	state  *stateFuncs   // the state store's functions (statefns.go)
+	plugin  string
+	output  *outputGate       // the plugin's log lines go through it
+	config  map[string]string // read only after load
+	vars    func() *Vars
+	nester  func() Nester // nil result: nested invocation is off
+	state   *stateFuncs   // the state store's functions (statefns.go)
+	publish *publishFuncs // FnPublish (publish.go)
 }
 
 // hostFunc is one export of the host module: its wasm signature and body.
@@ -82,6 +87,9 @@ func (h *hostFuncs) table() map[string]hostFunc {
 	t := h.ownTable()
 	if h.state != nil {
 		maps.Copy(t, h.state.table())
+	}
+	if h.publish != nil {
+		t[abi.FnPublish] = hostFunc{[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.publish.publish}
 	}
 	return t
 }
