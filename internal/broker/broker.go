@@ -181,7 +181,7 @@ func Start(cfg Config) (*Embedded, error) {
 	}
 	// mochi's own default logs every event to stdout: it always gets ours.
 	hostLog := logx.OrDiscard(cfg.Logger)
-	return start(&cfg, newServer(slog.New(quietEOF{hostLog.Handler()})), hostLog)
+	return start(&cfg, newServer(slog.New(newMochiLog(hostLog.Handler()))), hostLog)
 }
 
 // start attaches the listeners and the guard to srv and serves.

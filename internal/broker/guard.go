@@ -336,7 +336,7 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	}
 	g.stats.messagesDropped.Add(1)
 	g.stats.note(g.log, "message not delivered: the client's in-flight window is full (it does not acknowledge)",
-		"client", cl.ID, "remote", cl.Net.Remote, "max_inflight", g.cfg.MaxInflight)
+		"client", logText(cl.ID), "remote", cl.Net.Remote, "max_inflight", g.cfg.MaxInflight)
 	return false
 }
 
@@ -369,7 +369,7 @@ func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, e
 // packets for the client was full.
 func (g *guard) OnPublishDropped(cl *mqtt.Client, _ packets.Packet) {
 	g.stats.messagesDropped.Add(1)
-	g.stats.note(g.log, "message not delivered: the client's queue is full", "client", cl.ID, "remote", cl.Net.Remote)
+	g.stats.note(g.log, "message not delivered: the client's queue is full", "client", logText(cl.ID), "remote", cl.Net.Remote)
 }
 
 // OnPacketEncode completes a successful CONNACK.
