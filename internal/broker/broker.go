@@ -118,12 +118,14 @@ type Config struct {
 	// that has not expired does not count). Default DefaultAckTimeout.
 	AckTimeout time.Duration
 	// ClientQueueBytes bounds the bytes waiting to be written to one
-	// client: a client that lets more pile up (it does not read) is
-	// disconnected. One packet is always accepted into an empty queue.
-	// Default DefaultClientQueueBytes.
+	// client: a client that falls further behind is disconnected. One
+	// packet is always accepted into an empty queue. Default (0)
+	// MaxInflightBytes plus MaxPacketBytes: above what a client that reads
+	// may be sent at once (its unacknowledged messages, and a packet), so
+	// that it is not disconnected for what it was legitimately sent.
 	ClientQueueBytes int
 	// WriteTimeout disconnects a client whose socket takes nothing for
-	// so long. Default DefaultWriteTimeout.
+	// so long: one that does not read. Default DefaultWriteTimeout.
 	WriteTimeout time.Duration
 }
 
@@ -143,9 +145,8 @@ const (
 	// DefaultAckTimeout is far longer than a client that acknowledges on
 	// receipt takes, even on a loaded machine, and short against the
 	// expiry of cmdhost's requests (an hour at most, --max-expiry).
-	DefaultAckTimeout       = time.Minute
-	DefaultClientQueueBytes = 4 << 20
-	DefaultWriteTimeout     = 10 * time.Second
+	DefaultAckTimeout   = time.Minute
+	DefaultWriteTimeout = 10 * time.Second
 )
 
 // withDefaults returns c with its zero bounds set to the defaults.
@@ -169,7 +170,7 @@ func (c Config) withDefaults() Config {
 		c.AckTimeout = DefaultAckTimeout
 	}
 	if c.ClientQueueBytes <= 0 {
-		c.ClientQueueBytes = DefaultClientQueueBytes
+		c.ClientQueueBytes = c.MaxInflightBytes + c.MaxPacketBytes
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout

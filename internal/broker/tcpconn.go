@@ -21,10 +21,15 @@ import (
 //     stops reading its socket, once the socket's buffers filled, held up
 //     every publisher of a matching topic, the host's replies included.
 //     boundedConn's Write only queues the bytes; a goroutine of its own
-//     writes them. A client that lets more than Config.ClientQueueBytes
-//     pile up, or whose socket takes nothing for Config.WriteTimeout, is
-//     disconnected (Stats.ClientsDropped). What is queued counts in what
-//     the broker holds for its clients (held.go).
+//     writes them. A client whose socket takes nothing for
+//     Config.WriteTimeout (it does not read), or that falls more than
+//     Config.ClientQueueBytes behind, is disconnected
+//     (Stats.ClientsDropped). The queue's bound sits above what a client
+//     that reads may be sent at once (its unacknowledged messages,
+//     Config.MaxInflightBytes, and a packet): a client that keeps eight
+//     replies of 4 MB in flight is not dropped for them, as it was when
+//     the bound (4 MiB) was less than two of them. What is queued counts
+//     in what the broker holds for its clients (held.go).
 //   - Packets are bounded as they are read: a fixed header announcing a
 //     packet over Config.MaxPacketBytes ends the connection before mochi
 //     allocates its body (mochi's own check would apply to the host's
@@ -84,8 +89,8 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 	}
 }
 
-// errQueueFull ends the connection of a client that does not read.
-var errQueueFull = errors.New("client not reading: its write queue is over its bound")
+// errQueueFull ends the connection of a client that does not keep up.
+var errQueueFull = errors.New("client not reading: its write queue is over its bound (--broker-queue-bytes)")
 
 // errPacketTooLarge ends the connection of a client that sends a packet
 // over the maximum.
