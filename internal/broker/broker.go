@@ -398,10 +398,10 @@ func newServer(logger *slog.Logger) *mqtt.Server {
 	// Receive Maximum, the broker's (how many QoS 1/2 PUBLISHes a client may
 	// have unacked towards the broker): kept at mochi's default, 1024,
 	// advertised in CONNACK and honoured by paho; mochi acks QoS 1 at once,
-	// so it never binds. The client's own Receive Maximum is the one that can
-	// stall mochi (it has been seen not to return quota once the window
-	// fills): clients should keep paho's default (65535, sent as no property
-	// at all) and ack promptly.
+	// so it never binds. The client's own Receive Maximum stalled mochi once
+	// its window filled (mochi forgot a message it sent when quota came
+	// back, and with it the quota): the holdings hook gives the quota back
+	// (heldhooks.go, OnPacketRead).
 
 	// Shared subscriptions on ($share/group/filter lets several executors
 	// split one command's requests). mochi picks a member at random (and
