@@ -100,10 +100,11 @@ type Config struct {
 	// the executor announces in its CONNECT, so that no broker delivers it
 	// a larger request (session.Config.MaxPacketSize); 0: 8 MiB.
 	MaxRequestBytes int
-	// BrokerMaxClients, BrokerMaxInflight and BrokerQueueBytes bound the
-	// embedded broker's clients (broker.Config MaxClients, MaxInflight,
-	// ClientQueueBytes); 0: the broker's defaults.
-	BrokerMaxClients, BrokerMaxInflight, BrokerQueueBytes int
+	// BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes,
+	// BrokerHeldBytes and BrokerQueueBytes bound the embedded broker's
+	// clients (broker.Config MaxClients, MaxInflight, MaxInflightBytes,
+	// MaxHeldBytes, ClientQueueBytes); 0: the broker's defaults.
+	BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes, BrokerHeldBytes, BrokerQueueBytes int
 	// ExecutorID is the executor id; ClientID the MQTT client id (default
 	// the executor id); ShareGroup, if set, makes the requests'
 	// subscriptions shared so that replicas split them.
@@ -347,7 +348,8 @@ func (s *Server) failover() []*url.URL {
 // embeddedConfig is the embedded broker's configuration.
 func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
 	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
-		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes,
+		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, MaxInflightBytes: cfg.BrokerInflightBytes,
+		MaxHeldBytes: cfg.BrokerHeldBytes, ClientQueueBytes: cfg.BrokerQueueBytes,
 		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
 		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous,
 		SATKeyFile: cfg.SATKeyFile, SATAudience: cfg.SATAudience}

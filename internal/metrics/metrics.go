@@ -31,8 +31,9 @@
 //	cmdhost_sessions_lost_total                  counter; reconnections that found the host's session gone
 //	cmdhost_replies_awaiting_ack                 gauge; replies waiting for the broker's PUBACK
 //	cmdhost_broker_clients_refused_total         counter; embedded broker: CONNECTs refused (reserved id, too many clients)
-//	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading
-//	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight window
+//	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading or not acknowledging
+//	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight bounds, or dropped from what it held
+//	cmdhost_broker_held_bytes                    gauge; embedded broker: bytes held for its clients (unacknowledged, queued)
 //	cmdhost_broker_packets_too_large_total       counter; embedded broker: connections ended for a packet over --max-request-bytes
 //	cmdhost_guest_memory_limit_bytes             gauge; serve --max-guest-memory
 //	cmdhost_guest_memory_reserved_bytes          gauge; what live instances reserve of it
