@@ -101,6 +101,38 @@ func init() {
 		}
 	}, sdk.Timeout(300*time.Millisecond))
 	sdk.Handle("kit-state", kitState)
+	sdk.Handle("kit-publish", kitPublish)
+}
+
+// kitPublish publishes what the payload says (testdata/kit/README.md,
+// kit-publish) and replies ok, or the error's word.
+func kitPublish(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
+	f := strings.SplitN(string(req.Payload), " ", 3)
+	m := &sdk.Message{Topic: f[0], ContentType: "text/plain"}
+	if len(f) > 1 {
+		m.Payload = []byte(f[1])
+	}
+	if len(f) > 2 && f[2] == "event" {
+		m.Event = &sdk.Event{Type: "kit.event"}
+	}
+	if len(f) > 2 && f[2] == "reserved" {
+		m.Metadata = map[string]string{"__ts": "x"}
+	}
+	word := "ok"
+	switch err := sdk.Publish(m); {
+	case err == nil:
+	case errors.Is(err, sdk.ErrPublishDenied):
+		word = "denied"
+	case errors.Is(err, sdk.ErrPublishTooLarge):
+		word = "too-large"
+	case errors.Is(err, sdk.ErrPublishLimit):
+		word = "limit"
+	case errors.Is(err, sdk.ErrPublishInvalid):
+		word = "invalid"
+	default:
+		return nil, err
+	}
+	return &sdk.Response{Payload: []byte(word), ContentType: "text/plain"}, nil
 }
 
 // kitState runs one state store operation named by the payload
