@@ -33,7 +33,8 @@ var layer = map[string]int{
 
 	"internal/commands": 65,
 
-	"internal/gate": 62,
+	"internal/gate":       62,
+	"internal/statestore": 62,
 
 	"internal/rpc": 60,
 
@@ -44,6 +45,8 @@ var layer = map[string]int{
 	"internal/wasm":   40,
 	"cache":           40,
 	"internal/broker": 40,
+
+	"internal/state": 38,
 
 	"internal/wasm/meter": 35,
 
