@@ -39,6 +39,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/state"
+	"github.com/cmdhost/cmdhost/internal/statestore"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -162,6 +163,13 @@ type Config struct {
 	// default keys and bytes, a key, a value, a call's writes
 	// (state.Limits; zero fields: its defaults).
 	StateLimits state.Limits
+	// StateProtocolOff does not serve the Azure IoT Operations state store
+	// protocol (package statestore) on the embedded broker. By default a
+	// host with a state store and its embedded broker serves it, so that
+	// the Azure SDKs' state store clients share keys with the plugins;
+	// with an external Broker it is never served (that broker's clients
+	// are not the embedded broker's to vouch for and reach).
+	StateProtocolOff bool
 	// NestedNoAck sends nested calls to other executors as plain v1.0
 	// requests (nested.Config.RemoteAck off).
 	NestedNoAck bool
@@ -269,6 +277,9 @@ type Server struct {
 	gate     *gate.Gate  // who may call the plugins' commands, how often (gate.go)
 	gateDone io.Closer   // closes the gate's Redis client; nil: none
 	state    *state.Disk // the handlers' state store; nil without Config.StateDir
+	// stateProto serves the Azure IoT Operations state store protocol
+	// over state on the embedded broker; nil when it is not served.
+	stateProto *statestore.Server
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -436,6 +447,9 @@ func New(cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.stateProto, err = s.newStateProtocol(); err != nil {
+		return nil, err
+	}
 	if s.gate, s.gateDone, err = newGate(cfg, s); err != nil {
 		return nil, err
 	}
@@ -525,7 +539,11 @@ func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
-	return append(s.admin.Commands(), commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
+	host := s.admin.Commands()
+	if s.stateProto != nil {
+		host = append(host, s.stateProto.Command())
+	}
+	return append(host, commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
@@ -745,6 +763,9 @@ func (s *Server) close() {
 	}
 	if s.gateDone != nil {
 		_ = s.gateDone.Close()
+	}
+	if s.stateProto != nil { // after the executor: no request reaches it any more
+		s.stateProto.Close()
 	}
 	if s.state != nil { // after the executor and the plugins: no call stages or commits any more
 		_ = s.state.Close()

@@ -203,6 +203,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--plugins", plugins, "--max-expiry", "500ms"}, "--max-expiry must be at least 1s"},
 		{[]string{"serve", "--plugins", plugins, "--session-expiry", "-1s"}, "--session-expiry must be between 0 and 136 years"},
 		{[]string{"serve", "--plugins", plugins, "--log-level", "loud"}, "--log-level"},
+		{[]string{"serve", "--plugins", plugins, "--state-protocol", "maybe"}, `--state-protocol "maybe": give on or off`},
 		{[]string{"serve"}, "--plugins DIR is required"},
 		{[]string{"invoke"}, "invoke needs a command name"},
 	}

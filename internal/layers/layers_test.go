@@ -33,7 +33,8 @@ var layer = map[string]int{
 
 	"internal/commands": 65,
 
-	"internal/gate": 62,
+	"internal/gate":       62,
+	"internal/statestore": 62,
 
 	"internal/rpc": 60,
 
