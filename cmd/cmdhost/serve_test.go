@@ -295,7 +295,7 @@ func TestPluginAdmin(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "status 403") || !strings.Contains(errOut, "admin token") {
 		t.Fatalf("reload without the token: %q %d", errOut, code)
 	}
-	out, errOut, code := run(t, "plugin", "install", filepath.Join(plugins, "counter.wasm"), "--plugins", dir)
+	out, errOut, code := run(t, append([]string{"plugin", "install", filepath.Join(plugins, "counter.wasm"), "--plugins", dir}, host...)...)
 	if code != 0 || !strings.Contains(out, "installed") {
 		t.Fatalf("install: %q %q %d", out, errOut, code)
 	}

@@ -33,6 +33,8 @@ var layer = map[string]int{
 
 	"internal/commands": 65,
 
+	"internal/outbox": 64,
+
 	"internal/gate":       62,
 	"internal/statestore": 62,
 
