@@ -250,6 +250,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	// Nothing listening at the broker's address is said at once: retrying
 	// a refused connection until ctx ends only delays the same answer.
 	refused := make(chan error, 1)
+	var lastErr atomic.Pointer[error] // the last attempt's, for the message when the wait ends
 	sess, err := session.New(cfg.Session, session.Handlers{
 		Received: inv.receive,
 		Up: func(bool) {
@@ -270,6 +271,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		Down: func() { inv.setSubscribed(false) },
 		ConnectError: func(err error) {
 			cfg.Logger.Debug("invoker connect", "err", err)
+			lastErr.Store(&err)
 			if session.Refused(err) || cfg.RefusedIsFinal && (errors.Is(err, syscall.ECONNREFUSED) || session.NoSuchHost(err)) {
 				select { // the first refusal ends NewInvoker's wait
 				case refused <- err:
@@ -301,6 +303,9 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		return nil, fmt.Errorf("connecting to %s: %w", sess.Config().BrokersText(), err)
 	case <-ctx.Done():
 		_ = sess.Disconnect(context.Background())
+		if last := lastErr.Load(); last != nil { // why the attempts failed says more than the wait's end
+			return nil, fmt.Errorf("connecting to %s: %w (the last attempt: %v)", sess.Config().BrokersText(), ctx.Err(), *last)
+		}
 		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", sess.Config().BrokersText(), ctx.Err())
 	}
 }
