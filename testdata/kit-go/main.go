@@ -102,6 +102,36 @@ func init() {
 	}, sdk.Timeout(300*time.Millisecond))
 	sdk.Handle("kit-state", kitState)
 	sdk.Handle("kit-publish", kitPublish)
+	sdk.Handle("kit-http", kitHTTP)
+}
+
+// kitHTTP sends the request the payload names (testdata/kit/README.md,
+// kit-http) and replies with the response, or the error's word.
+func kitHTTP(ctx context.Context, req *sdk.Request) (*sdk.Response, error) {
+	f := strings.SplitN(string(req.Payload), " ", 3)
+	if len(f) < 2 {
+		return nil, fmt.Errorf("kit: kit-http wants METHOD URL [BODY], not %q", req.Payload)
+	}
+	r := &sdk.HTTPRequest{Method: f[0], URL: f[1], Header: sdk.Header{"X-Kit": {"go"}}}
+	if len(f) > 2 {
+		r.Body = []byte(f[2])
+		if n, err := strconv.Atoi(strings.TrimPrefix(f[2], "+")); err == nil && strings.HasPrefix(f[2], "+") {
+			r.Body = []byte(strings.Repeat("x", n))
+		}
+		r.Header.Set("Content-Type", "text/plain")
+	}
+	reply := func(s string) (*sdk.Response, error) {
+		return &sdk.Response{Payload: []byte(s), ContentType: "text/plain"}, nil
+	}
+	resp, err := sdk.HTTP(ctx, r)
+	var herr *sdk.HTTPError
+	switch {
+	case errors.As(err, &herr):
+		return reply(strings.ReplaceAll(herr.Reason.String(), "_", "-") + ": " + herr.Message)
+	case err != nil:
+		return nil, err
+	}
+	return reply(strconv.Itoa(resp.Status) + " " + resp.Header.Get("X-Kit-Reply") + " " + string(resp.Body))
 }
 
 // kitPublish publishes what the payload says (testdata/kit/README.md,
