@@ -196,7 +196,7 @@ func (c *Client) Do(ctx context.Context, r *abi.HTTPRequest, key string) *abi.HT
 	if res.Failure == abi.HTTPNone {
 		outcome = strconv.Itoa(res.Status/100) + "xx"
 	}
-	c.stats.record(outcome, time.Since(start))
+	c.stats.Record(outcome, time.Since(start))
 	return res
 }
 

@@ -33,7 +33,9 @@ type Snapshot struct {
 	Buckets []uint64
 }
 
-func (s *Stats) record(outcome string, d time.Duration) {
+// Record counts a request of outcome that took d: Client.Do records its
+// own; the engine records those it refuses before the Client.
+func (s *Stats) Record(outcome string, d time.Duration) {
 	if s == nil {
 		return
 	}

@@ -145,9 +145,12 @@ func TestGuestKitHTTP(t *testing.T) {
 						t.Errorf("%s: %q, want %q…", payload, got, want)
 					}
 				}
-				none, _ := load(t, httpout.Grant{}, 0)
+				none, noneEngine := load(t, httpout.Grant{}, 0)
 				if got := ok(t, none, "GET "+srv.URL+"/echo"); !strings.HasPrefix(got, `denied: the operator file grants no HTTP: "http": {"hosts": [...]} in kit-`+lang+".json") {
 					t.Errorf("no grant: %q", got)
+				}
+				if n := noneEngine.HTTPStats()["kit-"+lang].Requests; n["denied"] != 1 {
+					t.Errorf("counted %v", n)
 				}
 			})
 			t.Run("too large", func(t *testing.T) {
@@ -159,6 +162,16 @@ func TestGuestKitHTTP(t *testing.T) {
 				}
 				if got := ok(t, p, "GET "+srv.URL+"/big"); !strings.HasPrefix(got, "too-large: the response's body is 2000 bytes, over the grant's bound of 1000") {
 					t.Errorf("a response of 2,000 bytes: %q", got)
+				}
+				// Far over the bound: refused before it is copied out of the guest.
+				if got := ok(t, p, "POST "+srv.URL+"/echo +1000000"); !strings.HasPrefix(got, "too-large: the request is ") {
+					t.Errorf("1,000,000 bytes: %q", got)
+				}
+			})
+			t.Run("requests a call makes", func(t *testing.T) {
+				lines := strings.Split(ok(t, p, "x17 GET "+srv.URL+"/echo"), "\n")
+				if len(lines) != 17 || !strings.HasPrefix(lines[15], "201 ") || lines[16] != "limit: over the call's bound of 16 requests (the grant's maxRequests)" {
+					t.Fatalf("%q", lines)
 				}
 			})
 			for _, fuel := range []int64{0, 1 << 50} { // wazero's own deadline check, and the metered module's
@@ -237,8 +250,24 @@ func TestGuestKitHTTP(t *testing.T) {
 				if k := key(corr, ""); k != "-" { // an idempotent command's: the executor gives no request key
 					t.Fatalf("without a request key: %s", k)
 				}
+				// Each request of a call has its own, the same at a run again.
+				three := func() []string {
+					out, err := call(t, p, httpout.WithRequestKey(ctxT(t), corr, "clients/a/rsp"), corr, "x3 GET "+srv.URL+"/key")
+					if err != nil {
+						t.Fatal(err)
+					}
+					var keys []string
+					for _, l := range strings.Split(out, "\n") {
+						keys = append(keys, strings.Fields(l)[1])
+					}
+					return keys
+				}
+				keys, again := three(), three()
+				if len(keys) != 3 || keys[0] != first || keys[1] == keys[0] || keys[2] == keys[1] || strings.Join(keys, ",") != strings.Join(again, ",") {
+					t.Fatalf("the keys of three requests %v, at a run again %v", keys, again)
+				}
 			})
-			if n := engine.HTTPStats()["kit-"+lang].Requests; n["denied"] < 5 || n["too_large"] != 2 || n["2xx"] < 4 {
+			if n := engine.HTTPStats()["kit-"+lang].Requests; n["denied"] < 5 || n["too_large"] != 3 || n["limit"] != 1 || n["2xx"] < 4 {
 				t.Errorf("counted %v", n)
 			}
 		})

@@ -31,6 +31,7 @@ type httpFuncs struct {
 	plugin string
 	client *httpout.Client // nil: the operator file grants no HTTP
 	max    int             // a call's requests
+	stats  func() *httpout.Stats
 	log    *slog.Logger
 	denied ratelog.Limiter
 }
@@ -38,7 +39,8 @@ type httpFuncs struct {
 // newHTTPFuncs makes the HTTP functions of plugin, with a client when g
 // grants anything; an error when the client cannot be made (its CA file).
 func (e *Engine) newHTTPFuncs(plugin string, g httpout.Grant) (*httpFuncs, error) {
-	h := &httpFuncs{plugin: plugin, max: httpout.DefaultMaxRequests, log: e.log, denied: ratelog.Limiter{Interval: time.Second}}
+	h := &httpFuncs{plugin: plugin, max: httpout.DefaultMaxRequests, log: e.log, denied: ratelog.Limiter{Interval: time.Second},
+		stats: func() *httpout.Stats { return e.httpStatsOf(plugin) }}
 	if !g.Granted() {
 		return h, nil
 	}
@@ -77,21 +79,10 @@ func (h *httpFuncs) request(ctx context.Context, mod api.Module, stack []uint64)
 		return
 	}
 	st.httpResult = nil
-	var res *abi.HTTPResult
-	r, err := abi.DecodeHTTPRequest(view) // copies out of guest memory
-	switch {
-	case err != nil:
-		res = &abi.HTTPResult{Failure: abi.HTTPInvalid, Message: err.Error()}
-	case st.httpCalls >= h.max:
-		res = &abi.HTTPResult{Failure: abi.HTTPLimit, Message: "over the call's bound of " + strconv.Itoa(h.max) + " requests (the grant's maxRequests)"}
-	case h.client == nil:
-		st.httpCalls++
-		h.refuse()
-		res = &abi.HTTPResult{Failure: abi.HTTPDenied, Message: `the operator file grants no HTTP: "http": {"hosts": [...]} in ` + h.plugin + ".json"}
-	default:
-		key, _ := httpout.IdempotencyKey(ctx, st.req.CorrelationID, st.httpCalls)
-		st.httpCalls++
-		res = h.client.Do(ctx, r, key)
+	start := time.Now()
+	res, counted := h.do(ctx, st, view)
+	if !counted {
+		h.stats().Record(res.Failure.String(), time.Since(start))
 	}
 	if _, stop := stopCode(ctx); stop {
 		// The call is being cut (nest.go's invoke does the same): the
@@ -109,6 +100,38 @@ func (h *httpFuncs) request(ctx context.Context, mod api.Module, stack []uint64)
 	}
 	st.httpResult = out
 	stack[0] = api.EncodeI32(int32(len(out)))
+}
+
+// maxEnvelope is how much more than its body an encoded request may
+// hold: its URL, its headers and their records.
+const maxEnvelope = abi.MaxHTTPURL + abi.MaxHTTPHeaderBytes + (abi.MaxHTTPHeaders+8)*9 + abi.MaxHTTPMethod
+
+// do runs the request encoded in view (guest memory) for the call st;
+// counted says whether the client counted it (the engine counts those it
+// refuses first). The index of each request in the call (its
+// Idempotency-Key's) counts every request but those over the call's
+// bound.
+func (h *httpFuncs) do(ctx context.Context, st *callState, view []byte) (_ *abi.HTTPResult, counted bool) {
+	if st.httpCalls >= h.max {
+		return &abi.HTTPResult{Failure: abi.HTTPLimit, Message: "over the call's bound of " + strconv.Itoa(h.max) + " requests (the grant's maxRequests)"}, false
+	}
+	i := st.httpCalls
+	st.httpCalls++
+	if h.client == nil {
+		h.refuse()
+		return &abi.HTTPResult{Failure: abi.HTTPDenied, Message: `the operator file grants no HTTP: "http": {"hosts": [...]} in ` + h.plugin + ".json"}, false
+	}
+	if limit := h.client.Grant().MaxRequestBytes + maxEnvelope; len(view) > limit {
+		// Not even copied out of guest memory.
+		return &abi.HTTPResult{Failure: abi.HTTPTooLarge, Message: "the request is " + strconv.Itoa(len(view)) +
+			" bytes encoded: its body is over the grant's bound of " + strconv.Itoa(h.client.Grant().MaxRequestBytes) + " (maxRequestBytes)"}, false
+	}
+	r, err := abi.DecodeHTTPRequest(view) // copies out of guest memory
+	if err != nil {
+		return &abi.HTTPResult{Failure: abi.HTTPInvalid, Message: err.Error()}, false
+	}
+	key, _ := httpout.IdempotencyKey(ctx, st.req.CorrelationID, i)
+	return h.client.Do(ctx, r, key), true
 }
 
 // resultRead is abi.FnHTTPResultRead (ptr, cap) -> i32.

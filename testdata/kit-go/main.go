@@ -108,9 +108,28 @@ func init() {
 // kitHTTP sends the request the payload names (testdata/kit/README.md,
 // kit-http) and replies with the response, or the error's word.
 func kitHTTP(ctx context.Context, req *sdk.Request) (*sdk.Response, error) {
-	f := strings.SplitN(string(req.Payload), " ", 3)
+	payload, times := string(req.Payload), 1
+	if n, rest, ok := strings.Cut(payload, " "); ok && strings.HasPrefix(n, "x") {
+		if k, err := strconv.Atoi(n[1:]); err == nil {
+			payload, times = rest, k
+		}
+	}
+	var replies []string
+	for range times {
+		r, err := kitHTTPOnce(ctx, payload)
+		if err != nil {
+			return nil, err
+		}
+		replies = append(replies, r)
+	}
+	return &sdk.Response{Payload: []byte(strings.Join(replies, "\n")), ContentType: "text/plain"}, nil
+}
+
+// kitHTTPOnce sends the request of a kit-http payload.
+func kitHTTPOnce(ctx context.Context, payload string) (string, error) {
+	f := strings.SplitN(payload, " ", 3)
 	if len(f) < 2 {
-		return nil, fmt.Errorf("kit: kit-http wants METHOD URL [BODY], not %q", req.Payload)
+		return "", fmt.Errorf("kit: kit-http wants [xN] METHOD URL [BODY], not %q", payload)
 	}
 	r := &sdk.HTTPRequest{Method: f[0], URL: f[1], Header: sdk.Header{"X-Kit": {"go"}}}
 	if len(f) > 2 {
@@ -120,18 +139,15 @@ func kitHTTP(ctx context.Context, req *sdk.Request) (*sdk.Response, error) {
 		}
 		r.Header.Set("Content-Type", "text/plain")
 	}
-	reply := func(s string) (*sdk.Response, error) {
-		return &sdk.Response{Payload: []byte(s), ContentType: "text/plain"}, nil
-	}
 	resp, err := sdk.HTTP(ctx, r)
 	var herr *sdk.HTTPError
 	switch {
 	case errors.As(err, &herr):
-		return reply(strings.ReplaceAll(herr.Reason.String(), "_", "-") + ": " + herr.Message)
+		return strings.ReplaceAll(herr.Reason.String(), "_", "-") + ": " + herr.Message, nil
 	case err != nil:
-		return nil, err
+		return "", err
 	}
-	return reply(strconv.Itoa(resp.Status) + " " + resp.Header.Get("X-Kit-Reply") + " " + string(resp.Body))
+	return strconv.Itoa(resp.Status) + " " + resp.Header.Get("X-Kit-Reply") + " " + string(resp.Body), nil
 }
 
 // kitPublish publishes what the payload says (testdata/kit/README.md,
