@@ -288,7 +288,7 @@ func TestConnectFailures(t *testing.T) {
 	tlsAddr := strings.TrimPrefix(tlsSrv.URL, "https://")
 	c := newClient(t, Grant{Hosts: hosts(t, "http://nothing.invalid", "http://"+closed, tlsAddr)})
 	ctx := ctxT(t)
-	wantFailure(t, c.Do(ctx, &abi.HTTPRequest{URL: "http://nothing.invalid/"}, ""), abi.HTTPDNS, "nothing.invalid")
+	wantFailure(t, c.Do(ctx, &abi.HTTPRequest{URL: "http://nothing.invalid/"}, ""), abi.HTTPDNS, "nothing.invalid does not resolve")
 	wantFailure(t, c.Do(ctx, &abi.HTTPRequest{URL: "http://" + closed + "/"}, ""), abi.HTTPConnect, "refused")
 	wantFailure(t, c.Do(ctx, &abi.HTTPRequest{URL: tlsSrv.URL}, ""), abi.HTTPTLS, "certificate")
 
@@ -323,28 +323,32 @@ func TestSpan(t *testing.T) {
 	ctx, parent := tp.Tracer("test").Start(ctxT(t), "call")
 	c := newClient(t, Grant{Hosts: hosts(t, s.addr())})
 	c.Do(ctx, &abi.HTTPRequest{URL: s.URL + "/secret-path?key=k"}, "")
-	c.Do(ctx, &abi.HTTPRequest{URL: "http://127.0.0.7:1/"}, "") // denied before any span
+	c.Do(ctx, &abi.HTTPRequest{Method: "PUT", URL: "http://127.0.0.7:1/"}, "") // denied: a span with its reason
 	parent.End()
 	var names []string
 	for _, sp := range rec.Ended() {
 		names = append(names, sp.Name())
-		if sp.Name() != "cmdhost.http GET" {
-			continue
-		}
 		attrs := map[string]string{}
 		for _, a := range sp.Attributes() {
 			attrs[string(a.Key)] = a.Value.Emit()
 		}
-		if attrs["server.address"] != "127.0.0.1" || attrs["server.port"] != s.port || attrs["http.response.status_code"] != "202" {
-			t.Fatalf("%v", attrs)
-		}
-		for _, v := range attrs {
-			if strings.Contains(v, "secret") {
-				t.Fatalf("the span holds the path: %v", attrs)
+		switch sp.Name() {
+		case "cmdhost.http GET":
+			if attrs["server.address"] != "127.0.0.1" || attrs["server.port"] != s.port || attrs["http.response.status_code"] != "202" {
+				t.Fatalf("%v", attrs)
+			}
+			for _, v := range attrs {
+				if strings.Contains(v, "secret") {
+					t.Fatalf("the span holds the path: %v", attrs)
+				}
+			}
+		case "cmdhost.http PUT":
+			if attrs["server.address"] != "127.0.0.7" || attrs["error.type"] != "denied" {
+				t.Fatalf("%v", attrs)
 			}
 		}
 	}
-	if strings.Join(names, ",") != "cmdhost.http GET,call" {
+	if strings.Join(names, ",") != "cmdhost.http GET,cmdhost.http PUT,call" {
 		t.Fatalf("spans %v", names)
 	}
 }

@@ -223,18 +223,23 @@ func defaultPort(scheme string) int {
 
 // String returns the pattern as ParseHost reads it.
 func (h Host) String() string {
-	host := h.Name
-	if h.Addr.IsValid() {
-		host = h.Addr.String()
-		if h.Addr.Is6() {
-			host = "[" + host + "]"
-		}
-	}
-	port := ":*"
+	port := "*"
 	if h.Port != 0 {
-		port = ":" + strconv.Itoa(h.Port)
+		port = strconv.Itoa(h.Port)
 	}
-	return h.Scheme + "://" + host + port
+	return h.Scheme + "://" + hostText(h.Name, h.Addr) + ":" + port
+}
+
+// hostText is an address (an IPv6 one in brackets) when a is valid, else
+// name.
+func hostText(name string, a netip.Addr) string {
+	switch {
+	case !a.IsValid():
+		return name
+	case a.Is6():
+		return "[" + a.String() + "]"
+	}
+	return a.String()
 }
 
 // target is where a URL points: its scheme, host (a lower-case name
@@ -247,14 +252,7 @@ type target struct {
 }
 
 func (t target) String() string {
-	host := t.name
-	if t.addr.IsValid() {
-		host = t.addr.String()
-		if t.addr.Is6() {
-			host = "[" + host + "]"
-		}
-	}
-	return t.scheme + "://" + host + ":" + strconv.Itoa(t.port)
+	return t.scheme + "://" + hostText(t.name, t.addr) + ":" + strconv.Itoa(t.port)
 }
 
 // pattern is t as a grant would name it exactly.

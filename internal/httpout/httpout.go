@@ -217,6 +217,18 @@ func (c *Client) do(ctx context.Context, r *abi.HTTPRequest, key string) *abi.HT
 	if err != nil {
 		return failure(abi.HTTPInvalid, "%v", err)
 	}
+	ctx, end := c.span(ctx, method, t)
+	start := time.Now()
+	res := c.send(ctx, r, method, u, t, key)
+	end(res)
+	c.log.Debug("HTTP request", "plugin", c.plugin, "method", method, "host", t.String(), "status", res.Status,
+		"failure", res.Failure.String(), "duration", time.Since(start))
+	return res
+}
+
+// send checks the request to u (where t says) against the grant, then
+// sends it.
+func (c *Client) send(ctx context.Context, r *abi.HTTPRequest, method string, u *url.URL, t target, key string) *abi.HTTPResult {
 	if hostOK, methodOK := c.grant.granted(t, method); !hostOK || !methodOK {
 		c.refuse(t, method, hostOK, false)
 		if !hostOK {
@@ -231,19 +243,15 @@ func (c *Client) do(ctx context.Context, r *abi.HTTPRequest, key string) *abi.HT
 		c.note("HTTP request refused: the plugin sends faster than its rate", "rate", c.grant.Rate, "burst", c.grant.Burst)
 		return failure(abi.HTTPLimit, "over the plugin's rate of %g requests a second, bursts of %d", c.grant.Rate, c.grant.Burst)
 	}
-
 	timeout := c.grant.Timeout
 	if r.Timeout > 0 && r.Timeout < timeout {
 		timeout = r.Timeout
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	rctx, end := c.span(rctx, method, t)
 	req, err := http.NewRequestWithContext(rctx, method, u.String(), bytes.NewReader(r.Body))
 	if err != nil {
-		res := failure(abi.HTTPInvalid, "%v", err)
-		end(res)
-		return res
+		return failure(abi.HTTPInvalid, "%v", err)
 	}
 	if len(r.Body) == 0 {
 		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
@@ -258,12 +266,7 @@ func (c *Client) do(ctx context.Context, r *abi.HTTPRequest, key string) *abi.HT
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", userAgent)
 	}
-	start := time.Now()
-	res := c.exchange(ctx, rctx, req, timeout)
-	end(res)
-	c.log.Debug("HTTP request", "plugin", c.plugin, "method", method, "host", t.String(), "status", res.Status,
-		"failure", res.Failure.String(), "duration", time.Since(start))
-	return res
+	return c.exchange(ctx, rctx, req, timeout)
 }
 
 // exchange sends req and reads its response, within rctx (ctx bounded by
@@ -315,8 +318,8 @@ func (c *Client) failed(ctx, rctx context.Context, err error, timeout time.Durat
 		return failure(abi.HTTPTimeout, "the call's deadline passed, or it was cancelled, during the request")
 	case rctx.Err() != nil || (errors.As(err, &netErr) && netErr.Timeout()):
 		return failure(abi.HTTPTimeout, "no response within %v", timeout)
-	case errors.As(err, &dns):
-		return failure(abi.HTTPDNS, "%v", dns)
+	case errors.As(err, &dns): // not dns's own text, which names the host's DNS server
+		return failure(abi.HTTPDNS, "%s does not resolve: %s", dns.Name, dns.Err)
 	case isTLS(err):
 		return failure(abi.HTTPTLS, "%v", inner)
 	case errors.As(err, &op) && op.Op == "dial":
