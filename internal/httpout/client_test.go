@@ -29,7 +29,7 @@ type server struct {
 	port string
 }
 
-func newServer(t *testing.T, h http.HandlerFunc) *server {
+func newServer(t testing.TB, h http.HandlerFunc) *server {
 	t.Helper()
 	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
