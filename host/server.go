@@ -416,7 +416,8 @@ func New(cfg Config) (_ *Server, err error) {
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
-		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory})
+		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory,
+		HTTP: s.engine.HTTPStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}

@@ -53,6 +53,7 @@ var layer = map[string]int{
 	"internal/wasm/meter": 35,
 
 	"internal/events":  30,
+	"internal/httpout": 30,
 	"internal/otlp":    30,
 	"internal/oci":     30,
 	"internal/signing": 30,

@@ -44,6 +44,8 @@
 //	cmdhost_plugin_calls_total{plugin}           counter
 //	cmdhost_plugin_mount_refusals_total{plugin}  counter; file system calls refused for leaving a mount
 //	cmdhost_plugin_fuel_units{plugin}            histogram; work units (fuel) per call, buckets 10^3 to 10^11
+//	cmdhost_http_requests_total{plugin,outcome}  counter; handlers' outbound HTTP requests: 2xx to 5xx, or the failure (denied, timeout, ...)
+//	cmdhost_http_request_duration_seconds{plugin} histogram; their time, buckets 5 ms to 30 s
 //
 // plus the Go runtime's and the process's standard collectors.
 package metrics
@@ -58,6 +60,7 @@ import (
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -86,6 +89,9 @@ type Sources struct {
 	// (bounds.go).
 	Broker      func() broker.Stats
 	GuestMemory func() wasm.GuestMemoryStats
+	// HTTP reads the plugins' outbound HTTP counters
+	// (wasm.Engine.HTTPStats); nil: no series.
+	HTTP func() map[string]httpout.Snapshot
 }
 
 // Collector holds the host's metrics on a registry of its own (never the
@@ -204,6 +210,7 @@ func New(src Sources) *Collector {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	c.reg.MustRegister(c.boundCollectors()...)
+	c.reg.MustRegister(&httpCollector{stats: src.HTTP})
 	return c
 }
 

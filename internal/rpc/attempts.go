@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/state"
 )
 
@@ -114,6 +115,11 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		defer w.Stop()
 	}
 
+	if !r.cmd.Idempotent {
+		// Its HTTP requests get an Idempotency-Key, the same at every run
+		// of this request (package httpout).
+		ctx = httpout.WithRequestKey(ctx, in.correlation, in.responseTopic)
+	}
 	if in.txn != nil { // each attempt writes afresh, in its lane until the commit (commit.go)
 		in.txn.Reset()
 		ctx = state.WithTxn(ctx, in.txn)

@@ -41,6 +41,11 @@ type callState struct {
 	// published counts the messages the call published (publish.go) and
 	// publishedBytes their payloads.
 	published, publishedBytes int
+
+	// httpCalls counts the call's HTTP requests (httpfns.go);
+	// httpResult is the encoded result of the last one.
+	httpCalls  int
+	httpResult []byte
 }
 
 // guestReason is what an error says of why the guest failed a call it
@@ -75,6 +80,7 @@ type hostFuncs struct {
 	nester  func() Nester // nil result: nested invocation is off
 	state   *stateFuncs   // the state store's functions (statefns.go)
 	publish *publishFuncs // FnPublish (publish.go)
+	http    *httpFuncs    // FnHTTPRequest, FnHTTPResultRead (httpfns.go)
 }
 
 // hostFunc is one export of the host module: its wasm signature and body.
@@ -90,6 +96,9 @@ func (h *hostFuncs) table() map[string]hostFunc {
 	}
 	if h.publish != nil {
 		t[abi.FnPublish] = hostFunc{[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.publish.publish}
+	}
+	if h.http != nil {
+		maps.Copy(t, h.http.table())
 	}
 	return t
 }
