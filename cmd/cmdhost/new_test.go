@@ -82,8 +82,8 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				if viaCargo := strings.Contains(build, "cargo build --offline"); viaCargo != (c.name == "greet-rust") || viaCargo != (lockErr == nil) {
 					t.Errorf("make with cargo %v: Cargo.lock %v:\n%s", c.name == "greet-rust", lockErr, build)
 				}
-				if !strings.Contains(tests, "2 passed") {
-					t.Errorf("make test ran not the project's 2 tests:\n%s", tests)
+				if !strings.Contains(tests, "3 passed") {
+					t.Errorf("make test ran not the project's 3 tests:\n%s", tests)
 				}
 			}
 			wasm := filepath.Join(proj, c.name+".wasm")
@@ -94,6 +94,14 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			out, errOut, code = run(t, "call", wasm, c.name)
 			if out != "" || code != 1 || !strings.Contains(errOut, "status 400: empty payload") {
 				t.Fatalf("call %s without payload: stdout %q, stderr %q, status %d; want status 400", c.name, out, errOut, code)
+			}
+			// NAME-count is not idempotent, and counts in a store of the
+			// call's own.
+			if out, _, _ = run(t, "plugin", "inspect", wasm); !regexp.MustCompile(`\n` + regexp.QuoteMeta(c.name) + `-count\s+false\s`).MatchString(out) {
+				t.Errorf("%s-count is not a non-idempotent command of %s:\n%s", c.name, wasm, out)
+			}
+			if out, errOut, code = run(t, "call", wasm, c.name+"-count", "-d", "hi"); out != "count=1 seen=1" || code != 0 {
+				t.Fatalf("call %s-count -d hi: stdout %q, stderr %q, status %d; want count=1 seen=1", c.name, out, errOut, code)
 			}
 			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
 			untilAnswer(t, "mqtt://"+addr, c.name, "hi", time.Minute)
@@ -260,7 +268,8 @@ func TestNewFiles(t *testing.T) {
 	if errOut != "" {
 		t.Errorf("stderr %q", errOut)
 	}
-	if m := read("main.go"); !strings.Contains(m, `sdk.Handle("my-tool.v2", echo)`) || !strings.Contains(m, "sdk.Infof(") || !strings.Contains(m, "sdk.InvalidPayload(") {
+	if m := read("main.go"); !strings.Contains(m, `sdk.Handle("my-tool.v2", echo)`) || !strings.Contains(m, "sdk.Infof(") || !strings.Contains(m, "sdk.InvalidPayload(") ||
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-count", count)`) || !strings.Contains(m, `sdk.State()`) {
 		t.Errorf("main.go:\n%s", m)
 	}
 	if m := read("Makefile"); !strings.Contains(m, "build:\n\tGOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o my-tool.v2.wasm .\n") || !strings.Contains(m, "plugin install my-tool.v2.wasm") {
@@ -269,7 +278,8 @@ func TestNewFiles(t *testing.T) {
 	r := read("README.md")
 	for _, want := range []string{"make ", "replace github.com/cmdhost/cmdhost/sdk => ./cmdhost/sdk", "replace github.com/cmdhost/cmdhost/abi => ./cmdhost/abi",
 		"cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
-		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart"} {
+		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart",
+		"`my-tool.v2-count`", "cmdhost call my-tool.v2.wasm my-tool.v2-count -d hi --state-dir st", "docs/state.md"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README.md lacks %q", want)
 		}
@@ -338,6 +348,7 @@ func TestNewRefuses(t *testing.T) {
 		{"space", []string{"new", "a b", "--dir", tmp}, `"a b" cannot be a Go module path: use only ASCII letters, digits`},
 		{"non-ASCII", []string{"new", "grüß", "--dir", tmp}, `"grüß" cannot be a Go module path: use only ASCII letters`},
 		{"leading dot", []string{"new", ".hidden", "--dir", tmp}, `may not start with '.' or '-'`},
+		{"too long for NAME-count", []string{"new", strings.Repeat("n", 123), "--dir", tmp}, `is too long: the project's second command, NAME-count, would pass the bound of 128 bytes of a command name; use at most 122`},
 		{"trailing dot", []string{"new", "x.", "--dir", tmp}, `may not end with '.'`},
 		{"std package", []string{"new", "time", "--dir", tmp}, `"time" cannot be a Go module path: the standard library has a package of that name`},
 		{"main", []string{"new", "main", "--dir", tmp}, `the go command reserves that name`},
