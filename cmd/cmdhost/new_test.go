@@ -30,6 +30,11 @@ func repoRoot(t *testing.T) string {
 // passes, and the module it builds installs into a running host, which
 // serves it. With --cmdhost-src a Go project builds against the source
 // tree's abi and sdk modules instead, with nothing else either.
+//
+// And issue 37's acceptance: each project's NAME-count keeps its durable
+// counter and its map (seen/PAYLOAD) in the host's state store through a
+// graceful restart of the host and a kill -9, started again each time on
+// the same plugins and state folders; a call that fails writes nothing.
 func TestNewBuildsAndLoads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds modules with each language's toolchain")
@@ -37,8 +42,12 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make on PATH")
 	}
-	tmp, pluginsDir := t.TempDir(), t.TempDir()
-	addr, _ := startServeIn(t, pluginsDir, nil)
+	tmp, pluginsDir, stateDir := t.TempDir(), t.TempDir(), t.TempDir()
+	serve := func() (string, *exec.Cmd, func() (string, error)) {
+		return launchServe(t, pluginsDir, nil, "--state-dir", stateDir)
+	}
+	addr, host, stop := serve()
+	var served []string // the projects the host serves
 	// The projects' Makefiles run the cmdhost that made them (no CMDHOST
 	// given, and none on PATH) for their tests and install; GOFLAGS without
 	// -mod=vendor and the like from the caller; no module proxy: a Go
@@ -104,8 +113,56 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				t.Fatalf("call %s-count -d hi: stdout %q, stderr %q, status %d; want count=1 seen=1", c.name, out, errOut, code)
 			}
 			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
-			untilAnswer(t, "mqtt://"+addr, c.name, "hi", time.Minute)
+			broker := "mqtt://" + addr
+			untilAnswer(t, broker, c.name, "hi", time.Minute)
+			countIs(t, broker, c.name, "a", "count=1 seen=1")
+			countIs(t, broker, c.name, "b", "count=2 seen=1")
+			// A payload over the bound of a key fails the call after the
+			// count's add: neither is written.
+			out, errOut, code = run(t, "invoke", c.name+"-count", "-d", strings.Repeat("x", 2000), "--broker", broker, "--executor", "cli-host")
+			if out != "" || code != exitFailed || !strings.Contains(errOut, "status 500") {
+				t.Fatalf("invoke %s-count with a payload of 2000 bytes: stdout %q, stderr %q, status %d; want status 500", c.name, out, errOut, code)
+			}
+			served = append(served, c.name)
 		})
+	}
+	if len(served) == 0 {
+		return
+	}
+
+	// A graceful restart (SIGTERM), then a kill -9: each time the host
+	// started again on the same folders serves the counts where they were.
+	started := time.Now()
+	if log, err := stop(); err != nil {
+		t.Fatalf("serve did not stop cleanly: %v\n%s", err, log)
+	}
+	addr, host, stop = serve()
+	for _, name := range served {
+		untilAnswer(t, "mqtt://"+addr, name, "hi", time.Minute)
+		countIs(t, "mqtt://"+addr, name, "a", "count=3 seen=2")
+	}
+	if err := host.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = stop() // waits for it: killed
+	addr, _, _ = serve()
+	for _, name := range served {
+		untilAnswer(t, "mqtt://"+addr, name, "hi", time.Minute)
+		countIs(t, "mqtt://"+addr, name, "a", "count=4 seen=3")
+		countIs(t, "mqtt://"+addr, name, "b", "count=5 seen=2")
+	}
+	t.Logf("%d projects' counts through a restart and a kill -9 in %v", len(served), time.Since(started).Round(time.Millisecond))
+}
+
+// countIs invokes the project name's NAME-count with payload on the host
+// at broker, once (invoke sends the same request again until the host
+// acknowledges it, which a duplicate does not count twice), and checks
+// its reply.
+func countIs(t *testing.T, broker, name, payload, want string) {
+	t.Helper()
+	out, errOut, code := run(t, "invoke", name+"-count", "-d", payload, "--broker", broker, "--executor", "cli-host")
+	if out != want || code != 0 {
+		t.Fatalf("invoke %s-count -d %s: stdout %q, stderr %q, status %d; want %q", name, payload, out, errOut, code, want)
 	}
 }
 
