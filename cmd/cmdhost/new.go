@@ -63,7 +63,7 @@ func newCommand() *cli.Command {
 			"make install PLUGINS=DIR), a README on building, installing and calling\n" +
 			"it, and the SDK of its language in ./cmdhost, from this binary: cmdhost's modules\n" +
 			"are not published, and the project builds with nothing else from cmdhost.\n" +
-			"NAME must be a command name (and, in Go, a module path element).\n\n" +
+			"NAME must be a command name of at most 122 bytes (and, in Go, a module path element).\n\n" +
 			"--lang go (default), rust (cargo, or rustc alone; wasm32-wasip1, or wasm32-wasi\n" +
 			"before Rust 1.78), c (clang and wasi-libc)\n" +
 			"or as (AssemblyScript, whose compiler make installs from npm). In Go,\n" +
