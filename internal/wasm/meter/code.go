@@ -275,16 +275,21 @@ func (f *funcWriter) leaveRegion() {
 	}
 }
 
-// bulk writes, before a bulk memory operation whose byte count is on top of
-// the stack, the code that charges its weight and checks the counter.
-func (f *funcWriter) bulk() {
+// bulk writes, before a bulk memory or table operation whose count (of
+// bytes, or of table entries) is on top of the stack, the code that
+// charges its weight, the count shifted right by shift, and checks the
+// counter.
+func (f *funcWriter) bulk(shift byte) {
 	f.tmp = true
 	tmp, g := f.locals+1, f.m.counter()
 	c := wasmbin.AppendU32(append(f.code, 0x22), tmp) // local.tee tmp
 	c = wasmbin.AppendU32(append(c, 0x23), g)
-	c = wasmbin.AppendU32(append(c, 0x20), tmp)      // local.get tmp
-	c = append(c, 0xad, 0x42, BulkShift, 0x88, 0x7d) // i64.extend_i32_u, i64.const, i64.shr_u, i64.sub
-	f.code = f.check(c)
+	c = wasmbin.AppendU32(append(c, 0x20), tmp) // local.get tmp
+	c = append(c, 0xad)                         // i64.extend_i32_u
+	if shift > 0 {
+		c = append(c, 0x42, shift, 0x88) // i64.const, i64.shr_u
+	}
+	f.code = f.check(append(c, 0x7d)) // i64.sub
 }
 
 // instr rewrites one instruction.
@@ -497,7 +502,8 @@ func (f *funcWriter) memarg() error {
 }
 
 // prefixFC rewrites a 0xfc instruction: saturating truncations, bulk
-// memory and table operations. Bulk memory operations are charged by size.
+// memory and table operations. Bulk operations are charged by size: one
+// unit per 1<<BulkShift bytes, or per table entry.
 func (f *funcWriter) prefixFC(start int) error {
 	r := f.r
 	sub, err := r.U32()
@@ -530,8 +536,11 @@ func (f *funcWriter) prefixFC(start int) error {
 	if err != nil {
 		return fmt.Errorf("opcode 0xfc %d: %w", sub, err)
 	}
-	if sub == 8 || sub == 10 || sub == 11 {
-		f.bulk()
+	switch sub {
+	case 8, 10, 11: // memory.init, copy, fill: by the bytes
+		f.bulk(BulkShift)
+	case 12, 14, 17: // table.init, copy, fill: by the entries
+		f.bulk(0)
 	}
 	f.code = append(f.code, r.B[start:r.Off]...)
 	return nil

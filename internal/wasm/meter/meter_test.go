@@ -104,7 +104,7 @@ func readKernels(t testing.TB) []byte {
 	return b
 }
 
-var kernelExports = []string{"fib", "indirect", "global", "tail", "loop", "nested", "loopcall", "bulk", "simd", "multi", "start", "trap",
+var kernelExports = []string{"fib", "indirect", "global", "tail", "loop", "nested", "loopcall", "bulk", "tablebulk", "simd", "multi", "start", "trap",
 	"dfib", "tree", "leafloop", "arms", "exit"}
 
 // TestKernelsBehaveTheSame: each export of the sample kernels answers the
@@ -157,6 +157,9 @@ func TestKernelsBehaveTheSame(t *testing.T) {
 	if bulk < (65536+1000)>>BulkShift {
 		t.Errorf("bulk used %d units for 66,536 bytes", bulk)
 	}
+	if _, tables, _ := m.call("tablebulk"); tables < 10000+9999 {
+		t.Errorf("tablebulk used %d units for 19,999 table entries", tables)
+	}
 }
 
 // TestBudgetCutsEveryShape: a budget below what a kernel uses ends it in
@@ -170,7 +173,7 @@ func TestBudgetCutsEveryShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"fib", "tail", "loop", "nested", "loopcall", "bulk", "dfib", "tree", "leafloop"} {
+	for _, name := range []string{"fib", "tail", "loop", "nested", "loopcall", "bulk", "tablebulk", "dfib", "tree", "leafloop"} {
 		m.budget = 0
 		_, used, err := m.call(name)
 		if err != nil {
