@@ -67,8 +67,12 @@
 //     section, no vector, name or data segment may declare more items than
 //     the bytes left could hold (cmdhost's copy of wazero checks it before
 //     making anything of that size: TestAllocationBombsRefused);
-//   - the call stack: wazero grows it up to ~84 MiB and then traps (stack
-//     overflow); an instance does not keep a deep stack after a long call.
+//   - the call stack: wazero grows it while the stack and the one it grows
+//     from together fit in 8 MiB (cmdhost's copy of wazero; ~5 MiB of
+//     stack, ~130,000 frames of a small function) and then traps (stack
+//     overflow); the guest memory budget reserves the 8 MiB for each
+//     instance, and an instance does not keep a deep stack after a long
+//     call.
 //
 // A failed instance is discarded and let go at once; closing a plugin
 // returns its memory to the operating system.
