@@ -44,7 +44,11 @@
 // The new import renumbers every defined function (imports come first), so
 // every function index is rewritten: call, return_call, ref.func in code,
 // element segments, global and element initialisers, exports, the start
-// section and the name section. An index that the original module could
+// section and the name section. The name section names each defined
+// function the original did not name "$" and its original index, as
+// wazero names a function with no name in a trap's stack trace, so that a
+// metered module's traces name the functions as the original's do (a
+// module without a name section is given one). An index that the original module could
 // not use (a global, function, type or local past its own) is refused,
 // since after rewriting it would reach what was added. Instructions whose
 // immediates the rewriter does not know (exceptions, GC, function
@@ -122,6 +126,9 @@ type module struct {
 	escaped map[uint32]bool
 	own     []uint32
 	leaf    []bool
+	// nameSection: the module has a name section (custom), which names
+	// its functions as before; without one, one is added.
+	nameSection bool
 }
 
 // tickType, tickFunc and counter are the indices of what is added.
@@ -225,6 +232,9 @@ func Instrument(wasm []byte) ([]byte, error) {
 	}
 	if err := addMissing(len(order) + 1); err != nil {
 		return nil, err
+	}
+	if !m.nameSection && m.funcs > m.importedFuncs {
+		out = appendSection(out, secCustom, m.appendFuncNames(appendName(nil, "name"), nil))
 	}
 	return out, nil
 }

@@ -130,6 +130,12 @@ func TestKernelsBehaveTheSame(t *testing.T) {
 		if (wantErr == nil) != (err == nil) || got != want {
 			t.Errorf("%s: metered %d, %v; original %d, %v", name, got, err, want, wantErr)
 		}
+		// A trap's stack trace names the functions as the original's
+		// does: before, each was named by its index after the tick's
+		// import, one more than the original's.
+		if err != nil && wantErr != nil && err.Error() != wantErr.Error() {
+			t.Errorf("%s: metered, the trap says %q; the original says %q", name, err, wantErr)
+		}
 		if _, again, _ := m.call(name); again != used {
 			t.Errorf("%s: used %d units, then %d: not deterministic", name, used, again)
 		}
