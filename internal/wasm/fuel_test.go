@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +153,38 @@ func TestFuelStopsTableLoops(t *testing.T) {
 	// table loop charged one unit a round ran ~10^11 entries.
 	if tab, mem := cpu["hostile-table-loop"], cpu["hostile-memory-loop"]; tab > 4*mem+100*time.Millisecond {
 		t.Errorf("the table loop ran %v of CPU under a budget that stopped the memory loop in %v", tab, mem)
+	}
+}
+
+// A metered guest lets the goroutines waiting for its P run at each tick:
+// with one P, the test's goroutine, made runnable by the guest's first
+// tick, runs again within two ticks of the endless loop. Before, it waited
+// for the scheduler to preempt the guest (≥ 10 ms: hundreds of ticks), and
+// 32 metered spinners made a 1 s timeout answer at a median 2.1 s.
+func TestMeteredGuestYields(t *testing.T) {
+	p := load(t, "hostile-cut-tight", PluginConfig{PoolSize: 1, CountFuel: true})
+	warmInstance(t, p)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var ticks atomic.Int64
+	first := make(chan struct{})
+	p.meter.onTick = func(bool, int64) {
+		if ticks.Add(1) == 1 {
+			close(first)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, p, ctx, "tight", "")
+		done <- err
+	}()
+	<-first
+	at := ticks.Load()
+	cancel()
+	if err := <-done; KindOf(err) != KindCanceled {
+		t.Fatalf("want the cancel to end the call, got %v", err)
+	}
+	if at > 2 {
+		t.Errorf("the goroutine beside a metered guest ran at its tick %d, want ≤ 2", at)
 	}
 }
