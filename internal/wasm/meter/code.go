@@ -423,8 +423,12 @@ func (f *funcWriter) instr() error {
 		}
 	case op == 0x25 || op == 0x26: // table.get, set
 		err = r.SkipLEB(5)
-	case op >= 0x28 && op <= 0x3e: // loads and stores
-		err = f.memarg()
+	case op >= 0x28 && op <= 0x3e, op == 0xfd, op == 0xfe: // loads and stores, SIMD, atomics
+		r.Off = start
+		_, err = r.Instr()
+		if err != nil {
+			return err
+		}
 	case op == 0x3f || op == 0x40: // memory.size, memory.grow
 		err = r.SkipLEB(5)
 	case op == 0x41:
@@ -439,10 +443,6 @@ func (f *funcWriter) instr() error {
 		err = r.SkipLEB(5)
 	case op == 0xfc:
 		return f.prefixFC(start)
-	case op == 0xfd:
-		err = f.prefixFD()
-	case op == 0xfe:
-		err = f.prefixFE()
 	case op == 0x01, op == 0x1a, op == 0x1b, // nop, drop, select
 		op >= 0x45 && op <= 0xc4, op == 0xd1: // numeric, sign extension, ref.is_null
 	default:
@@ -486,57 +486,17 @@ func (f *funcWriter) blockType() error {
 	return nil
 }
 
-// memarg skips a memory argument: alignment (bit 6: a memory index
-// follows) and offset.
-func (f *funcWriter) memarg() error {
-	align, err := f.r.U32()
-	if err != nil {
-		return err
-	}
-	if align&0x40 != 0 {
-		if err := f.r.SkipLEB(5); err != nil {
-			return err
-		}
-	}
-	return f.r.SkipLEB(10)
-}
-
 // prefixFC rewrites a 0xfc instruction: saturating truncations, bulk
 // memory and table operations. Bulk operations are charged by size: one
 // unit per 1<<BulkShift bytes, or per table entry.
 func (f *funcWriter) prefixFC(start int) error {
 	r := f.r
-	sub, err := r.U32()
+	r.Off = start
+	in, err := r.Instr()
 	if err != nil {
 		return err
 	}
-	switch {
-	case sub <= 7: // trunc_sat
-	case sub == 8: // memory.init data memory
-		if err = r.SkipLEB(5); err == nil {
-			err = r.SkipLEB(5)
-		}
-	case sub == 9 || sub == 13: // data.drop, elem.drop
-		err = r.SkipLEB(5)
-	case sub == 10: // memory.copy memory memory
-		if err = r.SkipLEB(5); err == nil {
-			err = r.SkipLEB(5)
-		}
-	case sub == 11: // memory.fill memory
-		err = r.SkipLEB(5)
-	case sub == 12 || sub == 14: // table.init elem table, table.copy table table
-		if err = r.SkipLEB(5); err == nil {
-			err = r.SkipLEB(5)
-		}
-	case sub >= 15 && sub <= 17: // table.grow, size, fill
-		err = r.SkipLEB(5)
-	default:
-		return fmt.Errorf("opcode 0xfc %d cannot be metered", sub)
-	}
-	if err != nil {
-		return fmt.Errorf("opcode 0xfc %d: %w", sub, err)
-	}
-	switch sub {
+	switch in.Sub {
 	case 8, 10, 11: // memory.init, copy, fill: by the bytes
 		f.bulk(BulkShift)
 	case 12, 14, 17: // table.init, copy, fill: by the entries
@@ -544,47 +504,4 @@ func (f *funcWriter) prefixFC(start int) error {
 	}
 	f.code = append(f.code, r.B[start:r.Off]...)
 	return nil
-}
-
-// prefixFD skips a SIMD instruction's immediates.
-func (f *funcWriter) prefixFD() error {
-	r := f.r
-	sub, err := r.U32()
-	if err != nil {
-		return err
-	}
-	switch {
-	case sub <= 11, sub == 92, sub == 93: // loads, stores, load_zero
-		err = f.memarg()
-	case sub == 12, sub == 13: // v128.const, i8x16.shuffle
-		_, err = r.Bytes(16)
-	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
-		_, err = r.Byte()
-	case sub >= 84 && sub <= 91: // load_lane, store_lane
-		if err = f.memarg(); err == nil {
-			_, err = r.Byte()
-		}
-	case sub <= 0x113: // the rest, relaxed SIMD included: no immediates
-	default:
-		return fmt.Errorf("opcode 0xfd %d cannot be metered", sub)
-	}
-	return err
-}
-
-// prefixFE skips an atomic instruction's immediates.
-func (f *funcWriter) prefixFE() error {
-	r := f.r
-	sub, err := r.U32()
-	if err != nil {
-		return err
-	}
-	switch {
-	case sub == 3: // atomic.fence
-		_, err = r.Byte()
-	case sub <= 2, sub >= 0x10 && sub <= 0x4e:
-		err = f.memarg()
-	default:
-		return fmt.Errorf("opcode 0xfe %d cannot be metered", sub)
-	}
-	return err
 }
