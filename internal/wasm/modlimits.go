@@ -9,9 +9,9 @@ import (
 
 // Bounds on a module's shape, checked at load before wazero decodes the
 // module (and, below, on what its functions cost to compile:
-// maxFuncWeight). wazero accepts up to 2^27 of most items and spends memory on
-// each when it compiles the module, and for imports, tables, globals,
-// element and data segments again in every instance, so a module of a few
+// maxFuncWeight). wazero accepts up to 2^27 of most items and spends
+// memory on each when it compiles the module, and for imports, tables,
+// globals, element and data segments again in every instance, so a module of a few
 // megabytes could claim gigabytes (measured: a 3 MB module of 10^6 empty
 // tables costs 107 MB per instance; a module of 300 bytes declaring 10^7
 // locals, 218 MB to compile). Real guests stay far below these bounds: a Go
@@ -280,10 +280,10 @@ func checkCodeSection(r *wasmbin.Reader) error {
 // (before cmdhost's copy made two of them linear, one function of 180 KB,
 // 20,000 memory.fill, took a minute and 0.8 GB). At maxFuncWeight, a
 // function of the worst shapes measured compiles in at most ~0.5 s of a
-// core and ~70 MB (TestCompileBombs); the compiled code of a module is
-// ~10–22 bytes a unit, so at maxModuleWeight ~180 MB at most, and the
-// compile timeout (PluginConfig.CompileTimeout) bounds its time whatever
-// its shape. The project's guests stay well below: the largest function
+// core and ~70 MB (TestCompileAtTheBound); the compiled code of a module
+// is ~10–22 bytes a unit, so that a module at maxModuleWeight peaked at
+// 250 MB (docs/plugins.md), and the compile timeout
+// (PluginConfig.CompileTimeout) bounds its time whatever its shape. The project's guests stay well below: the largest function
 // of a Go guest weighs 27,473 (29 KB), the whole guest 1.9 million (3 MB).
 const (
 	maxFuncWeight   = 1 << 16

@@ -288,11 +288,9 @@ func (m *mountFS) openCounted(p string, flag experimentalsys.Oflag, perm fs.File
 	if flag&experimentalsys.O_NONBLOCK == 0 && oNonblock != 0 {
 		_ = f.Fd() // back to blocking, as the guest opened it
 	}
-	if oDirectory == 0 && flag&experimentalsys.O_DIRECTORY != 0 {
-		if fi, err := f.Stat(); err != nil || !fi.IsDir() {
-			_ = f.Close()
-			return nil, experimentalsys.ENOTDIR
-		}
+	if oDirectory == 0 && flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
+		_ = f.Close()
+		return nil, experimentalsys.ENOTDIR
 	}
 	return newMountFile(m, p, flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_EXCL), f)
 }
