@@ -731,7 +731,8 @@ func (c *callEngine) growStackWithGuarded() (newSP uintptr, newFP uintptr, err e
 func (c *callEngine) growStack() (newSP, newFP uintptr, err error) {
 	currentLen := uintptr(len(c.stack))
 	newLen := 2*currentLen + c.execCtx.stackGrowRequiredSize + 16 // Stack might be aligned to 16 bytes, so add 16 bytes just in case.
-	if currentLen+newLen > callStackCeiling { // cmdhost: both stacks, while one is copied to the other
+	// cmdhost: both stacks, while one is copied to the other.
+	if currentLen+newLen > callStackCeiling {
 		err = wasmruntime.ErrRuntimeStackOverflow
 		return
 	}
