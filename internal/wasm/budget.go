@@ -78,9 +78,9 @@ const stackBytes = 8 << 20
 
 // instanceOverhead is what one instance of wasm costs besides its linear
 // memory, its tables counted at the plugin's table limit, and its call
-// stack. The module was
-// checked by boundModule: its counts are bounded, and a section whose
-// count does not read is counted as empty (wazero refuses the module).
+// stack. The module was checked by boundModule: its counts are bounded,
+// and a section whose count does not read is counted as empty (wazero
+// refuses the module).
 func instanceOverhead(wasm []byte, tableEntries uint32) int64 {
 	n := int64(instanceBaseBytes) + stackBytes + int64(tableEntries)*perTableEntryBytes
 	if len(wasm) < len(wasmMagic) {

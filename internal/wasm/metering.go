@@ -29,8 +29,8 @@ import (
 //
 // How late a deadline cuts a guest is bounded by counting: between two
 // ticks the guest runs at most meterBatch units, each at most one
-// instruction, plus one bulk memory or table operation (charged by size before it
-// runs) and host functions, which honour the context themselves. At ~1 ns
+// instruction, plus one bulk memory or table operation (charged by size
+// before it runs) and host functions, which honour the context themselves. At ~1 ns
 // an instruction a batch is ~65 µs; memory-bound code a few times that.
 
 // meterBatch is the units a guest runs between two ticks.
