@@ -7,8 +7,21 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 go=${GO:-go}
 version=$(cd "$root" && "$go" list -m -f '{{.Version}}' github.com/tetratelabs/wazero)
+# The release's hash, as go.sum files record it (h1: the SHA-256 of its
+# files' SHA-256 sums, golang.org/x/mod/sumdb/dirhash.Hash1). The module
+# cache is trusted by go mod download once a module is in it; the tree is
+# hashed here again before it is used, so that a cache that was changed
+# since cannot pass for the release. Raise it with the version (CMDHOST.md,
+# Updating).
+want=h1:DuWcpNu/FzgEXgGBDp8J1Spc+CWOvvtvVyjKlaZopYU=
+pinned=v1.12.0
+[ "$version" = "$pinned" ] || { echo "go.mod asks for wazero $version; this script pins the hash of $pinned: update want and pinned" >&2; exit 1; }
 src=$(cd "$root" && "$go" mod download -json "github.com/tetratelabs/wazero@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 [ -d "$src" ] || { echo "wazero $version: not in the module cache" >&2; exit 1; }
+got=h1:$(cd "$src" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' '\0' | xargs -0 sha256sum |
+	sed "s|  |  github.com/tetratelabs/wazero@$version/|" | sha256sum | cut -d' ' -f1 | tr -d '\n' | sed 's/../\\x&/g' |
+	xargs -0 printf '%b' | base64)
+[ "$got" = "$want" ] || { echo "wazero $version in the module cache ($src) hashes to $got, not the release's $want: remove it (go clean -modcache) and run again" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -R "$src"/. "$work"

@@ -43,7 +43,8 @@ import (
 // budget is what the guests' memory adds to the host's RSS at most.
 
 // DefaultMaxGuestMemory is Config.MaxGuestMemory when it is not set: room
-// for four plugins of the default pool (4) and memory limit (64 MiB).
+// for about four plugins of the default pool (4) and memory limit (64
+// MiB), each instance with its call stack (~73 MiB).
 const DefaultMaxGuestMemory = 1 << 30
 
 // What an instance costs the host's Go heap besides its linear memory,
@@ -53,9 +54,8 @@ const DefaultMaxGuestMemory = 1 << 30
 // global, an entry for each imported function, its tables, the module
 // instance and the call's initial stack. The figures are above what
 // TestInstanceOverhead measures for Go, Rust, C and WAT guests (~10 KiB for
-// a WAT module, ~0.9–1.1 MiB for a Go guest). A call's stack grows beyond
-// it on the Go heap while the guest recurses (up to wazero's ceiling of
-// ~400 MB) and is outside the budget (docs/operations.md, Guest memory).
+// a WAT module, ~0.9–1.1 MiB for a Go guest). To that, the call stack
+// (stackBytes).
 const (
 	instanceBaseBytes   = 64 << 10
 	perDataSegmentBytes = 32
@@ -66,12 +66,23 @@ const (
 	perTableEntryBytes  = 8
 )
 
+// stackBytes is what a call's stack may hold of the host's memory:
+// callStackCeiling in cmdhost's copy of wazero (call_engine.go). The stack
+// grows on the Go heap while a guest recurses, doubling, and a call that
+// needs more traps (stack overflow); it stays with the instance's function
+// handle after the call. Each instance runs one call at a time, so each
+// reserves it. Upstream's ceiling let one call hold ~126 MB (84 MB of
+// stack and the copy it grew from): 8 recursing calls grew the host by
+// 1 GB under a budget of 64 MiB (TestCallStackWithinBudget).
+const stackBytes = 8 << 20
+
 // instanceOverhead is what one instance of wasm costs besides its linear
-// memory, its tables counted at the plugin's table limit. The module was
-// checked by boundModule: its counts are bounded, and a section whose
-// count does not read is counted as empty (wazero refuses the module).
+// memory, its tables counted at the plugin's table limit, and its call
+// stack. The module was checked by boundModule: its counts are bounded,
+// and a section whose count does not read is counted as empty (wazero
+// refuses the module).
 func instanceOverhead(wasm []byte, tableEntries uint32) int64 {
-	n := int64(instanceBaseBytes) + int64(tableEntries)*perTableEntryBytes
+	n := int64(instanceBaseBytes) + stackBytes + int64(tableEntries)*perTableEntryBytes
 	if len(wasm) < len(wasmMagic) {
 		return n
 	}

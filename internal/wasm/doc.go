@@ -67,8 +67,18 @@
 //     section, no vector, name or data segment may declare more items than
 //     the bytes left could hold (cmdhost's copy of wazero checks it before
 //     making anything of that size: TestAllocationBombsRefused);
-//   - the call stack: wazero grows it up to ~84 MiB and then traps (stack
-//     overflow); an instance does not keep a deep stack after a long call.
+//   - its compilation: the compile weight of each function and of all of
+//     them (modlimits.go, compileWeight: about 1 KiB of the compiler's
+//     memory a unit), since wazero's compiler spends more than linear time
+//     on a function's blocks, and CompileTimeout (default 1 minute), past
+//     which the compile stops at the end of the function it is compiling
+//     and the module is refused;
+//   - the call stack: wazero grows it while the stack and the one it grows
+//     from together fit in 8 MiB (cmdhost's copy of wazero; ~5 MiB of
+//     stack, ~130,000 frames of a small function) and then traps (stack
+//     overflow); the guest memory budget reserves the 8 MiB for each
+//     instance, and an instance does not keep a deep stack after a long
+//     call.
 //
 // A failed instance is discarded and let go at once; closing a plugin
 // returns its memory to the operating system.

@@ -133,6 +133,10 @@ type PluginConfig struct {
 	// LoadTimeout bounds the guest's code at load: its initializer and
 	// describe export. Default 10 s.
 	LoadTimeout time.Duration
+	// CompileTimeout bounds the compilation of the module: past it, the
+	// compiler stops at the end of the function it is compiling and the
+	// module is refused. Default DefaultCompileTimeout; NoTimeout: none.
+	CompileTimeout time.Duration
 	// Grants say what the guest may reach; the zero value grants nothing.
 	Grants Grants
 	// Config holds the operator's values the guest reads with config_get.
@@ -162,6 +166,12 @@ type PluginConfig struct {
 
 // DefaultPoolSize is PluginConfig.PoolSize when it is not set.
 const DefaultPoolSize = 4
+
+// DefaultCompileTimeout is PluginConfig.CompileTimeout when it is not
+// set: 60 times what a Go guest of 3 MB takes to compile (~1 s), and 4 times
+// what it takes under the race detector. What a module may cost to compile
+// is bounded by its shape as well (modlimits.go, compileWeight).
+const DefaultCompileTimeout = time.Minute
 
 // DefaultIdleTimeout is PluginConfig.IdleTimeout when it is not set (the
 // default of serve --idle-timeout).
@@ -196,6 +206,7 @@ func (c PluginConfig) withDefaults() PluginConfig {
 		c.LoadTimeout = 10 * time.Second
 	}
 	c.IdleTimeout = setting.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.CompileTimeout = setting.Or(c.CompileTimeout, DefaultCompileTimeout)
 	c.Clock = clock.OrSystem(c.Clock)
 	return c
 }
@@ -288,15 +299,28 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 
 // compile checks a guest module against the plugin's limits and compiles
 // it, with errors that say what to fix. What it compiles is the module
-// with its tables bounded (boundModule).
-func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, cfg PluginConfig) (wazero.CompiledModule, error) {
+// with its tables bounded (boundModule). cfg.CompileTimeout bounds the
+// compilation: cmdhost's copy of wazero abandons it between two functions
+// once its context is done (third_party/wazero/CMDHOST.md).
+func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, cfg PluginConfig) (_ wazero.CompiledModule, err error) {
+	parent := ctx
+	if cfg.CompileTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.CompileTimeout)
+		defer cancel()
+	}
+	defer func() {
+		if err != nil && ctx.Err() != nil && parent.Err() == nil {
+			err = fmt.Errorf("the module took longer than the compile timeout of %v to compile: make it smaller (%w)", cfg.CompileTimeout, err)
+		}
+	}()
 	if len(wasm) == 0 {
 		return nil, errors.New("empty module (0 bytes): not a WebAssembly module")
 	}
 	if err := checkModuleSize(int64(len(wasm)), cfg.MaxModuleBytes); err != nil {
 		return nil, err
 	}
-	wasm, err := boundModule(wasm, cfg.TableEntries)
+	wasm, err = boundModule(wasm, cfg.TableEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +350,8 @@ func compileError(err error, cfg PluginConfig) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled): // abandoned (compile)
+		return err
 	case strings.Contains(err.Error(), "over limit of"):
 		return fmt.Errorf("the module's minimum memory is above the plugin's memory limit of %d pages (%d MiB): raise the memory limit (%w)",
 			cfg.MemoryPages, uint64(cfg.MemoryPages)*pageSize>>20, err)

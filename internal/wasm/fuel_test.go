@@ -3,9 +3,12 @@ package wasm
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -116,5 +119,73 @@ func TestMeterImportRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "cmdhost_meter") {
 			t.Errorf("counting fuel %v: a module importing the meter's tick loaded, or was refused without naming it: %v", counts, err)
 		}
+	}
+}
+
+// Fuel stops a loop of bulk table operations as it stops one of bulk
+// memory operations: a table.copy is charged one unit per entry, as a
+// memory.copy one per 64 bytes. Each loop (hostile-table-loop: 65,534
+// entries a round; hostile-memory-loop: 65,535 bytes) runs under the same
+// budget until it ends with KindFuel; what each ran is measured in the CPU
+// time of the thread that ran it (the test's, locked), so that other work
+// on the machine does not count. Before, a table.copy was one unit: the
+// table loop ran 65,534 entries for every unit, for minutes.
+func TestFuelStopsTableLoops(t *testing.T) {
+	const budget = 10_000_000
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu := map[string]time.Duration{}
+	for _, name := range []string{"hostile-memory-loop", "hostile-table-loop"} {
+		p := load(t, name, PluginConfig{PoolSize: 1, Fuel: budget})
+		warmInstance(t, p)
+		before, _ := threadCPU()
+		_, err := call(t, p, context.Background(), "loop", "")
+		after, _ := threadCPU()
+		var fe *FuelError
+		if KindOf(err) != KindFuel || !errors.As(err, &fe) {
+			t.Fatalf("%s: want the fuel budget to end the call, got %v", name, err)
+		}
+		cpu[name] = after - before
+		t.Logf("%s: stopped after %d units, %v of CPU", name, fe.Used, cpu[name])
+	}
+	// Both are ~10^7 units of work: a few to tens of ms. The table loop's
+	// bound is loose (4 times the memory loop's and 100 ms more); the
+	// table loop charged one unit a round ran ~10^11 entries.
+	if tab, mem := cpu["hostile-table-loop"], cpu["hostile-memory-loop"]; tab > 4*mem+100*time.Millisecond {
+		t.Errorf("the table loop ran %v of CPU under a budget that stopped the memory loop in %v", tab, mem)
+	}
+}
+
+// A metered guest lets the goroutines waiting for its P run every
+// yieldTicks ticks: with one P, the test's goroutine, made runnable by the
+// guest's first tick, runs again within yieldTicks ticks of the endless
+// loop. Before, it waited for the scheduler to preempt the guest (≥ 10 ms:
+// ~1,000 ticks), and 32 metered spinners made a 1 s timeout answer at a
+// median 2.1 s.
+func TestMeteredGuestYields(t *testing.T) {
+	p := load(t, "hostile-cut-tight", PluginConfig{PoolSize: 1, CountFuel: true})
+	warmInstance(t, p)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var ticks atomic.Int64
+	first := make(chan struct{})
+	p.meter.onTick = func(bool, int64) {
+		if ticks.Add(1) == 1 {
+			close(first)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, p, ctx, "tight", "")
+		done <- err
+	}()
+	<-first
+	at := ticks.Load()
+	cancel()
+	if err := <-done; KindOf(err) != KindCanceled {
+		t.Fatalf("want the cancel to end the call, got %v", err)
+	}
+	if at > yieldTicks {
+		t.Errorf("the goroutine beside a metered guest ran at its tick %d, want ≤ %d", at, yieldTicks)
 	}
 }

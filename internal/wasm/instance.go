@@ -138,7 +138,8 @@ const freshHandleAfter = time.Millisecond
 // freshHandle replaces the instance's handle of the handle export with a
 // new one. wazero keeps a call's stack with the function handle and never
 // shrinks it: a guest that recursed deep and returned would otherwise keep
-// up to ~84 MiB of stack in its idle instance.
+// up to ~5 MiB of stack in its idle instance (stackBytes bounds it; the
+// budget reserves it).
 func (inst *instance) freshHandle() {
 	inst.handle = inst.mod.ExportedFunction(abi.ExportHandle)
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // Bounds on a module's shape, checked at load before wazero decodes the
-// module. wazero accepts up to 2^27 of most items and spends memory on
-// each when it compiles the module, and for imports, tables, globals,
-// element and data segments again in every instance, so a module of a few
+// module (and, below, on what its functions cost to compile:
+// maxFuncWeight). wazero accepts up to 2^27 of most items and spends
+// memory on each when it compiles the module, and for imports, tables,
+// globals, element and data segments again in every instance, so a module of a few
 // megabytes could claim gigabytes (measured: a 3 MB module of 10^6 empty
 // tables costs 107 MB per instance; a module of 300 bytes declaring 10^7
 // locals, 218 MB to compile). Real guests stay far below these bounds: a Go
@@ -239,7 +240,7 @@ func elementHeader(r *wasmbin.Reader) (entries uint32, exprs bool, err error) {
 // and a declaration of 2^32 locals takes 6 bytes.
 func checkCodeSection(r *wasmbin.Reader) error {
 	n, _ := r.U32()
-	var total uint64
+	var total, weight uint64
 	for i := uint32(0); i < n; i++ {
 		size, err := r.U32()
 		if err != nil {
@@ -249,7 +250,8 @@ func checkCodeSection(r *wasmbin.Reader) error {
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: function body %d declares %d bytes, past its section's end", i, size)
 		}
-		locals, err := countLocals(&wasmbin.Reader{B: body})
+		br := &wasmbin.Reader{B: body}
+		locals, err := countLocals(br)
 		if err != nil {
 			return fmt.Errorf("not a valid WebAssembly module: function body %d: locals: %w", i, err)
 		}
@@ -259,8 +261,79 @@ func checkCodeSection(r *wasmbin.Reader) error {
 		if total += locals; total > maxLocals {
 			return fmt.Errorf("the module's functions declare more than %d locals together, more than this host accepts", uint64(maxLocals))
 		}
+		w, err := checkCompileWeight(br, i)
+		if err != nil {
+			return err
+		}
+		if weight += w; weight > maxModuleWeight {
+			return fmt.Errorf("the module's functions are too large to compile here together: their instructions weigh more than %d (see a function's bound): split the module",
+				uint64(maxModuleWeight))
+		}
 	}
 	return nil
+}
+
+// maxFuncWeight and maxModuleWeight bound the compile weight
+// (compileWeight) of one function and of all of a module's. wazero
+// compiles one function at a time, reusing its memory for the next, and
+// some of its passes cost more than linear time in a function's blocks
+// (before cmdhost's copy made two of them linear, one function of 180 KB,
+// 20,000 memory.fill, took a minute and 0.8 GB). At maxFuncWeight, a
+// function of the worst shapes measured compiles in at most ~0.5 s of a
+// core and ~70 MB (TestCompileAtTheBound); the compiled code of a module
+// is ~10–22 bytes a unit, so that a module at maxModuleWeight peaked at
+// 250 MB (docs/plugins.md), and the compile timeout
+// (PluginConfig.CompileTimeout) bounds its time whatever its shape. The project's guests stay well below: the largest function
+// of a Go guest weighs 27,473 (29 KB), the whole guest 1.9 million (3 MB).
+const (
+	maxFuncWeight   = 1 << 16
+	maxModuleWeight = 1 << 23
+)
+
+// compileWeight is what an instruction costs wazero's compiler, in units
+// of about 1 KiB of the memory it allocates for it (measured, by shape,
+// with 20,000 of them in a function): a bulk memory or table operation
+// compiles to a loop or a call with bounds checks and the termination
+// check's exit (40), a loop or an indirect call to several blocks (13),
+// an if to two (8); a block, a branch, a call, a memory or table access
+// to a block or a bounds check (4); anything else to an instruction or
+// two (1).
+func compileWeight(in wasmbin.Instr) uint32 {
+	switch {
+	case in.Op == 0xfc && in.Sub >= 8 && in.Sub <= 17 && in.Sub != 9 && in.Sub != 13 && in.Sub != 16:
+		return 40 // memory.init, copy, fill; table.init, copy, grow, fill
+	case in.Op == 0x03, in.Op == 0x11, in.Op == 0x13: // loop, call_indirect, return_call_indirect
+		return 13
+	case in.Op == 0x04: // if
+		return 8
+	case in.Op == 0x0e: // br_table: a block a target
+		return 4 * in.Targets
+	case in.Op == 0x02, in.Op == 0x05, in.Op == 0x0c, in.Op == 0x0d, // block, else, br, br_if
+		in.Op == 0x10, in.Op == 0x12, in.Op == 0x25, in.Op == 0x26, // call, return_call, table.get, set
+		in.Op >= 0x28 && in.Op <= 0x40, // loads, stores, memory.size, grow
+		in.Op == 0xfe:                  // atomics
+		return 4
+	}
+	return 1
+}
+
+// checkCompileWeight reads the instructions of function body i (r past
+// its locals) and returns their compile weight, or an error when it is
+// over maxFuncWeight.
+func checkCompileWeight(r *wasmbin.Reader, i uint32) (uint64, error) {
+	var w uint64
+	for !r.Done() {
+		start := r.Off
+		in, err := r.Instr()
+		if err != nil {
+			return 0, fmt.Errorf("not a valid WebAssembly module for this host: function body %d at byte %d: %w", i, start, err)
+		}
+		if w += uint64(compileWeight(in)); w > maxFuncWeight {
+			return 0, fmt.Errorf("function body %d is too large to compile here: its instructions weigh more than %d (about 1 KiB of the compiler's memory each; a bulk memory operation 40, a loop 13, a block, branch, call or memory access 4): split the function",
+				i, maxFuncWeight)
+		}
+	}
+	return w, nil
 }
 
 // countLocals reads a function body's local declarations and returns how

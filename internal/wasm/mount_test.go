@@ -3,6 +3,7 @@
 package wasm
 
 import (
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // WASI errnos the mount tests expect.
@@ -295,5 +297,66 @@ func TestMountGoGuestWorksInside(t *testing.T) {
 		if got := probeFS(t, ro, call); !strings.HasPrefix(got, "error: ") {
 			t.Errorf("%s in a read-only mount: %q; want an error", call, got)
 		}
+	}
+}
+
+// wasiENOTSUP is the WASI errno of an open of what a mount does not serve.
+const wasiENOTSUP = 58
+
+// A mount serves regular files and folders only: an open of a FIFO, which
+// would block in the kernel until a writer came, where no deadline or
+// cancel reaches it (holding the instance and its thread), fails at once
+// with ENOTSUP, and a regular file beside it opens as before. Before, the
+// guest's path_open waited for a writer: the test gives the call 10 s,
+// then opens the FIFO for writing itself so that the call can end.
+func TestMountRefusesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("regular"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := load(t, "hostile-mount-fifo", PluginConfig{PoolSize: 1, Grants: Grants{
+		Mounts: []Mount{{HostDir: dir, GuestDir: "/data", ReadOnly: true}}}})
+	type result struct {
+		payload []byte
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := call(t, p, ctx, "open", "")
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{payload: resp.Payload}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(15 * time.Second):
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // lets the guest's open return
+		if err == nil {
+			_ = w.Close()
+		}
+		<-done
+		t.Fatal("the guest's open of a FIFO in its mount blocked 5 s past the call's deadline")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if len(r.payload) < 8 {
+		t.Fatalf("payload %q: want two errnos", r.payload)
+	}
+	fifoErr, fileErr := binary.LittleEndian.Uint32(r.payload), binary.LittleEndian.Uint32(r.payload[4:])
+	if fifoErr != wasiENOTSUP {
+		t.Errorf("opening the FIFO: errno %d, want ENOTSUP (%d)", fifoErr, wasiENOTSUP)
+	}
+	if fileErr != 0 || string(r.payload[8:]) != "regular" {
+		t.Errorf("reading the regular file beside it: errno %d, read %q; want 0 and %q", fileErr, r.payload[8:], "regular")
 	}
 }

@@ -55,6 +55,11 @@ import (
 // said ENOSYS to an open for writing); writes, truncation and times through
 // a file opened for reading fail with EBADF.
 //
+// A mount opens regular files and folders only: an open of a FIFO, a
+// socket or a device fails with ENOTSUP (served), without blocking or
+// reaching a driver: a FIFO's open would wait in the kernel for a writer,
+// where no deadline or cancel reaches it.
+//
 // os.Root follows at most 8 symlinks on one path (ELOOP past that), and a
 // file of a mount cannot be put in non-blocking mode (mountFile is not a
 // PollableFile: fd_fdstat_set_flags with NONBLOCK gets ENOSYS, after which
@@ -79,6 +84,9 @@ type mountFS struct {
 	// without closing them (they stay open in an idle instance too) cannot
 	// take the host's file descriptors.
 	files atomic.Int64
+	// notServedCount counts the opens refused for the file's type
+	// (notServed).
+	notServedCount atomic.Int64
 }
 
 // maxMountFiles bounds the files open at once through one mount; past it
@@ -257,19 +265,51 @@ func (m *mountFS) reopen(p string, flag experimentalsys.Oflag) (*mountFile, expe
 	return f, errno
 }
 
-// openCounted is open once the file is counted in m.files.
+// openCounted is open once the file is counted in m.files. It opens
+// regular files and folders only (served).
 func (m *mountFS) openCounted(p string, flag experimentalsys.Oflag, perm fs.FileMode) (*mountFile, experimentalsys.Errno) {
-	f, err := m.root.OpenFile(p, osFlag(flag), perm)
+	if fi, err := m.root.Stat(p); err == nil && !served(fi.Mode()) {
+		return nil, m.notServed(p, fi.Mode())
+	}
+	// What was stat'ed may be swapped for a FIFO before the open: the open
+	// does not block (O_NONBLOCK), and the file it opened is checked again.
+	f, err := m.root.OpenFile(p, osFlag(flag)|oNonblock|oNoctty, perm)
 	if err != nil {
 		return nil, m.errno("open", p, err)
 	}
-	if oDirectory == 0 && flag&experimentalsys.O_DIRECTORY != 0 {
-		if fi, err := f.Stat(); err != nil || !fi.IsDir() {
-			_ = f.Close()
-			return nil, experimentalsys.ENOTDIR
+	fi, err := f.Stat()
+	if err != nil || !served(fi.Mode()) {
+		_ = f.Close()
+		if err != nil {
+			return nil, m.errno("open", p, err)
 		}
+		return nil, m.notServed(p, fi.Mode())
+	}
+	if flag&experimentalsys.O_NONBLOCK == 0 && oNonblock != 0 {
+		_ = f.Fd() // back to blocking, as the guest opened it
+	}
+	if oDirectory == 0 && flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
+		_ = f.Close()
+		return nil, experimentalsys.ENOTDIR
 	}
 	return newMountFile(m, p, flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_EXCL), f)
+}
+
+// served reports whether a mount opens a file of this mode: a regular file
+// or a folder. The open of a FIFO blocks in the kernel until the other end
+// comes, where no deadline or cancel reaches it, and a device's or a
+// socket's does what its driver does.
+func served(mode fs.FileMode) bool { return mode.IsRegular() || mode.IsDir() }
+
+// notServed is the refusal of an open of p, of a mode not served: ENOTSUP,
+// logged (the first and then each power of two, as refuse).
+func (m *mountFS) notServed(p string, mode fs.FileMode) experimentalsys.Errno {
+	n := m.notServedCount.Add(1)
+	if n&(n-1) == 0 {
+		m.log.Warn("plugin refused: a mount opens regular files and folders only", "plugin", m.plugin, "mount", m.guestDir,
+			"path", clip(p), "type", mode.Type().String(), "refusals", n)
+	}
+	return experimentalsys.ENOTSUP
 }
 
 // Lstat implements experimental/sys.FS.

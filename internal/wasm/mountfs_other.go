@@ -7,4 +7,5 @@ package wasm
 const (
 	oDirectory = 0
 	oNonblock  = 0
+	oNoctty    = 0
 )

@@ -22,6 +22,11 @@ type shapeModule struct {
 	elemSegs    int // empty passive element segments
 	elemEntries int // entries of one more passive element segment
 	dataSegs    int // empty passive data segments
+	// code, when set, is the instructions of codeFuncs more functions
+	// () -> () with one i32 local (their end added); the module has a
+	// table of 1,024 funcref then (for call_indirect and table operations).
+	code      string
+	codeFuncs int
 }
 
 // shapeDescription is abi.AppendDescription of Description{Version: 1,
@@ -64,11 +69,14 @@ func (m shapeModule) bytes() []byte {
 
 	// Functions: abi_version, describe, handle; the extra ones; the one
 	// with many locals.
-	nFuncs := 3 + m.funcs + m.localFuncs
+	nFuncs := 3 + m.funcs + m.localFuncs + m.codeFuncs
 	section(3, nFuncs, []byte{1, 1, 1}, repeat([]byte{2}, nFuncs-3))
 
-	if m.tables > 0 {
+	switch {
+	case m.tables > 0:
 		section(4, m.tables, repeat([]byte{0x70, 0x00, 0x00}, m.tables))
+	case m.codeFuncs > 0:
+		section(4, 1, []byte{0x70, 0x00, 0x80, 0x08})
 	}
 	section(5, 1, []byte{0x00, 0x01}) // one page
 	if m.globals > 0 {
@@ -110,7 +118,8 @@ func (m shapeModule) bytes() []byte {
 		// cmdhost_handle: response_write(64, len) != 0
 		body(0x00, 0x41, 0xc0, 0x00, 0x41, byte(len(shapeResponse)), 0x10, 0x01, 0x41, 0x00, 0x47, 0x0b),
 		repeat(body(0x00, 0x0b), m.funcs),
-		repeat(localsFunc, m.localFuncs))
+		repeat(localsFunc, m.localFuncs),
+		repeat(body(append(append([]byte{0x01, 0x01, 0x7f}, m.code...), 0x0b)...), m.codeFuncs))
 
 	// Active segments at 16 and 64 (an s32: 0xc0 0x00).
 	active := func(offset []byte, data string) []byte {

@@ -37,3 +37,45 @@ func TestLEB(t *testing.T) {
 		t.Errorf("a name past the end: %v", err)
 	}
 }
+
+// Instr reads one instruction at a time, its immediates skipped: each
+// shape of immediate, a br_table's targets counted, and an opcode it does
+// not know refused.
+func TestInstr(t *testing.T) {
+	code := []byte{
+		0x02, 0x40, // block
+		0x03, 0x7f, // loop (result i32)
+		0x04, 0x63, 0x70, // if (result (ref null func))
+		0x0e, 0x02, 0x00, 0x01, 0x00, // br_table 0 1 0
+		0x11, 0x01, 0x00, // call_indirect 1 0
+		0x1c, 0x01, 0x7f, // select (result i32)
+		0x28, 0x42, 0x00, 0x10, // i32.load with a memory index, offset 16
+		0x42, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, // i64.const
+		0x44, 0, 0, 0, 0, 0, 0, 0, 0, // f64.const
+		0xfc, 0x0a, 0x00, 0x00, // memory.copy
+		0xfc, 0x11, 0x00, // table.fill
+		0xfd, 0x0c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // v128.const
+		0xfd, 0x15, 0x01, // i8x16.extract_lane_s 1
+		0xfe, 0x03, 0x00, // atomic.fence
+		0x6a, // i32.add
+		0x0b, // end
+	}
+	want := []Instr{{Op: 0x02}, {Op: 0x03}, {Op: 0x04}, {Op: 0x0e, Targets: 3}, {Op: 0x11}, {Op: 0x1c}, {Op: 0x28},
+		{Op: 0x42}, {Op: 0x44}, {Op: 0xfc, Sub: 10}, {Op: 0xfc, Sub: 17}, {Op: 0xfd, Sub: 12}, {Op: 0xfd, Sub: 21},
+		{Op: 0xfe, Sub: 3}, {Op: 0x6a}, {Op: 0x0b}}
+	r := &Reader{B: code}
+	for i, w := range want {
+		in, err := r.Instr()
+		if err != nil || in != w {
+			t.Fatalf("instruction %d: %+v, %v; want %+v", i, in, err, w)
+		}
+	}
+	if !r.Done() {
+		t.Fatalf("%d bytes left", len(code)-r.Off)
+	}
+	for _, b := range [][]byte{{0x06}, {0xfc, 0x12}, {0xfd, 0x80, 0x04}, {0xfe, 0x04}, {0x0e, 0x05, 0x00}} {
+		if _, err := (&Reader{B: b}).Instr(); err == nil {
+			t.Errorf("% x: no error", b)
+		}
+	}
+}

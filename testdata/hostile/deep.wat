@@ -1,5 +1,7 @@
-;; hostile: recurses 1,000,000 calls deep and returns (frames of ~56 bytes once metered: ~5.3 million fit unmetered, ~1.5 million metered). wazero grows a call's
-;; stack as deep as it goes (to ~40 MiB here, ~84 MiB at most) and keeps it
+;; hostile: recurses 100,000 calls deep and returns (frames of ~40 bytes,
+;; ~56 once metered). wazero grows a call's stack as deep as it goes, by
+;; doubling (to ~5 MiB here, and at most what a call may hold: 8 MiB, the
+;; stack it grows from included, TestCallStackWithinBudget) and keeps it
 ;; with the function handle: the host must not keep that stack in its idle
 ;; instance after the call. cmdhost_handle answers the depth reached as a
 ;; 4-byte little-endian payload.
@@ -33,5 +35,5 @@
 
   ;; The fault.
   (func (export "cmdhost_handle") (result i32)
-    (call $reply (call $down (i32.const 1000000))))
+    (call $reply (call $down (i32.const 100000))))
 )

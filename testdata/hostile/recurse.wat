@@ -1,6 +1,8 @@
-;; hostile: recurses without end. wazero grows the call's stack to ~84 MiB
-;; and then traps (stack overflow): the call must fail as a trap, and the
-;; host must let go of the discarded instance, stack and memory, at once.
+;; hostile: recurses without end. wazero grows the call's stack to ~5 MiB
+;; (it may hold 8 MiB, the stack it grows from included) and then traps
+;; (stack overflow): the call must fail as a trap, within what the guest
+;; memory budget reserves for it, and the host must let go of the discarded
+;; instance, stack and memory, at once.
 (module
   (import "cmdhost" "describe"       (func $describe       (param i32 i32) (result i32)))
   (import "cmdhost" "response_write" (func $response_write (param i32 i32) (result i32)))

@@ -275,16 +275,21 @@ func (f *funcWriter) leaveRegion() {
 	}
 }
 
-// bulk writes, before a bulk memory operation whose byte count is on top of
-// the stack, the code that charges its weight and checks the counter.
-func (f *funcWriter) bulk() {
+// bulk writes, before a bulk memory or table operation whose count (of
+// bytes, or of table entries) is on top of the stack, the code that
+// charges its weight, the count shifted right by shift, and checks the
+// counter.
+func (f *funcWriter) bulk(shift byte) {
 	f.tmp = true
 	tmp, g := f.locals+1, f.m.counter()
 	c := wasmbin.AppendU32(append(f.code, 0x22), tmp) // local.tee tmp
 	c = wasmbin.AppendU32(append(c, 0x23), g)
-	c = wasmbin.AppendU32(append(c, 0x20), tmp)      // local.get tmp
-	c = append(c, 0xad, 0x42, BulkShift, 0x88, 0x7d) // i64.extend_i32_u, i64.const, i64.shr_u, i64.sub
-	f.code = f.check(c)
+	c = wasmbin.AppendU32(append(c, 0x20), tmp) // local.get tmp
+	c = append(c, 0xad)                         // i64.extend_i32_u
+	if shift > 0 {
+		c = append(c, 0x42, shift, 0x88) // i64.const, i64.shr_u
+	}
+	f.code = f.check(append(c, 0x7d)) // i64.sub
 }
 
 // instr rewrites one instruction.
@@ -416,32 +421,13 @@ func (f *funcWriter) instr() error {
 		if g, err = r.U32(); err == nil && g >= m.globals {
 			err = fmt.Errorf("global index %d out of range", g)
 		}
-	case op == 0x25 || op == 0x26: // table.get, set
-		err = r.SkipLEB(5)
-	case op >= 0x28 && op <= 0x3e: // loads and stores
-		err = f.memarg()
-	case op == 0x3f || op == 0x40: // memory.size, memory.grow
-		err = r.SkipLEB(5)
-	case op == 0x41:
-		err = r.SkipLEB(5)
-	case op == 0x42:
-		err = r.SkipLEB(10)
-	case op == 0x43:
-		_, err = r.Bytes(4)
-	case op == 0x44:
-		_, err = r.Bytes(8)
-	case op == 0xd0: // ref.null heap type
-		err = r.SkipLEB(5)
 	case op == 0xfc:
 		return f.prefixFC(start)
-	case op == 0xfd:
-		err = f.prefixFD()
-	case op == 0xfe:
-		err = f.prefixFE()
-	case op == 0x01, op == 0x1a, op == 0x1b, // nop, drop, select
-		op >= 0x45 && op <= 0xc4, op == 0xd1: // numeric, sign extension, ref.is_null
-	default:
-		return fmt.Errorf("opcode %#x cannot be metered (exceptions, GC and function references are not supported)", op)
+	default: // nothing to check or renumber: its immediates are skipped
+		r.Off = start
+		if _, err := r.Instr(); err != nil {
+			return fmt.Errorf("opcode %#x cannot be metered (exceptions, GC and function references are not supported): %w", op, err)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("opcode %#x: %w", op, err)
@@ -481,101 +467,22 @@ func (f *funcWriter) blockType() error {
 	return nil
 }
 
-// memarg skips a memory argument: alignment (bit 6: a memory index
-// follows) and offset.
-func (f *funcWriter) memarg() error {
-	align, err := f.r.U32()
-	if err != nil {
-		return err
-	}
-	if align&0x40 != 0 {
-		if err := f.r.SkipLEB(5); err != nil {
-			return err
-		}
-	}
-	return f.r.SkipLEB(10)
-}
-
 // prefixFC rewrites a 0xfc instruction: saturating truncations, bulk
-// memory and table operations. Bulk memory operations are charged by size.
+// memory and table operations. Bulk operations are charged by size: one
+// unit per 1<<BulkShift bytes, or per table entry.
 func (f *funcWriter) prefixFC(start int) error {
 	r := f.r
-	sub, err := r.U32()
+	r.Off = start
+	in, err := r.Instr()
 	if err != nil {
 		return err
 	}
-	switch {
-	case sub <= 7: // trunc_sat
-	case sub == 8: // memory.init data memory
-		if err = r.SkipLEB(5); err == nil {
-			err = r.SkipLEB(5)
-		}
-	case sub == 9 || sub == 13: // data.drop, elem.drop
-		err = r.SkipLEB(5)
-	case sub == 10: // memory.copy memory memory
-		if err = r.SkipLEB(5); err == nil {
-			err = r.SkipLEB(5)
-		}
-	case sub == 11: // memory.fill memory
-		err = r.SkipLEB(5)
-	case sub == 12 || sub == 14: // table.init elem table, table.copy table table
-		if err = r.SkipLEB(5); err == nil {
-			err = r.SkipLEB(5)
-		}
-	case sub >= 15 && sub <= 17: // table.grow, size, fill
-		err = r.SkipLEB(5)
-	default:
-		return fmt.Errorf("opcode 0xfc %d cannot be metered", sub)
-	}
-	if err != nil {
-		return fmt.Errorf("opcode 0xfc %d: %w", sub, err)
-	}
-	if sub == 8 || sub == 10 || sub == 11 {
-		f.bulk()
+	switch in.Sub {
+	case 8, 10, 11: // memory.init, copy, fill: by the bytes
+		f.bulk(BulkShift)
+	case 12, 14, 17: // table.init, copy, fill: by the entries
+		f.bulk(0)
 	}
 	f.code = append(f.code, r.B[start:r.Off]...)
 	return nil
-}
-
-// prefixFD skips a SIMD instruction's immediates.
-func (f *funcWriter) prefixFD() error {
-	r := f.r
-	sub, err := r.U32()
-	if err != nil {
-		return err
-	}
-	switch {
-	case sub <= 11, sub == 92, sub == 93: // loads, stores, load_zero
-		err = f.memarg()
-	case sub == 12, sub == 13: // v128.const, i8x16.shuffle
-		_, err = r.Bytes(16)
-	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
-		_, err = r.Byte()
-	case sub >= 84 && sub <= 91: // load_lane, store_lane
-		if err = f.memarg(); err == nil {
-			_, err = r.Byte()
-		}
-	case sub <= 0x113: // the rest, relaxed SIMD included: no immediates
-	default:
-		return fmt.Errorf("opcode 0xfd %d cannot be metered", sub)
-	}
-	return err
-}
-
-// prefixFE skips an atomic instruction's immediates.
-func (f *funcWriter) prefixFE() error {
-	r := f.r
-	sub, err := r.U32()
-	if err != nil {
-		return err
-	}
-	switch {
-	case sub == 3: // atomic.fence
-		_, err = r.Byte()
-	case sub <= 2, sub >= 0x10 && sub <= 0x4e:
-		err = f.memarg()
-	default:
-		return fmt.Errorf("opcode 0xfe %d cannot be metered", sub)
-	}
-	return err
 }

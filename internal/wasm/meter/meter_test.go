@@ -104,7 +104,7 @@ func readKernels(t testing.TB) []byte {
 	return b
 }
 
-var kernelExports = []string{"fib", "indirect", "global", "tail", "loop", "nested", "loopcall", "bulk", "simd", "multi", "start", "trap",
+var kernelExports = []string{"fib", "indirect", "global", "tail", "loop", "nested", "loopcall", "bulk", "tablebulk", "simd", "multi", "start", "trap",
 	"dfib", "tree", "leafloop", "arms", "exit"}
 
 // TestKernelsBehaveTheSame: each export of the sample kernels answers the
@@ -129,6 +129,12 @@ func TestKernelsBehaveTheSame(t *testing.T) {
 		got, used, err := m.call(name)
 		if (wantErr == nil) != (err == nil) || got != want {
 			t.Errorf("%s: metered %d, %v; original %d, %v", name, got, err, want, wantErr)
+		}
+		// A trap's stack trace names the functions as the original's
+		// does: before, each was named by its index after the tick's
+		// import, one more than the original's.
+		if err != nil && wantErr != nil && err.Error() != wantErr.Error() {
+			t.Errorf("%s: metered, the trap says %q; the original says %q", name, err, wantErr)
 		}
 		if _, again, _ := m.call(name); again != used {
 			t.Errorf("%s: used %d units, then %d: not deterministic", name, used, again)
@@ -157,6 +163,9 @@ func TestKernelsBehaveTheSame(t *testing.T) {
 	if bulk < (65536+1000)>>BulkShift {
 		t.Errorf("bulk used %d units for 66,536 bytes", bulk)
 	}
+	if _, tables, _ := m.call("tablebulk"); tables < 10000+9999 {
+		t.Errorf("tablebulk used %d units for 19,999 table entries", tables)
+	}
 }
 
 // TestBudgetCutsEveryShape: a budget below what a kernel uses ends it in
@@ -170,7 +179,7 @@ func TestBudgetCutsEveryShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"fib", "tail", "loop", "nested", "loopcall", "bulk", "dfib", "tree", "leafloop"} {
+	for _, name := range []string{"fib", "tail", "loop", "nested", "loopcall", "bulk", "tablebulk", "dfib", "tree", "leafloop"} {
 		m.budget = 0
 		_, used, err := m.call(name)
 		if err != nil {

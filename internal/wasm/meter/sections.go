@@ -2,6 +2,7 @@ package meter
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cmdhost/cmdhost/internal/wasmbin"
@@ -246,11 +247,17 @@ func (m *module) custom(body []byte) ([]byte, bool) {
 	case name != "name":
 		return body, true
 	}
+	m.nameSection = true
 	out := appendName(nil, name)
+	named := false // the function names are written
 	for !r.Done() {
 		id, err := r.Byte()
 		if err != nil {
 			return nil, false
+		}
+		if id > 1 && !named {
+			out = m.appendFuncNames(out, nil)
+			named = true
 		}
 		size, err := r.U32()
 		if err != nil {
@@ -260,8 +267,15 @@ func (m *module) custom(body []byte) ([]byte, bool) {
 		if err != nil {
 			return nil, false
 		}
-		if id == 1 || id == 2 || id == 3 { // function, local and label names: by function index
-			if sub, err = m.renameFuncs(sub, id != 1); err != nil {
+		if id == 1 {
+			if named {
+				return nil, false // out of order: wazero will say so of the original
+			}
+			out, named = m.appendFuncNames(out, sub), true
+			continue
+		}
+		if id == 2 || id == 3 { // local and label names: by function index
+			if sub, err = m.renameFuncs(sub, true); err != nil {
 				return nil, false
 			}
 		}
@@ -269,7 +283,59 @@ func (m *module) custom(body []byte) ([]byte, bool) {
 		out = wasmbin.AppendU32(out, uint32(len(sub)))
 		out = append(out, sub...)
 	}
+	if !named {
+		out = m.appendFuncNames(out, nil)
+	}
 	return out, true
+}
+
+// appendFuncNames appends the function names subsection of the name
+// section: the names of names (the original's subsection, nil when it has
+// none), renumbered, and for each defined function it does not name,
+// "$" and its original index, which is what wazero calls a function with
+// no name in a trap's stack trace. Without them, a metered module's trace
+// named each function by its index after the tick's import: one more than
+// the module's own. A names subsection that does not read is dropped.
+func (m *module) appendFuncNames(out, names []byte) []byte {
+	var entries []byte
+	count := uint32(0)
+	next := m.importedFuncs // the next defined function that may lack a name
+	fill := func(upTo uint32) {
+		for ; next < upTo; next++ {
+			entries = wasmbin.AppendU32(entries, next+1)
+			entries = appendName(entries, "$"+strconv.FormatUint(uint64(next), 10))
+			count++
+		}
+	}
+	r := &wasmbin.Reader{B: names}
+	n, err := r.U32()
+	if names == nil || err != nil {
+		n = 0
+	}
+	last := int64(-1)
+	for i := uint32(0); i < n; i++ {
+		f, err := r.U32()
+		if err != nil || int64(f) <= last || f >= m.funcs {
+			break // out of order or range: what was read stays
+		}
+		name, err := r.Name()
+		if err != nil {
+			break
+		}
+		last = int64(f)
+		fill(max(f, next))
+		if f >= m.importedFuncs {
+			next = f + 1
+		}
+		g, _ := m.remap(f)
+		entries = appendName(wasmbin.AppendU32(entries, g), name)
+		count++
+	}
+	fill(m.funcs)
+	sub := append(wasmbin.AppendU32(nil, count), entries...)
+	out = append(out, 1)
+	out = wasmbin.AppendU32(out, uint32(len(sub)))
+	return append(out, sub...)
 }
 
 // renameFuncs renumbers the functions of a name map, or an indirect one

@@ -702,7 +702,16 @@ func (c *callEngine) callerModuleInstance() *wasm.ModuleInstance {
 	return moduleInstanceFromOpaquePtr(c.execCtx.callerModuleContextPtr)
 }
 
-const callStackCeiling = uintptr(50000000) // in uint64 (8 bytes) == 400000000 bytes in total == 400mb.
+// callStackCeiling bounds what one call's stack holds of the host's
+// memory, the stack it is growing from included: a stack doubles only
+// while the old and the new together stay within it, so a call's stack
+// is at most two thirds of it (cmdhost). Upstream compared the old
+// stack's length in bytes with 50,000,000 (its comment said 8-byte
+// words, 400 MB): a call recursing without end grew its stack to 84 MB,
+// holding 126 MB while the last copy was made, outside any memory limit.
+// cmdhost charges this ceiling to each instance in its guest memory budget
+// (internal/wasm/budget.go, stackBytes).
+const callStackCeiling = uintptr(8 << 20)
 
 func (c *callEngine) growStackWithGuarded() (newSP uintptr, newFP uintptr, err error) {
 	if wazevoapi.StackGuardCheckEnabled {
@@ -721,12 +730,12 @@ func (c *callEngine) growStackWithGuarded() (newSP uintptr, newFP uintptr, err e
 // growStack grows the stack, and returns the new stack pointer.
 func (c *callEngine) growStack() (newSP, newFP uintptr, err error) {
 	currentLen := uintptr(len(c.stack))
-	if callStackCeiling < currentLen {
+	newLen := 2*currentLen + c.execCtx.stackGrowRequiredSize + 16 // Stack might be aligned to 16 bytes, so add 16 bytes just in case.
+	// cmdhost: both stacks, while one is copied to the other.
+	if currentLen+newLen > callStackCeiling {
 		err = wasmruntime.ErrRuntimeStackOverflow
 		return
 	}
-
-	newLen := 2*currentLen + c.execCtx.stackGrowRequiredSize + 16 // Stack might be aligned to 16 bytes, so add 16 bytes just in case.
 	newSP, newFP, c.stackTop, c.stack = c.cloneStack(newLen)
 	c.execCtx.stackBottomPtr = &c.stack[0]
 	return

@@ -266,6 +266,12 @@ func (e *engine) compileModule(ctx context.Context, module *wasm.Module, listene
 		fe := frontend.NewFrontendCompiler(module, ssaBuilder, &cm.offsets, ensureTermination, withListener, needSourceInfo)
 
 		for i := range module.CodeSection {
+			// cmdhost: a compile whose context is done is abandoned between
+			// two functions, as the workers below abandon theirs: a module
+			// may hold enough code to keep a core busy for minutes.
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("compile abandoned at function %d/%d: %w", i, len(module.CodeSection)-1, context.Cause(ctx))
+			}
 			if wazevoapi.DeterministicCompilationVerifierEnabled {
 				i = indexes[i]
 			}

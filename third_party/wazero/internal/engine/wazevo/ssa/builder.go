@@ -184,6 +184,14 @@ type builder struct {
 	// loopNestingForestRoots are the roots of the loop nesting forest.
 	loopNestingForestRoots []BasicBlock
 
+	// cmdhost: scratch of the linear loop passes, indexed by block id:
+	// the dominator tree's preorder number and subtree size of each block,
+	// and what its children's subtrees took so far (subPassLoopDetection);
+	// the nearest of its dominators that is a loop header or the entry
+	// (passBuildLoopNestingForest).
+	domPre, domSize, domUsed []int32
+	nearestLoop              []*basicBlock
+
 	// The followings are used for optimization passes/deterministic compilation.
 	instStack       []*Instruction
 	blkStack        []*basicBlock
