@@ -13,10 +13,11 @@
 //
 // A client that got in may be anyone, so what one client can take is bounded
 // (Config, guard.go, tcpconn.go): the packet size (announced in CONNACK and
-// checked before a packet's body is read), the clients, the messages awaiting
-// a client's acknowledgement, the bytes queued for a client (one that does
-// not read is disconnected instead of holding up the others), the time to
-// send a CONNECT. Retained messages are off (not kept; CONNACK says so). The
+// checked before a packet's body is read), the clients, the connections yet
+// to log in (apart from the clients, per source address: pending.go), the
+// messages awaiting a client's acknowledgement, the bytes queued for a
+// client (one that does not read is disconnected instead of holding up the
+// others), the time to send a CONNECT. Retained messages are off (not kept; CONNACK says so). The
 // client ids of the host's own clients are reserved, and every request is
 // stamped with the client id of its sender (ClientIDProperty).
 package broker
@@ -92,10 +93,11 @@ type Config struct {
 	// CONNACK (Maximum Packet Size); a larger one ends its connection
 	// before its body is read. Default DefaultMaxPacketBytes.
 	MaxPacketBytes int
-	// MaxClients bounds the clients connected at once: beyond it a CONNECT
-	// is refused (CONNACK 0x89 server busy), and beyond twice as many open
-	// connections (those yet to send their CONNECT included) a connection
-	// is closed at once. Default DefaultMaxClients.
+	// MaxClients bounds the clients logged in at once: beyond it a CONNECT
+	// is refused (CONNACK 0x89 server busy). The connections yet to send
+	// their CONNECT are bounded apart, to as many, a quarter of them per
+	// source address, the longest waiting of the largest source closed to
+	// make room (pending.go). Default DefaultMaxClients.
 	MaxClients int
 	// MaxInflight bounds the QoS 1/2 messages a client has not yet
 	// acknowledged: beyond it, messages for it are dropped (counted) until
@@ -109,6 +111,10 @@ type Config struct {
 	// WriteTimeout disconnects a client whose socket takes nothing for
 	// so long. Default DefaultWriteTimeout.
 	WriteTimeout time.Duration
+
+	// connectTimeout is the time a connection has to send its CONNECT;
+	// zero: the constant connectTimeout (the tests shorten it).
+	connectTimeout time.Duration
 }
 
 // The defaults of Config's bounds.
@@ -136,6 +142,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.connectTimeout <= 0 {
+		c.connectTimeout = connectTimeout
 	}
 	return c
 }
@@ -239,11 +248,11 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		}
 		_ = srv.Close()
 	}
-	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
-	open := new(atomic.Int64)
+	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}, pendingLog: ratelog.Limiter{Interval: time.Second}}
+	conns := newNetConns(cfg, st, log)
 	gate := newAttachGate()
-	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open, gate: gate}
-	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{},
+	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, conns: conns, gate: gate}
+	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, conns: conns, users: users, acl: acl, reserved: map[string]bool{},
 		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock),
 		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if err := srv.AddHook(g, nil); err != nil {
@@ -268,7 +277,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	if tlsLn != nil {
 		tlsAddr = tlsLn.Addr().String()
 		// TLS under the bounds: boundedConn reads and writes MQTT's bytes.
-		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, open: open, gate: gate}
+		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, conns: conns, gate: gate}
 		if err := srv.AddListener(listeners.NewNet(tlsListenerID, secure)); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("broker: TLS listener: %w", err)

@@ -39,9 +39,13 @@ const (
 // metrics and the tests.
 type Stats struct {
 	// ClientsRefused counts CONNECTs refused (not authenticated, a client
-	// id the host uses, too many clients), TLS handshakes failed, and
-	// connections closed at accept (too many open).
+	// id the host uses, too many clients) and TLS handshakes failed.
 	ClientsRefused uint64
+	// PendingClosed counts connections closed before their CONNECT was
+	// read: to make room for newer ones (the bound on the connections not
+	// logged in, pending.go), or for sending none within the connect
+	// timeout.
+	PendingClosed uint64
 	// ClientsDropped counts clients disconnected because they did not read
 	// what they were sent (their write queue over its bound, or their
 	// socket taking nothing for the write timeout).
@@ -58,30 +62,43 @@ type Stats struct {
 	SessionsDropped uint64
 }
 
-// stats is what Stats reads, and the rate limit of the refusals' log.
+// stats is what Stats reads, and the rate limits of the refusals' log.
 type stats struct {
-	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge, sessionsDropped atomic.Uint64
-	refusals                                                                          ratelog.Limiter // Interval set by start
+	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge, sessionsDropped, pendingClosed atomic.Uint64
+	// refusals limits the refusals' lines; pendingLog those of the
+	// connections closed before their CONNECT, apart: a flood of idle
+	// sockets leaves the other refusals their line. Intervals set by start.
+	refusals, pendingLog ratelog.Limiter
 }
 
 // Stats returns the broker's counters.
 func (e *Embedded) Stats() Stats {
 	s := e.stats
 	return Stats{ClientsRefused: s.clientsRefused.Load(), ClientsDropped: s.clientsDropped.Load(),
-		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load(), SessionsDropped: s.sessionsDropped.Load()}
+		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load(), SessionsDropped: s.sessionsDropped.Load(),
+		PendingClosed: s.pendingClosed.Load()}
 }
 
 // note logs a refusal, at most one a second with the number left out
 // since the last (a flood of bad clients must not flood the log).
 func (s *stats) note(log *slog.Logger, msg string, args ...any) {
-	ok, leftOut := s.refusals.Allow(time.Now())
+	noteLimited(&s.refusals, log, msg, args...)
+}
+
+// notePending logs a connection closed before its CONNECT, as note does,
+// at most one a second of its own.
+func (s *stats) notePending(log *slog.Logger, msg string, args ...any) {
+	noteLimited(&s.pendingLog, log, msg, args...)
+}
+
+// noteLimited logs a warning if l lets it through, with the number of
+// lines l left out since the last.
+func noteLimited(l *ratelog.Limiter, log *slog.Logger, msg string, args ...any) {
+	ok, leftOut := l.Allow(time.Now())
 	if !ok {
 		return
 	}
-	if leftOut > 0 {
-		args = append(args, "refusals_not_logged", leftOut)
-	}
-	log.Warn("embedded broker: "+msg, args...)
+	log.Warn("embedded broker: "+msg, withLeftOut(leftOut, "refusals_not_logged", args...)...)
 }
 
 // guard is the hook through which the broker admits clients and what
@@ -94,8 +111,9 @@ func (s *stats) note(log *slog.Logger, msg string, args ...any) {
 //     every id that connected in process): a client over TCP connecting
 //     with one is refused with CONNACK 0x85 (client identifier not valid)
 //     instead of taking over the host's session and its subscriptions.
-//   - Beyond Config.MaxClients open TCP connections, a CONNECT is refused
-//     with CONNACK 0x89 (server busy). The host's own clients always get in.
+//   - Beyond Config.MaxClients TCP clients logged in, a CONNECT is refused
+//     with CONNACK 0x89 (server busy); the connections yet to log in are
+//     bounded apart (pending.go). The host's own clients always get in.
 //     Beyond Config.MaxClients sessions of disconnected TCP clients, the
 //     oldest are dropped (boundSessions).
 //   - A TCP client with Config.MaxInflight QoS 1/2 messages unacknowledged
@@ -115,10 +133,10 @@ type guard struct {
 	cfg   *Config
 	stats *stats
 	log   *slog.Logger
-	open  *atomic.Int64 // the connections open over the network (tcpListener)
-	users *passwd.File  // nil: no users file
-	acl   *ACL          // nil: no ACL file, everything allowed
-	sat   *satCheck     // nil: no K8S-SAT logins (sat.go)
+	conns *netConns    // the connections over the network (pending.go)
+	users *passwd.File // nil: no users file
+	acl   *ACL         // nil: no ACL file, everything allowed
+	sat   *satCheck    // nil: no K8S-SAT logins (sat.go)
 	// logins holds a token per password check running: a bcrypt check
 	// costs ~50 ms of a core, and a CONNECT costs its sender nothing, so
 	// no more than half the cores check at once; a login beyond them is
@@ -166,6 +184,10 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		g.reserve(cl.ID)
 		return nil
 	}
+	bc, _ := cl.Net.Conn.(*boundedConn)
+	if bc != nil && !g.conns.loggingIn(bc) { // closed meanwhile
+		return g.refuse(cl, packets.ErrServerBusy)
+	}
 	// The cheap refusals first: a client refused for them costs no
 	// password check.
 	if g.isReserved(cl.ID) {
@@ -176,11 +198,8 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 			"remote", cl.Net.Remote)
 		return g.refuse(cl, packets.ErrClientIdentifierNotValid)
 	}
-	if open := g.open.Load(); open > int64(g.cfg.MaxClients) {
-		g.stats.clientsRefused.Add(1)
-		g.stats.note(g.log, "client refused: too many clients", "client", logText(cl.ID), "remote", cl.Net.Remote,
-			"max_clients", g.cfg.MaxClients)
-		return g.refuse(cl, packets.ErrServerBusy)
+	if g.conns.full() {
+		return g.refuseTooMany(cl)
 	}
 	if code, why, ok := g.authenticate(cl, pk); !ok {
 		g.stats.clientsRefused.Add(1)
@@ -216,10 +235,21 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	if err := g.checkWill(cl); err != nil {
 		return err
 	}
+	if bc != nil && !g.conns.admit(bc) { // the last places taken while it logged in
+		return g.refuseTooMany(cl)
+	}
 	if _, resumes := g.srv.Clients.Get(cl.ID); !resumes {
 		g.boundSessions()
 	}
 	return nil
+}
+
+// refuseTooMany refuses a client beyond Config.MaxClients.
+func (g *guard) refuseTooMany(cl *mqtt.Client) error {
+	g.stats.clientsRefused.Add(1)
+	g.stats.note(g.log, "client refused: too many clients", "client", logText(cl.ID), "remote", cl.Net.Remote,
+		"max_clients", g.cfg.MaxClients)
+	return g.refuse(cl, packets.ErrServerBusy)
 }
 
 // boundSessions drops the sessions of TCP clients that disconnected

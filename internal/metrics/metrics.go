@@ -31,6 +31,7 @@
 //	cmdhost_sessions_lost_total                  counter; reconnections that found the host's session gone
 //	cmdhost_replies_awaiting_ack                 gauge; replies waiting for the broker's PUBACK
 //	cmdhost_broker_clients_refused_total         counter; embedded broker: CONNECTs refused (reserved id, too many clients)
+//	cmdhost_broker_pending_closed_total          counter; embedded broker: connections closed before their CONNECT
 //	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading
 //	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight window
 //	cmdhost_broker_packets_too_large_total       counter; embedded broker: connections ended for a packet over --max-request-bytes

@@ -1,0 +1,230 @@
+package broker
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/packets"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
+)
+
+// The floods of issue 36 against the real broker, from several loopback
+// addresses, bounded: while they run, a correct user logs in within a
+// second, every time, from another address and from an attacker's own;
+// the log holds a few lines a second; the broker's memory stays within
+// its bound.
+
+// usersFileCost writes a users file whose hashes have bcrypt cost cost:
+// the tests choose how long a password check takes (passwd.Set hashes at
+// the default cost, ~65 ms a check on the machine the bounds were
+// measured on).
+func usersFileCost(t *testing.T, cost int, userPasswords ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < len(userPasswords); i += 2 {
+		h, err := bcrypt.GenerateFromPassword([]byte(userPasswords[i+1]), cost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(userPasswords[i] + ":" + string(h) + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// idleFlood keeps n sockets open from src to addr that never send a
+// byte, re-opening each as soon as the broker closes it, as the issue's
+// probe did, until stop or maxDials dials. It returns a func that waits
+// for its goroutines and returns the number of dials made.
+func idleFlood(src, addr string, n int, maxDials int64, stop <-chan struct{}) (wait func() int64) {
+	var dials atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	open := map[net.Conn]bool{}
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for dials.Add(1) <= maxDials {
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					continue // out of ports for a moment: the next dial tries again
+				}
+				mu.Lock()
+				select {
+				case <-stop:
+					mu.Unlock()
+					_ = c.Close()
+					return
+				default:
+				}
+				open[c] = true
+				mu.Unlock()
+				_, _ = io.Copy(io.Discard, c) // until the broker (or stop) closes it
+				mu.Lock()
+				delete(open, c)
+				mu.Unlock()
+				_ = c.Close()
+			}
+		}()
+	}
+	go func() {
+		<-stop
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range open {
+			_ = c.Close()
+		}
+	}()
+	return func() int64 { wg.Wait(); return min(dials.Load(), maxDials) }
+}
+
+// heapInUse is the Go heap and stacks in use after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
+
+// tryLogin sends a CONNECT as a client would (keep-alive 60 s, which
+// mochi does not warn about) and returns the CONNACK, or why none came.
+func (c *rawClient) tryLogin(t *testing.T, id, user, password string) (packets.Packet, error) {
+	t.Helper()
+	var buf bytes.Buffer
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Connect}, ProtocolVersion: 5,
+		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: id, Keepalive: 60,
+			UsernameFlag: true, Username: []byte(user), PasswordFlag: true, Password: []byte(password)},
+	}
+	if err := pk.ConnectEncode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.conn.Write(buf.Bytes()); err != nil {
+		return pk, err
+	}
+	ack, err := c.read(t)
+	if err == nil && ack.FixedHeader.Type != packets.Connack {
+		err = fmt.Errorf("packet type %d, not CONNACK", ack.FixedHeader.Type)
+	}
+	return ack, err
+}
+
+// loginWithin dials from src and logs in as user, failing the test
+// unless CONNACK 0 comes within limit; the socket is closed after.
+// With retries > 0, a connection the broker closes before answering its
+// CONNECT is dialled again at once, as a client reconnects, up to retries
+// times (counted in *retried), all within limit.
+func loginWithin(t *testing.T, src, addr, id, user, password string, limit time.Duration, retries int, retried *int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		c := dialFrom(t, src, addr)
+		var ack packets.Packet
+		var err error
+		if ack, err = c.tryLogin(t, id, user, password); err != nil && retries > 0 {
+			_ = c.conn.Close()
+			retries--
+			*retried++
+			continue
+		}
+		took := time.Since(start)
+		_ = c.conn.Close()
+		switch {
+		case err != nil:
+			t.Errorf("%s from %s: no CONNACK: %v", id, src, err)
+		case ack.ReasonCode != 0:
+			t.Errorf("%s from %s: CONNACK 0x%02x, want 0", id, src, ack.ReasonCode)
+		case took > limit:
+			t.Errorf("%s from %s: logged in after %v, over %v", id, src, took, limit)
+		}
+		return took
+	}
+}
+
+// Two addresses each keep twice their pending bound of idle sockets
+// open, re-opened as soon as the broker closes them (~25,000 a second
+// here: each new socket closes one of its own source's). Before, the
+// sockets counted against --broker-max-clients and every correct login
+// got 0x89 (or its connection was closed at accept); now the flood closes
+// its own sockets and a correct user from a third address gets in, every
+// time. From an attacker's own address it gets in too, unless its CONNECT
+// comes after 50 newer sockets from there (the per-source bound): with
+// the flood in this same process, on a loaded machine, the client's
+// goroutine can wait that long between its connect and its write (seen
+// in about one login in 200), so there a closed connection is dialled
+// again, as clients reconnect, and the login must still come within the
+// second.
+//
+// The limit of a second is 100 times what a login takes here unloaded
+// (under 10 ms, bcrypt cost 4): what it bounds is the flood's effect,
+// not the machine's speed, and no login waits for anything but the CPU.
+func TestProbeIdleSocketFlood(t *testing.T) {
+	const maxClients = 200 // 200 pending, 50 per source
+	e, logs := startWith(t, Config{MaxClients: maxClients, UsersFile: usersFileCost(t, bcrypt.MinCost, "alice", "alice-pw")})
+	before := heapInUse()
+	stop := make(chan struct{})
+	var waits []func() int64
+	for _, src := range []string{"127.0.0.2", "127.0.0.3"} {
+		waits = append(waits, idleFlood(src, e.Addr(), 2*maxPendingPerSource(maxClients), 50_000, stop))
+	}
+	stopped := false
+	stopFlood := func() int64 {
+		if !stopped {
+			stopped = true
+			close(stop)
+		}
+		var dials int64
+		for _, w := range waits {
+			dials += w()
+		}
+		return dials
+	}
+	t.Cleanup(func() { stopFlood() })
+	// The flood at work: both sources over their bound, closing their own.
+	testkit.WaitFor(t, "the flood to fill the pending bound", func() bool {
+		return e.Stats().PendingClosed >= 4*uint64(maxPending(maxClients))
+	})
+	linesBefore := strings.Count(logs.String(), "\n")
+	floodStart := time.Now()
+	var slowest time.Duration
+	retried := 0
+	for i := range 20 {
+		slowest = max(slowest, loginWithin(t, "127.0.0.9", e.Addr(), "alice-other-"+itoa(i), "alice", "alice-pw", time.Second, 0, nil))
+		slowest = max(slowest, loginWithin(t, "127.0.0.2", e.Addr(), "alice-same-"+itoa(i), "alice", "alice-pw", time.Second, 2, &retried))
+	}
+	if clients, pending := e.guard.conns.counts(); pending > maxPending(maxClients) || clients > maxClients {
+		t.Errorf("%d clients and %d pending during the flood, over the bounds %d and %d", clients, pending, maxClients, maxPending(maxClients))
+	}
+	grew := int64(heapInUse()) - int64(before)
+	elapsed := time.Since(floodStart)
+	lines := strings.Count(logs.String(), "\n") - linesBefore
+	dials := stopFlood()
+	t.Logf("%d idle sockets dialled, %d closed by the broker; 40 logins, the slowest in %v, %d dialled again; %d log lines in %v; heap and stacks +%d KiB",
+		dials, e.Stats().PendingClosed, slowest, retried, lines, elapsed.Round(time.Millisecond), grew>>10)
+	if limit := 2 * (1 + int(elapsed/time.Second)); lines > limit {
+		t.Errorf("%d log lines in %v: more than %d (two a second):\n%s", lines, elapsed, limit, logs)
+	}
+	// What the flood holds at most: the pending bound, each connection
+	// within idleBound, the 240 sockets' own ends in this process
+	// included, and those being closed.
+	if limit := int64(2*3*maxPending(maxClients)) * idleBound; grew > limit {
+		t.Errorf("the broker's heap and stacks grew %d KiB under the flood, over %d KiB", grew>>10, limit>>10)
+	}
+}
