@@ -31,7 +31,6 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -45,7 +44,6 @@ import (
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/passwd"
-	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // Config configures the embedded broker.
@@ -248,19 +246,19 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		}
 		_ = srv.Close()
 	}
-	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}, pendingLog: ratelog.Limiter{Interval: time.Second}}
+	st := newStats()
 	conns := newNetConns(cfg, st, log)
 	gate := newAttachGate()
 	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, conns: conns, gate: gate}
 	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, conns: conns, users: users, acl: acl, reserved: map[string]bool{},
 		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock),
-		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+		checks: newLoginQueue(clock.OrSystem(cfg.Clock)), throttle: newLoginThrottle(), verified: newVerifiedLogins(cfg.MaxClients)}
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	if cfg.SATKeyFile != "" {
-		if g.sat, err = newSATCheck(cfg, srv, log, g.logins); err != nil {
+		if g.sat, err = newSATCheck(cfg, srv, log, g.checks); err != nil {
 			closeAll()
 			return nil, err
 		}

@@ -41,6 +41,9 @@ type Stats struct {
 	// ClientsRefused counts CONNECTs refused (not authenticated, a client
 	// id the host uses, too many clients) and TLS handshakes failed.
 	ClientsRefused uint64
+	// LoginsThrottled counts password logins refused without a check:
+	// their source address failed too many of late (throttle.go).
+	LoginsThrottled uint64
 	// PendingClosed counts connections closed before their CONNECT was
 	// read: to make room for newer ones (the bound on the connections not
 	// logged in, pending.go), or for sending none within the connect
@@ -65,10 +68,20 @@ type Stats struct {
 // stats is what Stats reads, and the rate limits of the refusals' log.
 type stats struct {
 	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge, sessionsDropped, pendingClosed atomic.Uint64
+	loginsThrottled                                                                                  atomic.Uint64
 	// refusals limits the refusals' lines; pendingLog those of the
-	// connections closed before their CONNECT, apart: a flood of idle
-	// sockets leaves the other refusals their line. Intervals set by start.
-	refusals, pendingLog ratelog.Limiter
+	// connections closed before their CONNECT, passwords those of a wrong
+	// password, throttled those of the logins refused without a check,
+	// each apart: a flood of one kind leaves the others their line. Set
+	// by newStats.
+	refusals, pendingLog, throttled ratelog.Limiter
+	passwords                       ratelog.Bucket
+}
+
+func newStats() *stats {
+	s := &stats{passwords: ratelog.Bucket{Interval: time.Second, Burst: 5}}
+	s.refusals.Interval, s.pendingLog.Interval, s.throttled.Interval = time.Second, time.Second, time.Second
+	return s
 }
 
 // Stats returns the broker's counters.
@@ -76,7 +89,7 @@ func (e *Embedded) Stats() Stats {
 	s := e.stats
 	return Stats{ClientsRefused: s.clientsRefused.Load(), ClientsDropped: s.clientsDropped.Load(),
 		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load(), SessionsDropped: s.sessionsDropped.Load(),
-		PendingClosed: s.pendingClosed.Load()}
+		PendingClosed: s.pendingClosed.Load(), LoginsThrottled: s.loginsThrottled.Load()}
 }
 
 // note logs a refusal, at most one a second with the number left out
@@ -91,9 +104,22 @@ func (s *stats) notePending(log *slog.Logger, msg string, args ...any) {
 	noteLimited(&s.pendingLog, log, msg, args...)
 }
 
+// notePassword logs a wrong password: five at once, then one a second.
+func (s *stats) notePassword(log *slog.Logger, msg string, args ...any) {
+	noteLimited(&s.passwords, log, msg, args...)
+}
+
+// noteThrottled logs a login refused without a check, as note does, at
+// most one a second of its own.
+func (s *stats) noteThrottled(log *slog.Logger, msg string, args ...any) {
+	noteLimited(&s.throttled, log, msg, args...)
+}
+
 // noteLimited logs a warning if l lets it through, with the number of
 // lines l left out since the last.
-func noteLimited(l *ratelog.Limiter, log *slog.Logger, msg string, args ...any) {
+func noteLimited(l interface {
+	Allow(time.Time) (bool, int)
+}, log *slog.Logger, msg string, args ...any) {
 	ok, leftOut := l.Allow(time.Now())
 	if !ok {
 		return
@@ -137,11 +163,12 @@ type guard struct {
 	users *passwd.File // nil: no users file
 	acl   *ACL         // nil: no ACL file, everything allowed
 	sat   *satCheck    // nil: no K8S-SAT logins (sat.go)
-	// logins holds a token per password check running: a bcrypt check
-	// costs ~50 ms of a core, and a CONNECT costs its sender nothing, so
-	// no more than half the cores check at once; a login beyond them is
-	// refused busy (0x89) rather than queued.
-	logins chan struct{}
+	// checks gives the password and token checks their turns, throttle
+	// refuses the sources that failed too often, verified remembers the
+	// logins that passed (logins.go).
+	checks   *loginQueue
+	throttle *loginThrottle
+	verified *verifiedLogins
 
 	mu       sync.Mutex
 	reserved map[string]bool
@@ -205,12 +232,14 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		g.stats.clientsRefused.Add(1)
 		args := []any{"client", logText(cl.ID), "remote", cl.Net.Remote, "user", logText(string(pk.Connect.Username)),
 			"reason_code", fmt.Sprintf("0x%02x", code.Code)}
-		if why == whyWrongPassword {
-			// Each logged: someone is guessing. The password checks
-			// running at once are bounded (logins), so these lines are
-			// too, and what the client chose is cut to logMax.
-			g.log.Warn("embedded broker: client refused: "+why, args...)
-		} else {
+		switch code {
+		case packets.ErrBadUsernameOrPassword:
+			// Worth reading each (someone mistyped, or guesses) until
+			// they come in a flood: a few at once, then one a second.
+			g.stats.notePassword(g.log, "client refused: "+why, args...)
+		case packets.ErrConnectionRateExceeded:
+			g.stats.noteThrottled(g.log, "client refused: "+why, args...)
+		default:
 			g.stats.note(g.log, "client refused: "+why, args...)
 		}
 		return g.refuse(cl, code)
@@ -326,8 +355,14 @@ func logText(s string) string {
 
 // refuse sends a CONNACK with code and returns the error that makes mochi
 // close the connection (errRefused: logged above, so quiet in mochi's log).
+// A v3 client, whose CONNACK has no code for busy or too many
+// connections, is told the server is unavailable.
 func (g *guard) refuse(cl *mqtt.Client, code packets.Code) error {
-	_ = g.srv.SendConnack(cl, code, false, nil)
+	sent := code
+	if cl.Properties.ProtocolVersion < 5 && (code == packets.ErrServerBusy || code == packets.ErrConnectionRateExceeded) {
+		sent = packets.ErrServerUnavailable // mochi sends it as v3's 0x03
+	}
+	_ = g.srv.SendConnack(cl, sent, false, nil)
 	return &refusedError{code}
 }
 

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,20 +103,35 @@ func TestProbeSessionTakeoverByAnotherUser(t *testing.T) {
 }
 
 // A token check at CONNECT costs a signature check, as a password check
-// costs a hash: both share one bound on the checks running at once, and
-// a CONNECT beyond it is refused busy (0x89) before its token is read.
+// costs a hash: both take their turns in one queue, and a CONNECT whose
+// turn does not come within loginWait is refused busy (0x89) before its
+// token is read.
 func TestProbeSATLoginsBounded(t *testing.T) {
 	iss := testkit.NewIssuer(t)
-	e, _ := startWith(t, Config{SATKeyFile: iss.KeyFile})
-	tok := iss.Token(t, "system:serviceaccount:ns:a", DefaultSATAudience, time.Now().Add(time.Hour), nil)
-	for range cap(e.guard.logins) { // every slot taken, as by slow checks
-		e.guard.logins <- struct{}{}
+	clk := testkit.NewClock(time.Now())
+	e, _ := startWith(t, Config{SATKeyFile: iss.KeyFile, Clock: clk})
+	tok := iss.Token(t, "system:serviceaccount:ns:a", DefaultSATAudience, clk.Now().Add(time.Hour), nil)
+	var releases []func()
+	for range e.guard.checks.slots { // every slot taken, as by slow checks
+		release, why := e.guard.checks.turn(sourceOf(&net.TCPAddr{IP: net.ParseIP("192.0.2.1")}), false)
+		if release == nil {
+			t.Fatal(why)
+		}
+		releases = append(releases, release)
 	}
-	if ack := dialRaw(t, e.Addr()).connectSAT(t, "busy", SATMethod, tok); ack.ReasonCode != packets.ErrServerBusy.Code {
-		t.Errorf("a token login while every check slot is taken: CONNACK 0x%02x, want 0x89", ack.ReasonCode)
+	busy := dialRaw(t, e.Addr())
+	acked := make(chan packets.Packet, 1)
+	go func() { acked <- busy.connectSAT(t, "busy", SATMethod, tok) }()
+	timer := clk.NextTimer(t) // the login waits for its turn
+	if timer.Duration() != loginWait {
+		t.Fatalf("the login waits %v for its turn, want %v", timer.Duration(), loginWait)
 	}
-	for range cap(e.guard.logins) {
-		<-e.guard.logins
+	timer.Fire()
+	if ack := <-acked; ack.ReasonCode != packets.ErrServerBusy.Code {
+		t.Errorf("a token login whose turn did not come: CONNACK 0x%02x, want 0x89", ack.ReasonCode)
+	}
+	for _, release := range releases {
+		release()
 	}
 	if ack := dialRaw(t, e.Addr()).connectSAT(t, "free", SATMethod, tok); ack.ReasonCode != 0 {
 		t.Errorf("a token login with the slots free: CONNACK 0x%02x", ack.ReasonCode)
@@ -222,8 +238,10 @@ func TestProbeHostileNames(t *testing.T) {
 			t.Errorf("client id %q, user %q (not UTF-8): admitted", c.id, c.user)
 		}
 	}
-	for _, name := range []string{"#", "+", "a/b", "alice/#"} {
-		if ack := dialRaw(t, e.Addr()).connectAs(t, "w-"+strings.NewReplacer("#", "h", "+", "p", "/", "s").Replace(name), name, "alice-pw"); ack.ReasonCode != packets.ErrBadUsernameOrPassword.Code {
+	for i, name := range []string{"#", "+", "a/b", "alice/#"} {
+		// Each from an address of its own: five failures from one would
+		// have its next logins refused without a check (throttle.go).
+		if ack := dialFrom(t, "127.0.1."+itoa(i+1), e.Addr()).connectAs(t, "w-"+strings.NewReplacer("#", "h", "+", "p", "/", "s").Replace(name), name, "alice-pw"); ack.ReasonCode != packets.ErrBadUsernameOrPassword.Code {
 			t.Errorf("user name %q with alice's password: CONNACK 0x%02x, want 0x86", name, ack.ReasonCode)
 		}
 	}

@@ -32,6 +32,7 @@
 //	cmdhost_replies_awaiting_ack                 gauge; replies waiting for the broker's PUBACK
 //	cmdhost_broker_clients_refused_total         counter; embedded broker: CONNECTs refused (reserved id, too many clients)
 //	cmdhost_broker_pending_closed_total          counter; embedded broker: connections closed before their CONNECT
+//	cmdhost_broker_logins_throttled_total        counter; embedded broker: password logins refused without a check (0x9F)
 //	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading
 //	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight window
 //	cmdhost_broker_packets_too_large_total       counter; embedded broker: connections ended for a packet over --max-request-bytes
