@@ -251,7 +251,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	gate := newAttachGate()
 	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, conns: conns, gate: gate}
 	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, conns: conns, users: users, acl: acl, reserved: map[string]bool{},
-		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock),
+		left: newLeftHolds(cfg.MaxClients), clock: clock.OrSystem(cfg.Clock),
 		checks: newLoginQueue(clock.OrSystem(cfg.Clock)), throttle: newLoginThrottle(), verified: newVerifiedLogins(cfg.MaxClients)}
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()

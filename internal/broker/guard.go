@@ -174,10 +174,8 @@ type guard struct {
 	reserved map[string]bool
 	// left holds, with an ACL, the user of each client id a TCP client
 	// left within leftIDHold (leftid.go).
-	left      map[string]leftID
-	leftOrder []leftQueued // left's ids in the order they were left
-	leftSeq   uint64       // the last hold's number (leftid.go)
-	clock     clock.Clock
+	left  *leftHolds
+	clock clock.Clock
 }
 
 func (g *guard) ID() string { return "cmdhost-guard" }
