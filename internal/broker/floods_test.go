@@ -96,19 +96,43 @@ func idleFlood(src, addr string, n int, maxDials int64, stop <-chan struct{}) (w
 	return func() int64 { wg.Wait(); return min(dials.Load(), maxDials) }
 }
 
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" {
+				return s.Value == "true"
+			}
+		}
+	}
+	return false
+}
+
 // loginLimit is the time a correct login must take at most under a
 // flood: a second (the acceptance), five under the race detector,
 // which makes bcrypt and mochi several times slower (what the floods
 // bound is counted in checks: TestLoginTurnsFairAcrossSources).
 func loginLimit() time.Duration {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "-race" && s.Value == "true" {
-				return 5 * time.Second
-			}
-		}
+	if raceEnabled() {
+		return 5 * time.Second
 	}
 	return time.Second
+}
+
+// memoryLimit is limit, twice it under the race detector (which adds to
+// every goroutine's and allocation's cost).
+func memoryLimit(limit int64) int64 {
+	if raceEnabled() {
+		return 2 * limit
+	}
+	return limit
+}
+
+// floodMemory is what an idle flood of two sources, each keeping twice
+// its pending bound open, may hold in this process: the pending bound
+// and the flood's own ends of its sockets, idleBound each.
+func floodMemory(maxClients int) int64 {
+	return int64(maxPending(maxClients)+2*2*maxPendingPerSource(maxClients)) * idleBound
 }
 
 // heapInUse is the Go heap and stacks in use after a collection.
@@ -239,9 +263,9 @@ func TestProbeIdleSocketFlood(t *testing.T) {
 		t.Errorf("%d log lines in %v: more than %d (two a second):\n%s", lines, elapsed, limit, logs)
 	}
 	// What the flood holds at most: the pending bound, each connection
-	// within idleBound, the 240 sockets' own ends in this process
-	// included, and those being closed.
-	if limit := int64(2*3*maxPending(maxClients)) * idleBound; grew > limit {
+	// within idleBound (TestPendingConnectionsAreCheap), and the flood's
+	// own ends of its sockets, in this process.
+	if limit := memoryLimit(floodMemory(maxClients)); grew > limit {
 		t.Errorf("the broker's heap and stacks grew %d KiB under the flood, over %d KiB", grew>>10, limit>>10)
 	}
 }
@@ -344,7 +368,75 @@ func TestProbePasswordFlood(t *testing.T) {
 	if limit := 5 + 3*(1+int(elapsed/time.Second)); lines > limit {
 		t.Errorf("%d log lines in %v, more than %d:\n%s", lines, elapsed, limit, logs)
 	}
-	if grew > 16<<20 {
+	if grew > memoryLimit(16<<20) {
 		t.Errorf("the heap and stacks grew %d KiB under the flood", grew>>10)
+	}
+}
+
+// Both floods at once, as the acceptance has them: two addresses
+// keep idle sockets open (re-opened as fast as they are closed), eight
+// guess passwords. A correct user gets in within a second, every time,
+// from another address (a first login, checked), from an idle flood's
+// address (dialled again if its connection is closed before its CONNECT
+// is read, as in TestProbeIdleSocketFlood), and from a guesser's address
+// (a user who logged in before); the log holds a few lines a second; the
+// broker's heap stays within what the pending bound allows.
+func TestProbeFrontDoorFloods(t *testing.T) {
+	const maxClients, guessers = 200, 8
+	users := []string{"alice", "alice-pw", "carol", "carol-pw"}
+	for i := range 10 {
+		users = append(users, "user"+itoa(i), "pw"+itoa(i))
+	}
+	e, logs := startWith(t, Config{MaxClients: maxClients, UsersFile: usersFileCost(t, 6, users...)})
+	loginWithin(t, "127.0.0.4", e.Addr(), "carol-0", "carol", "carol-pw", loginLimit(), 0, nil) // before the floods
+	before := heapInUse()
+	linesBefore := brokerLines(logs.String())
+	start := time.Now()
+	stop := make(chan struct{})
+	var idle []func() int64
+	var guesses []func() map[byte]int
+	for _, s := range []string{"127.0.0.2", "127.0.0.3"} {
+		idle = append(idle, idleFlood(s, e.Addr(), 2*maxPendingPerSource(maxClients), 50_000, stop))
+	}
+	for i := range guessers {
+		guesses = append(guesses, passwordFlood("127.0.0."+itoa(4+i), e.Addr(), "alice", 1, 20_000, stop))
+	}
+	stopped := false
+	stopFloods := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+			for _, w := range idle {
+				w()
+			}
+			for _, w := range guesses {
+				w()
+			}
+		}
+	}
+	t.Cleanup(stopFloods)
+	testkit.WaitFor(t, "the idle flood over its bound", func() bool {
+		return e.Stats().PendingClosed >= 2*uint64(maxPendingPerSource(maxClients))
+	})
+	testkit.WaitFor(t, "the guessers throttled", func() bool { return e.Stats().LoginsThrottled >= guessers })
+	var slowest time.Duration
+	retried := 0
+	for i := range 10 {
+		slowest = max(slowest, loginWithin(t, "127.0.0.20", e.Addr(), "user-"+itoa(i), "user"+itoa(i), "pw"+itoa(i), loginLimit(), 0, nil))
+		slowest = max(slowest, loginWithin(t, "127.0.0.2", e.Addr(), "alice-"+itoa(i), "alice", "alice-pw", loginLimit(), 2, &retried))
+		slowest = max(slowest, loginWithin(t, "127.0.0.4", e.Addr(), "carol-"+itoa(i+1), "carol", "carol-pw", loginLimit(), 0, nil))
+	}
+	grew := int64(heapInUse()) - int64(before)
+	elapsed := time.Since(start)
+	lines := brokerLines(logs.String()) - linesBefore
+	stopFloods()
+	st := e.Stats()
+	t.Logf("in %v: %d sockets closed before their CONNECT, %d guesses refused without a check; 30 logins, the slowest in %v, %d dialled again; %d log lines; heap and stacks %+d KiB",
+		elapsed.Round(time.Millisecond), st.PendingClosed, st.LoginsThrottled, slowest, retried, lines, grew>>10)
+	if limit := 5 + 4*(1+int(elapsed/time.Second)); lines > limit {
+		t.Errorf("%d log lines in %v, more than %d:\n%s", lines, elapsed, limit, logs)
+	}
+	if limit := memoryLimit(floodMemory(maxClients) + 16<<20); grew > limit {
+		t.Errorf("the heap and stacks grew %d KiB under the floods, over %d KiB", grew>>10, limit>>10)
 	}
 }
