@@ -17,7 +17,9 @@
 // to log in (apart from the clients, per source address: pending.go), the
 // messages awaiting a client's acknowledgement, the bytes queued for a
 // client (one that does not read is disconnected instead of holding up the
-// others), the time to send a CONNECT. Retained messages are off (not kept; CONNACK says so). The
+// others), the time to send a CONNECT, the password checks (fair across
+// source addresses, an address that keeps failing refused without one:
+// logins.go). Retained messages are off (not kept; CONNACK says so). The
 // client ids of the host's own clients are reserved, and every request is
 // stamped with the client id of its sender (ClientIDProperty).
 package broker

@@ -67,8 +67,9 @@ type Stats struct {
 
 // stats is what Stats reads, and the rate limits of the refusals' log.
 type stats struct {
-	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge, sessionsDropped, pendingClosed atomic.Uint64
-	loginsThrottled                                                                                  atomic.Uint64
+	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge, sessionsDropped atomic.Uint64
+
+	pendingClosed, loginsThrottled atomic.Uint64
 	// refusals limits the refusals' lines; pendingLog those of the
 	// connections closed before their CONNECT, passwords those of a wrong
 	// password, throttled those of the logins refused without a check,

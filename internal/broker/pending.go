@@ -43,10 +43,11 @@ import (
 // A connection leaves the table when its CONNECT has been read (the
 // guard's OnConnect: from then on the login's own bounds hold it,
 // logins.go) or when it closes; one whose CONNECT does not come within
-// Config.connectTimeout is closed. A pending connection the broker closes ends
-// quietly in mochi's log (pendingClosedError); the broker logs it itself,
-// at most once a second with the number left out, and counts it
-// (Stats.PendingClosed).
+// Config.connectTimeout is closed, and one picked to close whose bytes
+// arrive before it is is spared (closedPending). A pending connection
+// the broker closes ends quietly in mochi's log (pendingClosedError); the
+// broker logs it itself, at most once a second with the number left out,
+// and counts it (Stats.PendingClosed).
 //
 // Concurrency: the accept loops (one per listener), each connection's
 // goroutine in mochi (Read, OnConnect) and whoever closes a connection
