@@ -33,6 +33,16 @@ import (
 // measured on).
 func usersFileCost(t *testing.T, cost int, userPasswords ...string) string {
 	t.Helper()
+	path := filepath.Join(t.TempDir(), "users")
+	writeUsers(t, path, cost, userPasswords...)
+	return path
+}
+
+// writeUsers writes the users file at path, as usersFileCost does,
+// replacing it whole (written beside it, then renamed, as passwd.Set
+// does).
+func writeUsers(t *testing.T, path string, cost int, userPasswords ...string) {
+	t.Helper()
 	var b strings.Builder
 	for i := 0; i < len(userPasswords); i += 2 {
 		h, err := bcrypt.GenerateFromPassword([]byte(userPasswords[i+1]), cost)
@@ -41,11 +51,12 @@ func usersFileCost(t *testing.T, cost int, userPasswords ...string) string {
 		}
 		b.WriteString(userPasswords[i] + ":" + string(h) + "\n")
 	}
-	path := filepath.Join(t.TempDir(), "users")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+	if err := os.WriteFile(path+".new", []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // idleFlood keeps n sockets open from src to addr that never send a

@@ -13,7 +13,6 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -243,9 +242,7 @@ func TestVerifiedLoginSkipsTheCheck(t *testing.T) {
 	login("alice-pw", 0, 0)
 	login("not-alice-pw", packets.ErrBadUsernameOrPassword.Code, 1)
 	login("not-alice-pw", packets.ErrBadUsernameOrPassword.Code, 1)
-	if err := passwd.Set(path, "alice", "new-pw"); err != nil {
-		t.Fatal(err)
-	}
+	writeUsers(t, path, bcrypt.MinCost, "alice", "new-pw")
 	login("alice-pw", packets.ErrBadUsernameOrPassword.Code, 1) // the file changed: checked, and wrong now
 	login("new-pw", 0, 1)
 	login("new-pw", 0, 0)
