@@ -25,13 +25,13 @@ HOSTILE_DIR := testdata/plugins-hostile
 HOSTILE_WAT := $(wildcard testdata/hostile/*.wat)
 # Second versions of plugins for hot-reload tests, plugins tests copy under
 # other names (topics), the output-limit test plugin (chatty), the
-# exactly-once tests' ledger and a plugin that fails its description
+# exactly-once tests' ledger and state counter (tally), a plugin that fails its description
 # (describefail), outside the plugins folder.
 ALT_DIR  := testdata/plugins-alt
 SERVED   := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm
 PLUGINS  := $(SERVED) \
             $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm \
-            $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm $(ALT_DIR)/ledger.wasm $(ALT_DIR)/describefail.wasm \
+            $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm $(ALT_DIR)/ledger.wasm $(ALT_DIR)/tally.wasm $(ALT_DIR)/describefail.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 # abi and sdk are modules of their own (abi/go.mod, sdk/go.mod), which the
 # root go.mod replaces with these folders; go vet ./... and go test ./... at
@@ -235,7 +235,7 @@ FUZZ_TARGETS := abi:FuzzDecodeRequest:500000 abi:FuzzDecodeResponse:500000 \
                 abi:FuzzDecodeDescription:500000 abi:FuzzDecodeInvocation:500000 \
                 abi:FuzzDecodeInvocationResult:500000 internal/rpc:FuzzParseTimestamp:100000 \
                 internal/session:FuzzCleanText:100000 internal/wasm:FuzzBoundModule:100000 internal/wasm/meter:FuzzInstrument:100000 \
-                internal/wasm:FuzzMountPath:5000
+                internal/wasm:FuzzMountPath:5000 internal/statestore:FuzzRESP:100000
 FUZZMULT ?= 3
 
 fuzz:

@@ -85,7 +85,76 @@ const (
 	// ptr and returns its length; ResultTooSmall when cap is smaller,
 	// ResultState when no invoke ran in this call.
 	FnInvokeResultRead = "invoke_result_read"
+
+	// The durable state store (ABI.md section 17). ns is a namespace's
+	// name, ns_len 0 for the plugin's own; a shared one must be granted
+	// (ResultDenied otherwise). Writes are staged: visible to the call at
+	// once, to everyone else when its outcome is recorded. Only valid
+	// inside ExportHandle.
+
+	// FnStateGet (ns_ptr, ns_len, key_ptr, key_len, buf, cap, version_out
+	// i32) -> i32: the value's length n, written at buf when n <= cap (so
+	// cap 0 asks its size), and its version (u64 LE) at version_out;
+	// ResultNotFound when there is none.
+	FnStateGet = "state_get"
+	// FnStateSet (ns_ptr, ns_len, key_ptr, key_len, val_ptr, val_len i32,
+	// ttl_ms, if_version i64, flags i32) -> i32: stages key = value,
+	// expiring after ttl_ms (0: never), only if the key's version is
+	// if_version (0: any) and, with StateIfAbsent in flags, only if it
+	// does not exist: ResultConflict otherwise.
+	FnStateSet = "state_set"
+	// FnStateDelete (ns_ptr, ns_len, key_ptr, key_len i32, if_version
+	// i64) -> i32: stages the key's removal: 1 if it exists, 0 if not.
+	FnStateDelete = "state_delete"
+	// FnStateAdd (ns_ptr, ns_len, key_ptr, key_len i32, delta i64, out
+	// i32) -> i32: adds delta to the key read as a decimal integer (absent
+	// = 0), stages the sum and writes it (i64 LE) at out.
+	FnStateAdd = "state_add"
+	// FnStateList (ns_ptr, ns_len, prefix_ptr, prefix_len, after_ptr,
+	// after_len, buf, cap i32) -> i32: writes at buf a page of the keys
+	// that start with prefix and sort after after (an envelope: one
+	// StateListKey record per key, StateListMore when more follow) and
+	// returns its length; ResultTooSmall when not even one key fits.
+	FnStateList = "state_list"
+
+	// FnPublish (ptr, len i32) -> i32: sends the encoded Message at ptr
+	// (ABI.md section 18) to a topic the operator file grants: for a
+	// non-idempotent command when the call's outcome is recorded (with
+	// its state writes), once; otherwise at once. 0: taken.
+	// ResultDenied when no grant covers the topic, ResultInvalid when the
+	// message does not decode or breaks the rules, ResultTooLarge over the
+	// call's bounds, ResultLimit over the plugin's rate or a full outbox.
+	// Only valid inside ExportHandle.
+	FnPublish = "publish"
+
+	// FnHTTPRequest (ptr, len i32) -> i32: sends the encoded HTTPRequest
+	// at ptr (ABI.md section 19) to a host the operator file grants and
+	// blocks until the response is read, the request fails or the call's
+	// deadline passes; returns the length of the encoded HTTPResult, which
+	// FnHTTPResultRead copies out. Every failure of the request (not
+	// granted, DNS, connect, TLS, timeout, too large, over the rate) is
+	// reported inside the result, never as a Result code. ResultState:
+	// not inside ExportHandle, or the call's own deadline passed (or it
+	// was cancelled) during the request.
+	FnHTTPRequest = "http_request"
+	// FnHTTPResultRead (ptr, cap i32) -> i32: copies the encoded
+	// HTTPResult of the call's last FnHTTPRequest into guest memory at ptr
+	// and returns its length; ResultTooSmall when cap is smaller,
+	// ResultState when no request returned a result in this call.
+	FnHTTPResultRead = "http_result_read"
 )
+
+// StateIfAbsent is FnStateSet's flag: only if the key does not exist.
+const StateIfAbsent = 1
+
+// The records of FnStateList's page.
+const (
+	StateListKey  = 1 // bytes, repeated: a key, in byte order
+	StateListMore = 2 // bool: more keys follow the last (list again after it)
+)
+
+// StateListMax is the most keys one FnStateList page holds.
+const StateListMax = 256
 
 // Result is the status a host function returns in an i32; non-negative
 // values are lengths or 0 for success.
@@ -94,14 +163,23 @@ type Result int32
 // Host function results.
 const (
 	ResultOK         Result = 0
-	ResultNotFound   Result = -1 // no such key
+	ResultNotFound   Result = -1 // no such key (config, variable or state)
 	ResultTooLarge   Result = -2 // a key, value or response exceeds its bound
-	ResultLimit      Result = -3 // the plugin's variable space is full
+	ResultLimit      Result = -3 // the plugin's variable space, or a state namespace, is full
 	ResultFault      Result = -4 // a pointer/length pair falls outside guest memory
-	ResultNotInteger Result = -5 // var_add on a value that is not a decimal integer
+	ResultNotInteger Result = -5 // var_add or state_add on a value that is not a decimal integer
 	ResultState      Result = -6 // called where it is not valid (e.g. response_write twice)
 	ResultInvalid    Result = -7 // the bytes handed over do not decode
 	ResultTooSmall   Result = -8 // the guest's buffer is smaller than the data
+	// ResultDenied: the operator file grants no such access (a shared
+	// state namespace not granted, or granted read-only to a write).
+	ResultDenied Result = -9
+	// ResultConflict: a state write's condition does not hold (the key
+	// exists, or its version is not the one named).
+	ResultConflict Result = -10
+	// ResultUnavailable: the state store cannot be reached or written
+	// now; nothing was staged.
+	ResultUnavailable Result = -11
 )
 
 // Level is a log level for FnLog, ordered like log/slog's.

@@ -31,12 +31,15 @@ import (
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/oci"
+	"github.com/cmdhost/cmdhost/internal/outbox"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/signing"
+	"github.com/cmdhost/cmdhost/internal/state"
+	"github.com/cmdhost/cmdhost/internal/statestore"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -98,10 +101,11 @@ type Config struct {
 	// the executor announces in its CONNECT, so that no broker delivers it
 	// a larger request (session.Config.MaxPacketSize); 0: 8 MiB.
 	MaxRequestBytes int
-	// BrokerMaxClients, BrokerMaxInflight and BrokerQueueBytes bound the
-	// embedded broker's clients (broker.Config MaxClients, MaxInflight,
-	// ClientQueueBytes); 0: the broker's defaults.
-	BrokerMaxClients, BrokerMaxInflight, BrokerQueueBytes int
+	// BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes,
+	// BrokerHeldBytes and BrokerQueueBytes bound the embedded broker's
+	// clients (broker.Config MaxClients, MaxInflight, MaxInflightBytes,
+	// MaxHeldBytes, ClientQueueBytes); 0: the broker's defaults.
+	BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes, BrokerHeldBytes, BrokerQueueBytes int
 	// ExecutorID is the executor id; ClientID the MQTT client id (default
 	// the executor id); ShareGroup, if set, makes the requests'
 	// subscriptions shared so that replicas split them.
@@ -148,6 +152,24 @@ type Config struct {
 	MaxDedupBytes int64
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
+	// StateDir is the folder of the handlers' state store (package
+	// state: a Pebble database, one process at a time). With it, and no
+	// Store, the outcome of each request to a non-idempotent command is
+	// kept there too, committed with the call's writes (rpc.StateStores),
+	// so that exactly-once holds through a kill -9. "": no state store
+	// (handlers' state calls answer unavailable; outcomes in memory).
+	StateDir string
+	// StateLimits bound the state store: its total bytes, a namespace's
+	// default keys and bytes, a key, a value, a call's writes
+	// (state.Limits; zero fields: its defaults).
+	StateLimits state.Limits
+	// StateProtocolOff does not serve the Azure IoT Operations state store
+	// protocol (package statestore) on the embedded broker. By default a
+	// host with a state store and its embedded broker serves it, so that
+	// the Azure SDKs' state store clients share keys with the plugins;
+	// with an external Broker it is never served (that broker's clients
+	// are not the embedded broker's to vouch for and reach).
+	StateProtocolOff bool
 	// NestedNoAck sends nested calls to other executors as plain v1.0
 	// requests (nested.Config.RemoteAck off).
 	NestedNoAck bool
@@ -252,8 +274,12 @@ type Server struct {
 	publish  *events.Publisher // nil without Config.Events
 	exec     *rpc.Executor
 	admin    *adminops.Ops
-	gate     *gate.Gate // who may call the plugins' commands, how often (gate.go)
-	gateDone io.Closer  // closes the gate's Redis client; nil: none
+	gate     *gate.Gate  // who may call the plugins' commands, how often (gate.go)
+	gateDone io.Closer   // closes the gate's Redis client; nil: none
+	state    *state.Disk // the handlers' state store; nil without Config.StateDir
+	// stateProto serves the Azure IoT Operations state store protocol
+	// over state on the embedded broker; nil when it is not served.
+	stateProto *statestore.Server
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -333,7 +359,8 @@ func (s *Server) failover() []*url.URL {
 // embeddedConfig is the embedded broker's configuration.
 func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
 	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
-		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes,
+		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, MaxInflightBytes: cfg.BrokerInflightBytes,
+		MaxHeldBytes: cfg.BrokerHeldBytes, ClientQueueBytes: cfg.BrokerQueueBytes,
 		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
 		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous,
 		SATKeyFile: cfg.SATKeyFile, SATAudience: cfg.SATAudience}
@@ -389,7 +416,8 @@ func New(cfg Config) (_ *Server, err error) {
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
-		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory})
+		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory,
+		HTTP: s.engine.HTTPStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -398,12 +426,18 @@ func New(cfg Config) (_ *Server, err error) {
 		sinks = append(sinks, s.publish)
 	}
 	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
+	if cfg.StateDir != "" {
+		if s.state, err = state.OpenDisk(state.DiskConfig{Dir: cfg.StateDir, Limits: cfg.StateLimits, Logger: s.log}); err != nil {
+			return nil, err
+		}
+		s.log.Info("state store open", "dir", cfg.StateDir)
+	}
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.ShareGroup, Logger: s.log,
 		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), ClientID: cfg.ClientID, Dial: s.dial(),
 			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
 		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		Stores: stores(cfg), Tracer: s.tracer(),
+		Stores: s.stores(), Tracer: s.tracer(), State: s.stateBackend(), StateLimits: cfg.StateLimits,
 		// On the embedded broker the caller it stamps on a request (client
 		// id, user) is one no client can forge: dedup shares are keyed by
 		// it and handlers get it. So on another host's, when told.
@@ -412,6 +446,9 @@ func New(cfg Config) (_ *Server, err error) {
 		CallerTopicToken:    cfg.CallerTopicToken,
 	}, nil)
 	if err != nil {
+		return nil, err
+	}
+	if s.stateProto, err = s.newStateProtocol(); err != nil {
 		return nil, err
 	}
 	if s.gate, s.gateDone, err = newGate(cfg, s); err != nil {
@@ -435,12 +472,25 @@ func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]by
 }
 
 // stores makes the dedup store and the reuse cache where --store says:
-// in the Redis at its URL, or in memory when it is "".
-func stores(cfg Config) rpc.Stores {
-	if cfg.Store == "" {
-		return rpc.MemoryStores()
+// in the Redis at its URL; else with the outcomes in the state store
+// when there is one, or in memory.
+func (s *Server) stores() rpc.Stores {
+	switch {
+	case s.cfg.Store != "":
+		return rpc.RedisStores(redisConfig(s.cfg))
+	case s.state != nil:
+		return rpc.StateStores(s.state)
 	}
-	return rpc.RedisStores(redisConfig(cfg))
+	return rpc.MemoryStores()
+}
+
+// stateBackend is the state store as the executor takes it: nil when
+// there is none (a nil *state.Disk in the interface would not be nil).
+func (s *Server) stateBackend() state.Backend {
+	if s.state == nil {
+		return nil
+	}
+	return s.state
 }
 
 // redisConfig is how the host reaches the Redis of Config.Store.
@@ -490,7 +540,11 @@ func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
-	return append(s.admin.Commands(), commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
+	host := s.admin.Commands()
+	if s.stateProto != nil {
+		host = append(host, s.stateProto.Command())
+	}
+	return append(host, commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
@@ -532,6 +586,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopNested()
+	defer s.startOutbox()()
 	changed := s.changes() // before anything can change them: no change is missed
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = s.exec.Start(startCtx)
@@ -640,6 +695,24 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 	}, nil
 }
 
+// startOutbox gives the engine its publisher (package outbox): the
+// messages handlers publish go out on the executor's connection, a
+// non-idempotent command's through the state store's outbox. The returned
+// function stops it; what the store's outbox still holds goes at the next
+// start.
+func (s *Server) startOutbox() func() {
+	o := outbox.New(outbox.Config{Store: s.state, Send: s.exec.PublishMessage, ExecutorID: s.cfg.ExecutorID, Logger: s.log,
+		Idempotent: func(command string) bool {
+			c, ok := s.plugins.Command(command)
+			return ok && c.Declared.Idempotent
+		}})
+	s.engine.SetPublisher(o)
+	return func() {
+		s.engine.SetPublisher(nil)
+		o.Close()
+	}
+}
+
 // commandTimeout is a local command's execution timeout, as a request of
 // it gets: a nested call of it is bounded alike.
 func (s *Server) commandTimeout(command string) time.Duration {
@@ -691,6 +764,12 @@ func (s *Server) close() {
 	}
 	if s.gateDone != nil {
 		_ = s.gateDone.Close()
+	}
+	if s.stateProto != nil { // after the executor: no request reaches it any more
+		s.stateProto.Close()
+	}
+	if s.state != nil { // after the executor and the plugins: no call stages or commits any more
+		_ = s.state.Close()
 	}
 }
 

@@ -83,6 +83,9 @@ type Command struct {
 	// none.
 	Quota    Quota
 	QuotaKey string
+	// CommitErrors commits the state writes of the command's calls that
+	// answer an error too (the operator file's "state": {"commitErrors"}).
+	CommitErrors bool
 }
 
 // Name is the command's name.
@@ -100,6 +103,7 @@ func Resolve(plugin string, c abi.Command, op *Operator, d Defaults) Command {
 	out.Timeout, out.TimeoutSource = op.execTimeout(c, d.execTimeout())
 	out.Allow = op.allowOf(c.Name)
 	out.Quota, out.QuotaKey = op.quotaOf(plugin, c.Name)
+	out.CommitErrors = op != nil && op.State != nil && op.State.CommitErrors
 	if out.Concurrency == 0 {
 		out.Concurrency = d.Concurrency
 	}

@@ -106,3 +106,45 @@ func hostVarAdd(key string, delta int64) (int64, abi.Result) {
 	r := varAdd(str(key), int32(len(key)), delta, unsafe.Pointer(&out))
 	return out, abi.Result(r)
 }
+
+//go:wasmimport cmdhost state_get
+func stateGet(ns unsafe.Pointer, nsn int32, k unsafe.Pointer, kn int32, buf unsafe.Pointer, cap int32, version unsafe.Pointer) int32
+
+//go:wasmimport cmdhost state_set
+func stateSet(ns unsafe.Pointer, nsn int32, k unsafe.Pointer, kn int32, v unsafe.Pointer, vn int32, ttl int64, ifVersion int64, flags int32) int32
+
+//go:wasmimport cmdhost state_delete
+func stateDelete(ns unsafe.Pointer, nsn int32, k unsafe.Pointer, kn int32, ifVersion int64) int32
+
+//go:wasmimport cmdhost state_add
+func stateAdd(ns unsafe.Pointer, nsn int32, k unsafe.Pointer, kn int32, delta int64, out unsafe.Pointer) int32
+
+//go:wasmimport cmdhost state_list
+func stateList(ns unsafe.Pointer, nsn int32, p unsafe.Pointer, pn int32, a unsafe.Pointer, an int32, buf unsafe.Pointer, cap int32) int32
+
+func hostStateGet(ns, key string, buf []byte, version *uint64) abi.Result {
+	return abi.Result(stateGet(str(ns), int32(len(ns)), str(key), int32(len(key)), ptr(buf), int32(len(buf)), unsafe.Pointer(version)))
+}
+
+func hostStateSet(ns, key string, value []byte, ttl int64, ifVersion uint64, flags int32) abi.Result {
+	return abi.Result(stateSet(str(ns), int32(len(ns)), str(key), int32(len(key)), ptr(value), int32(len(value)), ttl, int64(ifVersion), flags))
+}
+
+func hostStateDelete(ns, key string, ifVersion uint64) abi.Result {
+	return abi.Result(stateDelete(str(ns), int32(len(ns)), str(key), int32(len(key)), int64(ifVersion)))
+}
+
+func hostStateAdd(ns, key string, delta int64) (int64, abi.Result) {
+	var out int64
+	r := stateAdd(str(ns), int32(len(ns)), str(key), int32(len(key)), delta, unsafe.Pointer(&out))
+	return out, abi.Result(r)
+}
+
+func hostStateList(ns, prefix, after string, buf []byte) abi.Result {
+	return abi.Result(stateList(str(ns), int32(len(ns)), str(prefix), int32(len(prefix)), str(after), int32(len(after)), ptr(buf), int32(len(buf))))
+}
+
+//go:wasmimport cmdhost publish
+func publishImport(p unsafe.Pointer, n int32) int32
+
+func hostPublish(msg []byte) abi.Result { return abi.Result(publishImport(ptr(msg), int32(len(msg)))) }

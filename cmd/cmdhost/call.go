@@ -12,6 +12,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -21,11 +22,15 @@ func callCommand() *cli.Command {
 		Usage:     "run one command of a module file locally, without a broker",
 		ArgsUsage: "FILE.wasm COMMAND",
 		Description: "Loads the module as the host would, runs COMMAND once and prints the reply's\n" +
-			"payload. An error status is printed to stderr with exit status 1.",
+			"payload. An error status is printed to stderr with exit status 1.\n\n" +
+			"The call has a state store, as in a host: its writes commit when it answers below\n" +
+			"400. By default the store is the call's own and starts empty; --state-dir DIR keeps\n" +
+			"it in DIR between calls, --state-dir off runs without one.",
 		Flags: append(requestFlags("deadline of the call", defaultExecTimeout),
 			&cli.StringSliceFlag{Name: "config", Usage: "plugin config `key=value` (repeatable)"},
 			&cli.UintFlag{Name: "memory-pages", Value: 1024, Usage: "memory limit in 64 KiB pages"},
 			&cli.Int64Flag{Name: "fuel", Usage: "budget of work units for the call (0: none); prints to stderr what the call used, to size \"fuel\" in an operator file"},
+			callStateFlag(),
 		),
 		Action: runCall,
 	}
@@ -69,9 +74,19 @@ func runCall(c *cli.Context) error {
 	if err := servesCommand(c.Args().Get(0), p.Description(), req.Command); err != nil {
 		return err
 	}
+	store, err := openCallStore(c)
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
+	var tx *state.Txn // the call's writes, staged (callstate.go)
+	if store != nil {
+		defer store.Close()
+		tx = state.NewTxn(store, state.Limits{}, time.Now)
+		ctx = state.WithTxn(ctx, tx)
+	}
 	resp, err := p.Invoke(ctx, req)
 	if c.IsSet("fuel") {
 		printFuel(c.App.ErrWriter, p.Stats().Fuel.Last, c.Int64("fuel"))
@@ -81,8 +96,13 @@ func runCall(c *cli.Context) error {
 	}
 	res := &rpc.Result{Status: resp.Code(), Message: resp.Message, AppError: resp.AppError,
 		PropName: resp.PropName, PropValue: resp.PropValue}
-	if err := res.Err(); err != nil {
+	if err := res.Err(); err != nil { // an error reply: its writes are dropped
 		return cli.Exit(err, 1)
+	}
+	if tx != nil {
+		if _, err := tx.Commit(context.Background(), nil, 0); err != nil {
+			return cli.Exit(fmt.Sprintf("the call answered %d, but its state writes were not committed: %v; nothing was written", resp.Code(), err), exitFailed)
+		}
 	}
 	return writePayload(c.App.Writer, resp.Payload) // a newline after it on a terminal, as invoke
 }

@@ -58,7 +58,8 @@ func TestServeNotifiesSystemd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	cmd := exec.Command(binary, "--cache-dir", cliCache(), "serve", "--plugins", plugins, "--listen", freeAddr(t), "--id", "cli-host")
+	cmd := exec.Command(binary, "--cache-dir", cliCache(), "serve", "--plugins", plugins, "--listen", freeAddr(t), "--id", "cli-host",
+		"--state-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

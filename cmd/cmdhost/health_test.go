@@ -38,7 +38,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	// ready.
 	metrics = freeAddr(t)
 	cmd := exec.Command(binary, "--cache-dir", cliCache(), "serve", "--plugins", plugins, "--broker", "mqtt://"+freeAddr(t),
-		"--metrics", metrics)
+		"--metrics", metrics, "--state-dir", t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

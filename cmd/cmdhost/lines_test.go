@@ -22,7 +22,7 @@ type outputLines struct {
 // test ends.
 func startLines(t *testing.T, args ...string) *outputLines {
 	t.Helper()
-	o := &outputLines{cmd: exec.Command(binary, args...), lines: make(chan string, 1000), guard: time.After(2 * time.Minute)}
+	o := &outputLines{cmd: exec.Command(binary, withStateDir(t, args)...), lines: make(chan string, 1000), guard: time.After(2 * time.Minute)}
 	stdout, err := o.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,6 +65,16 @@ func runWithin(t *testing.T, limit time.Duration, args ...string) (string, strin
 	return stdout, stderr, code
 }
 
+// withStateDir gives a serve command its own state folder unless it names
+// one: two hosts must never share one (nor a test's host the state of
+// the `make run` host on the same plugins folder, which holds it).
+func withStateDir(t testing.TB, args []string) []string {
+	if !slices.Contains(args, "serve") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--state-dir") }) {
+		return args
+	}
+	return append(slices.Clone(args), "--state-dir", t.TempDir())
+}
+
 // runCtx is run, the process killed when ctx ends. A command that names
 // a test plugin (testdata/plugins*) skips under -short (make unit).
 func runCtx(t *testing.T, ctx context.Context, args ...string) (string, string, int) {
@@ -73,7 +84,7 @@ func runCtx(t *testing.T, ctx context.Context, args ...string) (string, string, 
 			testkit.Needs(t, testkit.Plugins)
 		}
 	}
-	cmd := exec.CommandContext(ctx, binary, append([]string{"--cache-dir", cliCache()}, args...)...)
+	cmd := exec.CommandContext(ctx, binary, append([]string{"--cache-dir", cliCache()}, withStateDir(t, args)...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -58,11 +58,12 @@ func newCommand() *cli.Command {
 		Name:      "new",
 		Usage:     "make a handler project in Go, Rust, C or AssemblyScript that builds into a plugin",
 		ArgsUsage: "NAME",
-		Description: "Writes DIR/NAME/: the command NAME (an echo), its test, a Makefile (make → NAME.wasm,\n" +
-			"make test, make install PLUGINS=DIR), a README on building, installing and calling\n" +
+		Description: "Writes DIR/NAME/: the commands NAME (an echo) and NAME-count (a count kept in the\n" +
+			"state store), their test, a Makefile (make → NAME.wasm, make test,\n" +
+			"make install PLUGINS=DIR), a README on building, installing and calling\n" +
 			"it, and the SDK of its language in ./cmdhost, from this binary: cmdhost's modules\n" +
 			"are not published, and the project builds with nothing else from cmdhost.\n" +
-			"NAME must be a command name (and, in Go, a module path element).\n\n" +
+			"NAME must be a command name of at most 122 bytes (and, in Go, a module path element).\n\n" +
 			"--lang go (default), rust (cargo, or rustc alone; wasm32-wasip1, or wasm32-wasi\n" +
 			"before Rust 1.78), c (clang and wasi-libc)\n" +
 			"or as (AssemblyScript, whose compiler make installs from npm). In Go,\n" +
@@ -79,6 +80,7 @@ func newCommand() *cli.Command {
 // project is what the templates are executed with.
 type project struct {
 	Name       string
+	Count      string // the second command, NAME-count, which shows the state store
 	Lang       string
 	GoVersion  string
 	SDKModule  string
@@ -103,7 +105,7 @@ func newProject(name, lang string) (project, error) {
 		return project{}, fmt.Errorf("the SDK's go.mod: %w", err)
 	}
 	return project{
-		Name: name, Lang: lang, GoVersion: goModLine(gomod, "go"),
+		Name: name, Count: name + countSuffix, Lang: lang, GoVersion: goModLine(gomod, "go"),
 		SDKModule: sdkModule, SDKVersion: moduleVersion(sdkModule), SDKDir: "./" + carriedSDK + "/sdk",
 		ABIModule: abiModule, ABIVersion: moduleVersion(abiModule), ABIDir: "./" + carriedSDK + "/abi",
 		Crate: crateName(name), NPMName: npmName(name),
@@ -318,13 +320,21 @@ func sdkFiles(p project) ([]projectFile, error) {
 // '~' (the shell expands it): ASCII letters, digits, '-', '_' and '.'.
 var modulePathElement = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-// checkProjectName checks that name can be a command name and a file
-// name, and in Go a module path (a single element), so that the
-// toolchain and the host accept it.
+// countSuffix makes the name of a project's second command, NAME-count,
+// which shows the state store.
+const countSuffix = "-count"
+
+// checkProjectName checks that name can be a command name (and so can
+// name+countSuffix) and a file name, and in Go a module path (a single
+// element), so that the toolchain and the host accept it.
 func checkProjectName(name, lang string) error {
 	if err := abi.ValidateCommandName(name); err != nil {
 		msg := strings.TrimPrefix(err.Error(), abi.ErrMalformed.Error()+": ")
 		return fmt.Errorf("%q is not a valid command name: %s", name, msg)
+	}
+	if len(name+countSuffix) > abi.MaxCommandName {
+		return fmt.Errorf("%q is too long: the project's second command, NAME%s, would pass the bound of %d bytes of a command name; use at most %d",
+			name, countSuffix, abi.MaxCommandName, abi.MaxCommandName-len(countSuffix))
 	}
 	if lang != "go" {
 		if !modulePathElement.MatchString(name) || name[0] == '.' || name[0] == '-' {

@@ -30,6 +30,11 @@ func repoRoot(t *testing.T) string {
 // passes, and the module it builds installs into a running host, which
 // serves it. With --cmdhost-src a Go project builds against the source
 // tree's abi and sdk modules instead, with nothing else either.
+//
+// And issue 37's acceptance: each project's NAME-count keeps its durable
+// counter and its map (seen/PAYLOAD) in the host's state store through a
+// graceful restart of the host and a kill -9, started again each time on
+// the same plugins and state folders; a call that fails writes nothing.
 func TestNewBuildsAndLoads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds modules with each language's toolchain")
@@ -37,13 +42,19 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make on PATH")
 	}
-	tmp, pluginsDir := t.TempDir(), t.TempDir()
-	addr, _ := startServeIn(t, pluginsDir, nil)
+	tmp, pluginsDir, stateDir := t.TempDir(), t.TempDir(), t.TempDir()
+	serve := func() (string, *exec.Cmd, func() (string, error)) {
+		return launchServe(t, pluginsDir, nil, "--state-dir", stateDir)
+	}
+	addr, host, stop := serve()
+	var served []string // the projects the host serves
 	// The projects' Makefiles run the cmdhost that made them (no CMDHOST
 	// given, and none on PATH) for their tests and install; GOFLAGS without
 	// -mod=vendor and the like from the caller; no module proxy: a Go
 	// project needs nothing from the network.
-	env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off")
+	// The install asks the test's own host for its verdict, never one it
+	// did not start (a `make run` host at the default address).
+	env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off", "CMDHOST_BROKER=mqtt://"+addr, "CMDHOST_EXECUTOR=cli-host")
 	for _, c := range []struct{ lang, name string }{{"go", "greet-go"}, {"rust", "greet-rust"}, {"rust", "greet-rustc"}, {"c", "greet-c"}, {"as", "greet-as"}, {"go", "greet-src"}} {
 		t.Run(c.name, func(t *testing.T) {
 			env := env
@@ -80,8 +91,8 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				if viaCargo := strings.Contains(build, "cargo build --offline"); viaCargo != (c.name == "greet-rust") || viaCargo != (lockErr == nil) {
 					t.Errorf("make with cargo %v: Cargo.lock %v:\n%s", c.name == "greet-rust", lockErr, build)
 				}
-				if !strings.Contains(tests, "2 passed") {
-					t.Errorf("make test ran not the project's 2 tests:\n%s", tests)
+				if !strings.Contains(tests, "3 passed") {
+					t.Errorf("make test ran not the project's 3 tests:\n%s", tests)
 				}
 			}
 			wasm := filepath.Join(proj, c.name+".wasm")
@@ -93,9 +104,65 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			if out != "" || code != 1 || !strings.Contains(errOut, "status 400: empty payload") {
 				t.Fatalf("call %s without payload: stdout %q, stderr %q, status %d; want status 400", c.name, out, errOut, code)
 			}
+			// NAME-count is not idempotent, and counts in a store of the
+			// call's own.
+			if out, _, _ = run(t, "plugin", "inspect", wasm); !regexp.MustCompile(`\n` + regexp.QuoteMeta(c.name) + `-count\s+false\s`).MatchString(out) {
+				t.Errorf("%s-count is not a non-idempotent command of %s:\n%s", c.name, wasm, out)
+			}
+			if out, errOut, code = run(t, "call", wasm, c.name+"-count", "-d", "hi"); out != "count=1 seen=1" || code != 0 {
+				t.Fatalf("call %s-count -d hi: stdout %q, stderr %q, status %d; want count=1 seen=1", c.name, out, errOut, code)
+			}
 			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
-			untilAnswer(t, "mqtt://"+addr, c.name, "hi", time.Minute)
+			broker := "mqtt://" + addr
+			untilAnswer(t, broker, c.name, "hi", time.Minute)
+			countIs(t, broker, c.name, "a", "count=1 seen=1")
+			countIs(t, broker, c.name, "b", "count=2 seen=1")
+			// A payload over the bound of a key fails the call after the
+			// count's add: neither is written.
+			out, errOut, code = run(t, "invoke", c.name+"-count", "-d", strings.Repeat("x", 2000), "--broker", broker, "--executor", "cli-host")
+			if out != "" || code != exitFailed || !strings.Contains(errOut, "status 500") {
+				t.Fatalf("invoke %s-count with a payload of 2000 bytes: stdout %q, stderr %q, status %d; want status 500", c.name, out, errOut, code)
+			}
+			served = append(served, c.name)
 		})
+	}
+	if len(served) == 0 {
+		return
+	}
+
+	// A graceful restart (SIGTERM), then a kill -9: each time the host
+	// started again on the same folders serves the counts where they were.
+	started := time.Now()
+	if log, err := stop(); err != nil {
+		t.Fatalf("serve did not stop cleanly: %v\n%s", err, log)
+	}
+	addr, host, stop = serve()
+	for _, name := range served {
+		untilAnswer(t, "mqtt://"+addr, name, "hi", time.Minute)
+		countIs(t, "mqtt://"+addr, name, "a", "count=3 seen=2")
+	}
+	if err := host.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = stop() // waits for it: killed
+	addr, _, _ = serve()
+	for _, name := range served {
+		untilAnswer(t, "mqtt://"+addr, name, "hi", time.Minute)
+		countIs(t, "mqtt://"+addr, name, "a", "count=4 seen=3")
+		countIs(t, "mqtt://"+addr, name, "b", "count=5 seen=2")
+	}
+	t.Logf("%d projects' counts through a restart and a kill -9 in %v", len(served), time.Since(started).Round(time.Millisecond))
+}
+
+// countIs invokes the project name's NAME-count with payload on the host
+// at broker, once (invoke sends the same request again until the host
+// acknowledges it, which a duplicate does not count twice), and checks
+// its reply.
+func countIs(t *testing.T, broker, name, payload, want string) {
+	t.Helper()
+	out, errOut, code := run(t, "invoke", name+"-count", "-d", payload, "--broker", broker, "--executor", "cli-host")
+	if out != want || code != 0 {
+		t.Fatalf("invoke %s-count -d %s: stdout %q, stderr %q, status %d; want %q", name, payload, out, errOut, code, want)
 	}
 }
 
@@ -258,7 +325,8 @@ func TestNewFiles(t *testing.T) {
 	if errOut != "" {
 		t.Errorf("stderr %q", errOut)
 	}
-	if m := read("main.go"); !strings.Contains(m, `sdk.Handle("my-tool.v2", echo)`) || !strings.Contains(m, "sdk.Infof(") || !strings.Contains(m, "sdk.InvalidPayload(") {
+	if m := read("main.go"); !strings.Contains(m, `sdk.Handle("my-tool.v2", echo)`) || !strings.Contains(m, "sdk.Infof(") || !strings.Contains(m, "sdk.InvalidPayload(") ||
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-count", count)`) || !strings.Contains(m, `sdk.State()`) {
 		t.Errorf("main.go:\n%s", m)
 	}
 	if m := read("Makefile"); !strings.Contains(m, "build:\n\tGOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o my-tool.v2.wasm .\n") || !strings.Contains(m, "plugin install my-tool.v2.wasm") {
@@ -267,7 +335,8 @@ func TestNewFiles(t *testing.T) {
 	r := read("README.md")
 	for _, want := range []string{"make ", "replace github.com/cmdhost/cmdhost/sdk => ./cmdhost/sdk", "replace github.com/cmdhost/cmdhost/abi => ./cmdhost/abi",
 		"cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
-		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart"} {
+		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart",
+		"`my-tool.v2-count`", "cmdhost call my-tool.v2.wasm my-tool.v2-count -d hi --state-dir st", "docs/state.md"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README.md lacks %q", want)
 		}
@@ -336,6 +405,7 @@ func TestNewRefuses(t *testing.T) {
 		{"space", []string{"new", "a b", "--dir", tmp}, `"a b" cannot be a Go module path: use only ASCII letters, digits`},
 		{"non-ASCII", []string{"new", "grüß", "--dir", tmp}, `"grüß" cannot be a Go module path: use only ASCII letters`},
 		{"leading dot", []string{"new", ".hidden", "--dir", tmp}, `may not start with '.' or '-'`},
+		{"too long for NAME-count", []string{"new", strings.Repeat("n", 123), "--dir", tmp}, `is too long: the project's second command, NAME-count, would pass the bound of 128 bytes of a command name; use at most 122`},
 		{"trailing dot", []string{"new", "x.", "--dir", tmp}, `may not end with '.'`},
 		{"std package", []string{"new", "time", "--dir", tmp}, `"time" cannot be a Go module path: the standard library has a package of that name`},
 		{"main", []string{"new", "main", "--dir", tmp}, `the go command reserves that name`},

@@ -20,7 +20,7 @@ import (
 // runEnv is run with extra environment variables.
 func runEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--cache-dir", cliCache()}, args...)...)
+	cmd := exec.Command(binary, append([]string{"--cache-dir", cliCache()}, withStateDir(t, args)...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -66,6 +66,7 @@ type netConns struct {
 	log                                  *slog.Logger
 
 	mu      sync.Mutex
+	open    int // accepted and not closed
 	clients int // admitted and not closed
 	pending int // in the table
 	sources map[netip.Prefix]*pendingSource
@@ -142,6 +143,7 @@ var errRoomMade = &pendingClosedError{"it waited longest of the source holding t
 // deadline: the connect timeout), and makes room if that passes a bound.
 func (n *netConns) wait(c *boundedConn, deadline time.Time) {
 	n.mu.Lock()
+	n.open++
 	c.link = pendingLink{deadline: deadline}
 	closing := n.enter(c)
 	n.mu.Unlock()
@@ -265,11 +267,14 @@ func (n *netConns) gone(c *boundedConn) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch c.link.state {
+	case connGone:
+		return
 	case connPending:
 		n.unlink(c)
 	case connAdmitted:
 		n.clients--
 	}
+	n.open--
 	c.link.state = connGone
 }
 
@@ -320,12 +325,12 @@ func (n *netConns) closedPending(c *boundedConn, err error, inHandshake bool) (_
 	return nil, false
 }
 
-// counts returns the clients logged in and the connections pending (for
-// the tests).
-func (n *netConns) counts() (clients, pending int) {
+// counts returns the clients logged in, the connections pending and
+// those open (for the tests).
+func (n *netConns) counts() (clients, pending, open int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.clients, n.pending
+	return n.clients, n.pending, n.open
 }
 
 // sourceHeap orders the sources with pending connections: the one

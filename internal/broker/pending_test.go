@@ -28,7 +28,7 @@ func dialFrom(t *testing.T, src, addr string) *rawClient {
 func waitPending(t *testing.T, e *Embedded, n int) {
 	t.Helper()
 	testkit.WaitFor(t, "pending connections", func() bool {
-		_, pending := e.guard.conns.counts()
+		_, pending, _ := e.guard.conns.counts()
 		return pending == n
 	})
 }
@@ -70,7 +70,7 @@ func TestPendingRoomMadeFromTheLargestSource(t *testing.T) {
 			t.Errorf("%s: CONNACK 0x%02x, want 0", c, ack.ReasonCode)
 		}
 	}
-	if clients, pending := e.guard.conns.counts(); clients != 8 || pending != 0 {
+	if clients, pending, _ := e.guard.conns.counts(); clients != 8 || pending != 0 {
 		t.Errorf("%d clients, %d pending; want 8 and 0", clients, pending)
 	}
 	if got := e.Stats().PendingClosed; got != 2 {
@@ -129,7 +129,7 @@ func TestPendingTimeoutIsQuiet(t *testing.T) {
 	if logs.Contains("i/o timeout") {
 		t.Errorf("mochi logs the timeout:\n%s", logs)
 	}
-	if clients, pending := e.guard.conns.counts(); clients != 0 || pending != 0 {
+	if clients, pending, _ := e.guard.conns.counts(); clients != 0 || pending != 0 {
 		t.Errorf("%d clients, %d pending after the timeouts; want none", clients, pending)
 	}
 }

@@ -55,7 +55,7 @@ func ServedVia(m *plugins.Manager, traced bool, g Gate) []rpc.Command {
 func Of(c plugins.Command, h rpc.Handler) rpc.Command {
 	return rpc.Command{
 		Name: c.Name(), Topic: c.Topic, Idempotent: c.Declared.Idempotent, ResponseTTL: c.Declared.ResponseTTL,
-		Timeout: c.Timeout, TimeoutRetries: c.OnTimeout.Retries, Concurrency: c.Concurrency, Handler: h,
+		Timeout: c.Timeout, TimeoutRetries: c.OnTimeout.Retries, Concurrency: c.Concurrency, Handler: h, CommitErrors: c.CommitErrors,
 		KeepsDeadline: true, // a WASM guest: wazero closes it at the cut
 	}
 }

@@ -33,7 +33,10 @@ var layer = map[string]int{
 
 	"internal/commands": 65,
 
-	"internal/gate": 62,
+	"internal/outbox": 64,
+
+	"internal/gate":       62,
+	"internal/statestore": 62,
 
 	"internal/rpc": 60,
 
@@ -45,9 +48,12 @@ var layer = map[string]int{
 	"cache":           40,
 	"internal/broker": 40,
 
+	"internal/state": 38,
+
 	"internal/wasm/meter": 35,
 
 	"internal/events":  30,
+	"internal/httpout": 30,
 	"internal/otlp":    30,
 	"internal/oci":     30,
 	"internal/signing": 30,

@@ -12,6 +12,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/commands"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/rpc"
+	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
@@ -162,7 +163,19 @@ func (n *Calls) runLocal(ctx context.Context, c *call, p *plan) (res abi.BranchR
 	if n.cfg.Gate != nil {
 		h = n.cfg.Gate(b.Command, h)
 	}
+	// The child's state writes join its caller's only if it succeeds
+	// (state.Txn.Child); the caller's commit then applies them.
+	var writes *state.Txn
+	if tx := state.TxnFrom(ctx); tx != nil {
+		writes = tx.Child()
+		ctx = state.WithTxn(ctx, writes)
+	}
 	resp, err := h(ctx, req)
+	if writes != nil && err == nil && (resp == nil || resp.Code() < 400) {
+		if merr := writes.Merge(); merr != nil {
+			return abi.BranchResult{Outcome: abi.OutcomeError, Reason: abi.ReasonHostFault, Message: merr.Error()}, plugin
+		}
+	}
 	var se *rpc.StatusError
 	switch {
 	case err == nil && resp == nil:

@@ -128,6 +128,11 @@ func (c *running) settle(r *reply) (*reply, bool) {
 	return cancelledReply, false
 }
 
+// rerun makes a Replied call InProgress again, to run it once more (its
+// commit was refused, commit.go): a cancel may win again. Only the
+// call's own worker, which settled it, calls it.
+func (c *running) rerun() bool { return c.state.CompareAndSwap(replied, inProgress) }
+
 // cancelledBy reports whether a cancel ended ctx (a call's context or a
 // descendant of it).
 func cancelledBy(ctx context.Context) bool {

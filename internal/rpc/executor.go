@@ -21,6 +21,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/state"
 )
 
 // Handler runs one command. ctx carries the call's deadline, the earlier of
@@ -65,7 +66,13 @@ type Command struct {
 	TimeoutRetries int
 	// Concurrency bounds the command's calls at once; default 8.
 	Concurrency int
-	Handler     Handler
+	// Handler runs the command; Raw instead, for a raw command (one
+	// of the two).
+	Handler Handler
+	// Raw, when set, serves the command raw (raw.go): its handler gets
+	// the request's reserved properties (__ts, __ft, ...), judges its
+	// __ts itself, and gives its reply's __ts (none when it gives none).
+	Raw RawHandler
 	// KeepsDeadline says that Handler returns by its context's deadline
 	// or cancel on its own, however its command behaves (a WASM handler:
 	// wazero closes the guest's module then, and every host function
@@ -75,6 +82,10 @@ type Command struct {
 	// executor answers at the cut without waiting for it: one more
 	// goroutine and channel per request.
 	KeepsDeadline bool
+	// CommitErrors commits the state writes of a call whose handler
+	// answered an error (a status of 400 or more) too; by default only a
+	// success's commit (commit.go).
+	CommitErrors bool
 	// Admit, when set, decides whether the request's caller may call the
 	// command (req.Caller, the verified caller): a *StatusError refuses
 	// it, and the refusal is its reply (stored for its duplicates, never
@@ -160,6 +171,12 @@ type Config struct {
 	// Tracer makes a span of each request run, a child of the trace
 	// context it carries (tracing.go); nil: no tracing.
 	Tracer trace.Tracer
+	// State is the handlers' state store: each call stages its writes in
+	// a state.Txn its handler's context carries, committed when its
+	// outcome is recorded (commit.go). nil: none (the handlers' state
+	// calls answer unavailable). StateLimits bound a call's writes.
+	State       state.Backend
+	StateLimits state.Limits
 }
 
 func (c *Config) defaults() error {
@@ -213,6 +230,9 @@ type route struct {
 	pattern TopicPattern
 	filter  string // the subscription, with the share prefix
 	slots   *slots // the command's execution slots, granted in receipt order
+	// lane serialises a call whose state commit conflicted against the
+	// command's other calls (commit.go).
+	lane sync.RWMutex
 	// private: requests name this executor (its topic holds {executorId}
 	// and no share group makes that a service's name), so reused replies
 	// stay with their invoker.
@@ -241,6 +261,9 @@ type Executor struct {
 	claims *claimQueue         // the shared store's claims, off the receive goroutine; nil in memory
 	reuse  cache.Reuse[*reply] // nil when reuse is off
 	calls  runningSet          // requests in progress, for cancels (ask.go)
+	// keepsOutcomes: the dedup store keeps outcomes in the state store,
+	// committed with the writes (StateStores, commit.go).
+	keepsOutcomes bool
 	// carrier is the dedup store when it carries the reuse cache's Redis
 	// calls in its round trips (cache.ReuseCarrier; claims.go, reuse.go);
 	// nil when it does not.
@@ -306,6 +329,13 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 		return nil, err
 	}
 	e.dedup = dedup
+	if ss, ok := cfg.Stores.(stateStores); ok {
+		if cfg.State != nil && cfg.State != ss.b {
+			dedup.Close()
+			return nil, errors.New("the outcomes and the state writes must be kept in one state store (Config.State and StateStores name two)")
+		}
+		e.cfg.State, e.keepsOutcomes = ss.b, true
+	}
 	e.claims = newClaimQueue(e)
 	e.workers = session.NewWorkers(maxIdleWorkers)
 	if cfg.ReuseMaxBytes >= 0 {
@@ -331,8 +361,8 @@ func (e *Executor) newRoute(c Command) (*route, error) {
 		// NullName_ThrowsException checks for it).
 		return nil, fmt.Errorf("command name %q: %w", c.Name, err)
 	}
-	if c.Handler == nil {
-		return nil, fmt.Errorf("command %s: no handler", c.Name)
+	if (c.Handler == nil) == (c.Raw == nil) {
+		return nil, fmt.Errorf("command %s: give a handler or a raw handler, one of the two", c.Name)
 	}
 	if c.Timeout < 0 {
 		return nil, fmt.Errorf("command %s: negative execution timeout %v", c.Name, c.Timeout)
@@ -566,7 +596,11 @@ func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
 func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]) {
 	e.beginTrace(in)
 	if in.timestamp != nil {
-		if err := e.hlc.Update(*in.timestamp); err != nil {
+		if err := e.hlc.Update(*in.timestamp); err != nil && in.route.cmd.Raw != nil {
+			// A raw command's handler judges its __ts (raw.go): the
+			// clock only takes one it can.
+			e.log.Debug("a raw command's __ts not merged into the clock", "command", in.route.cmd.Name, "err", err)
+		} else if err != nil {
 			r := statusReply(abi.StatusServiceUnavailable, err.Error(), "MaxClockDrift", "")
 			if errors.Is(err, hlc.ErrCounterOverflow) {
 				r = statusReply(abi.StatusInternalError, err.Error(), "Counter", "")
@@ -610,7 +644,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 	turn := in.route.slots.enqueue() // here, in receipt order
 	e.workers.Run(func() {
 		defer e.pending.Add(-1)
-		r, ok := c.settle(e.execute(in, turn, c))
+		r, ok := e.runCommitted(in, turn, c, entry)
 		if !ok {
 			e.logCancelled(in, c)
 		}

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/redact"
+	"github.com/cmdhost/cmdhost/internal/state"
 )
 
 // The dedup store and the reuse cache, which the executor's owner picks
@@ -217,6 +219,8 @@ type storedReply struct {
 	Format      abi.FormatIndicator `json:"format,omitempty"`
 	Metadata    map[string]string   `json:"metadata,omitempty"`
 	TTL         *time.Duration      `json:"ttl,omitempty"`
+	Raw         bool                `json:"raw,omitempty"`
+	Timestamp   string              `json:"ts,omitempty"`
 }
 
 func encodeReply(r *reply) ([]byte, error) {
@@ -225,7 +229,7 @@ func encodeReply(r *reply) ([]byte, error) {
 	}
 	return json.Marshal(storedReply{None: r.none, Status: r.status, AppError: r.appError, Message: r.message,
 		PropName: r.propName, PropValue: r.propValue, Extra: r.extra, Payload: r.payload,
-		ContentType: r.contentType, Format: r.format, Metadata: r.metadata, TTL: r.ttl})
+		ContentType: r.contentType, Format: r.format, Metadata: r.metadata, TTL: r.ttl, Raw: r.raw, Timestamp: r.ts})
 }
 
 func decodeReply(b []byte) (*reply, error) {
@@ -235,5 +239,53 @@ func decodeReply(b []byte) (*reply, error) {
 	}
 	return &reply{none: s.None, status: s.Status, appError: s.AppError, message: s.Message,
 		propName: s.PropName, propValue: s.PropValue, extra: s.Extra, payload: s.Payload,
-		contentType: s.ContentType, format: s.Format, metadata: s.Metadata, ttl: s.TTL}, nil
+		contentType: s.ContentType, format: s.Format, metadata: s.Metadata, ttl: s.TTL, raw: s.Raw, ts: s.Timestamp}, nil
+}
+
+// StateStores keeps the outcome of each request to a non-idempotent
+// command in the state store b, committed with the call's state writes
+// (commit.go), so that a request delivered again after the host
+// restarted, even after a kill -9, gets its outcome instead of running
+// again. What runs now, and the outcomes of idempotent commands, are kept
+// in memory as MemoryStores keeps them; so is the reuse cache.
+func StateStores(b state.Backend) Stores { return stateStores{b: b} }
+
+type stateStores struct{ b state.Backend }
+
+func (s stateStores) dedup(cfg *Config) (cache.Dedup[*reply], error) {
+	return &outcomeDedup{DedupStore: cache.NewBoundedDedupStore(cfg.dedupConfig(), dedupBound(cfg)), outcomes: s.b}, nil
+}
+
+func (stateStores) reuse(cfg *Config) (cache.Reuse[*reply], error) { return memoryStores{}.reuse(cfg) }
+
+// outcomeDedup is the dedup store in memory, backed by the outcomes the
+// state store kept: a first receipt (here) of a request whose outcome was
+// recorded (before a restart) is its duplicate.
+type outcomeDedup struct {
+	*cache.DedupStore[*reply]
+	outcomes state.Backend
+}
+
+// Claim looks in memory, then, for a non-idempotent command's request
+// new here, in the state store. A store that cannot be read refuses the
+// claim (cache.ErrStoreUnavailable: 503, not run): running it could run
+// it twice.
+func (d *outcomeDedup) Claim(invoker string, key cache.Key, expiry time.Time, idempotent bool) (*cache.Entry[*reply], bool, error) {
+	if idempotent || d.Lookup(key) != nil {
+		return d.DedupStore.Claim(invoker, key, expiry, idempotent)
+	}
+	v, found, err := d.outcomes.Outcome(context.Background(), state.OutcomeID(key))
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: reading the outcomes kept: %w", cache.ErrStoreUnavailable, err)
+	}
+	e, first, err := d.DedupStore.Claim(invoker, key, expiry, idempotent)
+	if err != nil || !first || !found {
+		return e, first, err
+	}
+	r, err := decodeReply(v)
+	if err != nil {
+		r = statusReply(abi.StatusInternalError, "outcome unknown: the outcome kept for this request cannot be read", "", "")
+	}
+	d.Complete(e, r, expiry)
+	return e, false, nil
 }

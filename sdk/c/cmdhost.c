@@ -21,6 +21,11 @@ IMPORT(var_set) int32_t host_var_set(const char *k, int32_t kn, const uint8_t *v
 IMPORT(var_add) int32_t host_var_add(const char *k, int32_t kn, int64_t delta, uint8_t *out);
 IMPORT(invoke) int32_t host_invoke(const uint8_t *p, int32_t n);
 IMPORT(invoke_result_read) int32_t host_invoke_result_read(uint8_t *p, int32_t cap);
+IMPORT(state_get) int32_t host_state_get(const char *ns, int32_t nsn, const char *k, int32_t kn, uint8_t *buf, int32_t cap, uint8_t *version);
+IMPORT(state_set) int32_t host_state_set(const char *ns, int32_t nsn, const char *k, int32_t kn, const uint8_t *v, int32_t vn, int64_t ttl_ms, int64_t if_version, int32_t flags);
+IMPORT(state_delete) int32_t host_state_delete(const char *ns, int32_t nsn, const char *k, int32_t kn, int64_t if_version);
+IMPORT(state_add) int32_t host_state_add(const char *ns, int32_t nsn, const char *k, int32_t kn, int64_t delta, uint8_t *out);
+IMPORT(state_list) int32_t host_state_list(const char *ns, int32_t nsn, const char *p, int32_t pn, const char *a, int32_t an, uint8_t *buf, int32_t cap);
 
 /* ---- the envelope (ABI section 7) ---------------------------------- */
 
@@ -416,6 +421,139 @@ int cmdhost_var_add(const char *key, int64_t delta, int64_t *sum) {
 	if (r < 0) return r;
 	*sum = get_i64(out);
 	return CMDHOST_OK;
+}
+
+/* ---- the state store (ABI section 17) ------------------------------- */
+
+/* A namespace's name and length: NULL and "" are the plugin's own. */
+#define NS(ns) (ns), (int32_t)((ns) ? strlen(ns) : 0)
+#define KEY(k) (k), (int32_t)strlen(k)
+
+int cmdhost_state_get(const char *ns, const char *key, uint8_t **value, size_t *len, uint64_t *version) {
+	int32_t cap = 256;
+	for (int i = 0; i < 4; i++) {
+		uint8_t v[8], *buf = malloc((size_t)cap);
+		if (!buf) abort();
+		int32_t n = host_state_get(NS(ns), KEY(key), buf, cap, v);
+		if (n >= 0 && n <= cap) {
+			*value = buf;
+			*len = (size_t)n;
+			if (version) *version = (uint64_t)get_i64(v);
+			return CMDHOST_OK;
+		}
+		free(buf);
+		if (n < 0) return n;
+		cap = n; /* the value is n bytes: again with room for them */
+	}
+	return CMDHOST_UNAVAILABLE; /* the value kept changing size while being read */
+}
+
+int cmdhost_state_set(const char *ns, const char *key, const void *value, size_t len, const cmdhost_state_options *opts) {
+	static const cmdhost_state_options none = {0};
+	if (!opts) opts = &none;
+	int32_t r = host_state_set(NS(ns), KEY(key), value, (int32_t)len, opts->ttl_ms, (int64_t)opts->if_version, opts->if_absent ? 1 : 0);
+	return r < 0 ? r : CMDHOST_OK;
+}
+
+int cmdhost_state_delete(const char *ns, const char *key, uint64_t if_version, int *existed) {
+	int32_t r = host_state_delete(NS(ns), KEY(key), (int64_t)if_version);
+	if (r < 0) return r;
+	if (existed) *existed = r == 1;
+	return CMDHOST_OK;
+}
+
+int cmdhost_state_add(const char *ns, const char *key, int64_t delta, int64_t *sum) {
+	uint8_t out[8];
+	int32_t r = host_state_add(NS(ns), KEY(key), delta, out);
+	if (r < 0) return r;
+	*sum = get_i64(out);
+	return CMDHOST_OK;
+}
+
+/* A page being decoded: each key goes to keys as its length (u32), its
+ * bytes and a NUL, 5 bytes more than the key like its record, so the keys
+ * never take more room than the page. */
+typedef struct {
+	uint8_t *keys;
+	size_t len;
+	size_t last; /* where the last key's length is; (size_t)-1: none */
+	int more;
+} page_decoder;
+
+static int page_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
+	page_decoder *d = ctx;
+	switch (tag) {
+	case 1: /* a key */
+		d->last = d->len;
+		memcpy(d->keys + d->len, &n, 4);
+		memcpy(d->keys + d->len + 4, v, n);
+		d->keys[d->len + 4 + n] = 0;
+		d->len += 5 + (size_t)n;
+		break;
+	case 2: /* more */
+		if (n != 1) return -1;
+		d->more = v[0] == 1;
+		break;
+	default: break;
+	}
+	return 0;
+}
+
+int cmdhost_state_list(const char *ns, const char *prefix, const char *after, size_t after_len, cmdhost_state_page *page) {
+	if (!prefix) prefix = "";
+	if (!after) after_len = 0;
+	int32_t cap = 16 << 10;
+	uint8_t *buf = malloc((size_t)cap);
+	if (!buf) abort();
+	int32_t n = host_state_list(NS(ns), KEY(prefix), after, (int32_t)after_len, buf, cap);
+	if (n == CMDHOST_TOO_SMALL) { /* not even one key fits: room for the longest */
+		free(buf);
+		cap = 1 << 20;
+		buf = malloc((size_t)cap);
+		if (!buf) abort();
+		n = host_state_list(NS(ns), KEY(prefix), after, (int32_t)after_len, buf, cap);
+	}
+	if (n < 0) {
+		free(buf);
+		return n;
+	}
+	page_decoder d = {malloc((size_t)n + 1), 0, (size_t)-1, 0};
+	if (!d.keys) abort();
+	if (walk(buf, (size_t)n, page_record, &d) != 0) {
+		free(buf);
+		free(d.keys);
+		return CMDHOST_INVALID;
+	}
+	free(buf);
+	free(page->keys_); /* after may have pointed into it: freed only now */
+	page->keys_ = d.keys;
+	page->len_ = d.len;
+	page->pos_ = 0;
+	page->more = d.more;
+	page->last = NULL;
+	page->last_len = 0;
+	if (d.last != (size_t)-1) {
+		uint32_t k;
+		memcpy(&k, d.keys + d.last, 4);
+		page->last = (const char *)d.keys + d.last + 4;
+		page->last_len = k;
+	}
+	return CMDHOST_OK;
+}
+
+const char *cmdhost_state_next(cmdhost_state_page *page, size_t *len) {
+	if (!page->keys_ || page->pos_ >= page->len_) return NULL;
+	uint32_t k;
+	memcpy(&k, page->keys_ + page->pos_, 4);
+	const char *key = (const char *)page->keys_ + page->pos_ + 4;
+	page->pos_ += 5 + (size_t)k;
+	if (len) *len = k;
+	return key;
+}
+
+void cmdhost_state_page_free(cmdhost_state_page *page) {
+	free(page->keys_);
+	memset(page, 0, sizeof *page);
 }
 
 /* ---- nested calls (ABI section 16) ----------------------------------- */

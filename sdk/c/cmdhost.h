@@ -105,13 +105,18 @@ void cmdhost_log(int level, const char *msg);
  * when it is not set. */
 char *cmdhost_config(const char *key);
 
-/* Results of the variable functions. */
+/* Results of the variable and state functions (ABI section 5). */
 enum {
 	CMDHOST_OK = 0,
 	CMDHOST_NOT_FOUND = -1,
 	CMDHOST_TOO_LARGE = -2,
-	CMDHOST_LIMIT = -3,
+	CMDHOST_LIMIT = -3, /* the variable space, or the state namespace, is full */
 	CMDHOST_NOT_INTEGER = -5,
+	CMDHOST_INVALID = -7,
+	CMDHOST_TOO_SMALL = -8,
+	CMDHOST_DENIED = -9,
+	CMDHOST_CONFLICT = -10,
+	CMDHOST_UNAVAILABLE = -11,
 };
 /* A plugin variable, kept by the host and shared by every instance: *value
  * is malloc'd (free it). CMDHOST_OK, CMDHOST_NOT_FOUND or an error. */
@@ -119,6 +124,75 @@ int cmdhost_var_get(const char *key, uint8_t **value, size_t *len);
 int cmdhost_var_set(const char *key, const void *value, size_t len);
 /* Adds delta to a decimal integer variable (absent: 0), atomically. */
 int cmdhost_var_add(const char *key, int64_t delta, int64_t *sum);
+
+/* The durable state store (ABI section 17): keys and values kept by the
+ * host, seen by every replica. ns is NULL for the plugin's own namespace,
+ * or the name of a shared one the operator file grants ("state":
+ * {"shared": {"NAME": "read"}} or "read-write"). Keys are NUL-terminated
+ * strings, values bytes. A handler's writes are staged: it reads them back
+ * at once, and everyone else sees them when its reply is recorded, all of
+ * them or none. Each function returns CMDHOST_OK or a negative result:
+ * CMDHOST_NOT_FOUND (no such key), CMDHOST_CONFLICT (a condition failed),
+ * CMDHOST_LIMIT (the namespace is full), CMDHOST_TOO_LARGE (a key, value or
+ * the call's writes over their bound), CMDHOST_DENIED (the namespace is not
+ * granted, or granted read-only), CMDHOST_UNAVAILABLE (the store cannot be
+ * reached; nothing staged), CMDHOST_NOT_INTEGER, CMDHOST_INVALID (a bad
+ * namespace name, an empty key, a bad option). */
+
+/* The key's value, *value malloc'd (free it), and its version (0 for a key
+ * this call wrote, until its reply is recorded); version may be NULL. */
+int cmdhost_state_get(const char *ns, const char *key, uint8_t **value, size_t *len, uint64_t *version);
+
+/* Conditions and expiry of a cmdhost_state_set; NULL or all zero: set
+ * unconditionally, never to expire. */
+typedef struct {
+	int64_t ttl_ms;      /* the key expires this long after the commit; 0: never */
+	uint64_t if_version; /* only if the key's version is this (compare-and-set); 0: any */
+	int if_absent;       /* only if the key does not exist */
+} cmdhost_state_options;
+
+/* Stages key = value (CMDHOST_CONFLICT when a condition does not hold). */
+int cmdhost_state_set(const char *ns, const char *key, const void *value, size_t len, const cmdhost_state_options *opts);
+/* Stages the key's removal, only if its version is if_version when that is
+ * not 0; *existed (may be NULL) says whether the key exists. */
+int cmdhost_state_delete(const char *ns, const char *key, uint64_t if_version, int *existed);
+/* Adds delta to the key read as a decimal integer (absent: 0) and stages
+ * the sum. Two calls adding to one key at once cannot both commit: the
+ * later one runs again. */
+int cmdhost_state_add(const char *ns, const char *key, int64_t delta, int64_t *sum);
+
+/* A page of keys of cmdhost_state_list. Start from {0}; free it with
+ * cmdhost_state_page_free. */
+typedef struct {
+	int more;          /* more keys follow: list again after last */
+	const char *last;  /* the page's last key (NUL-terminated), NULL when none */
+	size_t last_len;
+	/* The SDK's: the keys and where cmdhost_state_next is. */
+	uint8_t *keys_;
+	size_t len_, pos_;
+} cmdhost_state_page;
+
+/* Reads into *page the keys that start with prefix (NULL: all) and sort
+ * after the after_len bytes at after (NULL: from the first), in byte
+ * order, at most 256 of them; the next page is after page->last:
+ *
+ *   cmdhost_state_page page = {0};
+ *   int r = cmdhost_state_list(NULL, "users/", NULL, 0, &page);
+ *   for (; r == CMDHOST_OK; r = cmdhost_state_list(NULL, "users/", page.last, page.last_len, &page)) {
+ *       size_t len;
+ *       for (const char *k; (k = cmdhost_state_next(&page, &len));) use(k);
+ *       if (!page.more) break;
+ *   }
+ *   cmdhost_state_page_free(&page);
+ *
+ * The page's previous keys (after among them) are freed only once the new
+ * ones are read; on an error the page is left as it was. */
+int cmdhost_state_list(const char *ns, const char *prefix, const char *after, size_t after_len, cmdhost_state_page *page);
+/* The page's next key, NUL-terminated (len: its length, a key may hold a
+ * NUL; may be NULL), valid until the page is listed again or freed; NULL
+ * after the last. */
+const char *cmdhost_state_next(cmdhost_state_page *page, size_t *len);
+void cmdhost_state_page_free(cmdhost_state_page *page);
 
 /* One nested call (ABI section 16). */
 typedef struct {

@@ -3,7 +3,7 @@
 // internal/nested/guestkit_test.go checks it).
 import {
   handle, Request, Response, Options, Call, callCommand, fanOut, Sync, config, getVar, setVar, addVar,
-  log, lastResult, LEVEL_INFO, RESULT_OK,
+  log, lastResult, LEVEL_INFO, RESULT_OK, state, sharedState, StateResult, SetOptions, StateItem, StateSpace,
 } from "../../sdk/assemblyscript/assembly/index";
 export { cmdhost_abi_version, cmdhost_describe, cmdhost_handle } from "../../sdk/assemblyscript/assembly/index";
 
@@ -96,3 +96,106 @@ handle("kit-deadline", (req: Request): Response => {
   while (true) sink++; // until the host cuts the call
   return new Response();
 }, deadline);
+
+// kit-state: one state store operation named by the payload
+// (testdata/kit/README.md) and what it found.
+
+// The reply to a state operation: ok when it succeeded, the word of a
+// typed error, or an application error.
+function stateReply(r: StateResult, ok: string): Response {
+  switch (r) {
+    case StateResult.OK: return Response.text(ok);
+    case StateResult.Conflict: return Response.text("conflict");
+    case StateResult.NotFound: return Response.text("missing");
+    case StateResult.Denied: return Response.text("denied");
+    case StateResult.TooLarge: return Response.text("too-large");
+    case StateResult.Quota: return Response.text("quota");
+    case StateResult.NotInteger: return Response.text("not-integer");
+    default: return Response.error("kit: state result " + r.toString());
+  }
+}
+
+function itemReply(it: StateItem, withVersion: bool): Response {
+  if (it.result != StateResult.OK) return stateReply(it.result, "");
+  return Response.text(withVersion ? it.text() + "@" + it.version.toString() : it.text());
+}
+
+// Every key that starts with prefix, page after page, joined by ",".
+function listAll(space: StateSpace, prefix: string): Response {
+  const all = new Array<string>();
+  let page = space.list(prefix);
+  while (page.result == StateResult.OK) {
+    for (let i = 0; i < page.keys.length; i++) all.push(page.keys[i]);
+    if (!page.more) return Response.text(all.join(","));
+    page = page.next();
+  }
+  return stateReply(page.result, "");
+}
+
+function isNumber(s: string): bool {
+  if (s.length == 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+handle("kit-state", (req: Request): Response => {
+  const f = req.payloadText().split(" ");
+  const op = f[0];
+  const key = f.length > 1 ? f[1] : "";
+  const rest = f.length > 2 ? f.slice(2).join(" ") : "";
+  const own = state();
+  if (op == "get") return itemReply(own.get(key), true);
+  if (op == "shared-get") return itemReply(sharedState("kit").get(key), false);
+  if (op == "set") return stateReply(own.setText(key, rest), "ok");
+  if (op == "setget") {
+    const r = own.setText(key, rest);
+    return r != StateResult.OK ? stateReply(r, "") : itemReply(own.get(key), true);
+  }
+  if (op == "shared-set") return stateReply(sharedState("kit").setText(key, rest), "ok");
+  if (op == "absent") {
+    const o = new SetOptions();
+    o.ifAbsent = true;
+    return stateReply(own.setText(key, rest, o), "ok");
+  }
+  if (op == "cas" || op == "ttl" || op == "delv") {
+    const sp = rest.indexOf(" ");
+    const num = sp < 0 ? rest : rest.substring(0, sp);
+    const v = sp < 0 ? "" : rest.substring(sp + 1);
+    if (!isNumber(num)) return Response.error("kit: " + op + " wants a number: " + num);
+    const n = U64.parseInt(num);
+    const o = new SetOptions();
+    if (op == "cas") {
+      o.ifVersion = n;
+      return stateReply(own.setText(key, v, o), "ok");
+    }
+    if (op == "ttl") {
+      o.ttlMs = <i64>n;
+      return stateReply(own.setText(key, v, o), "ok");
+    }
+    const d = own.delete(key, n);
+    return stateReply(d.result, d.existed ? "1" : "0");
+  }
+  if (op == "add") {
+    const a = own.add(key, 1);
+    return stateReply(a.result, a.sum.toString());
+  }
+  if (op == "del") {
+    const d = own.delete(key);
+    return stateReply(d.result, d.existed ? "1" : "0");
+  }
+  if (op == "list") return listAll(own, key);
+  if (op == "big") {
+    const n = I32.parseInt(rest);
+    const v = new Uint8Array(n);
+    v.fill(0x78); // x
+    return stateReply(own.set(key, v), "ok");
+  }
+  if (op == "fail") {
+    const r = own.setText(key, "failed");
+    return Response.error("kit: deliberate failure after a write (set: " + r.toString() + ")");
+  }
+  return Response.error("kit: unknown state operation \"" + op + "\"");
+});

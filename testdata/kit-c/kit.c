@@ -152,6 +152,152 @@ static void deadline(const cmdhost_request *req, cmdhost_response *resp) {
 	for (;;) n++; /* until the host cuts the call */
 }
 
+/* Replies to a state operation: with ok when it succeeded, with the word
+ * of a typed error, or with an application error. */
+static void state_reply(cmdhost_response *resp, int r, const char *ok) {
+	const char *word = NULL;
+	switch (r) {
+	case CMDHOST_OK: word = ok; break;
+	case CMDHOST_CONFLICT: word = "conflict"; break;
+	case CMDHOST_NOT_FOUND: word = "missing"; break;
+	case CMDHOST_DENIED: word = "denied"; break;
+	case CMDHOST_TOO_LARGE: word = "too-large"; break;
+	case CMDHOST_LIMIT: word = "quota"; break;
+	case CMDHOST_NOT_INTEGER: word = "not-integer"; break;
+	default: break;
+	}
+	if (word) {
+		cmdhost_reply_text(resp, word);
+		return;
+	}
+	char msg[64];
+	snprintf(msg, sizeof msg, "kit: state result %d", r);
+	cmdhost_fail(resp, msg);
+}
+
+/* Replies V@VERSION, or with only V, as get reads key in ns. */
+static void state_get(cmdhost_response *resp, const char *ns, const char *key, int with_version) {
+	uint8_t *v;
+	size_t len;
+	uint64_t version;
+	int r = cmdhost_state_get(ns, key, &v, &len, &version);
+	if (r != CMDHOST_OK) {
+		state_reply(resp, r, "");
+		return;
+	}
+	char *out = malloc(len + 24);
+	memcpy(out, v, len);
+	size_t n = len + (with_version ? (size_t)snprintf(out + len, 24, "@%llu", (unsigned long long)version) : 0);
+	cmdhost_reply(resp, out, n);
+	cmdhost_reply_content_type(resp, "text/plain");
+	free(out);
+	free(v);
+}
+
+/* Replies with every key that starts with prefix, page after page, joined
+ * by ",". */
+static void state_list(cmdhost_response *resp, const char *prefix) {
+	char *all = NULL;
+	size_t len = 0;
+	cmdhost_state_page page = {0};
+	int r = cmdhost_state_list(NULL, prefix, NULL, 0, &page);
+	for (; r == CMDHOST_OK; r = cmdhost_state_list(NULL, prefix, page.last, page.last_len, &page)) {
+		size_t n;
+		for (const char *k; (k = cmdhost_state_next(&page, &n));) {
+			all = realloc(all, len + n + 1);
+			if (len) all[len++] = ',';
+			memcpy(all + len, k, n);
+			len += n;
+		}
+		if (!page.more) break;
+	}
+	cmdhost_state_page_free(&page);
+	if (r == CMDHOST_OK) {
+		cmdhost_reply(resp, all ? all : "", len);
+	} else {
+		state_reply(resp, r, "");
+	}
+	free(all);
+}
+
+/* kit-state: one state store operation named by the payload
+ * (testdata/kit/README.md) and what it found. */
+static void kit_state(const cmdhost_request *req, cmdhost_response *resp) {
+	char *p = payload_str(req);
+	const char *op = p, *key = "", *rest = "";
+	char *sp = strchr(p, ' ');
+	if (sp) {
+		*sp = 0;
+		key = sp + 1;
+		if ((sp = strchr(sp + 1, ' '))) {
+			*sp = 0;
+			rest = sp + 1;
+		}
+	}
+	char msg[300];
+	if (strcmp(op, "get") == 0) {
+		state_get(resp, NULL, key, 1);
+	} else if (strcmp(op, "shared-get") == 0) {
+		state_get(resp, "kit", key, 0);
+	} else if (strcmp(op, "set") == 0) {
+		state_reply(resp, cmdhost_state_set(NULL, key, rest, strlen(rest), NULL), "ok");
+	} else if (strcmp(op, "setget") == 0) {
+		int r = cmdhost_state_set(NULL, key, rest, strlen(rest), NULL);
+		if (r == CMDHOST_OK) {
+			state_get(resp, NULL, key, 1);
+		} else {
+			state_reply(resp, r, "");
+		}
+	} else if (strcmp(op, "shared-set") == 0) {
+		state_reply(resp, cmdhost_state_set("kit", key, rest, strlen(rest), NULL), "ok");
+	} else if (strcmp(op, "absent") == 0) {
+		state_reply(resp, cmdhost_state_set(NULL, key, rest, strlen(rest), &(cmdhost_state_options){.if_absent = 1}), "ok");
+	} else if (strcmp(op, "cas") == 0 || strcmp(op, "ttl") == 0 || strcmp(op, "delv") == 0) {
+		char *end;
+		unsigned long long n = strtoull(rest, &end, 10);
+		if (*rest < '0' || *rest > '9' || (*end && *end != ' ')) {
+			snprintf(msg, sizeof msg, "kit: %s wants a number: %s", op, rest);
+			cmdhost_fail(resp, msg);
+		} else {
+			const char *v = *end ? end + 1 : "";
+			if (strcmp(op, "cas") == 0) {
+				state_reply(resp, cmdhost_state_set(NULL, key, v, strlen(v), &(cmdhost_state_options){.if_version = n}), "ok");
+			} else if (strcmp(op, "ttl") == 0) {
+				state_reply(resp, cmdhost_state_set(NULL, key, v, strlen(v), &(cmdhost_state_options){.ttl_ms = (int64_t)n}), "ok");
+			} else {
+				int existed = 0;
+				int r = cmdhost_state_delete(NULL, key, n, &existed);
+				state_reply(resp, r, existed ? "1" : "0");
+			}
+		}
+	} else if (strcmp(op, "add") == 0) {
+		int64_t sum = 0;
+		int r = cmdhost_state_add(NULL, key, 1, &sum);
+		snprintf(msg, sizeof msg, "%lld", (long long)sum);
+		state_reply(resp, r, msg);
+	} else if (strcmp(op, "del") == 0) {
+		int existed = 0;
+		int r = cmdhost_state_delete(NULL, key, 0, &existed);
+		state_reply(resp, r, existed ? "1" : "0");
+	} else if (strcmp(op, "list") == 0) {
+		state_list(resp, key);
+	} else if (strcmp(op, "big") == 0) {
+		size_t n = strtoul(rest, NULL, 10);
+		char *v = malloc(n ? n : 1);
+		memset(v, 'x', n);
+		state_reply(resp, cmdhost_state_set(NULL, key, v, n, NULL), "ok");
+		free(v);
+	} else if (strcmp(op, "fail") == 0) {
+		int r = cmdhost_state_set(NULL, key, "failed", 6, NULL);
+		snprintf(msg, sizeof msg, "kit: deliberate failure after a write (set: %d)", r);
+		cmdhost_fail(resp, msg);
+	} else {
+		snprintf(msg, sizeof msg, "kit: unknown state operation \"%.200s\"", op);
+		cmdhost_fail(resp, msg);
+	}
+	free(p);
+}
+
 static const char *const text_plain[] = {"text/plain", NULL};
 
 void cmdhost_init(void) {
@@ -167,4 +313,5 @@ void cmdhost_init(void) {
 	cmdhost_command("kit-fan", fan, NULL);
 	cmdhost_command("kit-trap", trap, NULL);
 	cmdhost_command("kit-deadline", deadline, &(cmdhost_options){.timeout_ms = 300});
+	cmdhost_command("kit-state", kit_state, NULL);
 }

@@ -1,7 +1,10 @@
 //! kit-rust: the guest kit's test plugin in Rust (testdata/kit/README.md
 //! says what each command does; internal/nested/guestkit_test.go checks it).
 
-use cmdhost::{add_var, call_command, config, fan_out, get_var, info, set_var, Call, Command, Error, Request, Response, Sync};
+use cmdhost::{
+    add_var, call_command, config, fan_out, get_var, info, set_var, shared_state, state, Call, Command, Error, Request, Response, SetOptions, StateError,
+    StateSpace, Sync,
+};
 use std::time::Duration;
 
 fn echo(req: &Request) -> Result<Response, Error> {
@@ -89,6 +92,73 @@ fn deadline(req: &Request) -> Result<Response, Error> {
     }
 }
 
+/// Runs one state store operation named by the payload
+/// (testdata/kit/README.md, kit-state) and replies with what it found.
+fn kit_state(req: &Request) -> Result<Response, Error> {
+    let payload = String::from_utf8_lossy(&req.payload).into_owned();
+    let f: Vec<&str> = payload.splitn(3, ' ').collect();
+    let arg = |i: usize| f.get(i).copied().unwrap_or("");
+    let (own, shared) = (state(), shared_state("kit"));
+    let got = |(v, version): (Vec<u8>, u64)| format!("{}@{}", String::from_utf8_lossy(&v), version);
+    let ok = |r: Result<(), StateError>| r.map(|_| "ok".to_string());
+    let bit = |existed: bool| if existed { "1" } else { "0" }.to_string();
+    let number = |s: &str| s.parse::<u64>().map_err(|e| Error::app(format!("kit: {} wants a number: {}", arg(0), e)));
+    let result = match arg(0) {
+        "get" => own.get(arg(1)).map(got),
+        "shared-get" => shared.get(arg(1)).map(|(v, _)| String::from_utf8_lossy(&v).into_owned()),
+        "set" => ok(own.set(arg(1), arg(2))),
+        "setget" => own.set(arg(1), arg(2)).and_then(|_| own.get(arg(1))).map(got),
+        "shared-set" => ok(shared.set(arg(1), arg(2))),
+        "absent" => ok(own.set_with(arg(1), arg(2), SetOptions::new().if_absent())),
+        "cas" | "ttl" | "delv" => {
+            let (n, v) = arg(2).split_once(' ').unwrap_or((arg(2), ""));
+            let n = number(n)?;
+            match arg(0) {
+                "cas" => ok(own.set_with(arg(1), v, SetOptions::new().if_version(n))),
+                "ttl" => ok(own.set_with(arg(1), v, SetOptions::new().ttl(Duration::from_millis(n)))),
+                _ => own.delete_if_version(arg(1), n).map(bit),
+            }
+        }
+        "add" => own.add(arg(1), 1).map(|n| n.to_string()),
+        "del" => own.delete(arg(1)).map(bit),
+        "list" => list_all(&own, arg(1)),
+        "big" => {
+            let n = number(arg(2))? as usize;
+            ok(own.set(arg(1), vec![b'x'; n]))
+        }
+        "fail" => {
+            own.set(arg(1), "failed")?;
+            return Err(Error::app("kit: deliberate failure after a write"));
+        }
+        op => return Err(Error::app(format!("kit: unknown state operation {:?}", op))),
+    };
+    let word = match result {
+        Ok(s) => return Ok(Response::text(&s)),
+        Err(StateError::Conflict) => "conflict",
+        Err(StateError::NotFound) => "missing",
+        Err(StateError::Denied) => "denied",
+        Err(StateError::TooLarge) => "too-large",
+        Err(StateError::Quota) => "quota",
+        Err(StateError::NotInteger) => "not-integer",
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Response::text(word))
+}
+
+/// Every key that starts with prefix, page after page, joined by ",".
+fn list_all(space: &StateSpace, prefix: &str) -> Result<String, StateError> {
+    let mut all = Vec::new();
+    let mut after = Vec::new();
+    loop {
+        let page = space.list(prefix, &after)?;
+        all.extend(page.keys.iter().map(|k| String::from_utf8_lossy(k).into_owned()));
+        match page.keys.last() {
+            Some(last) if page.more => after = last.clone(),
+            _ => return Ok(all.join(",")),
+        }
+    }
+}
+
 fn commands() -> Vec<Command> {
     vec![
         Command::new("kit-caller", caller),
@@ -103,6 +173,7 @@ fn commands() -> Vec<Command> {
         Command::new("kit-fan", fan),
         Command::new("kit-trap", trap),
         Command::new("kit-deadline", deadline).timeout(Duration::from_millis(300)),
+        Command::new("kit-state", kit_state),
     ]
 }
 

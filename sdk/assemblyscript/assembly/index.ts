@@ -26,6 +26,11 @@
 @external("cmdhost", "var_add") declare function host_var_add(k: usize, kn: i32, delta: i64, out: usize): i32;
 @external("cmdhost", "invoke") declare function host_invoke(ptr: usize, len: i32): i32;
 @external("cmdhost", "invoke_result_read") declare function host_invoke_result_read(ptr: usize, cap: i32): i32;
+@external("cmdhost", "state_get") declare function host_state_get(ns: usize, nsn: i32, k: usize, kn: i32, buf: usize, cap: i32, version: usize): i32;
+@external("cmdhost", "state_set") declare function host_state_set(ns: usize, nsn: i32, k: usize, kn: i32, v: usize, vn: i32, ttlMs: i64, ifVersion: u64, flags: i32): i32;
+@external("cmdhost", "state_delete") declare function host_state_delete(ns: usize, nsn: i32, k: usize, kn: i32, ifVersion: u64): i32;
+@external("cmdhost", "state_add") declare function host_state_add(ns: usize, nsn: i32, k: usize, kn: i32, delta: i64, out: usize): i32;
+@external("cmdhost", "state_list") declare function host_state_list(ns: usize, nsn: i32, p: usize, pn: i32, a: usize, an: i32, buf: usize, cap: i32): i32;
 @external("wasi_snapshot_preview1", "clock_time_get") declare function clock_time_get(id: u32, precision: u64, out: usize): u16;
 
 export const ABI_VERSION: i32 = 1;
@@ -590,4 +595,209 @@ export function fanOut(sync: Sync, names: string[], calls: Call[]): CallResult[]
     }
   }
   return results;
+}
+
+// ---- the state store (ABI section 17) ----------------------------------
+
+// The durable state store: keys and values kept by the host, seen by
+// every replica. A handler's writes are staged: it reads them back at
+// once, and everyone else sees them when its reply is recorded, all of
+// them or none (a call that fails, times out or is cancelled writes
+// nothing, and a request delivered twice writes once).
+
+// How a state call went: OK, or a typed error.
+export enum StateResult {
+  OK = 0,
+  // No such key (or it expired).
+  NotFound = -1,
+  // A key, a value or the call's writes are over their bound.
+  TooLarge = -2,
+  // The namespace is full (its operator file's "state" limits).
+  Quota = -3,
+  // The value is not a decimal integer (or the sum overflows).
+  NotInteger = -5,
+  // An invalid namespace name, an empty key or a bad option.
+  Invalid = -7,
+  // The operator file does not grant the namespace (or grants it
+  // read-only).
+  Denied = -9,
+  // A condition failed: the key exists, or its version is not the one
+  // named.
+  Conflict = -10,
+  // The store cannot be read or written now; nothing was staged.
+  Unavailable = -11,
+}
+
+const RESULT_TOO_SMALL: i32 = -8;
+
+// A key's value and version (get); value is empty unless result is OK.
+export class StateItem {
+  result: StateResult = StateResult.OK;
+  value: Uint8Array = new Uint8Array(0);
+  // 0 for a key this call wrote, until its reply is recorded.
+  version: u64 = 0;
+
+  // The value as UTF-8 text.
+  text(): string {
+    return text(this.value);
+  }
+}
+
+// Conditions and expiry of a set; as made: unconditional, never to expire.
+export class SetOptions {
+  ttlMs: i64 = 0; // the key expires this long after the commit; 0: never
+  ifVersion: u64 = 0; // only if the key's version is this (compare-and-set); 0: any
+  ifAbsent: bool = false; // only if the key does not exist
+}
+
+// What delete did: existed says whether the key exists.
+export class StateDeleted {
+  result: StateResult = StateResult.OK;
+  existed: bool = false;
+}
+
+// What add did: the sum.
+export class StateSum {
+  result: StateResult = StateResult.OK;
+  sum: i64 = 0;
+}
+
+// A page of list: keys in byte order; when more, next() lists the page
+// after the last key.
+export class StatePage {
+  result: StateResult = StateResult.OK;
+  keys: string[] = [];
+  more: bool = false;
+  space: StateSpace;
+  prefix: string;
+  last: Uint8Array = new Uint8Array(0); // the last key's bytes
+
+  constructor(space: StateSpace, prefix: string) {
+    this.space = space;
+    this.prefix = prefix;
+  }
+
+  // The next page: the keys after this page's last.
+  next(): StatePage {
+    return this.space.listAfter(this.prefix, this.last);
+  }
+}
+
+// A namespace of the state store: the plugin's own (state()) or a shared
+// one the operator granted (sharedState(name)).
+export class StateSpace {
+  private ns: Uint8Array;
+
+  constructor(name: string) {
+    this.ns = utf8(name);
+  }
+
+  // The key's value and version.
+  get(key: string): StateItem {
+    const k = utf8(key);
+    const out = new StateItem();
+    const version = memory.data(8);
+    let buf = new Uint8Array(256);
+    for (let i = 0; i < 4; i++) {
+      const n = host_state_get(this.ns.dataStart, this.ns.length, k.dataStart, k.length, buf.dataStart, buf.length, version);
+      if (n < 0) {
+        out.result = n;
+        return out;
+      }
+      if (n <= buf.length) {
+        out.value = buf.subarray(0, n);
+        out.version = load<u64>(version);
+        return out;
+      }
+      buf = new Uint8Array(n);
+    }
+    out.result = StateResult.Unavailable; // the value kept changing size while being read
+    return out;
+  }
+
+  // Stages key = value, on the options' conditions.
+  set(key: string, value: Uint8Array, opts: SetOptions | null = null): StateResult {
+    const k = utf8(key);
+    const o = opts != null ? opts : new SetOptions();
+    const r = host_state_set(this.ns.dataStart, this.ns.length, k.dataStart, k.length, value.dataStart, value.length,
+      o.ttlMs, o.ifVersion, o.ifAbsent ? 1 : 0);
+    return r < 0 ? r : StateResult.OK;
+  }
+
+  // Stages key = the UTF-8 text.
+  setText(key: string, value: string, opts: SetOptions | null = null): StateResult {
+    return this.set(key, utf8(value), opts);
+  }
+
+  // Stages the key's removal, only if its version is ifVersion when that
+  // is not 0.
+  delete(key: string, ifVersion: u64 = 0): StateDeleted {
+    const k = utf8(key);
+    const out = new StateDeleted();
+    const r = host_state_delete(this.ns.dataStart, this.ns.length, k.dataStart, k.length, ifVersion);
+    if (r < 0) out.result = r;
+    else out.existed = r == 1;
+    return out;
+  }
+
+  // Adds delta to the key read as a decimal integer (absent reads 0) and
+  // stages the sum. Two calls adding to one key at once cannot both
+  // commit: the later one runs again.
+  add(key: string, delta: i64): StateSum {
+    const k = utf8(key);
+    const out = new StateSum();
+    const sum = memory.data(8);
+    const r = host_state_add(this.ns.dataStart, this.ns.length, k.dataStart, k.length, delta, sum);
+    if (r < 0) out.result = r;
+    else out.sum = load<i64>(sum);
+    return out;
+  }
+
+  // The keys that start with prefix and sort after after ("": from the
+  // first), in byte order, a page (at most 256) at a time.
+  list(prefix: string, after: string = ""): StatePage {
+    return this.listAfter(prefix, utf8(after));
+  }
+
+  // list, after a key given as bytes (a page's last).
+  listAfter(prefix: string, after: Uint8Array): StatePage {
+    const p = utf8(prefix);
+    const page = new StatePage(this, prefix);
+    let buf = new Uint8Array(16 << 10);
+    let n = host_state_list(this.ns.dataStart, this.ns.length, p.dataStart, p.length, after.dataStart, after.length, buf.dataStart, buf.length);
+    if (n == RESULT_TOO_SMALL) { // not even one key fits: room for the longest
+      buf = new Uint8Array(1 << 20);
+      n = host_state_list(this.ns.dataStart, this.ns.length, p.dataStart, p.length, after.dataStart, after.length, buf.dataStart, buf.length);
+    }
+    if (n < 0) {
+      page.result = n;
+      return page;
+    }
+    const recs = records(buf.subarray(0, n));
+    if (recs == null) {
+      page.result = StateResult.Invalid;
+      return page;
+    }
+    for (let i = 0; i < recs.length; i++) {
+      const v = recs[i].value;
+      if (recs[i].tag == 1) {
+        page.keys.push(text(v));
+        page.last = v;
+      } else if (recs[i].tag == 2) {
+        page.more = v.length == 1 && v[0] == 1;
+      }
+    }
+    return page;
+  }
+}
+
+// The plugin's own namespace.
+export function state(): StateSpace {
+  return new StateSpace("");
+}
+
+// The shared namespace name; the operator file must grant it ("state":
+// {"shared": {"NAME": "read"}} or "read-write").
+export function sharedState(name: string): StateSpace {
+  return new StateSpace(name);
 }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/state"
+)
+
+// The handlers' state store (docs/state.md): a folder next to the
+// plugins folder by default, so that a host started again on the same
+// plugins finds its state, and the outcomes it recorded, where it left
+// them; --state-dir off runs without one.
+
+// stateDirOff is the --state-dir value that turns the state store off.
+const stateDirOff = "off"
+
+func stateFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "state-dir", Usage: "the handlers' state store `DIR`, which also keeps the outcomes of non-idempotent requests through a restart (one host at a time); off: none (default: the plugins folder's path with .state appended)", EnvVars: []string{"CMDHOST_STATE_DIR"}},
+		&cli.Int64Flag{Name: "state-max-bytes", Value: state.DefaultMaxTotalBytes, Usage: "bound of the state store's keys and values, all namespaces together; past it, a write that adds is refused (guests get a quota error)", EnvVars: []string{"CMDHOST_STATE_MAX_BYTES"}},
+		&cli.Int64Flag{Name: "state-namespace-bytes", Value: state.DefaultNamespaceBytes, Usage: "bound of one namespace's keys and values, unless the plugin's operator file sets its own (\"state\": {\"maxBytes\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_BYTES"}},
+		&cli.StringFlag{Name: "state-protocol", Value: "on", Usage: "serve the Azure IoT Operations state store protocol over the state store on the embedded broker (docs/state.md), so that the Azure SDKs' state store clients share keys with the plugins: on or off (never served on an external --broker)", EnvVars: []string{"CMDHOST_STATE_PROTOCOL"}},
+		&cli.Int64Flag{Name: "state-namespace-keys", Value: state.DefaultNamespaceKeys, Usage: "bound of one namespace's keys, unless the plugin's operator file sets its own (\"state\": {\"maxKeys\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_KEYS"}},
+	}
+}
+
+// stateSettings reads the state flags into cfg (PluginsDir set).
+func stateSettings(c *cli.Context, cfg *host.Config) error {
+	switch dir := c.String("state-dir"); dir {
+	case "":
+		cfg.StateDir = defaultStateDir(cfg.PluginsDir)
+	case stateDirOff:
+		cfg.StateDir = ""
+	default:
+		cfg.StateDir = dir
+	}
+	switch p := c.String("state-protocol"); p {
+	case "on", "off":
+		cfg.StateProtocolOff = p == "off"
+	default:
+		return fmt.Errorf("--state-protocol %q: give on or off", p)
+	}
+	cfg.StateLimits = state.Limits{MaxTotalBytes: c.Int64("state-max-bytes"),
+		Namespace: state.Quota{MaxBytes: c.Int64("state-namespace-bytes"), MaxKeys: c.Int64("state-namespace-keys")}}
+	if cfg.StateLimits.MaxTotalBytes <= 0 || cfg.StateLimits.Namespace.MaxBytes <= 0 || cfg.StateLimits.Namespace.MaxKeys <= 0 {
+		return errors.New("--state-max-bytes, --state-namespace-bytes and --state-namespace-keys must be positive")
+	}
+	if cfg.StateDir != "" && filepath.Clean(cfg.StateDir) == filepath.Clean(cfg.PluginsDir) {
+		return fmt.Errorf("--state-dir %s is the plugins folder: give the state store a folder of its own", cfg.StateDir)
+	}
+	return nil
+}
+
+// defaultStateDir is the state folder of a plugins folder: its path with
+// .state appended (plugins → plugins.state), beside it.
+func defaultStateDir(pluginsDir string) string { return filepath.Clean(pluginsDir) + ".state" }

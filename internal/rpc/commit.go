@@ -1,0 +1,138 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/cache"
+	"github.com/cmdhost/cmdhost/internal/state"
+)
+
+// Effects commit with the outcome. A call stages its state writes in a
+// state.Txn (its handler's context carries it to the engine's host
+// functions); when the call is over, the executor decides its terminal
+// state first (a cancel that won applies nothing), then commits the
+// writes, and, when the dedup store keeps outcomes in the state store
+// (StateStores), the request's outcome with them, in one atomic commit.
+// So a request whose outcome is found again (a duplicate, a redelivery
+// after a restart) never writes twice, and a call that failed writes
+// nothing:
+//
+//   - the writes commit when the handler answered below 400 (or, with the
+//     command's CommitErrors, answered at all); a trap, a cut, a cancel or
+//     the host's own refusal commits none;
+//   - a commit refused for a condition that no longer holds (another call
+//     wrote a key this one read), or a namespace that filled meanwhile,
+//     runs the call again from the start, alone: every call of a command
+//     runs and commits in its lane shared (a read lock), and a call run
+//     again after a conflict takes the lane to itself, so that no other
+//     call of its command can write between its reads and its commit
+//     (calls of other commands, other hosts, and the state store protocol
+//     still can); up to maxStateRuns runs while the request's expiry
+//     leaves time; then it is answered 503, nothing written;
+//   - a store that cannot write answers 503, nothing written.
+
+// maxStateRuns is how many times a call whose commit conflicts runs.
+const maxStateRuns = 5
+
+// newTxn is a call's staging area; nil without a state store.
+func (e *Executor) newTxn() *state.Txn {
+	if e.cfg.State == nil {
+		return nil
+	}
+	return state.NewTxn(e.cfg.State, e.cfg.StateLimits, e.cfg.Clock.Now)
+}
+
+// runCommitted runs a first receipt (execute), settles it against a
+// cancel, and commits what it wrote; false when a cancel won.
+func (e *Executor) runCommitted(in *incoming, turn *turn, c *running, entry *cache.Entry[*reply]) (*reply, bool) {
+	in.txn = e.newTxn()
+	defer in.leaveLane()
+	for run := 1; ; run++ {
+		in.alone = run > 1
+		r, ok := c.settle(e.execute(in, turn, c))
+		if !ok { // a cancel won: the run's writes go, its outcome is the cancel's
+			_ = e.commit(in, entry, r, false)
+			return r, false
+		}
+		err := e.commit(in, entry, r, r.handled && (r.status < 400 || in.route.cmd.CommitErrors))
+		in.leaveLane()
+		if err == nil {
+			return r, true
+		}
+		again := errors.Is(err, state.ErrConflict) || errors.Is(err, state.ErrFenced) || errors.Is(err, state.ErrQuota)
+		if again && run < maxStateRuns && in.expiry.After(e.cfg.Clock.Now()) && c.rerun() {
+			e.log.Debug("state commit refused; running the call again", "command", in.route.cmd.Name, "run", run, "err", err)
+			turn = in.route.slots.enqueue()
+			continue
+		}
+		return e.commitRefused(in, err, run), true
+	}
+}
+
+// commit commits the call's writes (when writes) and, on a store that
+// keeps outcomes, the request's outcome r, together.
+func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, writes bool) error {
+	var outcome *state.Outcome
+	if e.keepsOutcomes && entry != nil && !in.route.cmd.Idempotent && durable(r) {
+		b, err := encodeReply(r)
+		if err != nil {
+			return fmt.Errorf("%w: encoding the outcome: %w", state.ErrUnavailable, err)
+		}
+		outcome = &state.Outcome{ID: state.OutcomeID(entry.Key()), Value: b, KeepUntil: keepUntil(in)}
+	}
+	switch {
+	case writes && in.txn != nil:
+		if in.txn.Messages() > 0 { // their ids: the same at every run (the outbox's receivers drop a repeat)
+			corr, topic := string(in.correlation), in.responseTopic
+			in.txn.NameMessages(func(i int) string { return state.MessageID(corr, topic, i) })
+		}
+		_, err := in.txn.Commit(context.Background(), outcome, 0)
+		return err
+	case outcome != nil:
+		_, err := e.cfg.State.Commit(context.Background(), &state.Commit{Outcome: outcome})
+		return err
+	}
+	return nil
+}
+
+// durable reports whether r is an outcome to keep through a restart: not
+// one that says the request did not run to its end here (the host
+// stopping), and not the absence of an answer.
+func durable(r *reply) bool { return !r.none && r != notRunReply && r != stoppedReply }
+
+// commitRefused is the reply of a call whose commit failed for good.
+func (e *Executor) commitRefused(in *incoming, err error, runs int) *reply {
+	if errors.Is(err, state.ErrUnavailable) {
+		e.log.Error("the state store cannot commit: the call's writes are dropped (503)", "command", in.route.cmd.Name, "err", err)
+		return statusReply(abi.StatusServiceUnavailable, "the state store is unavailable: nothing was written; send the request again", "", "")
+	}
+	e.log.Warn("state commit refused: the call's writes are dropped (503)", "command", in.route.cmd.Name, "runs", runs, "err", err)
+	return statusReply(abi.StatusServiceUnavailable,
+		fmt.Sprintf("conflict, not applied: %s (after %d runs); nothing was written, send the request again", cleanText(err.Error(), 256), runs), "", "")
+}
+
+// enterLane takes the call's lane for a run: shared, or to itself when it
+// runs again after a conflict (alone). A lane already held (an earlier
+// attempt of the run, cut by its timeout) is left first.
+func (in *incoming) enterLane() {
+	in.leaveLane()
+	lane := &in.route.lane
+	if in.alone {
+		lane.Lock()
+		in.unlane = lane.Unlock
+		return
+	}
+	lane.RLock()
+	in.unlane = lane.RUnlock
+}
+
+// leaveLane releases the lane the run holds, if any.
+func (in *incoming) leaveLane() {
+	if in.unlane != nil {
+		in.unlane()
+		in.unlane = nil
+	}
+}
