@@ -32,9 +32,14 @@ import (
 //     users file, a client without a token is refused with 0x87.
 //   - Otherwise anyone may connect: the listener must then be on loopback,
 //     or Config.AllowAnonymous must say that it is meant (CheckAccess).
+//   - Password and token checks take turns, fairly across source
+//     addresses, and an address that failed too many password logins is
+//     refused without a check for a while, CONNACK 0x9F (logins.go,
+//     throttle.go).
 //
 // Each refusal is logged with the client's address, client id and user
-// name, never its password.
+// name, never its password; rate-limited (a wrong password: five at once,
+// then one a second), with the number left out.
 
 // whyWrongPassword is authenticate's why when a password check failed.
 const whyWrongPassword = "unknown user or wrong password"
@@ -80,20 +85,7 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) (code packets.C
 		// check needed to refuse it.
 		return packets.ErrBadUsernameOrPassword, "no password", false
 	}
-	select {
-	case g.logins <- struct{}{}:
-		defer func() { <-g.logins }()
-	default:
-		return packets.ErrServerBusy, "too many logins being checked at once", false
-	}
-	match, err := g.users.Check(string(pk.Connect.Username), string(pk.Connect.Password))
-	if err != nil {
-		g.stats.note(g.log, "users file not re-read: checking against the users last read", "err", err)
-	}
-	if !match {
-		return packets.ErrBadUsernameOrPassword, whyWrongPassword, false
-	}
-	return packets.CodeSuccess, "", true
+	return g.checkPassword(cl, string(pk.Connect.Username), string(pk.Connect.Password)) // logins.go
 }
 
 // strconvQuote quotes a string a client chose, cut, for a log line.

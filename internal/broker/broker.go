@@ -14,13 +14,16 @@
 // A client that got in may be anyone, so what one client can take is bounded
 // (Config, guard.go, tcpconn.go, held.go): the packet size (announced in
 // CONNACK and checked before a packet's body is read), the clients, the
-// messages awaiting a client's acknowledgement (their number, their bytes,
-// for one client and for all, and for how long), the bytes queued for a
-// client (one that does not read is disconnected instead of holding up the
-// others), the time to send a CONNECT. Its log never holds what a client
-// sent (logs.go). Retained messages are off (not kept; CONNACK says so). The
-// client ids of the host's own clients are reserved, and every request is
-// stamped with the client id of its sender (ClientIDProperty).
+// connections yet to log in (apart from the clients, per source address:
+// pending.go), the messages awaiting a client's acknowledgement (their
+// number, their bytes, for one client and for all, and for how long), the
+// bytes queued for a client (one that does not read is disconnected
+// instead of holding up the others), the time to send a CONNECT, the
+// password checks (fair across source addresses, an address that keeps
+// failing refused without one: logins.go). Its log never holds what a
+// client sent (logs.go). Retained messages are off (not kept; CONNACK says
+// so). The client ids of the host's own clients are reserved, and every
+// request is stamped with the client id of its sender (ClientIDProperty).
 package broker
 
 import (
@@ -32,7 +35,6 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -46,7 +48,6 @@ import (
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/passwd"
-	"github.com/cmdhost/cmdhost/internal/ratelog"
 )
 
 // Config configures the embedded broker.
@@ -94,10 +95,11 @@ type Config struct {
 	// CONNACK (Maximum Packet Size); a larger one ends its connection
 	// before its body is read. Default DefaultMaxPacketBytes.
 	MaxPacketBytes int
-	// MaxClients bounds the clients connected at once: beyond it a CONNECT
-	// is refused (CONNACK 0x89 server busy), and beyond twice as many open
-	// connections (those yet to send their CONNECT included) a connection
-	// is closed at once. Default DefaultMaxClients.
+	// MaxClients bounds the clients logged in at once: beyond it a CONNECT
+	// is refused (CONNACK 0x89 server busy). The connections yet to send
+	// their CONNECT are bounded apart, to as many, a quarter of them per
+	// source address, the longest waiting of the largest source closed to
+	// make room (pending.go). Default DefaultMaxClients.
 	MaxClients int
 	// MaxInflight bounds the QoS 1/2 messages a client has not yet
 	// acknowledged: beyond it, messages for it are dropped (counted) until
@@ -127,6 +129,10 @@ type Config struct {
 	// WriteTimeout disconnects a client whose socket takes nothing for
 	// so long: one that does not read. Default DefaultWriteTimeout.
 	WriteTimeout time.Duration
+
+	// connectTimeout is the time a connection has to send its CONNECT;
+	// zero: the constant connectTimeout (the tests shorten it).
+	connectTimeout time.Duration
 }
 
 // The defaults of Config's bounds.
@@ -174,6 +180,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.connectTimeout <= 0 {
+		c.connectTimeout = connectTimeout
 	}
 	return c
 }
@@ -278,14 +287,14 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		}
 		_ = srv.Close()
 	}
-	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
-	open := new(atomic.Int64)
+	st := newStats()
+	conns := newNetConns(cfg, st, log)
 	gate := newAttachGate()
 	held := newHoldings(srv, cfg, st, log, clock.OrSystem(cfg.Clock))
-	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open, gate: gate, held: held}
-	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{},
-		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock), held: held,
-		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, conns: conns, gate: gate, held: held}
+	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, conns: conns, users: users, acl: acl, reserved: map[string]bool{},
+		left: newLeftHolds(cfg.MaxClients), clock: clock.OrSystem(cfg.Clock), held: held,
+		checks: newLoginQueue(clock.OrSystem(cfg.Clock)), throttle: newLoginThrottle(), verified: newVerifiedLogins(cfg.MaxClients)}
 	if err := srv.AddHook(g, nil); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)
@@ -295,7 +304,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	if cfg.SATKeyFile != "" {
-		if g.sat, err = newSATCheck(cfg, srv, log, g.logins); err != nil {
+		if g.sat, err = newSATCheck(cfg, srv, log, g.checks); err != nil {
 			closeAll()
 			return nil, err
 		}
@@ -312,7 +321,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	if tlsLn != nil {
 		tlsAddr = tlsLn.Addr().String()
 		// TLS under the bounds: boundedConn reads and writes MQTT's bytes.
-		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, open: open, gate: gate,
+		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, conns: conns, gate: gate,
 			held: held}
 		if err := srv.AddListener(listeners.NewNet(tlsListenerID, secure)); err != nil {
 			closeAll()

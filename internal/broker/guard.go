@@ -39,9 +39,16 @@ const (
 // metrics and the tests.
 type Stats struct {
 	// ClientsRefused counts CONNECTs refused (not authenticated, a client
-	// id the host uses, too many clients), TLS handshakes failed, and
-	// connections closed at accept (too many open).
+	// id the host uses, too many clients) and TLS handshakes failed.
 	ClientsRefused uint64
+	// LoginsThrottled counts password logins refused without a check:
+	// their source address failed too many of late (throttle.go).
+	LoginsThrottled uint64
+	// PendingClosed counts connections closed before their CONNECT was
+	// read: to make room for newer ones (the bound on the connections not
+	// logged in, pending.go), or for sending none within the connect
+	// timeout.
+	PendingClosed uint64
 	// ClientsDropped counts clients disconnected because they did not read
 	// what they were sent (their write queue over its bound, or their
 	// socket taking nothing for the write timeout), did not acknowledge it
@@ -65,10 +72,24 @@ type Stats struct {
 	HeldBytes int64
 }
 
-// stats is what Stats reads, and the rate limit of the refusals' log.
+// stats is what Stats reads, and the rate limits of the refusals' log.
 type stats struct {
 	clientsRefused, clientsDropped, messagesDropped, packetsTooLarge, sessionsDropped atomic.Uint64
-	refusals                                                                          ratelog.Limiter // Interval set by start
+
+	pendingClosed, loginsThrottled atomic.Uint64
+	// refusals limits the refusals' lines; pendingLog those of the
+	// connections closed before their CONNECT, passwords those of a wrong
+	// password, throttled those of the logins refused without a check,
+	// each apart: a flood of one kind leaves the others their line. Set
+	// by newStats.
+	refusals, pendingLog, throttled ratelog.Limiter
+	passwords                       ratelog.Bucket
+}
+
+func newStats() *stats {
+	s := &stats{passwords: ratelog.Bucket{Interval: time.Second, Burst: 5}}
+	s.refusals.Interval, s.pendingLog.Interval, s.throttled.Interval = time.Second, time.Second, time.Second
+	return s
 }
 
 // Stats returns the broker's counters.
@@ -76,20 +97,42 @@ func (e *Embedded) Stats() Stats {
 	s := e.stats
 	return Stats{ClientsRefused: s.clientsRefused.Load(), ClientsDropped: s.clientsDropped.Load(),
 		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load(), SessionsDropped: s.sessionsDropped.Load(),
-		HeldBytes: e.held.total.Load()}
+		PendingClosed: s.pendingClosed.Load(), LoginsThrottled: s.loginsThrottled.Load(), HeldBytes: e.held.total.Load()}
 }
 
 // note logs a refusal, at most one a second with the number left out
 // since the last (a flood of bad clients must not flood the log).
 func (s *stats) note(log *slog.Logger, msg string, args ...any) {
-	ok, leftOut := s.refusals.Allow(time.Now())
+	noteLimited(&s.refusals, log, msg, args...)
+}
+
+// notePending logs a connection closed before its CONNECT, as note does,
+// at most one a second of its own.
+func (s *stats) notePending(log *slog.Logger, msg string, args ...any) {
+	noteLimited(&s.pendingLog, log, msg, args...)
+}
+
+// notePassword logs a wrong password: five at once, then one a second.
+func (s *stats) notePassword(log *slog.Logger, msg string, args ...any) {
+	noteLimited(&s.passwords, log, msg, args...)
+}
+
+// noteThrottled logs a login refused without a check, as note does, at
+// most one a second of its own.
+func (s *stats) noteThrottled(log *slog.Logger, msg string, args ...any) {
+	noteLimited(&s.throttled, log, msg, args...)
+}
+
+// noteLimited logs a warning if l lets it through, with the number of
+// lines l left out since the last.
+func noteLimited(l interface {
+	Allow(time.Time) (bool, int)
+}, log *slog.Logger, msg string, args ...any) {
+	ok, leftOut := l.Allow(time.Now())
 	if !ok {
 		return
 	}
-	if leftOut > 0 {
-		args = append(args, "refusals_not_logged", leftOut)
-	}
-	log.Warn("embedded broker: "+msg, args...)
+	log.Warn("embedded broker: "+msg, withLeftOut(leftOut, "refusals_not_logged", args...)...)
 }
 
 // guard is the hook through which the broker admits clients and what
@@ -102,8 +145,9 @@ func (s *stats) note(log *slog.Logger, msg string, args ...any) {
 //     every id that connected in process): a client over TCP connecting
 //     with one is refused with CONNACK 0x85 (client identifier not valid)
 //     instead of taking over the host's session and its subscriptions.
-//   - Beyond Config.MaxClients open TCP connections, a CONNECT is refused
-//     with CONNACK 0x89 (server busy). The host's own clients always get in.
+//   - Beyond Config.MaxClients TCP clients logged in, a CONNECT is refused
+//     with CONNACK 0x89 (server busy); the connections yet to log in are
+//     bounded apart (pending.go). The host's own clients always get in.
 //     Beyond Config.MaxClients sessions of disconnected TCP clients, the
 //     oldest are dropped (boundSessions).
 //   - A TCP client with Config.MaxInflight QoS 1/2 messages unacknowledged
@@ -124,25 +168,24 @@ type guard struct {
 	cfg   *Config
 	stats *stats
 	log   *slog.Logger
-	open  *atomic.Int64 // the connections open over the network (tcpListener)
-	users *passwd.File  // nil: no users file
-	acl   *ACL          // nil: no ACL file, everything allowed
-	sat   *satCheck     // nil: no K8S-SAT logins (sat.go)
-	held  *holdings     // what the broker holds for each TCP client (held.go)
-	// logins holds a token per password check running: a bcrypt check
-	// costs ~50 ms of a core, and a CONNECT costs its sender nothing, so
-	// no more than half the cores check at once; a login beyond them is
-	// refused busy (0x89) rather than queued.
-	logins chan struct{}
+	conns *netConns    // the connections over the network (pending.go)
+	users *passwd.File // nil: no users file
+	acl   *ACL         // nil: no ACL file, everything allowed
+	sat   *satCheck    // nil: no K8S-SAT logins (sat.go)
+	held  *holdings    // what the broker holds for each TCP client (held.go)
+	// checks gives the password and token checks their turns, throttle
+	// refuses the sources that failed too often, verified remembers the
+	// logins that passed (logins.go).
+	checks   *loginQueue
+	throttle *loginThrottle
+	verified *verifiedLogins
 
 	mu       sync.Mutex
 	reserved map[string]bool
 	// left holds, with an ACL, the user of each client id a TCP client
 	// left within leftIDHold (leftid.go).
-	left      map[string]leftID
-	leftOrder []leftQueued // left's ids in the order they were left
-	leftSeq   uint64       // the last hold's number (leftid.go)
-	clock     clock.Clock
+	left  *leftHolds
+	clock clock.Clock
 }
 
 func (g *guard) ID() string { return "cmdhost-guard" }
@@ -176,6 +219,10 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		g.reserve(cl.ID)
 		return nil
 	}
+	bc, _ := cl.Net.Conn.(*boundedConn)
+	if bc != nil && !g.conns.loggingIn(bc) { // closed meanwhile
+		return g.refuse(cl, packets.ErrServerBusy)
+	}
 	// The cheap refusals first: a client refused for them costs no
 	// password check.
 	if g.isReserved(cl.ID) {
@@ -186,22 +233,21 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 			"remote", cl.Net.Remote)
 		return g.refuse(cl, packets.ErrClientIdentifierNotValid)
 	}
-	if open := g.open.Load(); open > int64(g.cfg.MaxClients) {
-		g.stats.clientsRefused.Add(1)
-		g.stats.note(g.log, "client refused: too many clients", "client", logText(cl.ID), "remote", cl.Net.Remote,
-			"max_clients", g.cfg.MaxClients)
-		return g.refuse(cl, packets.ErrServerBusy)
+	if g.conns.full() {
+		return g.refuseTooMany(cl)
 	}
 	if code, why, ok := g.authenticate(cl, pk); !ok {
 		g.stats.clientsRefused.Add(1)
 		args := []any{"client", logText(cl.ID), "remote", cl.Net.Remote, "user", logText(string(pk.Connect.Username)),
 			"reason_code", fmt.Sprintf("0x%02x", code.Code)}
-		if why == whyWrongPassword {
-			// Each logged: someone is guessing. The password checks
-			// running at once are bounded (logins), so these lines are
-			// too, and what the client chose is cut to logMax.
-			g.log.Warn("embedded broker: client refused: "+why, args...)
-		} else {
+		switch code {
+		case packets.ErrBadUsernameOrPassword:
+			// Worth reading each (someone mistyped, or guesses) until
+			// they come in a flood: a few at once, then one a second.
+			g.stats.notePassword(g.log, "client refused: "+why, args...)
+		case packets.ErrConnectionRateExceeded:
+			g.stats.noteThrottled(g.log, "client refused: "+why, args...)
+		default:
 			g.stats.note(g.log, "client refused: "+why, args...)
 		}
 		return g.refuse(cl, code)
@@ -226,10 +272,21 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	if err := g.checkWill(cl); err != nil {
 		return err
 	}
+	if bc != nil && !g.conns.admit(bc) { // the last places taken while it logged in
+		return g.refuseTooMany(cl)
+	}
 	if _, resumes := g.srv.Clients.Get(cl.ID); !resumes {
 		g.boundSessions()
 	}
 	return nil
+}
+
+// refuseTooMany refuses a client beyond Config.MaxClients.
+func (g *guard) refuseTooMany(cl *mqtt.Client) error {
+	g.stats.clientsRefused.Add(1)
+	g.stats.note(g.log, "client refused: too many clients", "client", logText(cl.ID), "remote", cl.Net.Remote,
+		"max_clients", g.cfg.MaxClients)
+	return g.refuse(cl, packets.ErrServerBusy)
 }
 
 // boundSessions drops the sessions of TCP clients that disconnected
@@ -306,8 +363,14 @@ func logText(s string) string {
 
 // refuse sends a CONNACK with code and returns the error that makes mochi
 // close the connection (errRefused: logged above, so quiet in mochi's log).
+// A v3 client, whose CONNACK has no code for busy or too many
+// connections, is told the server is unavailable.
 func (g *guard) refuse(cl *mqtt.Client, code packets.Code) error {
-	_ = g.srv.SendConnack(cl, code, false, nil)
+	sent := code
+	if cl.Properties.ProtocolVersion < 5 && (code == packets.ErrServerBusy || code == packets.ErrConnectionRateExceeded) {
+		sent = packets.ErrServerUnavailable // mochi sends it as v3's 0x03
+	}
+	_ = g.srv.SendConnack(cl, sent, false, nil)
 	return &refusedError{code}
 }
 

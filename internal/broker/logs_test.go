@@ -117,7 +117,7 @@ func TestRefusedConnectFloodLogsBoundedLines(t *testing.T) {
 	// mochi logs at the end of each connection, after the CONNACK: the
 	// count below is taken once the connections are closed (a line
 	// still to come would only lower it).
-	testkit.WaitFor(t, "the refused connections closed", func() bool { return e.guard.open.Load() == 0 })
+	testkit.WaitFor(t, "the refused connections closed", func() bool { _, _, open := e.guard.conns.counts(); return open == 0 })
 	elapsed := time.Since(start)
 	lines := strings.Count(logs.String(), "\n")
 	// Two kinds of line, each at most once a second from the first: the

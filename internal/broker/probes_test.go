@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -102,20 +104,35 @@ func TestProbeSessionTakeoverByAnotherUser(t *testing.T) {
 }
 
 // A token check at CONNECT costs a signature check, as a password check
-// costs a hash: both share one bound on the checks running at once, and
-// a CONNECT beyond it is refused busy (0x89) before its token is read.
+// costs a hash: both take their turns in one queue, and a CONNECT whose
+// turn does not come within loginWait is refused busy (0x89) before its
+// token is read.
 func TestProbeSATLoginsBounded(t *testing.T) {
 	iss := testkit.NewIssuer(t)
-	e, _ := startWith(t, Config{SATKeyFile: iss.KeyFile})
-	tok := iss.Token(t, "system:serviceaccount:ns:a", DefaultSATAudience, time.Now().Add(time.Hour), nil)
-	for range cap(e.guard.logins) { // every slot taken, as by slow checks
-		e.guard.logins <- struct{}{}
+	clk := testkit.NewClock(time.Now())
+	e, _ := startWith(t, Config{SATKeyFile: iss.KeyFile, Clock: clk})
+	tok := iss.Token(t, "system:serviceaccount:ns:a", DefaultSATAudience, clk.Now().Add(time.Hour), nil)
+	var releases []func()
+	for range e.guard.checks.slots { // every slot taken, as by slow checks
+		release, why := e.guard.checks.turn(sourceOf(&net.TCPAddr{IP: net.ParseIP("192.0.2.1")}), false)
+		if release == nil {
+			t.Fatal(why)
+		}
+		releases = append(releases, release)
 	}
-	if ack := dialRaw(t, e.Addr()).connectSAT(t, "busy", SATMethod, tok); ack.ReasonCode != packets.ErrServerBusy.Code {
-		t.Errorf("a token login while every check slot is taken: CONNACK 0x%02x, want 0x89", ack.ReasonCode)
+	busy := dialRaw(t, e.Addr())
+	acked := make(chan packets.Packet, 1)
+	go func() { acked <- busy.connectSAT(t, "busy", SATMethod, tok) }()
+	timer := clk.NextTimer(t) // the login waits for its turn
+	if timer.Duration() != loginWait {
+		t.Fatalf("the login waits %v for its turn, want %v", timer.Duration(), loginWait)
 	}
-	for range cap(e.guard.logins) {
-		<-e.guard.logins
+	timer.Fire()
+	if ack := <-acked; ack.ReasonCode != packets.ErrServerBusy.Code {
+		t.Errorf("a token login whose turn did not come: CONNACK 0x%02x, want 0x89", ack.ReasonCode)
+	}
+	for _, release := range releases {
+		release()
 	}
 	if ack := dialRaw(t, e.Addr()).connectSAT(t, "free", SATMethod, tok); ack.ReasonCode != 0 {
 		t.Errorf("a token login with the slots free: CONNACK 0x%02x", ack.ReasonCode)
@@ -222,8 +239,10 @@ func TestProbeHostileNames(t *testing.T) {
 			t.Errorf("client id %q, user %q (not UTF-8): admitted", c.id, c.user)
 		}
 	}
-	for _, name := range []string{"#", "+", "a/b", "alice/#"} {
-		if ack := dialRaw(t, e.Addr()).connectAs(t, "w-"+strings.NewReplacer("#", "h", "+", "p", "/", "s").Replace(name), name, "alice-pw"); ack.ReasonCode != packets.ErrBadUsernameOrPassword.Code {
+	for i, name := range []string{"#", "+", "a/b", "alice/#"} {
+		// Each from an address of its own: five failures from one would
+		// have its next logins refused without a check (throttle.go).
+		if ack := dialFrom(t, "127.0.1."+itoa(i+1), e.Addr()).connectAs(t, "w-"+strings.NewReplacer("#", "h", "+", "p", "/", "s").Replace(name), name, "alice-pw"); ack.ReasonCode != packets.ErrBadUsernameOrPassword.Code {
 			t.Errorf("user name %q with alice's password: CONNACK 0x%02x, want 0x86", name, ack.ReasonCode)
 		}
 	}
@@ -272,5 +291,58 @@ func TestProbeLeftClientIDNotAnotherUsers(t *testing.T) {
 	clk.Add(leftIDHold + time.Second)
 	if ack := dialRaw(t, e.Addr()).connectAs(t, "app-2", "bob", "bob-pw"); ack.ReasonCode != 0 {
 		t.Errorf("bob with another id: CONNACK 0x%02x", ack.ReasonCode)
+	}
+}
+
+// A user cannot obtain another user's held client id by churning ids:
+// mallory connecting and leaving under new ids, many more than the
+// broker holds, evicts her own holds only; alice's id, left with a
+// request running, stays hers, and mallory connecting with it is refused
+// (0x85) and gets no reply. Before, the holds were one table of
+// 4 × MaxClients that dropped the oldest, whoever's: 4,062 connections in
+// 29 s flushed it, and mallory took alice's id and her reply.
+func TestProbeLeftIDChurnCannotFlushHolds(t *testing.T) {
+	ctx := testCtx(t)
+	clk := testkit.NewClock(time.Now())
+	const maxClients = 4 // 16 holds in all
+	e, _ := startWith(t, Config{MaxClients: maxClients, Clock: clk,
+		UsersFile: usersFileCost(t, bcrypt.MinCost, "alice", "alice-pw", "mallory", "mallory-pw")})
+	host := connectWith(t, ctx, e.URL(), inProcessDialer(e), "host", "rpc/h/#")
+
+	a := dialRaw(t, e.Addr())
+	if ack := a.connectAs(t, "app-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
+		t.Fatalf("alice: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	if code := a.publishWithResponseTopic(t, "rpc/h/echo", "clients/app-1/rpc/response"); code != 0 {
+		t.Fatalf("alice's request: PUBACK 0x%02x", code)
+	}
+	req := host.next(t, ctx)
+	_ = a.conn.Close()
+	testkit.WaitFor(t, "alice's session ended", func() bool { _, ok := e.srv.Clients.Get("app-1"); return !ok })
+
+	for i := range 20 * maxClients { // five times the holds
+		id := "churn-" + strconv.Itoa(i)
+		m := dialRaw(t, e.Addr())
+		if ack := m.connectAs(t, id, "mallory", "mallory-pw"); ack.ReasonCode != 0 {
+			t.Fatalf("mallory as %s: CONNACK 0x%02x", id, ack.ReasonCode)
+		}
+		_ = m.conn.Close()
+		testkit.WaitFor(t, id+" gone", func() bool { _, ok := e.srv.Clients.Get(id); return !ok })
+		clk.Add(time.Millisecond)
+	}
+	m := dialRaw(t, e.Addr())
+	if ack := m.connectAs(t, "app-1", "mallory", "mallory-pw"); ack.ReasonCode != packets.ErrClientIdentifierNotValid.Code {
+		m.subscribe(t, "clients/app-1/rpc/response", 1)
+		if _, err := host.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: req.Properties.ResponseTopic, Payload: []byte("alice's reply"),
+			Properties: &paho.PublishProperties{CorrelationData: req.Properties.CorrelationData}}); err != nil {
+			t.Fatal(err)
+		}
+		if pk, err := m.read(t); err == nil && pk.FixedHeader.Type == packets.Publish {
+			t.Errorf("mallory, with the client id alice left, got her reply %q", pk.Payload)
+		}
+		t.Fatalf("mallory taking alice's id after churning %d ids: CONNACK 0x%02x, want 0x85", 20*maxClients, ack.ReasonCode)
+	}
+	if ack := dialRaw(t, e.Addr()).connectAs(t, "app-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
+		t.Errorf("alice coming back with her id: CONNACK 0x%02x", ack.ReasonCode)
 	}
 }

@@ -35,9 +35,10 @@ import (
 //     connection ends.
 //   - A client still connected when its token expires is disconnected
 //     (DISCONNECT 0x87): a token's expiry bounds what it gives.
-//   - Token checks share the password checks' bound (guard.logins): a
-//     CONNECT beyond it is refused busy (0x89), a re-authentication waits
-//     its turn (it holds up its own connection only). Refused
+//   - Token checks take their turns with the password checks
+//     (guard.checks, logins.go): a CONNECT waits for its turn, fairly
+//     across source addresses, within loginWait, a re-authentication
+//     without bound (it holds up its own connection only). Refused
 //     re-authentications and accepted ones are logged at most once a
 //     second each, with the number left out: a client may send AUTH
 //     packets as fast as it likes.
@@ -86,9 +87,9 @@ type satCheck struct {
 	audience string
 	clock    clock.Clock
 	log      *slog.Logger
-	// checks is the guard's bound on the credential checks running at
-	// once (guard.logins), which token checks share.
-	checks chan struct{}
+	// checks gives the credential checks their turns (guard.checks),
+	// token checks among them.
+	checks *loginQueue
 	// refusedLog and reauthLog rate-limit the lines of refused and
 	// accepted re-authentications.
 	refusedLog, reauthLog ratelog.Limiter
@@ -102,7 +103,7 @@ type satCheck struct {
 }
 
 // newSATCheck reads the keys file.
-func newSATCheck(cfg *Config, srv *mqtt.Server, log *slog.Logger, checks chan struct{}) (*satCheck, error) {
+func newSATCheck(cfg *Config, srv *mqtt.Server, log *slog.Logger, checks *loginQueue) (*satCheck, error) {
 	s := &satCheck{srv: srv, keyFile: cfg.SATKeyFile, audience: cfg.SATAudience, clock: clock.OrSystem(cfg.Clock),
 		log: log, checks: checks, expiries: map[*mqtt.Client]*satSession{}}
 	s.refusedLog.Interval, s.reauthLog.Interval = time.Second, time.Second
@@ -164,19 +165,18 @@ func (s *satCheck) verify(token []byte) (jwt.Claims, error) {
 }
 
 // login checks the token of a CONNECT: ok, or the CONNACK code and why.
-// Beyond the checks running at once (checks) it is refused busy.
+// It waits for its turn (checks), or is refused busy.
 func (s *satCheck) login(cl *mqtt.Client, pk packets.Packet) (code packets.Code, why string, ok bool) {
 	if len(pk.Properties.AuthenticationData) == 0 {
 		s.refused.Add(1)
 		return packets.ErrNotAuthorized, "service account token refused: the CONNECT carries none", false
 	}
-	select {
-	case s.checks <- struct{}{}:
-		defer func() { <-s.checks }()
-	default:
-		return packets.ErrServerBusy, "too many logins being checked at once", false
+	release, busy := s.checks.turn(sourceOf(cl.Net.Conn.RemoteAddr()), false)
+	if release == nil {
+		return packets.ErrServerBusy, busy, false
 	}
 	claims, err := s.verify(pk.Properties.AuthenticationData)
+	release()
 	if err != nil {
 		s.refused.Add(1)
 		return packets.ErrNotAuthorized, "service account token refused: " + err.Error(), false
@@ -310,9 +310,9 @@ func (s *satCheck) OnAuthPacket(cl *mqtt.Client, pk packets.Packet) (packets.Pac
 	if s.accepted(cl, token) { // the same token again: nothing new to check or arm
 		return s.authOK(cl, pk)
 	}
-	s.checks <- struct{}{} // waits its turn: this connection's goroutine only
+	release := s.checks.turnWait(sourceOf(cl.Net.Conn.RemoteAddr())) // this connection's goroutine only
 	claims, err := s.verify(token)
-	<-s.checks
+	release()
 	if err != nil {
 		return refuse(packets.ErrNotAuthorized, "service account token refused: "+err.Error())
 	}

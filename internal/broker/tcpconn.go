@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,13 +34,13 @@ import (
 //     allocates its body (mochi's own check would apply to the host's
 //     in-process clients as well, whose replies may be larger).
 //   - A connection must send its CONNECT within connectTimeout (mochi sets
-//     no deadline before it), and at most 2 × Config.MaxClients connections
-//     are open at once (beyond Config.MaxClients a CONNECT is refused with
-//     a CONNACK, see guard.go).
+//     no deadline before it). The connections yet to send it are bounded
+//     apart from the clients logged in (pending.go).
 //   - Accept errors (out of file descriptors) are retried: mochi's accept
 //     loop ends at the first, and the broker would accept no one again.
 
-// connectTimeout bounds the wait for a TCP connection's CONNECT.
+// connectTimeout bounds the wait for a TCP connection's CONNECT
+// (Config.connectTimeout, which the tests shorten).
 const connectTimeout = 10 * time.Second
 
 // tcpListener accepts the TCP clients' connections as boundedConns.
@@ -50,9 +49,9 @@ type tcpListener struct {
 	cfg   *Config
 	stats *stats
 	log   *slog.Logger
-	open  *atomic.Int64 // connections accepted and not yet closed, on every listener over the network
-	gate  *attachGate   // the broker's (attach.go)
-	held  *holdings     // the broker's (held.go): its total counts the queues
+	conns *netConns   // the connections over the network, on every listener (pending.go)
+	gate  *attachGate // the broker's (attach.go)
+	held  *holdings   // the broker's (held.go): its total counts the queues
 }
 
 func (l *tcpListener) Accept() (net.Conn, error) {
@@ -69,22 +68,16 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		if l.open.Load() >= 2*int64(l.cfg.MaxClients) {
-			l.stats.clientsRefused.Add(1)
-			l.stats.note(l.log, "connection refused: too many connections", "remote", c.RemoteAddr().String(),
-				"open", l.open.Load(), "max_clients", l.cfg.MaxClients)
-			_ = c.Close()
-			continue
-		}
 		ticket, ok := l.gate.hand()
 		if !ok { // the broker is closing
 			_ = c.Close()
 			return nil, net.ErrClosed
 		}
-		l.open.Add(1)
-		_ = c.SetReadDeadline(time.Now().Add(connectTimeout))
+		deadline := time.Now().Add(l.conns.connectTimeout)
+		_ = c.SetReadDeadline(deadline)
 		bc := newBoundedConn(c, l)
 		bc.attach = ticket
+		l.conns.wait(bc, deadline) // pending: may close others to make room (pending.go)
 		return bc, nil
 	}
 }
@@ -112,6 +105,7 @@ type boundedConn struct {
 	// handshook is Read's only: a TLS connection's handshake is done.
 	handshook bool
 	attach    attachTicket // given up at the first Read or Close (attach.go)
+	link      pendingLink  // its state in l.conns (pending.go)
 	held      heldLedger   // what the broker holds for its client (held.go)
 
 	mu       sync.Mutex
@@ -143,6 +137,9 @@ func (c *boundedConn) Read(b []byte) (int, error) {
 		// The handshake, done here (not in mochi's first read) to log a
 		// client refused by it with its address and why.
 		if err := tc.Handshake(); err != nil {
+			if pc, _ := c.l.conns.closedPending(c, err, true); pc != nil { // logged there
+				return 0, pc
+			}
 			c.l.stats.clientsRefused.Add(1)
 			c.l.stats.note(c.l.log, "client refused: TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
 			return 0, err
@@ -150,6 +147,16 @@ func (c *boundedConn) Read(b []byte) (int, error) {
 		c.handshook = true
 	}
 	n, err := c.Conn.Read(b)
+	for n == 0 && err != nil {
+		pc, retry := c.l.conns.closedPending(c, err, false)
+		if pc != nil {
+			err = pc
+		}
+		if !retry {
+			break
+		}
+		n, err = c.Conn.Read(b)
+	}
 	if n > 0 {
 		if ok, tooLarge := c.frames.scan(b[:n]); tooLarge != nil {
 			c.l.stats.packetsTooLarge.Add(1)
@@ -307,7 +314,7 @@ func (c *boundedConn) Close() error {
 func (c *boundedConn) closeConn() {
 	c.closeOnce.Do(func() {
 		_ = c.Conn.Close()
-		c.l.open.Add(-1)
+		c.l.conns.gone(c)
 	})
 }
 

@@ -29,8 +29,14 @@ func (c *Collector) boundCollectors() []prometheus.Collector {
 	}
 	return []prometheus.Collector{
 		brokerCounter("cmdhost_broker_clients_refused_total",
-			"Clients the embedded broker refused: a client id the host uses, over --broker-max-clients, or too many connections open.",
+			"Clients the embedded broker refused: not authenticated, a client id the host uses, over --broker-max-clients.",
 			func(s broker.Stats) uint64 { return s.ClientsRefused }),
+		brokerCounter("cmdhost_broker_pending_closed_total",
+			"Connections the embedded broker closed before their CONNECT: to make room for newer ones (the bound on the connections not logged in), or for sending none within the connect timeout.",
+			func(s broker.Stats) uint64 { return s.PendingClosed }),
+		brokerCounter("cmdhost_broker_logins_throttled_total",
+			"Password logins the embedded broker refused without a check (CONNACK 0x9F): their address failed too many of late.",
+			func(s broker.Stats) uint64 { return s.LoginsThrottled }),
 		brokerCounter("cmdhost_broker_clients_dropped_total",
 			"Clients the embedded broker disconnected because they did not read what they were sent (a socket that took nothing for the write timeout, or over --broker-queue-bytes), acknowledged none of it for a minute, or held the most when all held --broker-held-bytes.",
 			func(s broker.Stats) uint64 { return s.ClientsDropped }),

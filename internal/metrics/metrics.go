@@ -31,6 +31,8 @@
 //	cmdhost_sessions_lost_total                  counter; reconnections that found the host's session gone
 //	cmdhost_replies_awaiting_ack                 gauge; replies waiting for the broker's PUBACK
 //	cmdhost_broker_clients_refused_total         counter; embedded broker: CONNECTs refused (reserved id, too many clients)
+//	cmdhost_broker_pending_closed_total          counter; embedded broker: connections closed before their CONNECT
+//	cmdhost_broker_logins_throttled_total        counter; embedded broker: password logins refused without a check (0x9F)
 //	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading or not acknowledging
 //	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight bounds, or dropped from what it held
 //	cmdhost_broker_held_bytes                    gauge; embedded broker: bytes held for its clients (unacknowledged, queued)

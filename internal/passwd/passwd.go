@@ -44,9 +44,10 @@ var dummyHash = sync.OnceValue(func() []byte {
 type File struct {
 	path string
 
-	mu    sync.Mutex
-	seen  os.FileInfo       // the file as last read
-	users map[string][]byte // name → bcrypt hash
+	mu      sync.Mutex
+	seen    os.FileInfo       // the file as last read
+	users   map[string][]byte // name → bcrypt hash
+	version uint64            // bumped at each read that replaced users
 	// bad is a version of the file that failed to read or parse, and
 	// badErr why: checked against it, not read again, until it changes.
 	bad    os.FileInfo
@@ -88,6 +89,18 @@ func (f *File) Check(name, password string) (bool, error) {
 	return bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil, err
 }
 
+// Version returns the number of the users last read, re-reading the file
+// first if it changed: it changes whenever the users do. A password
+// found right against one version (Check) holds for that version only,
+// which is how a cache of good logins knows to forget them. The error is
+// Check's.
+func (f *File) Version() (uint64, error) {
+	err := f.refresh()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.version, err
+}
+
 // refresh re-reads the file if its size, time or inode changed since it
 // was last read.
 func (f *File) refresh() error {
@@ -113,6 +126,7 @@ func (f *File) refresh() error {
 		return err
 	}
 	f.seen, f.users, f.bad, f.badErr = st, users, nil, nil
+	f.version++
 	return nil
 }
 

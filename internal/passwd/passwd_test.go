@@ -123,3 +123,37 @@ func TestCommentsKept(t *testing.T) {
 		t.Fatalf("mode %v; want the file's own 0640 kept", st.Mode().Perm())
 	}
 }
+
+// Version changes when the users do (a user added, a password changed),
+// not when the file is only read again or a bad edit is refused.
+func TestVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users")
+	if err := Set(path, "alice", "pw"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := f.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := f.Version(); v != v1 {
+		t.Errorf("the version moved from %d to %d with the file unchanged", v1, v)
+	}
+	if err := Set(path, "alice", "new-pw"); err != nil {
+		t.Fatal(err)
+	}
+	v2, err := f.Version()
+	if err != nil || v2 == v1 {
+		t.Fatalf("after a password change: version %d (was %d), %v; want another", v2, v1, err)
+	}
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(b, "bob:plaintext-password\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := f.Version(); v != v2 || err == nil {
+		t.Errorf("after a bad edit: version %d, %v; want %d (the users last read) and the error", v, err, v2)
+	}
+}

@@ -28,3 +28,41 @@ func TestLimiter(t *testing.T) {
 		}
 	}
 }
+
+// A bucket lets its burst through, then one line an interval, each
+// counting those left out before it; a quiet spell gives the burst back;
+// a clock that steps back does not silence it.
+func TestBucket(t *testing.T) {
+	b := Bucket{Interval: time.Second, Burst: 3}
+	t0 := time.Unix(1_800_000_000, 0)
+	for i, c := range []struct {
+		at      time.Duration
+		ok      bool
+		leftOut int
+	}{
+		{0, true, 0},
+		{1 * time.Millisecond, true, 0},
+		{2 * time.Millisecond, true, 0},
+		{3 * time.Millisecond, false, 0},
+		{999 * time.Millisecond, false, 0},
+		{time.Second, true, 2}, // one given back
+		{1500 * time.Millisecond, false, 0},
+		{2 * time.Second, true, 1},
+		{10 * time.Second, true, 0}, // all given back
+		{10 * time.Second, true, 0},
+		{10 * time.Second, true, 0},
+		{10 * time.Second, false, 0},
+		{-time.Hour, true, 1}, // the clock stepped back
+	} {
+		ok, leftOut := b.Allow(t0.Add(c.at))
+		if ok != c.ok || leftOut != c.leftOut {
+			t.Errorf("line %d at %v: %v, %d; want %v, %d", i, c.at, ok, leftOut, c.ok, c.leftOut)
+		}
+	}
+	var zero Bucket
+	for range 10 {
+		if ok, _ := zero.Allow(t0); !ok {
+			t.Fatal("the zero Bucket left a line out")
+		}
+	}
+}
