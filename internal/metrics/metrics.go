@@ -43,6 +43,16 @@
 //	cmdhost_plugin_calls_total{plugin}           counter
 //	cmdhost_plugin_mount_refusals_total{plugin}  counter; file system calls refused for leaving a mount
 //	cmdhost_plugin_fuel_units{plugin}            histogram; work units (fuel) per call, buckets 10^3 to 10^11
+//	cmdhost_state_commits_total{result}          counter; state store commits: applied, conflict, refused, failed
+//	cmdhost_state_batches_total                  counter; batches written, one sync each (group commit)
+//	cmdhost_state_commit_duration_seconds        histogram; a commit's wait, apply and sync
+//	cmdhost_state_namespace_keys{namespace}      gauge; at most MaxNamespaceSeries namespaces
+//	cmdhost_state_namespace_bytes{namespace}     gauge; keys plus values
+//	cmdhost_state_namespaces                     gauge
+//	cmdhost_state_keys                           gauge; every namespace together
+//	cmdhost_state_bytes                          gauge; every namespace together
+//	cmdhost_state_max_bytes                      gauge; serve --state-max-bytes
+//	cmdhost_state_healthy                        gauge; 0 once a write failed or the store closed (/readyz says why)
 //
 // plus the Go runtime's and the process's standard collectors.
 package metrics
@@ -85,6 +95,9 @@ type Sources struct {
 	// (bounds.go).
 	Broker      func() broker.Stats
 	GuestMemory func() wasm.GuestMemoryStats
+	// State returns the handlers' state store (state.go); nil, or nil
+	// returned: no state metrics.
+	State func() StateSource
 }
 
 // Collector holds the host's metrics on a registry of its own (never the
@@ -203,6 +216,7 @@ func New(src Sources) *Collector {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	c.reg.MustRegister(c.boundCollectors()...)
+	c.reg.MustRegister(&stateCollector{src: src.State})
 	return c
 }
 
