@@ -59,15 +59,27 @@ var errNoState = &abi.Response{Status: abi.StatusServiceUnavailable,
 
 // stateNamespaces answers admin.OpStateNamespaces.
 func (a *Ops) stateNamespaces(ctx context.Context) (any, error) {
-	st := a.cfg.State
-	if st == nil {
+	if a.cfg.State == nil {
 		return errNoState, nil
 	}
-	all, err := st.Namespaces(ctx)
+	out, err := Namespaces(ctx, a.cfg.State)
 	if err != nil {
 		return a.stateRefusal(err, "", nil), nil
 	}
-	out := admin.StateNamespaces{ReplicaID: a.Replica(), Namespaces: []admin.StateNamespace{}, MaxBytes: st.Limits().MaxTotalBytes}
+	out.ReplicaID = a.Replica()
+	return out, nil
+}
+
+// Namespaces is what st holds: each namespace that holds keys, sorted,
+// with its keys and bytes, and the totals. `cmdhost state namespaces`
+// offline uses it too, as it does the other exported functions here:
+// the CLI and the host answer by the same code.
+func Namespaces(ctx context.Context, st StateStore) (admin.StateNamespaces, error) {
+	all, err := st.Namespaces(ctx)
+	if err != nil {
+		return admin.StateNamespaces{}, err
+	}
+	out := admin.StateNamespaces{Namespaces: []admin.StateNamespace{}, MaxBytes: st.Limits().MaxTotalBytes}
 	for ns, u := range all {
 		out.Namespaces = append(out.Namespaces, admin.StateNamespace{Namespace: ns, Keys: u.Keys, Bytes: u.Bytes})
 		out.Keys += u.Keys
@@ -112,15 +124,30 @@ func (a *Ops) stateGet(ctx context.Context, r *abi.Request, _ admin.Request) (an
 	return admin.NewStateItem(it, true), nil
 }
 
-// stateList answers admin.OpStateList: up to the limit of keys, each
-// with its version and expiry and, when asked, its value (within
-// admin.MaxStatePageBytes).
+// stateList answers admin.OpStateList.
 func (a *Ops) stateList(ctx context.Context, r *abi.Request, _ admin.Request) (any, error) {
 	var req admin.StateListRequest
 	st, _, refusal := a.stateRequest(r, &req, func() string { return req.Namespace })
 	if refusal != nil {
 		return refusal, nil
 	}
+	a.logRead(r, admin.OpStateList, req.Namespace)
+	page, err := ListPage(ctx, st, req)
+	var wrong *badRequest
+	switch {
+	case errors.As(err, &wrong):
+		return bad(wrong.msg), nil
+	case err != nil:
+		return a.stateRefusal(err, req.Namespace, nil), nil
+	}
+	return page, nil
+}
+
+// ListPage is the page of st that req asks for: up to its limit
+// (admin.MaxStatePage at most) of keys, each with its version and
+// expiry and, when asked, its value (within admin.MaxStatePageBytes,
+// one key at least). A request that is not one is a *badRequest.
+func ListPage(ctx context.Context, st state.Backend, req admin.StateListRequest) (admin.StatePage, error) {
 	limit := req.Limit
 	if limit <= 0 || limit > admin.MaxStatePage {
 		limit = admin.MaxStatePage
@@ -129,13 +156,12 @@ func (a *Ops) stateList(ctx context.Context, r *abi.Request, _ admin.Request) (a
 	if req.After != nil {
 		var err error
 		if after, err = req.After.Bytes(); err != nil {
-			return bad("after: " + err.Error()), nil
+			return admin.StatePage{}, &badRequest{"after: " + err.Error()}
 		}
 	}
-	a.logRead(r, admin.OpStateList, req.Namespace)
 	keys, more, err := st.List(ctx, req.Namespace, []byte(req.Prefix), after, limit)
 	if err != nil {
-		return a.stateRefusal(err, req.Namespace, nil), nil
+		return admin.StatePage{}, err
 	}
 	page := admin.StatePage{Items: []admin.StateItem{}, More: more}
 	size := 0
@@ -149,7 +175,7 @@ func (a *Ops) stateList(ctx context.Context, r *abi.Request, _ admin.Request) (a
 		case errors.Is(err, state.ErrNotFound):
 			continue // deleted or expired since the list
 		case err != nil:
-			return a.stateRefusal(err, req.Namespace, k), nil
+			return admin.StatePage{}, err
 		}
 		page.Items = append(page.Items, admin.NewStateItem(it, req.Values))
 		size += len(k) + len(it.Value)
@@ -164,32 +190,41 @@ func (a *Ops) stateSet(ctx context.Context, r *abi.Request, _ admin.Request) (an
 	if refusal != nil {
 		return refusal, nil
 	}
-	key, err := req.StateKey.Bytes()
+	op, err := SetOp(req, a.stateQuota(plugin))
 	if err != nil {
 		return bad(err.Error()), nil
 	}
+	res, err := st.Commit(ctx, &state.Commit{Ops: []state.Op{op}})
+	target := stateTarget(req.Namespace, op.Key)
+	if err != nil {
+		return a.stateWriteRefused(r, admin.OpStateSet, plugin, target, err, op.Key), nil
+	}
+	a.auditState(r, admin.OpStateSet, plugin, target, events.VerdictDone, "")
+	return admin.StateSetResult{Version: res[0].Version}, nil
+}
+
+// SetOp is the write of req, its namespace bounded by quota; an error
+// says what in req is wrong (its namespace is checked before).
+func SetOp(req admin.StateSetRequest, quota state.Quota) (state.Op, error) {
+	key, err := req.StateKey.Bytes()
+	if err != nil {
+		return state.Op{}, err
+	}
 	value, err := req.StateValue.Bytes()
 	if err != nil {
-		return bad(err.Error()), nil
+		return state.Op{}, err
 	}
 	var ttl time.Duration
 	if req.TTL != "" {
 		if ttl, err = time.ParseDuration(req.TTL); err != nil || ttl <= 0 {
-			return bad(fmt.Sprintf("ttl %q: give a positive Go duration such as 1h30m", session.CleanText(req.TTL, 64))), nil
+			return state.Op{}, fmt.Errorf("ttl %q: give a positive Go duration such as 1h30m", session.CleanText(req.TTL, 64))
 		}
 	}
 	if req.IfAbsent && req.IfVersion != 0 {
-		return bad("ifAbsent and ifVersion: a key cannot be both absent and of a version"), nil
+		return state.Op{}, errors.New("ifAbsent and ifVersion: a key cannot be both absent and of a version")
 	}
-	op := state.Op{Kind: state.OpSet, NS: req.Namespace, Key: key, Value: value, TTL: ttl,
-		If: state.Cond{Absent: req.IfAbsent, Version: req.IfVersion}, Quota: a.stateQuota(plugin)}
-	res, err := st.Commit(ctx, &state.Commit{Ops: []state.Op{op}})
-	target := stateTarget(req.Namespace, key)
-	if err != nil {
-		return a.stateWriteRefused(r, admin.OpStateSet, plugin, target, err, key), nil
-	}
-	a.auditState(r, admin.OpStateSet, plugin, target, events.VerdictDone, "")
-	return admin.StateSetResult{Version: res[0].Version}, nil
+	return state.Op{Kind: state.OpSet, NS: req.Namespace, Key: key, Value: value, TTL: ttl,
+		If: state.Cond{Absent: req.IfAbsent, Version: req.IfVersion}, Quota: quota}, nil
 }
 
 // stateDelete answers admin.OpStateDelete: one commit of one delete.
@@ -285,22 +320,31 @@ func (a *Ops) stateWriteRefused(r *abi.Request, op, plugin, target string, err e
 	return resp
 }
 
-// stateRefusal answers a state error: 404 for no such key, 409 for a
-// condition that does not hold, 400 for a bound or a bad name, 503 when
-// the store cannot be read or written (its error logged, not sent: it
-// may name the state folder).
+// stateRefusal answers a state error (Refusal); the error of a store
+// that cannot be read or written is logged, not sent: it may name the
+// state folder.
 func (a *Ops) stateRefusal(err error, ns string, key []byte) *abi.Response {
+	status, msg := Refusal(err, ns, key)
+	if status == abi.StatusServiceUnavailable {
+		a.log.Error("state op: the state store failed", "err", err)
+		msg = "the state store cannot be read or written now (see the host's log and /readyz); nothing was written"
+	}
+	return &abi.Response{Status: status, Message: msg}
+}
+
+// Refusal is the status and message of a state error: 404 no such key
+// (ns and key name it), 409 a condition that does not hold, 400 a bound
+// or a bad name, 503 a store that cannot be read or written.
+func Refusal(err error, ns string, key []byte) (abi.Status, string) {
 	switch {
 	case errors.Is(err, state.ErrNotFound):
-		return &abi.Response{Status: admin.StatusNotFound, Message: fmt.Sprintf("no key %.64q in namespace %s", key, ns)}
+		return admin.StatusNotFound, fmt.Sprintf("no key %.64q in namespace %s", key, ns)
 	case errors.Is(err, state.ErrConflict):
-		return &abi.Response{Status: admin.StatusConflict, Message: err.Error() + "; nothing was written"}
+		return admin.StatusConflict, err.Error() + "; nothing was written"
 	case errors.Is(err, state.ErrQuota), errors.Is(err, state.ErrTooLarge), errors.Is(err, state.ErrInvalid), errors.Is(err, state.ErrFenced):
-		return bad(err.Error() + "; nothing was written")
+		return abi.StatusBadRequest, err.Error() + "; nothing was written"
 	}
-	a.log.Error("state op: the state store failed", "err", err)
-	return &abi.Response{Status: abi.StatusServiceUnavailable,
-		Message: "the state store cannot be read or written now (see the host's log and /readyz); nothing was written"}
+	return abi.StatusServiceUnavailable, err.Error()
 }
 
 // auditState reports a write of the state store, done or refused.

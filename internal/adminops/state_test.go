@@ -287,3 +287,29 @@ func TestStatePluginViewAndQuota(t *testing.T) {
 		t.Errorf("list's JSON: %s", resp.Payload)
 	}
 }
+
+// A caller the embedded broker's ACL grants admin writes without the
+// token, as it installs; another verified caller does not.
+func TestStateOpsByIdentity(t *testing.T) {
+	m, dir := newManager(t)
+	st := openState(t)
+	a := newOps(t, adminops.Config{Manager: m, Dir: dir, Token: "tok", State: st, Events: &audits{},
+		Admin: func(c abi.Caller) bool { return c.User == "root" }})
+	set := func(user string) abi.Status {
+		payload, _ := json.Marshal(admin.StateSetRequest{Namespace: "shared/jobs", StateKey: admin.StateKey{Key: user}, StateValue: admin.ValueOf([]byte("x"))})
+		resp, err := adminOp(t, a, admin.OpStateSet)(context.Background(), &abi.Request{Payload: payload, Caller: abi.Caller{User: user, ClientID: user + "-cli"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Status
+	}
+	if s := set("root"); s != 0 && s != abi.StatusOK {
+		t.Errorf("root, granted admin: status %d", s)
+	}
+	if s := set("alice"); s != admin.StatusForbidden {
+		t.Errorf("alice: status %d, want 403", s)
+	}
+	if _, err := st.Get(context.Background(), "shared/jobs", []byte("alice")); err == nil {
+		t.Error("alice's set was written")
+	}
+}
