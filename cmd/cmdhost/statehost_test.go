@@ -53,7 +53,7 @@ func metricValue(t *testing.T, scrape, series string) float64 {
 // nothing written); with it, a write applies and the plugin reads it,
 // and what the plugin writes the CLI reads; export and import go
 // through the host; the folder it holds cannot be opened offline; the
-// metrics and plugin list show the namespace.
+// metrics, plugin list and watch show the namespace.
 func TestStateThroughHost(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallFile(t, "../../testdata/plugins-kit/kit-go.wasm", dir, "kit-go.wasm")
@@ -124,6 +124,13 @@ func TestStateThroughHost(t *testing.T) {
 	var views []admin.PluginView
 	if err := json.Unmarshal([]byte(listed), &views); err != nil || len(views) != 1 || views[0].StateKeys != 1 || views[0].StateBytes != 9 {
 		t.Errorf("plugin list --json: %v %s", err, listed)
+	}
+	table := expectRun(t, 0, "RELOADS  KEYS  BYTES  LAST ERROR", "", append([]string{"plugin", "list"}, host...)...)
+	if row := strings.Fields(strings.Split(table, "\n")[1]); len(row) < 14 || row[0] != "kit-go" || row[11] != "1" || row[12] != "9" {
+		t.Errorf("plugin list: %q", table)
+	}
+	if frame := expectRun(t, 0, "", "", append([]string{"watch", "--count", "1"}, host...)...); !strings.Contains(frame, `"stateKeys":1,"stateBytes":9`) {
+		t.Errorf("watch --json: %s", frame)
 	}
 	scrape := scrapeMetrics(t, metrics)
 	if v := metricValue(t, scrape, `cmdhost_state_namespace_keys{namespace="plugin/kit-go"}`); v != 1 {
