@@ -124,6 +124,7 @@ func TestDocsCommands(t *testing.T) {
 	addr, _ := startServeIn(t, filepath.Join(repoRoot(t), fields[3]), nil, fields[4])
 	broker := "mqtt://" + addr
 	host := &docHost{broker: broker, port: addr[strings.LastIndex(addr, ":")+1:], executor: "cli-host"}
+	stateWalk := newStateDoc(t)
 
 	for _, c := range cmds {
 		t.Run(c.where, func(t *testing.T) {
@@ -144,6 +145,8 @@ func TestDocsCommands(t *testing.T) {
 				serveWithStoreSecrets(t, c)
 			case strings.HasPrefix(c.where, fleetDoc+":") && words[0] == "cmdhost":
 				fleetDocFlags(t, c) // and TestDocsFleet runs it
+			case strings.HasPrefix(c.where, "state.md:") && words[0] == "cmdhost":
+				stateWalk.run(t, c)
 			case strings.HasPrefix(c.where, "security.md:") && words[0] == "cmdhost":
 				securityRecipeCommand(t, c)
 			case strings.HasPrefix(c.text, "GOOS=wasip1 GOARCH=wasm go build") && strings.Contains(c.text, "greet.wasm"):
