@@ -139,6 +139,12 @@ func TestStateThroughHost(t *testing.T) {
 	if v := metricValue(t, scrape, `cmdhost_state_commits_total{result="applied"}`); v < 4 {
 		t.Errorf("cmdhost_state_commits_total applied: %v, want the plugin's and the CLI's", v)
 	}
+	if v := metricValue(t, scrape, `cmdhost_plugin_state_ops_total{op="set",plugin="kit-go",result="ok"}`); v != 1 {
+		t.Errorf("the plugin's sets: %v, want 1", v)
+	}
+	if v := metricValue(t, scrape, `cmdhost_plugin_state_ops_total{op="get",plugin="kit-go",result="not_found"}`); v != 1 {
+		t.Errorf("the plugin's gets of a key not there: %v, want 1", v)
+	}
 	if v := metricValue(t, scrape, `cmdhost_state_commits_total{result="conflict"}`); v != 1 {
 		t.Errorf("cmdhost_state_commits_total conflict: %v", v)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/cmdhost/cmdhost/internal/state"
+	"github.com/cmdhost/cmdhost/internal/wasm"
+	"github.com/cmdhost/cmdhost/plugins"
 )
 
 // The state store's metrics follow its use: commits by result, the
@@ -66,5 +68,19 @@ func TestStateMetrics(t *testing.T) {
 		if len(l) > 13 && l[:13] == "cmdhost_state" {
 			t.Errorf("without a store: %q", l)
 		}
+	}
+}
+
+// A plugin's state calls are counted by op and result, the results seen
+// only.
+func TestPluginStateOpsMetric(t *testing.T) {
+	var ops wasm.StateOps
+	ops[1][0], ops[0][1] = 3, 2 // set ok, get not_found
+	c := New(Sources{Plugins: func() []plugins.PluginStatus { return []plugins.PluginStatus{{Name: "kit", StateOps: ops}} }})
+	lines := scrape(t, c.Handler())
+	expect(t, lines, `cmdhost_plugin_state_ops_total{op="set",plugin="kit",result="ok"} 3`,
+		`cmdhost_plugin_state_ops_total{op="get",plugin="kit",result="not_found"} 2`)
+	if lines[`cmdhost_plugin_state_ops_total{op="get",plugin="kit",result="ok"} 0`] {
+		t.Error("a result never seen has a series")
 	}
 }
