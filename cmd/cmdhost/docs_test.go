@@ -222,15 +222,7 @@ type docHost struct{ broker, port, executor string }
 func (h *docHost) invoke(t *testing.T, c docCommand) {
 	cmd := exec.Command(binary, append([]string{"--cache-dir", cliCache()}, strings.Fields(c.text)[1:]...)...)
 	cmd.Env = append(os.Environ(), "CMDHOST_BROKER="+h.broker, "CMDHOST_EXECUTOR="+h.executor)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	stdout, stderr, code := runExec(t, cmd)
 	switch {
 	case strings.HasPrefix(c.comment, "→ "):
 		want := strings.TrimPrefix(c.comment, "→ ")
@@ -239,13 +231,13 @@ func (h *docHost) invoke(t *testing.T, c docCommand) {
 		}
 		// "…" in the docs stands for anything.
 		pattern := "^" + strings.ReplaceAll(regexp.QuoteMeta(want), "…", ".*") + "$"
-		if code != 0 || !regexp.MustCompile(pattern).MatchString(strings.TrimSpace(stdout.String())) {
-			t.Errorf("%s: stdout %q, stderr %q, exit %d; the docs say %q", c.where, stdout.String(), stderr.String(), code, c.comment)
+		if code != 0 || !regexp.MustCompile(pattern).MatchString(strings.TrimSpace(stdout)) {
+			t.Errorf("%s: stdout %q, stderr %q, exit %d; the docs say %q", c.where, stdout, stderr, code, c.comment)
 		}
 	case regexp.MustCompile(`^.+ on stderr, exit \d+$`).MatchString(c.comment):
 		m := regexp.MustCompile(`^(.+) on stderr, exit (\d+)$`).FindStringSubmatch(c.comment)
-		if !strings.Contains(stderr.String(), m[1]) || strconv.Itoa(code) != m[2] {
-			t.Errorf("%s: stderr %q, exit %d; the docs say %q", c.where, stderr.String(), code, c.comment)
+		if !strings.Contains(stderr, m[1]) || strconv.Itoa(code) != m[2] {
+			t.Errorf("%s: stderr %q, exit %d; the docs say %q", c.where, stderr, code, c.comment)
 		}
 	default:
 		t.Errorf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"TEXT on stderr, exit N\"", c.where, c.comment)

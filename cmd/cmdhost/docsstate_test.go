@@ -55,6 +55,23 @@ func (s *stateDoc) run(t *testing.T, c docCommand) {
 	line = strconv.Quote(binary) + " --cache-dir " + strconv.Quote(cliCache()) + strings.TrimPrefix(line, "cmdhost")
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Dir = s.dir
+	stdout, stderr, code := runExec(t, cmd)
+	want, wantOut := 0, ""
+	if m := regexp.MustCompile(`^exit (\d+)$`).FindStringSubmatch(c.comment); m != nil {
+		want, _ = strconv.Atoi(m[1])
+	} else if out, ok := strings.CutPrefix(c.comment, "→ "); ok {
+		wantOut = out
+	} else if c.comment != "" {
+		t.Fatalf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"exit N\"", c.where, c.comment)
+	}
+	if code != want || !strings.Contains(stdout, wantOut) {
+		t.Errorf("%s: %s: exit %d, stdout %q, stderr %q; the doc says %q", c.where, c.text, code, stdout, stderr, c.comment)
+	}
+}
+
+// runExec runs cmd and returns its stdout, stderr and exit status.
+func runExec(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -64,15 +81,5 @@ func (s *stateDoc) run(t *testing.T, c docCommand) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	want, wantOut := 0, ""
-	if m := regexp.MustCompile(`^exit (\d+)$`).FindStringSubmatch(c.comment); m != nil {
-		want, _ = strconv.Atoi(m[1])
-	} else if out, ok := strings.CutPrefix(c.comment, "→ "); ok {
-		wantOut = out
-	} else if c.comment != "" {
-		t.Fatalf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"exit N\"", c.where, c.comment)
-	}
-	if code != want || !strings.Contains(stdout.String(), wantOut) {
-		t.Errorf("%s: %s: exit %d, stdout %q, stderr %q; the doc says %q", c.where, c.text, code, stdout.String(), stderr.String(), c.comment)
-	}
+	return stdout.String(), stderr.String(), code
 }

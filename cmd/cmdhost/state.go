@@ -98,6 +98,22 @@ func stateKey(c *cli.Context, arg string) ([]byte, error) {
 	return k, nil
 }
 
+// openForKey reads the NAMESPACE KEY arguments of get or delete and
+// opens the store. Close it.
+func openForKey(c *cli.Context, usage string) (st stateStore, ns string, key []byte, err error) {
+	ns, args, err := stateArgs(c, usage, 1, 1)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if key, err = stateKey(c, args[0]); err != nil {
+		return nil, "", nil, err
+	}
+	if st, err = openState(c, false); err != nil {
+		return nil, "", nil, err
+	}
+	return st, ns, key, nil
+}
+
 func base64KeyFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "base64-key", Usage: "KEY is the key's bytes in base64 (a key that is not text, as list and export show it)"}
 }
@@ -167,15 +183,7 @@ func stateGetCommand() *cli.Command {
 			"{key, value (text) or valueBase64, version, expires}. No such key: exit status 1.",
 		Flags: stateFlagsOf(true, true, false, base64KeyFlag()),
 		Action: func(c *cli.Context) error {
-			ns, args, err := stateArgs(c, "cmdhost state get NAMESPACE KEY", 1, 1)
-			if err != nil {
-				return err
-			}
-			key, err := stateKey(c, args[0])
-			if err != nil {
-				return err
-			}
-			st, err := openState(c, false)
+			st, ns, key, err := openForKey(c, "cmdhost state get NAMESPACE KEY")
 			if err != nil {
 				return err
 			}
@@ -289,15 +297,7 @@ func stateDeleteCommand() *cli.Command {
 		Flags: stateFlagsOf(true, true, false, base64KeyFlag(),
 			&cli.Uint64Flag{Name: "if-version", Usage: "delete it only if the key's version is `V`", DefaultText: "any"}),
 		Action: func(c *cli.Context) error {
-			ns, args, err := stateArgs(c, "cmdhost state delete NAMESPACE KEY", 1, 1)
-			if err != nil {
-				return err
-			}
-			key, err := stateKey(c, args[0])
-			if err != nil {
-				return err
-			}
-			st, err := openState(c, false)
+			st, ns, key, err := openForKey(c, "cmdhost state delete NAMESPACE KEY")
 			if err != nil {
 				return err
 			}

@@ -157,8 +157,7 @@ func (o *offlineState) set(ctx context.Context, req admin.StateSetRequest) (admi
 }
 
 func (o *offlineState) del(ctx context.Context, ns string, key []byte, ifVersion uint64) (admin.StateDeleteResult, error) {
-	op := state.Op{Kind: state.OpDelete, NS: ns, Key: key, If: state.Cond{Version: ifVersion}}
-	res, err := o.d.Commit(ctx, &state.Commit{Ops: []state.Op{op}})
+	res, err := o.d.Commit(ctx, &state.Commit{Ops: []state.Op{adminops.DeleteOp(ns, key, ifVersion)}})
 	if err != nil {
 		return admin.StateDeleteResult{}, refused(err, ns, key)
 	}

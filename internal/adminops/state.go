@@ -105,16 +105,26 @@ func (a *Ops) stateRequest(r *abi.Request, req any, ns func() string) (StateStor
 	return a.cfg.State, plugin, nil
 }
 
-// stateGet answers admin.OpStateGet.
-func (a *Ops) stateGet(ctx context.Context, r *abi.Request, _ admin.Request) (any, error) {
+// keyRequest reads the payload of get or delete: the request and its
+// key, or a refusal.
+func (a *Ops) keyRequest(r *abi.Request) (StateStore, string, admin.StateKeyRequest, []byte, *abi.Response) {
 	var req admin.StateKeyRequest
-	st, _, refusal := a.stateRequest(r, &req, func() string { return req.Namespace })
+	st, plugin, refusal := a.stateRequest(r, &req, func() string { return req.Namespace })
 	if refusal != nil {
-		return refusal, nil
+		return nil, "", req, nil, refusal
 	}
 	key, err := req.StateKey.Bytes()
 	if err != nil {
-		return bad(err.Error()), nil
+		return nil, "", req, nil, bad(err.Error())
+	}
+	return st, plugin, req, key, nil
+}
+
+// stateGet answers admin.OpStateGet.
+func (a *Ops) stateGet(ctx context.Context, r *abi.Request, _ admin.Request) (any, error) {
+	st, _, req, key, refusal := a.keyRequest(r)
+	if refusal != nil {
+		return refusal, nil
 	}
 	a.logRead(r, admin.OpStateGet, req.Namespace)
 	it, err := st.Get(ctx, req.Namespace, key)
@@ -229,23 +239,23 @@ func SetOp(req admin.StateSetRequest, quota state.Quota) (state.Op, error) {
 
 // stateDelete answers admin.OpStateDelete: one commit of one delete.
 func (a *Ops) stateDelete(ctx context.Context, r *abi.Request, _ admin.Request) (any, error) {
-	var req admin.StateKeyRequest
-	st, plugin, refusal := a.stateRequest(r, &req, func() string { return req.Namespace })
+	st, plugin, req, key, refusal := a.keyRequest(r)
 	if refusal != nil {
 		return refusal, nil
 	}
-	key, err := req.StateKey.Bytes()
-	if err != nil {
-		return bad(err.Error()), nil
-	}
-	op := state.Op{Kind: state.OpDelete, NS: req.Namespace, Key: key, If: state.Cond{Version: req.IfVersion}}
-	res, err := st.Commit(ctx, &state.Commit{Ops: []state.Op{op}})
+	res, err := st.Commit(ctx, &state.Commit{Ops: []state.Op{DeleteOp(req.Namespace, key, req.IfVersion)}})
 	target := stateTarget(req.Namespace, key)
 	if err != nil {
 		return a.stateWriteRefused(r, admin.OpStateDelete, plugin, target, err, key), nil
 	}
 	a.auditState(r, admin.OpStateDelete, plugin, target, events.VerdictDone, "")
 	return admin.StateDeleteResult{Existed: res[0].Existed}, nil
+}
+
+// DeleteOp is the delete of key in ns, only if its version is ifVersion
+// when that is not 0.
+func DeleteOp(ns string, key []byte, ifVersion uint64) state.Op {
+	return state.Op{Kind: state.OpDelete, NS: ns, Key: key, If: state.Cond{Version: ifVersion}}
 }
 
 // stateImport answers admin.OpStateImport: the items in one commit, all
