@@ -235,7 +235,7 @@ FUZZ_TARGETS := abi:FuzzDecodeRequest:500000 abi:FuzzDecodeResponse:500000 \
                 abi:FuzzDecodeDescription:500000 abi:FuzzDecodeInvocation:500000 \
                 abi:FuzzDecodeInvocationResult:500000 internal/rpc:FuzzParseTimestamp:100000 \
                 internal/session:FuzzCleanText:100000 internal/wasm:FuzzBoundModule:100000 internal/wasm/meter:FuzzInstrument:100000 \
-                internal/wasm:FuzzMountPath:5000
+                internal/wasm:FuzzMountPath:5000 internal/statestore:FuzzRESP:100000
 FUZZMULT ?= 3
 
 fuzz:

@@ -39,10 +39,12 @@
 //     reply's headers and TTL.
 //   - Invocation and InvocationResult (nested calls): the commands a handler
 //     calls, how long to wait for them (Sync), and each branch's outcome.
+//   - HTTPRequest and HTTPResult (outbound HTTP): a request to a granted
+//     host, and its response or the reason there is none (HTTPReason).
 //
 // Decoding only checks the format. The rules a message must follow to be
 // used (a command name's characters, statuses a guest may return, limits on
 // branches) are checked apart, by Description.Validate, Response.Validate,
-// Invocation.Validate and ValidateCommandName, so the host can refuse a
+// Invocation.Validate, HTTPRequest.Validate and ValidateCommandName, so the host can refuse a
 // module or a response with an error that says which rule broke.
 package abi

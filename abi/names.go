@@ -116,6 +116,32 @@ const (
 	// StateListKey record per key, StateListMore when more follow) and
 	// returns its length; ResultTooSmall when not even one key fits.
 	FnStateList = "state_list"
+
+	// FnPublish (ptr, len i32) -> i32: sends the encoded Message at ptr
+	// (ABI.md section 18) to a topic the operator file grants: for a
+	// non-idempotent command when the call's outcome is recorded (with
+	// its state writes), once; otherwise at once. 0: taken.
+	// ResultDenied when no grant covers the topic, ResultInvalid when the
+	// message does not decode or breaks the rules, ResultTooLarge over the
+	// call's bounds, ResultLimit over the plugin's rate or a full outbox.
+	// Only valid inside ExportHandle.
+	FnPublish = "publish"
+
+	// FnHTTPRequest (ptr, len i32) -> i32: sends the encoded HTTPRequest
+	// at ptr (ABI.md section 19) to a host the operator file grants and
+	// blocks until the response is read, the request fails or the call's
+	// deadline passes; returns the length of the encoded HTTPResult, which
+	// FnHTTPResultRead copies out. Every failure of the request (not
+	// granted, DNS, connect, TLS, timeout, too large, over the rate) is
+	// reported inside the result, never as a Result code. ResultState:
+	// not inside ExportHandle, or the call's own deadline passed (or it
+	// was cancelled) during the request.
+	FnHTTPRequest = "http_request"
+	// FnHTTPResultRead (ptr, cap i32) -> i32: copies the encoded
+	// HTTPResult of the call's last FnHTTPRequest into guest memory at ptr
+	// and returns its length; ResultTooSmall when cap is smaller,
+	// ResultState when no request returned a result in this call.
+	FnHTTPResultRead = "http_result_read"
 )
 
 // StateIfAbsent is FnStateSet's flag: only if the key does not exist.

@@ -31,6 +31,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/metrics"
 	"github.com/cmdhost/cmdhost/internal/nested"
 	"github.com/cmdhost/cmdhost/internal/oci"
+	"github.com/cmdhost/cmdhost/internal/outbox"
 	"github.com/cmdhost/cmdhost/internal/redact"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/secret"
@@ -38,6 +39,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/state"
+	"github.com/cmdhost/cmdhost/internal/statestore"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -99,10 +101,11 @@ type Config struct {
 	// the executor announces in its CONNECT, so that no broker delivers it
 	// a larger request (session.Config.MaxPacketSize); 0: 8 MiB.
 	MaxRequestBytes int
-	// BrokerMaxClients, BrokerMaxInflight and BrokerQueueBytes bound the
-	// embedded broker's clients (broker.Config MaxClients, MaxInflight,
-	// ClientQueueBytes); 0: the broker's defaults.
-	BrokerMaxClients, BrokerMaxInflight, BrokerQueueBytes int
+	// BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes,
+	// BrokerHeldBytes and BrokerQueueBytes bound the embedded broker's
+	// clients (broker.Config MaxClients, MaxInflight, MaxInflightBytes,
+	// MaxHeldBytes, ClientQueueBytes); 0: the broker's defaults.
+	BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes, BrokerHeldBytes, BrokerQueueBytes int
 	// ExecutorID is the executor id; ClientID the MQTT client id (default
 	// the executor id); ShareGroup, if set, makes the requests'
 	// subscriptions shared so that replicas split them.
@@ -160,6 +163,13 @@ type Config struct {
 	// default keys and bytes, a key, a value, a call's writes
 	// (state.Limits; zero fields: its defaults).
 	StateLimits state.Limits
+	// StateProtocolOff does not serve the Azure IoT Operations state store
+	// protocol (package statestore) on the embedded broker. By default a
+	// host with a state store and its embedded broker serves it, so that
+	// the Azure SDKs' state store clients share keys with the plugins;
+	// with an external Broker it is never served (that broker's clients
+	// are not the embedded broker's to vouch for and reach).
+	StateProtocolOff bool
 	// NestedNoAck sends nested calls to other executors as plain v1.0
 	// requests (nested.Config.RemoteAck off).
 	NestedNoAck bool
@@ -267,6 +277,9 @@ type Server struct {
 	gate     *gate.Gate  // who may call the plugins' commands, how often (gate.go)
 	gateDone io.Closer   // closes the gate's Redis client; nil: none
 	state    *state.Disk // the handlers' state store; nil without Config.StateDir
+	// stateProto serves the Azure IoT Operations state store protocol
+	// over state on the embedded broker; nil when it is not served.
+	stateProto *statestore.Server
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -350,7 +363,8 @@ func (s *Server) failover() []*url.URL {
 // embeddedConfig is the embedded broker's configuration.
 func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
 	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
-		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, ClientQueueBytes: cfg.BrokerQueueBytes,
+		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, MaxInflightBytes: cfg.BrokerInflightBytes,
+		MaxHeldBytes: cfg.BrokerHeldBytes, ClientQueueBytes: cfg.BrokerQueueBytes,
 		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
 		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous,
 		SATKeyFile: cfg.SATKeyFile, SATAudience: cfg.SATAudience}
@@ -406,7 +420,8 @@ func New(cfg Config) (_ *Server, err error) {
 			MaxResponseBytes: cfg.MaxResponseBytes},
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
-		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory, State: s.metricsState})
+		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory,
+		HTTP: s.engine.HTTPStats, State: s.metricsState})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -435,6 +450,9 @@ func New(cfg Config) (_ *Server, err error) {
 		CallerTopicToken:    cfg.CallerTopicToken,
 	}, nil)
 	if err != nil {
+		return nil, err
+	}
+	if s.stateProto, err = s.newStateProtocol(); err != nil {
 		return nil, err
 	}
 	if s.gate, s.gateDone, err = newGate(cfg, s); err != nil {
@@ -526,7 +544,11 @@ func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
-	return append(s.admin.Commands(), commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
+	host := s.admin.Commands()
+	if s.stateProto != nil {
+		host = append(host, s.stateProto.Command())
+	}
+	return append(host, commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
@@ -568,6 +590,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopNested()
+	defer s.startOutbox()()
 	changed := s.changes() // before anything can change them: no change is missed
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = s.exec.Start(startCtx)
@@ -676,6 +699,24 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 	}, nil
 }
 
+// startOutbox gives the engine its publisher (package outbox): the
+// messages handlers publish go out on the executor's connection, a
+// non-idempotent command's through the state store's outbox. The returned
+// function stops it; what the store's outbox still holds goes at the next
+// start.
+func (s *Server) startOutbox() func() {
+	o := outbox.New(outbox.Config{Store: s.state, Send: s.exec.PublishMessage, ExecutorID: s.cfg.ExecutorID, Logger: s.log,
+		Idempotent: func(command string) bool {
+			c, ok := s.plugins.Command(command)
+			return ok && c.Declared.Idempotent
+		}})
+	s.engine.SetPublisher(o)
+	return func() {
+		s.engine.SetPublisher(nil)
+		o.Close()
+	}
+}
+
 // commandTimeout is a local command's execution timeout, as a request of
 // it gets: a nested call of it is bounded alike.
 func (s *Server) commandTimeout(command string) time.Duration {
@@ -727,6 +768,9 @@ func (s *Server) close() {
 	}
 	if s.gateDone != nil {
 		_ = s.gateDone.Close()
+	}
+	if s.stateProto != nil { // after the executor: no request reaches it any more
+		s.stateProto.Close()
 	}
 	if s.state != nil { // after the executor and the plugins: no call stages or commits any more
 		_ = s.state.Close()

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cmdhost/cmdhost/internal/regfile"
 )
@@ -21,17 +23,34 @@ import (
 // bound (a symlink to /dev/zero) would take the host's memory.
 const MaxOperatorBytes = 1 << 20
 
-// CheckName refuses a plugin name that the host would never serve: empty,
-// holding a path separator (the name of a file in the folder, not a
-// path), or starting with a dot (a dotfile, which the host skips).
+// MaxNameBytes bounds a plugin's name: it is a file name, a state
+// namespace's and a label in logs, metrics and terminals.
+const MaxNameBytes = 128
+
+// CheckName refuses a plugin name that the host would never serve, or
+// that would be unsafe as a file name and in a log line or a terminal:
+// empty or longer than MaxNameBytes, starting with a dot (a dotfile,
+// which the host skips), or holding anything but letters, digits, '.',
+// '_', '-', '+' and '@' (so no path separator, no space, no control or
+// format character such as a newline, an escape or a right-to-left
+// override, no shell pattern such as '*').
 func CheckName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("a plugin name must not be empty: it is the NAME of a file NAME.wasm in the plugins folder")
+	case len(name) > MaxNameBytes:
+		return fmt.Errorf("invalid plugin name %.32q…: %d bytes, more than %d", name, len(name), MaxNameBytes)
 	case strings.ContainsAny(name, `/\`):
 		return fmt.Errorf("invalid plugin name %q: it is the NAME of a file NAME.wasm in the plugins folder, not a path; use a name without / or \\", name)
 	case strings.HasPrefix(name, "."):
 		return fmt.Errorf("invalid plugin name %q: the host skips dotfiles in the plugins folder and would never serve it; use a name that does not start with a dot", name)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("invalid plugin name %q: not UTF-8", name)
+	}
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("._-+@", r) {
+			return fmt.Errorf("invalid plugin name %q: %q is not allowed; use letters, digits, '.', '_', '-', '+' and '@'", name, r)
+		}
 	}
 	return nil
 }

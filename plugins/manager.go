@@ -15,6 +15,8 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,6 +117,9 @@ type Manager struct {
 
 	notifyMu sync.Mutex
 	notified uint64 // the seq the callbacks last ran for
+
+	badMu    sync.Mutex
+	badNames map[string]bool // module files logged for a name the host does not serve (noteBadName)
 }
 
 // table is an immutable snapshot of what is served.
@@ -960,10 +965,27 @@ func (m *Manager) scan() ([]string, error) {
 		}
 		if name, ok := pluginName(de.Name()); ok {
 			names = append(names, name)
+		} else if name, wasm := strings.CutSuffix(de.Name(), ".wasm"); wasm && !strings.HasPrefix(name, ".") {
+			m.noteBadName(name)
 		}
 	}
 	sortByFile(names)
 	return names, nil
+}
+
+// noteBadName logs, once per name, a module file the folder holds under a
+// name the host does not serve (CheckName).
+func (m *Manager) noteBadName(name string) {
+	m.badMu.Lock()
+	defer m.badMu.Unlock()
+	if m.badNames == nil {
+		m.badNames = map[string]bool{}
+	}
+	if m.badNames[name] || len(m.badNames) >= 64 {
+		return
+	}
+	m.badNames[name] = true
+	m.log.Warn("module file not served: its name is not a plugin name", "file", strconv.Quote(name+".wasm"), "why", CheckName(name).Error())
 }
 
 // withKnown adds the names of known plugins to names, sorted by file

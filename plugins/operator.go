@@ -18,6 +18,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
@@ -103,6 +104,12 @@ type Operator struct {
 	// operator_state.go); nil: not set (its own namespace, at the host's
 	// bounds, no shared one).
 	State *wasm.StateGrant
+	// Publish is where and how much the plugin may publish ("publish",
+	// operator_publish.go); nil: not set (nowhere).
+	Publish *wasm.PublishGrant
+	// HTTP is what the plugin may reach over HTTP ("http",
+	// operator_http.go); nil: not set (nothing).
+	HTTP *httpout.Grant
 }
 
 // MaxFuel is the largest fuel budget an operator file may set: 2^53 units,
@@ -111,7 +118,7 @@ const MaxFuel = 1 << 53
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel", "state"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel", "state", "publish", "http"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -207,6 +214,10 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			op.Fuel = int64(n)
 		case "state":
 			op.State, err = p.state(f.raw, f.key)
+		case "publish":
+			op.Publish, err = p.publish(f.raw, f.key)
+		case "http":
+			op.HTTP, err = p.http(f.raw, f.key)
 		}
 		if err != nil {
 			return nil, err
@@ -278,6 +289,12 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 	}
 	if op.State != nil {
 		cfg.Grants.State = *op.State
+	}
+	if op.Publish != nil {
+		cfg.Grants.Publish = *op.Publish
+	}
+	if op.HTTP != nil {
+		cfg.Grants.HTTP = *op.HTTP
 	}
 	for name, c := range op.Commands {
 		if c.Fuel == nil {

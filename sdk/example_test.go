@@ -4,6 +4,7 @@ package sdk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cmdhost/cmdhost/sdk"
@@ -41,4 +42,25 @@ func Example() {
 	// Output:
 	// 200 hello, world
 	// 400 a name is required
+}
+
+// ExampleHTTP tests a handler that calls an HTTP API: natively, the
+// requests go to SetTestHTTP's function (here by hand; TestHTTPVia sends
+// them to an httptest server), with no grant checked.
+func ExampleHTTP() {
+	sdk.SetTestHTTP(func(ctx context.Context, r *sdk.HTTPRequest) (*sdk.HTTPResponse, error) {
+		if r.URL != "https://api.example.com/v1/price" {
+			return nil, &sdk.HTTPError{Reason: sdk.ErrHTTPDenied.Reason, Message: r.URL + " is not granted"}
+		}
+		return &sdk.HTTPResponse{Status: 200, Header: sdk.Header{"Content-Type": {"text/plain"}}, Body: []byte("42")}, nil
+	})
+	defer sdk.SetTestHTTP(nil)
+
+	resp, err := sdk.HTTP(context.Background(), &sdk.HTTPRequest{URL: "https://api.example.com/v1/price"})
+	fmt.Println(resp.Status, resp.Header.Get("content-type"), string(resp.Body), err)
+	_, err = sdk.HTTP(context.Background(), &sdk.HTTPRequest{URL: "https://evil.example/"})
+	fmt.Println(errors.Is(err, sdk.ErrHTTPDenied), err)
+	// Output:
+	// 200 text/plain 42 <nil>
+	// true http: denied: https://evil.example/ is not granted
 }

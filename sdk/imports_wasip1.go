@@ -143,3 +143,8 @@ func hostStateAdd(ns, key string, delta int64) (int64, abi.Result) {
 func hostStateList(ns, prefix, after string, buf []byte) abi.Result {
 	return abi.Result(stateList(str(ns), int32(len(ns)), str(prefix), int32(len(prefix)), str(after), int32(len(after)), ptr(buf), int32(len(buf))))
 }
+
+//go:wasmimport cmdhost publish
+func publishImport(p unsafe.Pointer, n int32) int32
+
+func hostPublish(msg []byte) abi.Result { return abi.Result(publishImport(ptr(msg), int32(len(msg)))) }

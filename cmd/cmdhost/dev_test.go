@@ -28,7 +28,8 @@ func TestDev(t *testing.T) {
 	addr, _ := startServeIn(t, pluginsDir, nil)
 	broker := "mqtt://" + addr
 
-	dev := startLines(t, "--cache-dir", cliCache(), "dev", proj, "--plugins", pluginsDir, "--debounce", "100ms")
+	dev := startLines(t, "--cache-dir", cliCache(), "dev", proj, "--plugins", pluginsDir, "--debounce", "100ms",
+		"--broker", broker, "--executor", "cli-host")
 	until := func(want string) {
 		t.Helper()
 		dev.untilContains(t, want)

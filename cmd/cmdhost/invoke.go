@@ -94,6 +94,8 @@ func runInvoke(c *cli.Context) error {
 		// A timeout inside the ack window with no ack: just as unanswered.
 		errors.Is(err, rpc.ErrNoResponse) && call.Ack && !errors.Is(err, rpc.ErrAcked):
 		return h.noExecutor(c.Context, err, command)
+	case errors.Is(err, rpc.ErrExecutorGone):
+		return cli.Exit(fmt.Sprintf("%v\n(the host's log says what became of it; with a shared --store, a host that serves the command again answers a re-sent request from the store)", err), exitNoExecutor)
 	case errors.Is(err, rpc.ErrNoResponse):
 		return timedOut(err, call)
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:

@@ -43,7 +43,9 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	// given, and none on PATH) for their tests and install; GOFLAGS without
 	// -mod=vendor and the like from the caller; no module proxy: a Go
 	// project needs nothing from the network.
-	env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off")
+	// The install asks the test's own host for its verdict, never one it
+	// did not start (a `make run` host at the default address).
+	env := append(withoutCmdhost(t), "GOFLAGS=", "GOWORK=off", "GOPROXY=off", "CMDHOST_BROKER=mqtt://"+addr, "CMDHOST_EXECUTOR=cli-host")
 	for _, c := range []struct{ lang, name string }{{"go", "greet-go"}, {"rust", "greet-rust"}, {"rust", "greet-rustc"}, {"c", "greet-c"}, {"as", "greet-as"}, {"go", "greet-src"}} {
 		t.Run(c.name, func(t *testing.T) {
 			env := env

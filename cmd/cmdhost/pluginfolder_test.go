@@ -48,7 +48,7 @@ func TestPluginInstallModeFollowsTheFolder(t *testing.T) {
 		if err := os.Chmod(dir, folder); err != nil { // past the umask
 			t.Fatal(err)
 		}
-		if _, errOut, code := run(t, "plugin", "install", filepath.Join(plugins, "wat-echo.wasm"), "--plugins", dir); code != 0 {
+		if _, errOut, code := run(t, "plugin", "install", filepath.Join(plugins, "wat-echo.wasm"), "--plugins", dir, "--wait", "0"); code != 0 {
 			t.Fatalf("install into a %v folder: %q %d", folder, errOut, code)
 		}
 		st, err := os.Stat(filepath.Join(dir, "wat-echo.wasm"))

@@ -57,7 +57,9 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-request-bytes", Value: broker.DefaultMaxPacketBytes, Usage: "largest request packet, in bytes: the embedded broker's Maximum Packet Size (a larger packet ends its sender's connection before it is read) and the one the host announces to an external broker (which then does not deliver a larger request)", EnvVars: []string{"CMDHOST_MAX_REQUEST_BYTES"}},
 			&cli.IntFlag{Name: "broker-max-clients", Value: broker.DefaultMaxClients, Usage: "clients the embedded broker admits at once (the host's own not counted); beyond: CONNACK 0x89 server busy", EnvVars: []string{"CMDHOST_BROKER_MAX_CLIENTS"}},
 			&cli.IntFlag{Name: "broker-max-inflight", Value: broker.DefaultMaxInflight, Usage: "QoS 1 messages a client of the embedded broker may leave unacknowledged; beyond, messages for it are dropped (counted) until it acknowledges", EnvVars: []string{"CMDHOST_BROKER_MAX_INFLIGHT"}},
-			&cli.IntFlag{Name: "broker-queue-bytes", Value: broker.DefaultClientQueueBytes, Usage: "bytes the embedded broker queues for one client; a client that lets more pile up (it does not read) is disconnected", EnvVars: []string{"CMDHOST_BROKER_QUEUE_BYTES"}},
+			&cli.IntFlag{Name: "broker-inflight-bytes", Value: broker.DefaultMaxInflightBytes, Usage: "bytes of QoS 1 messages a client of the embedded broker may leave unacknowledged; beyond, messages for it are dropped (counted) until it acknowledges", EnvVars: []string{"CMDHOST_BROKER_INFLIGHT_BYTES"}},
+			&cli.IntFlag{Name: "broker-held-bytes", Value: broker.DefaultMaxHeldBytes, Usage: "bytes the embedded broker holds for all its clients (unacknowledged, or queued for their sockets; the host's own not counted); beyond, the client holding the most is disconnected and its messages dropped", EnvVars: []string{"CMDHOST_BROKER_HELD_BYTES"}},
+			&cli.IntFlag{Name: "broker-queue-bytes", Usage: "bytes the embedded broker queues for one client's socket; a client that falls further behind is disconnected (as is one whose socket takes nothing for 10s); 0: --broker-inflight-bytes plus --max-request-bytes (72 MiB), above what a client that reads may be sent at once", EnvVars: []string{"CMDHOST_BROKER_QUEUE_BYTES"}},
 			&cli.StringFlag{Name: "id", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_ID"}},
 			&cli.StringFlag{Name: "client-id", Usage: "MQTT client id (default: the executor id)", EnvVars: []string{"CMDHOST_CLIENT_ID"}},
 			&cli.StringFlag{Name: "share", Usage: "shared subscription `GROUP`: replicas split requests", EnvVars: []string{"CMDHOST_SHARE"}},
@@ -144,7 +146,8 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: c.Int("max-module-size"),
 		MaxResponseBytes: c.Int("max-response-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),
 		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
-		BrokerQueueBytes: c.Int("broker-queue-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
+		BrokerQueueBytes: c.Int("broker-queue-bytes"), BrokerInflightBytes: c.Int("broker-inflight-bytes"),
+		BrokerHeldBytes: c.Int("broker-held-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
 		MaxDedupBytes: c.Int64("max-dedup-bytes"),
 		SessionExpiry: c.Duration("session-expiry"), TrustFiles: c.StringSlice("trust"),
 	}
@@ -206,8 +209,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if cfg.MaxRequestBytes <= 0 || cfg.MaxRequestBytes > maxMQTTPacket {
 		return cfg, fmt.Errorf("--max-request-bytes must be between 1 and %d (MQTT's largest packet)", maxMQTTPacket)
 	}
-	if cfg.BrokerMaxClients <= 0 || cfg.BrokerMaxInflight <= 0 || cfg.BrokerMaxInflight > math.MaxUint16 || cfg.BrokerQueueBytes <= 0 {
-		return cfg, errors.New("--broker-max-clients and --broker-queue-bytes must be positive, --broker-max-inflight between 1 and 65535")
+	if cfg.BrokerMaxClients <= 0 || cfg.BrokerMaxInflight <= 0 || cfg.BrokerMaxInflight > math.MaxUint16 || cfg.BrokerQueueBytes < 0 ||
+		cfg.BrokerInflightBytes <= 0 || cfg.BrokerHeldBytes <= 0 {
+		return cfg, errors.New("--broker-max-clients, --broker-inflight-bytes and --broker-held-bytes must be positive, --broker-max-inflight between 1 and 65535, --broker-queue-bytes not negative")
 	}
 	if cfg.MaxGuestMemory <= 0 {
 		return cfg, errors.New("--max-guest-memory must be positive")

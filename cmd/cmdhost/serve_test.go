@@ -203,6 +203,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--plugins", plugins, "--max-expiry", "500ms"}, "--max-expiry must be at least 1s"},
 		{[]string{"serve", "--plugins", plugins, "--session-expiry", "-1s"}, "--session-expiry must be between 0 and 136 years"},
 		{[]string{"serve", "--plugins", plugins, "--log-level", "loud"}, "--log-level"},
+		{[]string{"serve", "--plugins", plugins, "--state-protocol", "maybe"}, `--state-protocol "maybe": give on or off`},
 		{[]string{"serve"}, "--plugins DIR is required"},
 		{[]string{"invoke"}, "invoke needs a command name"},
 	}
@@ -294,7 +295,7 @@ func TestPluginAdmin(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "status 403") || !strings.Contains(errOut, "admin token") {
 		t.Fatalf("reload without the token: %q %d", errOut, code)
 	}
-	out, errOut, code := run(t, "plugin", "install", filepath.Join(plugins, "counter.wasm"), "--plugins", dir)
+	out, errOut, code := run(t, append([]string{"plugin", "install", filepath.Join(plugins, "counter.wasm"), "--plugins", dir}, host...)...)
 	if code != 0 || !strings.Contains(out, "installed") {
 		t.Fatalf("install: %q %q %d", out, errOut, code)
 	}

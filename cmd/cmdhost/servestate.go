@@ -24,6 +24,7 @@ func stateFlags() []cli.Flag {
 		&cli.StringFlag{Name: "state-dir", Usage: "the handlers' state store `DIR`, which also keeps the outcomes of non-idempotent requests through a restart (one host at a time); off: none (default: the plugins folder's path with .state appended)", EnvVars: []string{"CMDHOST_STATE_DIR"}},
 		&cli.Int64Flag{Name: "state-max-bytes", Value: state.DefaultMaxTotalBytes, Usage: "bound of the state store's keys and values, all namespaces together; past it, a write that adds is refused (guests get a quota error)", EnvVars: []string{"CMDHOST_STATE_MAX_BYTES"}},
 		&cli.Int64Flag{Name: "state-namespace-bytes", Value: state.DefaultNamespaceBytes, Usage: "bound of one namespace's keys and values, unless the plugin's operator file sets its own (\"state\": {\"maxBytes\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_BYTES"}},
+		&cli.StringFlag{Name: "state-protocol", Value: "on", Usage: "serve the Azure IoT Operations state store protocol over the state store on the embedded broker (docs/state.md), so that the Azure SDKs' state store clients share keys with the plugins: on or off (never served on an external --broker)", EnvVars: []string{"CMDHOST_STATE_PROTOCOL"}},
 		&cli.Int64Flag{Name: "state-namespace-keys", Value: state.DefaultNamespaceKeys, Usage: "bound of one namespace's keys, unless the plugin's operator file sets its own (\"state\": {\"maxKeys\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_KEYS"}},
 	}
 }
@@ -37,6 +38,12 @@ func stateSettings(c *cli.Context, cfg *host.Config) error {
 		cfg.StateDir = ""
 	default:
 		cfg.StateDir = dir
+	}
+	switch p := c.String("state-protocol"); p {
+	case "on", "off":
+		cfg.StateProtocolOff = p == "off"
+	default:
+		return fmt.Errorf("--state-protocol %q: give on or off", p)
 	}
 	cfg.StateLimits = state.Limits{MaxTotalBytes: c.Int64("state-max-bytes"),
 		Namespace: state.Quota{MaxBytes: c.Int64("state-namespace-bytes"), MaxKeys: c.Int64("state-namespace-keys")}}

@@ -28,10 +28,11 @@ func stateCommand() *cli.Command {
 		Description: "Offline on the store's folder (--state-dir DIR, or --plugins DIR for the folder serve\n" +
 			"keeps beside it), which no host may hold then; or through the running host that holds\n" +
 			"it (--executor ID), whose admin token (--token-file) every subcommand but namespaces\n" +
-			"needs. A namespace is a plugin's, plugin/NAME (or --plugin NAME), or a shared one,\n" +
-			"shared/NAME. Exit status 1 when the store or the host refuses (no such key, a\n" +
-			"condition that does not hold, a bound, a missing token), 2 for a command line cmdhost\n" +
-			"cannot use; through a host, 3, 4, 6 and 7 as for invoke.",
+			"needs. A namespace is a plugin's, plugin/NAME (or --plugin NAME), a shared one,\n" +
+			"shared/NAME, or aio, the Azure IoT Operations state store protocol's other keys.\n" +
+			"Exit status 1 when the store or the host refuses (no such key, a condition that does\n" +
+			"not hold, a bound, a missing token), 2 for a command line cmdhost cannot use; through\n" +
+			"a host, 3, 4, 6 and 7 as for invoke.",
 		Subcommands: []*cli.Command{
 			stateNamespacesCommand(), stateListCommand(), stateGetCommand(), stateSetCommand(),
 			stateDeleteCommand(), stateExportCommand(), stateImportCommand(),

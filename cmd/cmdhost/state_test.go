@@ -144,7 +144,7 @@ func TestStateOffline(t *testing.T) {
 		want string
 		args []string
 	}{
-		{exitUsage, `namespace "kit-go" is none of the forms the state store has: a plugin's, plugin/NAME, or a shared one an operator file grants, shared/NAME`, cmd("state", "get", "kit-go", "k")},
+		{exitUsage, `namespace "kit-go" is none of the forms the state store has: a plugin's, plugin/NAME, a shared one an operator file grants, shared/NAME, or the Azure IoT Operations protocol's own keys, aio`, cmd("state", "get", "kit-go", "k")},
 		{exitUsage, `namespace "plugin/.x": invalid plugin name ".x"`, cmd("state", "get", "plugin/.x", "k")},
 		{exitUsage, `shared namespace "a/b"`, cmd("state", "list", "shared/a/b")},
 		{exitUsage, "name the namespace: cmdhost state get NAMESPACE KEY", cmd("state", "get")},

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -21,16 +22,28 @@ import (
 // TestStateCountedThroughKills is the state store's exactly-once claim,
 // counted: a non-idempotent command that adds 1 to a durable counter and
 // replies with it, driven from 16 invokers (each re-sending a request,
-// same correlation data, until it has its reply) while the host, with its
-// embedded broker and no Redis, is killed with SIGKILL twice and started
-// again on the same state folder. Among them, calls that add and then
-// fail or time out. At the end the counter equals the requests answered
-// 200, each got one value, no two the same, and no failed call's write
-// applied.
+// same correlation data, until it has its reply) while the host is killed
+// with SIGKILL twice and started again on the same state folder, with no
+// Redis. Among them, calls that add and then fail or time out. At the end
+// the counter equals the requests answered 200, each got one value, no
+// two the same, and no failed call's write applied.
+//
+// On the embedded broker (which dies with the host), and on mosquitto,
+// where the command also publishes its value through the outbox to a
+// subscriber that stays: there every request answered 200 has its message,
+// each message one id however often it came, and no failed call's message
+// ever came.
 func TestStateCountedThroughKills(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
+	t.Run("embedded", func(t *testing.T) { countThroughKills(t, nil) })
+	t.Run("mosquitto, outbox", func(t *testing.T) { countThroughKills(t, brokertest.StartMosquitto(t)) })
+}
+
+// countThroughKills is TestStateCountedThroughKills on mosquitto at
+// broker, or the embedded broker when nil.
+func countThroughKills(t *testing.T, broker *url.URL) {
 	const total, inFlight = 1500, 16
-	dir, stateDir, addr := t.TempDir(), t.TempDir(), freeAddr(t)
+	dir, stateDir := t.TempDir(), t.TempDir()
 	bin, err := os.ReadFile("../../testdata/plugins-alt/tally.wasm")
 	if err != nil {
 		t.Fatalf("%v (run `make plugins`)", err)
@@ -38,12 +51,25 @@ func TestStateCountedThroughKills(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "tally.wasm"), bin, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	args := []string{"--id", "tally-host", "--state-dir", stateDir}
+	var msgs *messageLog
+	u := broker
+	if broker != nil {
+		args = append(args, "--broker", broker.String())
+		if err := os.WriteFile(filepath.Join(dir, "tally.json"), []byte(`{"publish": {"topics": ["tally/#"]}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		msgs = receiveMessages(t, broker, "tally/#")
+	} else {
+		addr := freeAddr(t)
+		args = append(args, "--listen", addr)
+		u, _ = url.Parse("mqtt://" + addr)
+	}
 	serve := func() func() {
-		_, cmd, _ := launchServe(t, dir, nil, "--listen", addr, "--id", "tally-host", "--state-dir", stateDir)
+		_, cmd, _ := launchServe(t, dir, nil, args...)
 		return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	}
 	kill := serve()
-	u, _ := url.Parse("mqtt://" + addr)
 	load := startTally(t, u, total, inFlight)
 	for _, at := range []int64{total / 3, 2 * total / 3} {
 		load.waitAnswered(t, at)
@@ -76,6 +102,9 @@ func TestStateCountedThroughKills(t *testing.T) {
 	}
 	t.Logf("%d requests answered 200, counter %d; %d failing and %d timing-out calls wrote nothing; %d re-sends, %d not applied (sent again)",
 		len(values), counter, load.failed.Load(), load.timedOut.Load(), load.resent.Load(), load.notApplied.Load())
+	if msgs != nil {
+		msgs.check(t, values)
+	}
 }
 
 // tallyLoad is the load of TestStateCountedThroughKills.
@@ -193,4 +222,81 @@ func tallyRead(t *testing.T, u *url.URL) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// messageLog is what a subscriber received: by topic, the ids of the
+// messages and how many copies came.
+type messageLog struct {
+	mu     sync.Mutex
+	ids    map[string]map[string]int // topic → id → copies
+	values map[string]string         // topic → payload
+	total  int
+}
+
+// receiveMessages subscribes to filter on broker for the rest of the
+// test.
+func receiveMessages(t *testing.T, broker *url.URL, filter string) *messageLog {
+	t.Helper()
+	l := &messageLog{ids: map[string]map[string]int{}, values: map[string]string{}}
+	c := testkit.Dial(t, broker, "tally-subscriber")
+	c.Subscribe(t, filter)
+	go func() {
+		for p := range c.Messages() {
+			id := ""
+			for _, up := range p.Properties.User {
+				if up.Key == "cmdhost-message-id" {
+					id = up.Value
+				}
+			}
+			l.mu.Lock()
+			if l.ids[p.Topic] == nil {
+				l.ids[p.Topic] = map[string]int{}
+			}
+			l.ids[p.Topic][id]++
+			l.values[p.Topic] = string(p.Payload)
+			l.total++
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+// check waits until every request answered 200 (values: value →
+// payload) has its message, and checks each came with one id, with its
+// value, and that no failed call's message came.
+func (l *messageLog) check(t *testing.T, values map[string]string) {
+	t.Helper()
+	testkit.WaitFor(t, "every answered request's message", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, payload := range values {
+			if len(l.ids["tally/"+payload]) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	copies := 0
+	for topic, ids := range l.ids {
+		if strings.HasPrefix(topic, "tally/failed/") {
+			t.Errorf("a failed call's message came: %s", topic)
+		}
+		if len(ids) != 1 {
+			t.Errorf("%s came with %d ids: %v", topic, len(ids), ids)
+		}
+		for _, n := range ids {
+			copies += n
+		}
+	}
+	for v, payload := range values {
+		if got := l.values["tally/"+payload]; got != v {
+			t.Errorf("tally/%s carries %q, its reply %q", payload, got, v)
+		}
+	}
+	if len(l.ids) != len(values) {
+		t.Errorf("%d topics got messages, %d requests were answered 200", len(l.ids), len(values))
+	}
+	t.Logf("%d messages, one per request answered, in %d copies", len(l.ids), copies)
 }

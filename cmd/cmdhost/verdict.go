@@ -118,6 +118,12 @@ func hostVerdict(ctx context.Context, c *cli.Context, name, digest, dir string) 
 			if err := json.Unmarshal(out, &views); err != nil {
 				return "", fmt.Errorf("host %s's plugin list: %w", h.executor, err)
 			}
+			if !named && servesAnother(views, dir) {
+				// The host at the defaults is not this folder's host (a
+				// `make run` host serving another folder): nothing to ask it.
+				return fmt.Sprintf("the host at %s (%s) serves another folder: not checked with a running host; a host serving %s loads it when it sees the file",
+					redact.String(strings.Join(c.StringSlice("broker"), ", ")), h.executor, dir), nil
+			}
 			last = nil
 			for i := range views {
 				if views[i].Name == name {
@@ -154,6 +160,17 @@ func elsewhere(v *admin.PluginView, dir string) bool {
 	}
 	ours := admin.FolderID(dir)
 	return ours != "" && ours != v.Folder
+}
+
+// servesAnother reports whether the host whose plugins are views serves
+// a folder other than dir: one of them says so (admin.FolderID).
+func servesAnother(views []admin.PluginView, dir string) bool {
+	for i := range views {
+		if elsewhere(&views[i], dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // judge reads the host's view of the plugin (nil: not listed): whether it

@@ -172,3 +172,25 @@ func TestDevReportsTheHostsVerdict(t *testing.T) {
 		t.Errorf("dev --once of a good module: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// TestServesAnother: a host whose list names another folder is not the
+// folder's host (an install without --broker or --executor then asks it
+// nothing; issue 39 item 1: a `make run` host at the defaults failed the
+// install into another folder).
+func TestServesAnother(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	ours, theirs := admin.FolderID(dir), admin.FolderID(other)
+	for _, c := range []struct {
+		views []admin.PluginView
+		want  bool
+	}{
+		{nil, false},
+		{[]admin.PluginView{{Folder: ours}}, false},
+		{[]admin.PluginView{{Folder: ours}, {Folder: theirs}}, true},
+		{[]admin.PluginView{{}}, false}, // a host from before FolderID: cannot tell
+	} {
+		if got := servesAnother(c.views, dir); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.views, got, c.want)
+		}
+	}
+}

@@ -44,17 +44,23 @@ const (
 )
 
 // The namespaces as the state ops name them: a plugin's own,
-// plugin/NAME, and a shared one an operator file grants, shared/NAME.
+// plugin/NAME, a shared one an operator file grants, shared/NAME, and
+// the protocol's, aio (CheckNamespace).
 var (
 	pluginNamespace = state.PluginNamespace("")
 	sharedNamespace = state.SharedNamespace("")
 )
 
 // CheckNamespace checks a namespace's name as the state ops take it:
-// plugin/NAME (NAME a plugin's name) or shared/NAME (NAME a shared
-// namespace's, wasm.CheckSharedName). It returns the plugin's name for a
-// plugin's namespace, "" for a shared one.
+// plugin/NAME (NAME a plugin's name), shared/NAME (NAME a shared
+// namespace's, wasm.CheckSharedName), or aio (state.ProtocolNamespace:
+// the keys of the Azure IoT Operations state store protocol that are
+// neither a plugin's nor a shared namespace's). It returns the plugin's
+// name for a plugin's namespace, "" for the others.
 func CheckNamespace(ns string) (plugin string, err error) {
+	if ns == state.ProtocolNamespace {
+		return "", nil
+	}
 	if name, ok := strings.CutPrefix(ns, pluginNamespace); ok {
 		if err := plugins.CheckName(name); err != nil {
 			return "", fmt.Errorf("namespace %q: %w", ns, err)
@@ -67,8 +73,8 @@ func CheckNamespace(ns string) (plugin string, err error) {
 		}
 		return "", nil
 	}
-	return "", fmt.Errorf("namespace %q is none of the forms the state store has: a plugin's, %sNAME, or a shared one an operator file grants, %sNAME",
-		cut(ns, 128), pluginNamespace, sharedNamespace)
+	return "", fmt.Errorf("namespace %q is none of the forms the state store has: a plugin's, %sNAME, a shared one an operator file grants, %sNAME, or the Azure IoT Operations protocol's own keys, %s",
+		cut(ns, 128), pluginNamespace, sharedNamespace, state.ProtocolNamespace)
 }
 
 // cut cuts s to n bytes for an error, on a rune boundary.

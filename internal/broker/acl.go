@@ -29,7 +29,9 @@ import (
 //   - `host EXECUTOR` lets the user serve as that executor (a cmdhost
 //     serve --broker, a replica): subscribing to its request and admin
 //     topics, publishing its replies (to every client's prefix), events
-//     and announcements.
+//     and announcements;
+//   - `state read PREFIX` and `state write PREFIX` grant the keys of the
+//     state store protocol that start with PREFIX (statestore.go).
 //
 // A subscription is granted only if every topic its filter matches is
 // granted (filterWithin), so a wildcard cannot reach past a grant. The
@@ -56,8 +58,9 @@ type aclRules struct {
 
 // grants is what one user may do beyond its own response prefix.
 type grants struct {
-	write []string // topic filters the user may publish to
-	read  []string // topic filters the user may subscribe to
+	write []string     // topic filters the user may publish to
+	read  []string     // topic filters the user may subscribe to
+	state []stateGrant // state store keys (statestore.go)
 }
 
 // The topics the `admin` and `events` lines grant.
@@ -140,6 +143,8 @@ func (a *ACL) Path() string { return a.path }
 //	admin            may use the admin ops (plugin list, inspect, ...)
 //	events           may subscribe to the timeout events
 //	host EXECUTOR    may serve as that executor (serve --broker --id EXECUTOR)
+//	state read P     may read the state store's keys that start with P
+//	state write P    may read and write them (P * is every key)
 func parseACL(path string, content []byte) (*aclRules, error) {
 	acl := &aclRules{users: map[string]*grants{}}
 	var cur *grants
@@ -154,7 +159,7 @@ func parseACL(path string, content []byte) (*aclRules, error) {
 			continue
 		}
 		bad := func(why string) error {
-			return fmt.Errorf("ACL file %s line %d: %s (lines: user NAME, call rpc/EXECUTOR/COMMAND, admin, events, host EXECUTOR)", path, n, why)
+			return fmt.Errorf("ACL file %s line %d: %s (lines: user NAME, call rpc/EXECUTOR/COMMAND, admin, events, host EXECUTOR, state read|write PREFIX)", path, n, why)
 		}
 		if fields[0] == "user" {
 			if len(fields) != 2 {
@@ -193,6 +198,12 @@ func parseACL(path string, content []byte) (*aclRules, error) {
 			}
 			read, write := hostGrants(fields[1])
 			cur.write, cur.read = append(cur.write, write...), append(cur.read, read...)
+		case "state":
+			g, err := parseStateLine(fields)
+			if err != nil {
+				return nil, bad(err.Error())
+			}
+			cur.state = append(cur.state, g)
 		default:
 			return nil, bad(fmt.Sprintf("unknown line %q", fields[0]))
 		}
@@ -208,7 +219,7 @@ func parseACL(path string, content []byte) (*aclRules, error) {
 func (a *ACL) allows(cl *mqtt.Client, user, filter string, write bool) bool {
 	if !write {
 		filter = unshare(filter)
-		if ownPrefix(cl.ID, filter) {
+		if ownPrefix(cl.ID, filter) || ownNotify(cl.ID, filter) {
 			return true
 		}
 	}
@@ -219,6 +230,9 @@ func (a *ACL) allows(cl *mqtt.Client, user, filter string, write bool) bool {
 	}
 	if g == nil {
 		return false
+	}
+	if write && filter == StateStoreTopic {
+		return true // the state store refuses what the grants do not allow (statestore.go)
 	}
 	granted := g.read
 	if write {
@@ -233,10 +247,18 @@ func (a *ACL) allows(cl *mqtt.Client, user, filter string, write bool) bool {
 }
 
 // ownPrefix reports whether filter is under the client's own response
-// prefix, clients/<clientId>/. A client id with a wildcard or a / in it
-// has no prefix of its own (clients/+/… would be everyone's).
+// prefix, clients/<clientId>/, or is its Go SDK state store response
+// topic (statestore.go). A client id with a wildcard or a / in it has no
+// prefix of its own (clients/+/… would be everyone's); the state store's
+// notify topics and the Go SDK's response topics are no one's prefix but
+// their client's.
 func ownPrefix(clientID, filter string) bool {
-	if clientID == "" || strings.ContainsAny(clientID, "+#/") {
+	switch {
+	case clientID == "":
+		return false
+	case isHexResponseTopic(filter):
+		return filter == hexResponseTopic(clientID)
+	case strings.HasPrefix(filter, stateNotifyRoot), strings.ContainsAny(clientID, "+#/"):
 		return false
 	}
 	return strings.HasPrefix(filter, responsePrefix+clientID+"/")

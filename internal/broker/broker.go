@@ -12,11 +12,13 @@
 // listener's files are re-read when they change (reload.go).
 //
 // A client that got in may be anyone, so what one client can take is bounded
-// (Config, guard.go, tcpconn.go): the packet size (announced in CONNACK and
-// checked before a packet's body is read), the clients, the messages awaiting
-// a client's acknowledgement, the bytes queued for a client (one that does
-// not read is disconnected instead of holding up the others), the time to
-// send a CONNECT. Retained messages are off (not kept; CONNACK says so). The
+// (Config, guard.go, tcpconn.go, held.go): the packet size (announced in
+// CONNACK and checked before a packet's body is read), the clients, the
+// messages awaiting a client's acknowledgement (their number, their bytes,
+// for one client and for all, and for how long), the bytes queued for a
+// client (one that does not read is disconnected instead of holding up the
+// others), the time to send a CONNECT. Its log never holds what a client
+// sent (logs.go). Retained messages are off (not kept; CONNACK says so). The
 // client ids of the host's own clients are reserved, and every request is
 // stamped with the client id of its sender (ClientIDProperty).
 package broker
@@ -101,23 +103,50 @@ type Config struct {
 	// acknowledged: beyond it, messages for it are dropped (counted) until
 	// it acknowledges. Default DefaultMaxInflight.
 	MaxInflight int
+	// MaxInflightBytes bounds the bytes of the messages a client has not
+	// yet acknowledged (held.go): once they reach it, messages for it are
+	// dropped (counted) until it acknowledges; the message that crosses it
+	// is still delivered. Default DefaultMaxInflightBytes.
+	MaxInflightBytes int
+	// MaxHeldBytes bounds the bytes held for all TCP clients together,
+	// unacknowledged or queued for their sockets (held.go): once they
+	// reach it, the client holding the most is disconnected and what it
+	// holds dropped. Default DefaultMaxHeldBytes.
+	MaxHeldBytes int
+	// AckTimeout disconnects a client that holds messages sent to it and
+	// acknowledges none for so long, and drops them (held.go; a request
+	// that has not expired does not count). Default DefaultAckTimeout.
+	AckTimeout time.Duration
 	// ClientQueueBytes bounds the bytes waiting to be written to one
-	// client: a client that lets more pile up (it does not read) is
-	// disconnected. One packet is always accepted into an empty queue.
-	// Default DefaultClientQueueBytes.
+	// client: a client that falls further behind is disconnected. One
+	// packet is always accepted into an empty queue. Default (0)
+	// MaxInflightBytes plus MaxPacketBytes: above what a client that reads
+	// may be sent at once (its unacknowledged messages, and a packet), so
+	// that it is not disconnected for what it was legitimately sent.
 	ClientQueueBytes int
 	// WriteTimeout disconnects a client whose socket takes nothing for
-	// so long. Default DefaultWriteTimeout.
+	// so long: one that does not read. Default DefaultWriteTimeout.
 	WriteTimeout time.Duration
 }
 
 // The defaults of Config's bounds.
 const (
-	DefaultMaxPacketBytes   = 8 << 20
-	DefaultMaxClients       = 1000
-	DefaultMaxInflight      = 1024
-	DefaultClientQueueBytes = 4 << 20
-	DefaultWriteTimeout     = 10 * time.Second
+	DefaultMaxPacketBytes = 8 << 20
+	DefaultMaxClients     = 1000
+	DefaultMaxInflight    = 1024
+	// DefaultMaxInflightBytes lets a client have eight of the largest
+	// packets a client may send (DefaultMaxPacketBytes) unacknowledged,
+	// sixteen replies of the host's largest by default (4 MiB).
+	DefaultMaxInflightBytes = 64 << 20
+	// DefaultMaxHeldBytes is four clients at DefaultMaxInflightBytes: a
+	// quarter of what the systemd unit leaves the host beside its guests
+	// (deploy/cmdhost.service, GOMEMLIMIT 768 MiB).
+	DefaultMaxHeldBytes = 256 << 20
+	// DefaultAckTimeout is far longer than a client that acknowledges on
+	// receipt takes, even on a loaded machine, and short against the
+	// expiry of cmdhost's requests (an hour at most, --max-expiry).
+	DefaultAckTimeout   = time.Minute
+	DefaultWriteTimeout = 10 * time.Second
 )
 
 // withDefaults returns c with its zero bounds set to the defaults.
@@ -131,8 +160,17 @@ func (c Config) withDefaults() Config {
 	if c.MaxInflight <= 0 {
 		c.MaxInflight = DefaultMaxInflight
 	}
+	if c.MaxInflightBytes <= 0 {
+		c.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if c.MaxHeldBytes <= 0 {
+		c.MaxHeldBytes = DefaultMaxHeldBytes
+	}
+	if c.AckTimeout <= 0 {
+		c.AckTimeout = DefaultAckTimeout
+	}
 	if c.ClientQueueBytes <= 0 {
-		c.ClientQueueBytes = DefaultClientQueueBytes
+		c.ClientQueueBytes = c.MaxInflightBytes + c.MaxPacketBytes
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
@@ -150,6 +188,7 @@ type Embedded struct {
 	stats     *stats
 	watch     *fileWatch  // the files re-read when they change (reload.go)
 	gate      *attachGate // the connections handed to mochi and not yet read from (attach.go)
+	held      *holdings   // what the broker holds for its TCP clients (held.go)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -181,7 +220,7 @@ func Start(cfg Config) (*Embedded, error) {
 	}
 	// mochi's own default logs every event to stdout: it always gets ours.
 	hostLog := logx.OrDiscard(cfg.Logger)
-	return start(&cfg, newServer(slog.New(quietEOF{hostLog.Handler()})), hostLog)
+	return start(&cfg, newServer(slog.New(newMochiLog(hostLog.Handler()))), hostLog)
 }
 
 // start attaches the listeners and the guard to srv and serves.
@@ -242,11 +281,16 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	st := &stats{refusals: ratelog.Limiter{Interval: time.Second}}
 	open := new(atomic.Int64)
 	gate := newAttachGate()
-	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open, gate: gate}
+	held := newHoldings(srv, cfg, st, log, clock.OrSystem(cfg.Clock))
+	tcp := &tcpListener{Listener: ln, cfg: cfg, stats: st, log: log, open: open, gate: gate, held: held}
 	g := &guard{srv: srv, cfg: cfg, stats: st, log: log, open: open, users: users, acl: acl, reserved: map[string]bool{},
-		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock),
+		left: map[string]leftID{}, clock: clock.OrSystem(cfg.Clock), held: held,
 		logins: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if err := srv.AddHook(g, nil); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := srv.AddHook(held, nil); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -268,7 +312,8 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 	if tlsLn != nil {
 		tlsAddr = tlsLn.Addr().String()
 		// TLS under the bounds: boundedConn reads and writes MQTT's bytes.
-		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, open: open, gate: gate}
+		secure := &tcpListener{Listener: tls.NewListener(tlsLn, re.listenerTLS()), cfg: cfg, stats: st, log: log, open: open, gate: gate,
+			held: held}
 		if err := srv.AddListener(listeners.NewNet(tlsListenerID, secure)); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("broker: TLS listener: %w", err)
@@ -286,7 +331,7 @@ func start(cfg *Config, srv *mqtt.Server, log *slog.Logger) (_ *Embedded, err er
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	return &Embedded{srv: srv, addr: ln.Addr().String(), tlsAddr: tlsAddr, pipes: pipes, guard: g, stats: st, watch: watch,
-		gate: gate}, nil
+		gate: gate, held: held}, nil
 }
 
 // listen listens on addr, the value of flag.
@@ -353,10 +398,10 @@ func newServer(logger *slog.Logger) *mqtt.Server {
 	// Receive Maximum, the broker's (how many QoS 1/2 PUBLISHes a client may
 	// have unacked towards the broker): kept at mochi's default, 1024,
 	// advertised in CONNACK and honoured by paho; mochi acks QoS 1 at once,
-	// so it never binds. The client's own Receive Maximum is the one that can
-	// stall mochi (it has been seen not to return quota once the window
-	// fills): clients should keep paho's default (65535, sent as no property
-	// at all) and ack promptly.
+	// so it never binds. The client's own Receive Maximum stalled mochi once
+	// its window filled (mochi forgot a message it sent when quota came
+	// back, and with it the quota): the holdings hook gives the quota back
+	// (heldhooks.go, OnPacketRead).
 
 	// Shared subscriptions on ($share/group/filter lets several executors
 	// split one command's requests). mochi picks a member at random (and
@@ -411,6 +456,7 @@ func (e *Embedded) URL() *url.URL {
 func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() { // mochi's Close panics if called twice
 		e.watch.Close()
+		e.held.close()
 		e.drain(closeDrain)
 		// No connection may reach mochi's attachClient once its Close
 		// waits for the clients (attach.go).

@@ -514,7 +514,7 @@ func TestClientEOFLoggedAtDebug(t *testing.T) {
 
 	// Above debug, the EOF's line is dropped; other warnings pass.
 	var info testkit.LogBuffer
-	h := quietEOF{slog.NewTextHandler(&info, &slog.HandlerOptions{Level: slog.LevelInfo})}
+	h := newMochiLog(slog.NewTextHandler(&info, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	eof := slog.NewRecord(time.Now(), slog.LevelWarn, "", 0)
 	eof.AddAttrs(slog.Any("error", fmt.Errorf("read connection: %w", io.EOF)))
 	other := slog.NewRecord(time.Now(), slog.LevelWarn, "", 0)

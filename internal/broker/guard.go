@@ -44,11 +44,14 @@ type Stats struct {
 	ClientsRefused uint64
 	// ClientsDropped counts clients disconnected because they did not read
 	// what they were sent (their write queue over its bound, or their
-	// socket taking nothing for the write timeout).
+	// socket taking nothing for the write timeout), did not acknowledge it
+	// (held.go), or held the most when the broker held too much.
 	ClientsDropped uint64
-	// MessagesDropped counts messages not delivered to a client: its
-	// in-flight window full (a client that does not acknowledge), or the
-	// broker's queue of packets for it full.
+	// MessagesDropped counts messages not delivered to a client (its
+	// in-flight window full or its unacknowledged bytes over their bound:
+	// a client that does not acknowledge; the broker's queue of packets for
+	// it full; its session left too long ago) and messages held for a
+	// client that were dropped (held.go).
 	MessagesDropped uint64
 	// PacketsTooLarge counts connections ended for a packet over the
 	// maximum packet size.
@@ -56,6 +59,10 @@ type Stats struct {
 	// SessionsDropped counts sessions of disconnected clients dropped
 	// before they expired, the oldest beyond Config.MaxClients of them.
 	SessionsDropped uint64
+	// HeldBytes is what the broker holds for its clients over TCP now:
+	// messages they have not acknowledged and bytes queued for their
+	// sockets (held.go), at most about Config.MaxHeldBytes.
+	HeldBytes int64
 }
 
 // stats is what Stats reads, and the rate limit of the refusals' log.
@@ -68,7 +75,8 @@ type stats struct {
 func (e *Embedded) Stats() Stats {
 	s := e.stats
 	return Stats{ClientsRefused: s.clientsRefused.Load(), ClientsDropped: s.clientsDropped.Load(),
-		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load(), SessionsDropped: s.sessionsDropped.Load()}
+		MessagesDropped: s.messagesDropped.Load(), PacketsTooLarge: s.packetsTooLarge.Load(), SessionsDropped: s.sessionsDropped.Load(),
+		HeldBytes: e.held.total.Load()}
 }
 
 // note logs a refusal, at most one a second with the number left out
@@ -101,7 +109,8 @@ func (s *stats) note(log *slog.Logger, msg string, args ...any) {
 //   - A TCP client with Config.MaxInflight QoS 1/2 messages unacknowledged
 //     gets no more until it acknowledges (each one not delivered is counted
 //     in MessagesDropped): mochi otherwise keeps up to 65,535 copies per
-//     client, connected or not, for as long as its session lasts.
+//     client, connected or not, for as long as its session lasts. What
+//     they hold in bytes and for how long is bounded too (held.go).
 //   - Every PUBLISH loses any ClientIDProperty or UserProperty its sender
 //     set; a request gets the sender's client id and verified user name
 //     in them (identity.go). A will message loses them too, and its
@@ -119,6 +128,7 @@ type guard struct {
 	users *passwd.File  // nil: no users file
 	acl   *ACL          // nil: no ACL file, everything allowed
 	sat   *satCheck     // nil: no K8S-SAT logins (sat.go)
+	held  *holdings     // what the broker holds for each TCP client (held.go)
 	// logins holds a token per password check running: a bcrypt check
 	// costs ~50 ms of a core, and a CONNECT costs its sender nothing, so
 	// no more than half the cores check at once; a login beyond them is
@@ -331,12 +341,15 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 			"user", logText(string(cl.Properties.Username)), "topic", logText(topic), "remote", cl.Net.Remote)
 		return false
 	}
-	if write || cl.State.Inflight.Len() < g.cfg.MaxInflight {
+	if write {
 		return true
+	}
+	if cl.State.Inflight.Len() < g.cfg.MaxInflight {
+		return g.held.admit(cl)
 	}
 	g.stats.messagesDropped.Add(1)
 	g.stats.note(g.log, "message not delivered: the client's in-flight window is full (it does not acknowledge)",
-		"client", cl.ID, "remote", cl.Net.Remote, "max_inflight", g.cfg.MaxInflight)
+		"client", logText(cl.ID), "remote", cl.Net.Remote, "max_inflight", g.cfg.MaxInflight)
 	return false
 }
 
@@ -369,7 +382,7 @@ func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, e
 // packets for the client was full.
 func (g *guard) OnPublishDropped(cl *mqtt.Client, _ packets.Packet) {
 	g.stats.messagesDropped.Add(1)
-	g.stats.note(g.log, "message not delivered: the client's queue is full", "client", cl.ID, "remote", cl.Net.Remote)
+	g.stats.note(g.log, "message not delivered: the client's queue is full", "client", logText(cl.ID), "remote", cl.Net.Remote)
 }
 
 // OnPacketEncode completes a successful CONNACK.

@@ -47,6 +47,8 @@ func (c *rawClient) write(t *testing.T, pk packets.Packet) {
 		err = pk.PublishEncode(&buf)
 	case packets.Auth:
 		err = pk.AuthEncode(&buf)
+	case packets.Puback:
+		err = pk.PubackEncode(&buf)
 	default:
 		t.Fatalf("rawClient cannot write packet type %d", pk.FixedHeader.Type)
 	}
@@ -62,6 +64,11 @@ func (c *rawClient) write(t *testing.T, pk packets.Packet) {
 func (c *rawClient) read(t *testing.T) (packets.Packet, error) {
 	t.Helper()
 	_ = c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	return c.readPacket()
+}
+
+// readPacket reads the next packet (v5).
+func (c *rawClient) readPacket() (packets.Packet, error) {
 	var pk packets.Packet
 	b, err := c.r.ReadByte()
 	if err != nil {

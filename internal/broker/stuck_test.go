@@ -13,7 +13,10 @@ import (
 // A subscriber to # that never reads its socket (keep-alive 0, so that no
 // read deadline ends it either) holds up no one: every publish of another
 // client is acknowledged and delivered to an honest subscriber, and the
-// stuck client is dropped (counted) once its queue is over its bound.
+// stuck client is dropped (counted) once its queue is over its bound (4 MiB
+// here, less than the test sends; by default the bound is above what a
+// client may have in flight, and a client that does not read is dropped
+// by the write timeout: TestNonReaderDroppedByWriteTimeout).
 // Before, at QoS 1 the publisher's own connection stopped being read once
 // the stuck client's socket was full (mochi's delivery takes the
 // subscriber's lock, which its writer held in a blocked write); at QoS 0
@@ -21,7 +24,7 @@ import (
 func TestStuckSubscriberHoldsUpNoOne(t *testing.T) {
 	for _, qos := range []byte{0, 1} {
 		t.Run(fmt.Sprintf("qos%d", qos), func(t *testing.T) {
-			e := startBroker(t)
+			e, _ := startWith(t, Config{ClientQueueBytes: 4 << 20})
 			// A hang guard, not a margin: 32 MiB through the broker to two
 			// subscribers takes seconds on two busy cores (15 s were not
 			// enough beside four other jobs); before the fix the publisher

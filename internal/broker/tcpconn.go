@@ -21,9 +21,15 @@ import (
 //     stops reading its socket, once the socket's buffers filled, held up
 //     every publisher of a matching topic, the host's replies included.
 //     boundedConn's Write only queues the bytes; a goroutine of its own
-//     writes them. A client that lets more than Config.ClientQueueBytes
-//     pile up, or whose socket takes nothing for Config.WriteTimeout, is
-//     disconnected (Stats.ClientsDropped).
+//     writes them. A client whose socket takes nothing for
+//     Config.WriteTimeout (it does not read), or that falls more than
+//     Config.ClientQueueBytes behind, is disconnected
+//     (Stats.ClientsDropped). The queue's bound sits above what a client
+//     that reads may be sent at once (its unacknowledged messages,
+//     Config.MaxInflightBytes, and a packet): a client that keeps eight
+//     replies of 4 MB in flight is not dropped for them, as it was when
+//     the bound (4 MiB) was less than two of them. What is queued counts
+//     in what the broker holds for its clients (held.go).
 //   - Packets are bounded as they are read: a fixed header announcing a
 //     packet over Config.MaxPacketBytes ends the connection before mochi
 //     allocates its body (mochi's own check would apply to the host's
@@ -46,6 +52,7 @@ type tcpListener struct {
 	log   *slog.Logger
 	open  *atomic.Int64 // connections accepted and not yet closed, on every listener over the network
 	gate  *attachGate   // the broker's (attach.go)
+	held  *holdings     // the broker's (held.go): its total counts the queues
 }
 
 func (l *tcpListener) Accept() (net.Conn, error) {
@@ -82,8 +89,8 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 	}
 }
 
-// errQueueFull ends the connection of a client that does not read.
-var errQueueFull = errors.New("client not reading: its write queue is over its bound")
+// errQueueFull ends the connection of a client that does not keep up.
+var errQueueFull = errors.New("client not reading: its write queue is over its bound (--broker-queue-bytes)")
 
 // errPacketTooLarge ends the connection of a client that sends a packet
 // over the maximum.
@@ -105,10 +112,11 @@ type boundedConn struct {
 	// handshook is Read's only: a TLS connection's handshake is done.
 	handshook bool
 	attach    attachTicket // given up at the first Read or Close (attach.go)
+	held      heldLedger   // what the broker holds for its client (held.go)
 
 	mu       sync.Mutex
 	pending  []byte // bytes queued, not yet taken by the flusher
-	inFlight int    // bytes the flusher is writing
+	queued   int    // bytes Write took and that are neither written nor discarded: pending's and the flusher's batch's
 	flushing bool
 	closed   bool  // Close was called: the flusher closes once pending is out
 	err      error // once set, every Write fails with it
@@ -165,14 +173,16 @@ func (c *boundedConn) Write(b []byte) (int, error) {
 		c.mu.Unlock()
 		return 0, net.ErrClosed
 	}
-	if queued := len(c.pending) + c.inFlight; queued > 0 && queued+len(b) > c.l.cfg.ClientQueueBytes {
+	if queued := c.queued; queued > 0 && queued+len(b) > c.l.cfg.ClientQueueBytes {
 		c.err = errQueueFull
+		c.account(-len(c.pending))
 		c.pending = nil
 		c.mu.Unlock()
 		c.drop(errQueueFull, queued+len(b))
 		return 0, errQueueFull
 	}
 	c.pending = append(c.pending, b...)
+	c.account(len(b))
 	start := !c.flushing
 	c.flushing = true
 	c.mu.Unlock()
@@ -182,11 +192,27 @@ func (c *boundedConn) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// account counts n more bytes queued (n < 0: fewer), here and in what
+// the broker holds. c.mu is held.
+func (c *boundedConn) account(n int) {
+	c.queued += n
+	c.l.held.total.Add(int64(n))
+}
+
+// queuedBytes returns the bytes queued for the socket.
+func (c *boundedConn) queuedBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int64(c.queued)
+}
+
 // flush writes pending to the socket until it is empty.
 func (c *boundedConn) flush() {
 	for {
 		c.mu.Lock()
 		if len(c.pending) == 0 || c.err != nil {
+			c.account(-len(c.pending)) // discarded after an error
+			c.pending = nil
 			c.flushing = false
 			closed := c.closed
 			c.mu.Unlock()
@@ -197,13 +223,12 @@ func (c *boundedConn) flush() {
 		}
 		batch := c.pending
 		c.pending = nil
-		c.inFlight = len(batch)
 		c.mu.Unlock()
 
-		err := c.writeAll(batch)
+		written, err := c.writeAll(batch)
 
 		c.mu.Lock()
-		c.inFlight = 0
+		c.account(written - len(batch))     // what the error left unwritten
 		first := err != nil && c.err == nil // not the end of a drop or close already under way
 		if first {
 			c.err = err
@@ -220,10 +245,12 @@ func (c *boundedConn) flush() {
 }
 
 // writeAll writes b in chunks, each given WriteTimeout (closeLinger once
-// the connection is closed).
-func (c *boundedConn) writeAll(b []byte) error {
-	for len(b) > 0 {
-		n := min(len(b), writeChunk)
+// the connection is closed), uncounting each chunk written; it returns
+// how many bytes it wrote.
+func (c *boundedConn) writeAll(b []byte) (int, error) {
+	written := 0
+	for written < len(b) {
+		n := min(len(b)-written, writeChunk)
 		limit := c.l.cfg.WriteTimeout
 		c.mu.Lock()
 		if c.closed {
@@ -231,12 +258,16 @@ func (c *boundedConn) writeAll(b []byte) error {
 		}
 		c.mu.Unlock()
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(limit))
-		if _, err := c.Conn.Write(b[:n]); err != nil {
-			return err
+		n, err := c.Conn.Write(b[written : written+n])
+		written += n
+		c.mu.Lock()
+		c.account(-n)
+		c.mu.Unlock()
+		if err != nil {
+			return written, err
 		}
-		b = b[n:]
 	}
-	return nil
+	return written, nil
 }
 
 // drop disconnects a client that does not read, and says so.

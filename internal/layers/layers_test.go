@@ -33,7 +33,10 @@ var layer = map[string]int{
 
 	"internal/commands": 65,
 
-	"internal/gate": 62,
+	"internal/outbox": 64,
+
+	"internal/gate":       62,
+	"internal/statestore": 62,
 
 	"internal/rpc": 60,
 
@@ -50,6 +53,7 @@ var layer = map[string]int{
 	"internal/wasm/meter": 35,
 
 	"internal/events":  30,
+	"internal/httpout": 30,
 	"internal/otlp":    30,
 	"internal/oci":     30,
 	"internal/signing": 30,

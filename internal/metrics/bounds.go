@@ -32,11 +32,20 @@ func (c *Collector) boundCollectors() []prometheus.Collector {
 			"Clients the embedded broker refused: a client id the host uses, over --broker-max-clients, or too many connections open.",
 			func(s broker.Stats) uint64 { return s.ClientsRefused }),
 		brokerCounter("cmdhost_broker_clients_dropped_total",
-			"Clients the embedded broker disconnected because they did not read what they were sent (over --broker-queue-bytes, or a socket that took nothing for the write timeout).",
+			"Clients the embedded broker disconnected because they did not read what they were sent (a socket that took nothing for the write timeout, or over --broker-queue-bytes), acknowledged none of it for a minute, or held the most when all held --broker-held-bytes.",
 			func(s broker.Stats) uint64 { return s.ClientsDropped }),
 		brokerCounter("cmdhost_broker_messages_dropped_total",
-			"Messages the embedded broker did not deliver to a client that left --broker-max-inflight unacknowledged, or whose packet queue was full.",
+			"Messages the embedded broker did not deliver to a client that left --broker-max-inflight messages or --broker-inflight-bytes unacknowledged, whose packet queue was full or whose session was left long ago, and messages held for a client that were dropped.",
 			func(s broker.Stats) uint64 { return s.MessagesDropped }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cmdhost_broker_held_bytes",
+			Help: "Bytes the embedded broker holds for its clients over the network: messages they have not acknowledged and bytes queued for their sockets (bounded by --broker-held-bytes).",
+		}, func() float64 {
+			if c.src.Broker == nil {
+				return 0
+			}
+			return float64(c.src.Broker().HeldBytes)
+		}),
 		brokerCounter("cmdhost_broker_packets_too_large_total",
 			"Connections the embedded broker ended for a packet over --max-request-bytes, before reading its body.",
 			func(s broker.Stats) uint64 { return s.PacketsTooLarge }),

@@ -31,8 +31,9 @@
 //	cmdhost_sessions_lost_total                  counter; reconnections that found the host's session gone
 //	cmdhost_replies_awaiting_ack                 gauge; replies waiting for the broker's PUBACK
 //	cmdhost_broker_clients_refused_total         counter; embedded broker: CONNECTs refused (reserved id, too many clients)
-//	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading
-//	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight window
+//	cmdhost_broker_clients_dropped_total         counter; embedded broker: clients disconnected for not reading or not acknowledging
+//	cmdhost_broker_messages_dropped_total        counter; embedded broker: messages not delivered to a client over its in-flight bounds, or dropped from what it held
+//	cmdhost_broker_held_bytes                    gauge; embedded broker: bytes held for its clients (unacknowledged, queued)
 //	cmdhost_broker_packets_too_large_total       counter; embedded broker: connections ended for a packet over --max-request-bytes
 //	cmdhost_guest_memory_limit_bytes             gauge; serve --max-guest-memory
 //	cmdhost_guest_memory_reserved_bytes          gauge; what live instances reserve of it
@@ -43,6 +44,8 @@
 //	cmdhost_plugin_calls_total{plugin}           counter
 //	cmdhost_plugin_mount_refusals_total{plugin}  counter; file system calls refused for leaving a mount
 //	cmdhost_plugin_fuel_units{plugin}            histogram; work units (fuel) per call, buckets 10^3 to 10^11
+//	cmdhost_http_requests_total{plugin,outcome}  counter; handlers' outbound HTTP requests: 2xx to 5xx, or the failure (denied, timeout, ...)
+//	cmdhost_http_request_duration_seconds{plugin} histogram; their time, buckets 5 ms to 30 s
 //	cmdhost_plugin_state_ops_total{plugin,op,result} counter; the guest's state calls (the results seen only)
 //	cmdhost_state_commits_total{result}          counter; state store commits: applied, conflict, refused, failed
 //	cmdhost_state_batches_total                  counter; batches written, one sync each (group commit)
@@ -68,6 +71,7 @@ import (
 	"github.com/cmdhost/cmdhost/cache"
 	"github.com/cmdhost/cmdhost/internal/broker"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
@@ -96,6 +100,9 @@ type Sources struct {
 	// (bounds.go).
 	Broker      func() broker.Stats
 	GuestMemory func() wasm.GuestMemoryStats
+	// HTTP reads the plugins' outbound HTTP counters
+	// (wasm.Engine.HTTPStats); nil: no series.
+	HTTP func() map[string]httpout.Snapshot
 	// State returns the handlers' state store (state.go); nil, or nil
 	// returned: no state metrics.
 	State func() StateSource
@@ -217,6 +224,7 @@ func New(src Sources) *Collector {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	c.reg.MustRegister(c.boundCollectors()...)
+	c.reg.MustRegister(&httpCollector{stats: src.HTTP})
 	c.reg.MustRegister(&stateCollector{src: src.State})
 	return c
 }

@@ -95,7 +95,7 @@ func TestObserverAndSources(t *testing.T) {
 			return cache.ReuseStats{Hits: 5, Misses: 7, Evictions: 2, Rejections: 1, CostUsed: 1234, Entries: 4, SharedHits: 4, SharedErrors: 6, SharedOverBudget: 3}
 		},
 		Broker: func() broker.Stats {
-			return broker.Stats{ClientsRefused: 11, ClientsDropped: 12, MessagesDropped: 13, PacketsTooLarge: 14}
+			return broker.Stats{ClientsRefused: 11, ClientsDropped: 12, MessagesDropped: 13, PacketsTooLarge: 14, HeldBytes: 4096}
 		},
 		GuestMemory: func() wasm.GuestMemoryStats {
 			return wasm.GuestMemoryStats{Limit: 1 << 30, Reserved: 5 << 20, Refusals: 15}
@@ -175,6 +175,8 @@ func TestObserverAndSources(t *testing.T) {
 		"cmdhost_broker_clients_dropped_total 12",
 		"cmdhost_broker_messages_dropped_total 13",
 		"cmdhost_broker_packets_too_large_total 14",
+		"# TYPE cmdhost_broker_held_bytes gauge",
+		"cmdhost_broker_held_bytes 4096",
 		"# TYPE cmdhost_guest_memory_limit_bytes gauge",
 		"cmdhost_guest_memory_limit_bytes 1.073741824e+09",
 		"cmdhost_guest_memory_reserved_bytes 5.24288e+06",

@@ -36,7 +36,7 @@ var (
 	stateCommitSeconds = prometheus.NewDesc("cmdhost_state_commit_duration_seconds",
 		"Time from a commit to its fate known: the wait for the writer, the batch's apply and its sync.", nil, nil)
 	stateNamespaceKeys = prometheus.NewDesc("cmdhost_state_namespace_keys",
-		"Keys a state namespace holds (plugin/NAME, shared/NAME), expired ones not yet swept included.", []string{"namespace"}, nil)
+		"Keys a state namespace holds (plugin/NAME, shared/NAME, aio), expired ones not yet swept included.", []string{"namespace"}, nil)
 	stateNamespaceBytes = prometheus.NewDesc("cmdhost_state_namespace_bytes",
 		"Bytes (keys plus values) a state namespace holds.", []string{"namespace"}, nil)
 	stateNamespaces = prometheus.NewDesc("cmdhost_state_namespaces",

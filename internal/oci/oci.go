@@ -169,10 +169,14 @@ func Push(ctx context.Context, ref string, bin, sig []byte, cfg Config) (Pushed,
 }
 
 // hint adds to a registry's refusal for want of credentials what gives
-// them.
+// them, and to an HTTPS client's failure on a plain-HTTP registry the
+// flag that talks HTTP.
 func hint(err error) error {
-	if errors.Is(err, auth.ErrBasicCredentialNotFound) {
+	switch {
+	case errors.Is(err, auth.ErrBasicCredentialNotFound):
 		return fmt.Errorf("%w: the registry asks for credentials (a docker config file with them, or a user name and password file)", err)
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return fmt.Errorf("%w: the registry talks plain HTTP: give --plain-http (only for a registry you reach on a trusted network, such as loopback)", err)
 	}
 	return err
 }

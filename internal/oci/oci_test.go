@@ -42,6 +42,10 @@ func TestPushPull(t *testing.T) {
 	if _, err := oci.Pull(ctx, ref, oci.Config{PlainHTTP: true}); err == nil || !strings.Contains(err.Error(), "the registry asks for credentials") {
 		t.Fatalf("pull without credentials: %v, want unauthorized", err)
 	}
+	// HTTPS to a plain-HTTP registry names the flag (issue 36 item 10).
+	if _, err := oci.Push(ctx, ref, bin, nil, oci.Config{Username: reg.User, PasswordFile: reg.PasswordFile}); err == nil || !strings.Contains(err.Error(), "give --plain-http") {
+		t.Fatalf("push over HTTPS to a plain-HTTP registry: %v, want the hint of --plain-http", err)
+	}
 	if _, err := oci.Pull(ctx, ref, oci.Config{Username: reg.User, PasswordFile: reg.PasswordFile, PlainHTTP: true, MaxBytes: 8}); err == nil || !strings.Contains(err.Error(), "more than the limit") {
 		t.Fatalf("pull over the limit: %v", err)
 	}

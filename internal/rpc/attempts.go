@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/events"
+	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/state"
 )
 
@@ -114,12 +115,17 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		defer w.Stop()
 	}
 
+	if !r.cmd.Idempotent {
+		// Its HTTP requests get an Idempotency-Key, the same at every run
+		// of this request (package httpout).
+		ctx = httpout.WithRequestKey(ctx, in.correlation, in.responseTopic)
+	}
 	if in.txn != nil { // each attempt writes afresh, in its lane until the commit (commit.go)
 		in.txn.Reset()
 		ctx = state.WithTxn(ctx, in.txn)
 		in.enterLane()
 	}
-	res := e.callHandler(ctx, r, &req)
+	res := e.callHandler(ctx, r, &req, in.reserved)
 	// A result that arrives at or after the deadline is after the cut and
 	// dropped, even before the context's timer has fired: otherwise which
 	// of two requests cut at nearly the same time answers depends on the
@@ -143,7 +149,9 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 		e.expired(in, events.TypeExpiry, attempt)
 		return noReply, false
 	case res.err == nil && res.resp != nil:
-		return fromResponse(res.resp), false
+		out := fromResponse(res.resp)
+		out.raw, out.ts = res.raw, res.ts
+		return out, false
 	case res.err == nil:
 		return &reply{status: abi.StatusNoContent, handled: true}, false
 	}
@@ -159,23 +167,24 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 type handlerResult struct {
 	resp *abi.Response
 	err  error
+	// raw: a raw handler's (raw.go), whose reply's __ts is ts.
+	raw bool
+	ts  string
 }
 
 // callHandler calls r's handler and releases the slot it holds when the
 // handler returns. A handler that keeps its deadline is called here; any
 // other runs in a goroutine of its own and is left running at the cut,
 // its late result dropped (its slot stays taken until it returns).
-func (e *Executor) callHandler(ctx context.Context, r *route, req *abi.Request) handlerResult {
+func (e *Executor) callHandler(ctx context.Context, r *route, req *abi.Request, reserved map[string]string) handlerResult {
 	if r.cmd.KeepsDeadline {
 		defer r.slots.release()
-		resp, err := r.cmd.Handler(ctx, req)
-		return handlerResult{resp, err}
+		return r.cmd.call(ctx, req, reserved)
 	}
 	done := make(chan handlerResult, 1)
 	go func() {
 		defer r.slots.release()
-		resp, err := r.cmd.Handler(ctx, req)
-		done <- handlerResult{resp, err}
+		done <- r.cmd.call(ctx, req, reserved)
 	}()
 	select {
 	case res := <-done:

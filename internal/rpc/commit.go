@@ -85,6 +85,10 @@ func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, wr
 	}
 	switch {
 	case writes && in.txn != nil:
+		if in.txn.Messages() > 0 { // their ids: the same at every run (the outbox's receivers drop a repeat)
+			corr, topic := string(in.correlation), in.responseTopic
+			in.txn.NameMessages(func(i int) string { return state.MessageID(corr, topic, i) })
+		}
 		_, err := in.txn.Commit(context.Background(), outcome, 0)
 		return err
 	case outcome != nil:

@@ -37,7 +37,7 @@ const digestThreshold = 512
 // size is what r holds in the dedup store: its payload, its strings and
 // its properties, and replyOverhead.
 func (r *reply) size() int64 {
-	n := replyOverhead + len(r.payload) + len(r.message) + len(r.propName) + len(r.propValue) + len(r.contentType)
+	n := replyOverhead + len(r.payload) + len(r.message) + len(r.propName) + len(r.propValue) + len(r.contentType) + len(r.ts)
 	for k, v := range r.extra {
 		n += len(k) + len(v)
 	}

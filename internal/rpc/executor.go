@@ -66,7 +66,13 @@ type Command struct {
 	TimeoutRetries int
 	// Concurrency bounds the command's calls at once; default 8.
 	Concurrency int
-	Handler     Handler
+	// Handler runs the command; Raw instead, for a raw command (one
+	// of the two).
+	Handler Handler
+	// Raw, when set, serves the command raw (raw.go): its handler gets
+	// the request's reserved properties (__ts, __ft, ...), judges its
+	// __ts itself, and gives its reply's __ts (none when it gives none).
+	Raw RawHandler
 	// KeepsDeadline says that Handler returns by its context's deadline
 	// or cancel on its own, however its command behaves (a WASM handler:
 	// wazero closes the guest's module then, and every host function
@@ -355,8 +361,8 @@ func (e *Executor) newRoute(c Command) (*route, error) {
 		// NullName_ThrowsException checks for it).
 		return nil, fmt.Errorf("command name %q: %w", c.Name, err)
 	}
-	if c.Handler == nil {
-		return nil, fmt.Errorf("command %s: no handler", c.Name)
+	if (c.Handler == nil) == (c.Raw == nil) {
+		return nil, fmt.Errorf("command %s: give a handler or a raw handler, one of the two", c.Name)
 	}
 	if c.Timeout < 0 {
 		return nil, fmt.Errorf("command %s: negative execution timeout %v", c.Name, c.Timeout)
@@ -590,7 +596,11 @@ func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
 func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]) {
 	e.beginTrace(in)
 	if in.timestamp != nil {
-		if err := e.hlc.Update(*in.timestamp); err != nil {
+		if err := e.hlc.Update(*in.timestamp); err != nil && in.route.cmd.Raw != nil {
+			// A raw command's handler judges its __ts (raw.go): the
+			// clock only takes one it can.
+			e.log.Debug("a raw command's __ts not merged into the clock", "command", in.route.cmd.Name, "err", err)
+		} else if err != nil {
 			r := statusReply(abi.StatusServiceUnavailable, err.Error(), "MaxClockDrift", "")
 			if errors.Is(err, hlc.ErrCounterOverflow) {
 				r = statusReply(abi.StatusInternalError, err.Error(), "Counter", "")

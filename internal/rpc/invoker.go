@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,12 +57,22 @@ type InvokerConfig struct {
 	// and the call fails with ErrNoExecutor at 1.5 s. Default
 	// DefaultAckInterval.
 	AckInterval time.Duration
+	// AliveInterval is how often an acknowledged ask sends its request
+	// again to learn that its executor is still there (a live executor
+	// acknowledges the duplicate; one that died cannot, and a replica, or
+	// the executor restarted, answers it from the shared store: the
+	// reply, or 500 "outcome unknown"). After a send that gets no ack,
+	// the request goes again as before the first ack, and with neither
+	// ack nor reply the call fails with ErrExecutorGone. Default
+	// DefaultAliveInterval.
+	AliveInterval time.Duration
 }
 
 // Defaults of InvokerConfig's ack retries.
 const (
-	DefaultAckAttempts = 4
-	DefaultAckInterval = 100 * time.Millisecond
+	DefaultAckAttempts   = 4
+	DefaultAckInterval   = 100 * time.Millisecond
+	DefaultAliveInterval = 2 * time.Second
 	// MaxAckAttempts bounds AckAttempts: the waits double, and 16 sends
 	// 100 ms apart already wait for almost two hours.
 	MaxAckAttempts = 16
@@ -151,6 +162,12 @@ var ErrAcked = errors.New("the executor acknowledged the request")
 // to any of its sends: no executor serves its topic on that broker.
 var ErrNoExecutor = errors.New("no executor answered")
 
+// ErrExecutorGone means the executor that acknowledged an ask stopped
+// answering: the request's sends after the ack (each the same request,
+// which a live executor acknowledges again) got no ack and no reply. It
+// may have died while running the call; the outcome is unknown.
+var ErrExecutorGone = errors.New("the executor that acknowledged the request stopped answering")
+
 // cancelExpiry is the message expiry of a cancel, and cancelWait how long
 // the invoker waits for the broker to take it (its PUBACK).
 const (
@@ -190,6 +207,9 @@ type waiter struct {
 	acked   chan struct{}
 	ackOnce sync.Once
 	ackedAt time.Time // set before acked is closed: read it only after
+	// acks counts every 202, the first and those to the sends after it
+	// (ask: its executor is still there).
+	acks atomic.Int64
 }
 
 // invokerConnectTimeout is the invoker's Session.ConnectTimeout when it
@@ -220,6 +240,9 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		inv.cfg.AckAttempts = DefaultAckAttempts
 	}
 	inv.cfg.AckAttempts = min(inv.cfg.AckAttempts, MaxAckAttempts)
+	if inv.cfg.AliveInterval <= 0 {
+		inv.cfg.AliveInterval = DefaultAliveInterval
+	}
 	if inv.cfg.AckInterval <= 0 {
 		inv.cfg.AckInterval = DefaultAckInterval
 	}
@@ -227,6 +250,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 	// Nothing listening at the broker's address is said at once: retrying
 	// a refused connection until ctx ends only delays the same answer.
 	refused := make(chan error, 1)
+	var lastErr atomic.Pointer[error] // the last attempt's, for the message when the wait ends
 	sess, err := session.New(cfg.Session, session.Handlers{
 		Received: inv.receive,
 		Up: func(bool) {
@@ -247,6 +271,7 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		Down: func() { inv.setSubscribed(false) },
 		ConnectError: func(err error) {
 			cfg.Logger.Debug("invoker connect", "err", err)
+			lastErr.Store(&err)
 			if session.Refused(err) || cfg.RefusedIsFinal && (errors.Is(err, syscall.ECONNREFUSED) || session.NoSuchHost(err)) {
 				select { // the first refusal ends NewInvoker's wait
 				case refused <- err:
@@ -278,6 +303,9 @@ func NewInvoker(ctx context.Context, cfg InvokerConfig) (*Invoker, error) {
 		return nil, fmt.Errorf("connecting to %s: %w", sess.Config().BrokersText(), err)
 	case <-ctx.Done():
 		_ = sess.Disconnect(context.Background())
+		if last := lastErr.Load(); last != nil { // why the attempts failed says more than the wait's end
+			return nil, fmt.Errorf("connecting to %s: %w (the last attempt: %v)", sess.Config().BrokersText(), ctx.Err(), *last)
+		}
 		return nil, fmt.Errorf("connecting to %s: %w (is a broker running there?)", sess.Config().BrokersText(), ctx.Err())
 	}
 }
@@ -381,34 +409,51 @@ func checkCall(c Call) error {
 // ask waits for the outcome of an ask whose first send has gone out. It
 // runs on the caller's goroutine, which alone sends: the resends and the
 // cancel. A resend is the same request (same correlation data and response
-// topic: a duplicate to the executor) with the expiry that remains. Resend
-// n (1-based) is due AckInterval·(2^n − 1) after the first send, and the
-// call gives up with ErrNoExecutor when resend AckAttempts would be due.
-// The timer stops at the first ack, and is not armed for a time at or
-// after the call's end: a request that reached an executor then would run
-// for an invoker that has stopped waiting.
+// topic: a duplicate to the executor) with the expiry that remains.
+//
+// Until an ack, resend n (1-based) is due AckInterval·(2^n − 1) after the
+// first send, and the call gives up with ErrNoExecutor when resend
+// AckAttempts would be due. Once acked, the request is sent again every
+// AliveInterval: a live executor acknowledges the duplicate again. When
+// one of those sends gets no ack, the resends start again as before the
+// first ack, from that send; a new ack (or the reply) ends them, and
+// with neither the call gives up with ErrExecutorGone. No send is due at
+// or after the call's end: a request that reached an executor then would
+// run for an invoker that has stopped waiting.
 func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, start, end time.Time) (*Result, error) {
 	sends := 1
 	deadline, _ := ctx.Deadline() // Invoke set one
-	retry := time.NewTimer(time.Hour)
-	retry.Stop() // arm sets it
-	defer retry.Stop()
-	// retries is nil, which never fires, when no resend or give-up is due
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	// due is nil, which never fires, when no send or give-up is due
 	// before the end; ackCh is nil once acked.
-	var retries <-chan time.Time
+	var due <-chan time.Time
 	ackCh := w.acked
-	arm := func() {
-		at := start.Add(inv.cfg.AckInterval * time.Duration(1<<sends-1))
-		if !at.Before(deadline) {
-			retry.Stop()
-			retries = nil
+	at := func(t time.Time) {
+		if !t.Before(deadline) {
+			timer.Stop()
+			due = nil
 			return
 		}
-		retry.Reset(time.Until(at))
-		retries = retry.C
+		timer.Reset(time.Until(t))
+		due = timer.C
 	}
-	arm()
-	acked := false
+	// The resends since the last sign of the executor: from, the first
+	// of them; n, how many went; alive, the acks counted at from.
+	from, n := start, 1
+	acked, probing := false, false
+	var alive int64
+	backoff := func() { at(from.Add(inv.cfg.AckInterval * time.Duration(1<<n-1))) }
+	backoff()
+	resend := func() {
+		sends++
+		if err := inv.sess.Publish(ctx, inv.request(c, corr, end)); err != nil {
+			// A lost send is what the resends are for; ctx's end is
+			// handled by its own case.
+			inv.cfg.Logger.Debug("resending the request", "topic", c.Topic, "err", err)
+		}
+	}
 	for {
 		select {
 		case r := <-w.result:
@@ -420,27 +465,40 @@ func (inv *Invoker) ask(ctx context.Context, c Call, corr []byte, w *waiter, sta
 			}
 			return r, nil
 		case <-ackCh:
-			// The executor has the request: no more resends; the reply
-			// comes by the call's end or not at all.
-			retry.Stop()
-			retries, ackCh = nil, nil
-			acked = true
+			// The executor has the request: from now on a send every
+			// AliveInterval only, to see it is still there.
+			ackCh, acked = nil, true
+			at(time.Now().Add(inv.cfg.AliveInterval))
 			inv.cfg.Logger.Debug("request acknowledged", "topic", c.Topic, "sends", sends, "after", time.Since(start))
-		case <-retries:
-			if sends == inv.cfg.AckAttempts {
+		case <-due:
+			switch {
+			case !acked && n == inv.cfg.AckAttempts:
 				// An executor may have the request and lost acks: tell it
 				// that nobody waits for the reply any more.
 				inv.cancel(c, corr)
 				return nil, fmt.Errorf("%w on %s: no ack and no reply to %d sends in %v",
 					ErrNoExecutor, c.Topic, sends, time.Since(start).Round(time.Millisecond))
+			case !acked:
+				n++
+				resend()
+				backoff()
+			case !probing:
+				// Still there? Its ack to this send says so.
+				probing, from, n, alive = true, time.Now(), 1, w.acks.Load()
+				resend()
+				backoff()
+			case w.acks.Load() > alive:
+				probing = false
+				at(time.Now().Add(inv.cfg.AliveInterval))
+			case n == inv.cfg.AckAttempts:
+				inv.cancel(c, corr)
+				return nil, fmt.Errorf("%w on %s: no ack and no reply to %d sends in %v after it acknowledged; it may have stopped while running the call: the outcome is unknown",
+					ErrExecutorGone, c.Topic, n, time.Since(from).Round(time.Millisecond))
+			default:
+				n++
+				resend()
+				backoff()
 			}
-			sends++
-			if err := inv.sess.Publish(ctx, inv.request(c, corr, end)); err != nil {
-				// A lost send is what the resends are for; ctx's end is
-				// handled by its own case.
-				inv.cfg.Logger.Debug("resending the request", "topic", c.Topic, "err", err)
-			}
-			arm()
 		case <-ctx.Done():
 			inv.cancel(c, corr)
 			if acked && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -596,6 +654,7 @@ func (inv *Invoker) receive(m session.Received) {
 	}
 	r := parseResult(p)
 	if w.ask && r.Status == abi.StatusAccepted {
+		w.acks.Add(1)
 		w.ackOnce.Do(func() {
 			w.ackedAt = time.Now()
 			close(w.acked)

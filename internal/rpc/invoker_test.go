@@ -492,3 +492,49 @@ func TestAskThroughExecutor(t *testing.T) {
 		cancelledByInvoker("own timeout")
 	})
 }
+
+// An executor that acknowledged a request and then died: the invoker,
+// sending the request again every AliveInterval, gets no ack for it and
+// gives up with ErrExecutorGone, long before the call's timeout (issue 36
+// item 9: it waited the whole timeout and said the command ran long).
+func TestAskExecutorGone(t *testing.T) {
+	brokertest.ForEach(t, func(t *testing.T, u *url.URL) {
+		r := newResponder(t, u)
+		inv := newInvoker(t, u, rpc.InvokerConfig{AckAttempts: 3, AckInterval: 50 * time.Millisecond, AliveInterval: 300 * time.Millisecond})
+		out := invokeAsync(ctxT(t), inv, askCall(60*time.Second))
+		r.answer(r.next(), abi.StatusAccepted, "") // acked, then gone
+		o := wait(t, out)
+		if !errors.Is(o.err, rpc.ErrExecutorGone) || !strings.Contains(o.err.Error(), "the outcome is unknown") {
+			t.Fatalf("err %v; want ErrExecutorGone", o.err)
+		}
+		if o.took >= 30*time.Second {
+			t.Fatalf("gone after %v: not before the call's timeout", o.took)
+		}
+		requests, _ := r.untilCancel()
+		checkSame(t, requests)
+		if len(requests) != 3 { // the probe and two resends
+			t.Fatalf("%d sends after the ack; want 3", len(requests))
+		}
+		t.Logf("executor gone found after %v", o.took.Round(time.Millisecond))
+	})
+}
+
+// A live executor acknowledges each send after the first ack: the call
+// waits for its reply, however long the command runs.
+func TestAskAliveExecutorKeepsTheCall(t *testing.T) {
+	u := brokertest.StartEmbedded(t)
+	r := newResponder(t, u)
+	inv := newInvoker(t, u, rpc.InvokerConfig{AckAttempts: 3, AckInterval: 50 * time.Millisecond, AliveInterval: 100 * time.Millisecond})
+	out := invokeAsync(ctxT(t), inv, askCall(60*time.Second))
+	var sends []*paho.Publish
+	for range 5 { // the first send and four probes, each acked
+		p := r.next()
+		sends = append(sends, p)
+		r.answer(p, abi.StatusAccepted, "")
+	}
+	checkSame(t, sends)
+	r.answer(sends[0], abi.StatusOK, "done")
+	if o := wait(t, out); o.err != nil || string(o.res.Payload) != "done" || o.res.Sends < 5 {
+		t.Fatalf("result %+v, err %v", o.res, o.err)
+	}
+}

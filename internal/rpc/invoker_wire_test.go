@@ -2,6 +2,7 @@ package rpc_test
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/url"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // A call the broker would refuse (nested calls carry metadata a guest
@@ -72,5 +74,37 @@ func TestCallStringsCheckedBeforeSending(t *testing.T) {
 	}
 	if n := dials.Load(); n != 1 {
 		t.Fatalf("the invoker connected %d times: the broker dropped it", n)
+	}
+}
+
+// An invoker that speaks plain MQTT to a TLS listener is told so, not
+// "context deadline exceeded" alone (issue 36 item 10).
+func TestInvokerPlainToTLSListener(t *testing.T) {
+	pki := testkit.NewPKI(t)
+	certFile, keyFile := pki.Server(t, "127.0.0.1")
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = c.Read(make([]byte, 64)); _ = c.Close() }() // the TLS handshake fails on the CONNECT
+		}
+	}()
+	u, _ := url.Parse("mqtt://" + ln.Addr().String())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err = rpc.NewInvoker(ctx, rpc.InvokerConfig{Session: session.Config{Broker: u}})
+	if err == nil || !strings.Contains(err.Error(), "if it listens for TLS, use mqtts://") {
+		t.Fatalf("err %v; want it to say the server may listen for TLS", err)
 	}
 }

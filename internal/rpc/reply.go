@@ -51,6 +51,10 @@ type reply struct {
 	// handled: the handler answered it (its state writes may commit,
 	// commit.go); not a trap, a cut or the host's own answer.
 	handled bool
+	// raw: a raw command's handler answered it (raw.go): its __ts is ts,
+	// none when ts is "", never the executor's clock.
+	raw bool
+	ts  string
 }
 
 var noReply = &reply{none: true}
@@ -94,7 +98,8 @@ func expirySeconds(now, expiry time.Time) uint32 {
 
 // render builds the response PUBLISH of r for request in. The host's
 // text (the message, __propName, __propVal, the other protocol
-// properties) is cleaned for the wire (text.go); a metadata pair
+// properties) is cleaned for the wire (text.go); ts "" leaves out __ts
+// (a raw reply's, raw.go); a metadata pair
 // that cannot be sent as it is (metadataProblem) is left out, since a cut
 // or mended key or value would be another one, and its key is returned in
 // dropped, cleaned for a log.
@@ -104,7 +109,9 @@ func (r *reply) render(in *incoming, expiry uint32, sourceID, ts string) (_ *pah
 		{Key: propStatusMessage, Value: cleanMessage(r.message)},
 		{Key: propProtocol, Value: protocolVersion},
 		{Key: propSourceID, Value: cleanText(sourceID, MaxPropertyValue)},
-		{Key: propTimestamp, Value: cleanText(ts, MaxPropertyValue)},
+	}
+	if ts != "" {
+		props = append(props, paho.UserProperty{Key: propTimestamp, Value: cleanText(ts, MaxPropertyValue)})
 	}
 	if r.appError {
 		props = append(props, paho.UserProperty{Key: propAppError, Value: "true"})
@@ -175,7 +182,11 @@ const (
 // take the host off the broker.
 func (e *Executor) wireReply(in *incoming, r *reply, expiry uint32) *paho.Publish {
 	ts := e.stamp()
-	p, dropped := r.render(in, expiry, e.cfg.clientID(), ts)
+	own := ts
+	if r.raw {
+		own = r.ts // raw.go
+	}
+	p, dropped := r.render(in, expiry, e.cfg.clientID(), own)
 	if len(dropped) > 0 {
 		e.log.Warn("handler metadata left out of a reply: a pair that cannot be sent as it is (control characters, not UTF-8, too long)",
 			"command", in.route.cmd.Name, "keys", dropped)

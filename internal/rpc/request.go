@@ -45,6 +45,10 @@ type incoming struct {
 	reused     *reply
 	reuseKey   string // reuseKey's, once worked out
 
+	// reserved are a raw command's reserved properties (raw.go); nil
+	// for another command.
+	reserved map[string]string
+
 	// txn stages the call's state writes (commit.go); nil without a
 	// state store. alone runs the call with its command's lane to itself
 	// (after a conflict); unlane releases the lane the run holds, nil
@@ -82,7 +86,16 @@ func (in *incoming) read(executorID string) *reply {
 	}
 	var ver, ts string
 	var hasVer bool
+	raw := in.route.cmd.Raw != nil
+	if raw {
+		in.reserved = map[string]string{}
+	}
 	for _, up := range props.User {
+		if raw && strings.HasPrefix(up.Key, "__") && !isStamp(up.Key) {
+			if _, ok := in.reserved[up.Key]; !ok {
+				in.reserved[up.Key] = up.Value
+			}
+		}
 		switch {
 		case up.Key == propProtocol:
 			ver, hasVer = up.Value, true
@@ -118,11 +131,12 @@ func (in *incoming) read(executorID string) *reply {
 		return statusReply(abi.StatusBadRequest, "the request has no message expiry", "Message Expiry", "")
 	}
 	if ts != "" {
-		t, err := hlc.Parse(ts)
-		if err != nil {
+		switch t, err := hlc.Parse(ts); {
+		case err == nil:
+			in.timestamp = &t
+		case !raw: // a raw command's handler judges its __ts (raw.go)
 			return statusReply(abi.StatusBadRequest, err.Error(), propTimestamp, ts)
 		}
-		in.timestamp = &t
 	}
 	if props.PayloadFormat != nil {
 		if *props.PayloadFormat > 1 {

@@ -219,6 +219,8 @@ type storedReply struct {
 	Format      abi.FormatIndicator `json:"format,omitempty"`
 	Metadata    map[string]string   `json:"metadata,omitempty"`
 	TTL         *time.Duration      `json:"ttl,omitempty"`
+	Raw         bool                `json:"raw,omitempty"`
+	Timestamp   string              `json:"ts,omitempty"`
 }
 
 func encodeReply(r *reply) ([]byte, error) {
@@ -227,7 +229,7 @@ func encodeReply(r *reply) ([]byte, error) {
 	}
 	return json.Marshal(storedReply{None: r.none, Status: r.status, AppError: r.appError, Message: r.message,
 		PropName: r.propName, PropValue: r.propValue, Extra: r.extra, Payload: r.payload,
-		ContentType: r.contentType, Format: r.format, Metadata: r.metadata, TTL: r.ttl})
+		ContentType: r.contentType, Format: r.format, Metadata: r.metadata, TTL: r.ttl, Raw: r.raw, Timestamp: r.ts})
 }
 
 func decodeReply(b []byte) (*reply, error) {
@@ -237,7 +239,7 @@ func decodeReply(b []byte) (*reply, error) {
 	}
 	return &reply{none: s.None, status: s.Status, appError: s.AppError, message: s.Message,
 		propName: s.PropName, propValue: s.PropValue, extra: s.Extra, payload: s.Payload,
-		contentType: s.ContentType, format: s.Format, metadata: s.Metadata, ttl: s.TTL}, nil
+		contentType: s.ContentType, format: s.Format, metadata: s.Metadata, ttl: s.TTL, raw: s.Raw, ts: s.Timestamp}, nil
 }
 
 // StateStores keeps the outcome of each request to a non-idempotent

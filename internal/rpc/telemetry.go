@@ -15,6 +15,17 @@ import (
 // timeout events this way (--events). A message the broker would refuse
 // (session.Check) is an error and is not published.
 func (e *Executor) PublishTelemetry(ctx context.Context, topic string, payload []byte, contentType string) error {
+	return e.PublishTelemetryAt(ctx, topic, payload, contentType, "")
+}
+
+// PublishTelemetryAt is PublishTelemetry with ts as the message's __ts:
+// the time of what it tells of, as the service that sends it keeps it
+// (a state store key's version, package statestore); "" takes a reading
+// of the executor's clock.
+func (e *Executor) PublishTelemetryAt(ctx context.Context, topic string, payload []byte, contentType, ts string) error {
+	if ts == "" {
+		ts = e.stamp()
+	}
 	if !e.sess.Started() {
 		return errors.New("publishing telemetry: the executor is not started")
 	}
@@ -26,7 +37,7 @@ func (e *Executor) PublishTelemetry(ctx context.Context, topic string, payload [
 		User: paho.UserProperties{
 			{Key: propProtocol, Value: protocolVersion},
 			{Key: propSourceID, Value: cleanText(e.cfg.clientID(), MaxPropertyValue)},
-			{Key: propTimestamp, Value: e.stamp()},
+			{Key: propTimestamp, Value: cleanText(ts, MaxPropertyValue)},
 		},
 	}}
 	if err := e.sess.Check(p); err != nil {

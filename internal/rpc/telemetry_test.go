@@ -33,3 +33,20 @@ func TestPublishTelemetry(t *testing.T) {
 		t.Fatalf("%d messages published, want only the first", n)
 	}
 }
+
+// PublishTelemetryAt stamps the message with the __ts it is given (a
+// service's own time of what it tells of), not the executor's clock.
+func TestPublishTelemetryAt(t *testing.T) {
+	h := start(t, Config{}, Command{Name: "echo", Handler: echoHandler})
+	const at = "001800000000000:00003:cmdhost"
+	if err := h.exec.PublishTelemetryAt(ctx(t), "clients/x/notify", []byte("+OK\r\n"), "application/octet-stream", at); err != nil {
+		t.Fatal(err)
+	}
+	pubs, err := h.broker.WaitPublished(ctx(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := user(pubs[0], "__ts"); v != at || pubs[0].QoS != 1 {
+		t.Fatalf("__ts %q, QoS %d; want %q, 1", v, pubs[0].QoS, at)
+	}
+}

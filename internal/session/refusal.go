@@ -114,6 +114,11 @@ func (s *Session) explain(err error) error {
 		return &TLSError{Err: fmt.Errorf("the broker closed the connection after the TLS handshake, before it answered CONNECT: "+
 			"it refused this client's certificate, or its lack of one (%w)", err)}
 	}
+	// A plain connection closed before any CONNACK: most often a TLS
+	// listener, which takes the CONNECT for a bad TLS record and closes.
+	if bc := s.conn.Load(); bc != nil && !bc.tls && closedByPeer(err) {
+		return fmt.Errorf("the server closed the connection before it answered CONNECT: if it listens for TLS, use mqtts:// (with --tls-ca for its CA) (%w)", err)
+	}
 	return err
 }
 

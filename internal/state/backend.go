@@ -128,6 +128,16 @@ type Commit struct {
 	// (the Azure IoT Operations protocol's rule: a write's version is
 	// later than its request's timestamp).
 	After uint64
+	// Messages, when set, join the outbox with the ops (outbox.go): the
+	// messages a non-idempotent call published, sent once it committed.
+	Messages []Message
+}
+
+// Message is a message in the outbox: its id (the same at every send)
+// and its body, which the store keeps as it is.
+type Message struct {
+	ID   string
+	Body []byte
 }
 
 // Result is what one op did.
@@ -181,10 +191,13 @@ type Limits struct {
 	// Namespace is a namespace's default quota (DefaultNamespaceKeys,
 	// DefaultNamespaceBytes).
 	Namespace Quota
-	// MaxCommitOps and MaxCommitBytes bound one commit (a call's writes):
-	// DefaultMaxCommitOps, DefaultMaxCommitBytes.
+	// MaxCommitOps and MaxCommitBytes bound one commit (a call's writes
+	// and messages): DefaultMaxCommitOps, DefaultMaxCommitBytes.
 	MaxCommitOps   int
 	MaxCommitBytes int
+	// MaxOutboxBytes bounds the messages waiting in the outbox;
+	// DefaultMaxOutboxBytes.
+	MaxOutboxBytes int64
 }
 
 // The default bounds.
@@ -196,6 +209,7 @@ const (
 	DefaultNamespaceBytes = 64 << 20
 	DefaultMaxCommitOps   = 1000
 	DefaultMaxCommitBytes = 8 << 20
+	DefaultMaxOutboxBytes = 64 << 20
 	// MaxNamespaceBytes bounds a namespace's name.
 	MaxNamespaceBytes = 255
 )
@@ -217,6 +231,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxCommitBytes <= 0 {
 		l.MaxCommitBytes = DefaultMaxCommitBytes
+	}
+	if l.MaxOutboxBytes <= 0 {
+		l.MaxOutboxBytes = DefaultMaxOutboxBytes
 	}
 	return l
 }

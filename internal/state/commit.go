@@ -31,11 +31,12 @@ const (
 
 // pending is a commit (or a sweep) waiting for the writer.
 type pending struct {
-	c     *Commit
-	sweep bool
-	res   []Result
-	err   error
-	done  chan struct{}
+	c       *Commit
+	sweep   bool
+	dequeue [][]byte // the outbox's keys of messages sent (outbox.go)
+	res     []Result
+	err     error
+	done    chan struct{}
 }
 
 // Commit applies c all or nothing and returns once it is durable. ctx
@@ -94,6 +95,9 @@ func (l Limits) checkCommit(c *Commit) error {
 		}
 		size += len(c.Ops[i].Key) + len(c.Ops[i].Value)
 	}
+	for _, m := range c.Messages {
+		size += len(m.ID) + len(m.Body)
+	}
 	if size > l.MaxCommitBytes {
 		return fmt.Errorf("%w: %d bytes of writes in one commit, over the bound of %d", ErrTooLarge, size, l.MaxCommitBytes)
 	}
@@ -106,6 +110,7 @@ type writer struct {
 	every time.Duration
 	seq   uint64           // the last version given
 	total int64            // every namespace's bytes
+	queue outboxCount      // the outbox's next number and bytes (outbox.go)
 	usage map[string]Usage // namespaces' usage, as committed, read as needed
 }
 
@@ -121,7 +126,14 @@ func newWriter(d *Disk, every time.Duration) (*writer, error) {
 // a batch failed to write).
 func (w *writer) load() error {
 	w.usage = map[string]Usage{}
-	w.seq, w.total = 0, 0
+	w.seq, w.total, w.queue = 0, 0, outboxCount{}
+	if v, closer, err := w.d.db.Get(metaQueue); err == nil {
+		w.queue = decodeOutboxCount(v)
+		_ = closer.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return unavailable("reading the outbox's numbers", err)
+	}
+	w.d.queueBytes.Store(w.queue.bytes)
 	for _, m := range []struct {
 		key []byte
 		to  func(uint64)
@@ -184,6 +196,13 @@ func (w *writer) write(batch []*pending) {
 		if p.sweep {
 			continue
 		}
+		if p.dequeue != nil {
+			tx := b.begin()
+			if p.err = tx.dequeue(p.dequeue); p.err == nil {
+				b.keep(tx)
+			}
+			continue
+		}
 		tx := b.begin()
 		res, err := tx.apply(p.c)
 		if err != nil {
@@ -221,16 +240,17 @@ type batch struct {
 	seq     uint64
 	total   int64
 	changes []Change
+	queue   outboxCount // the outbox's, as the batch leaves it (outbox.go)
 }
 
 func newBatch(w *writer) *batch {
 	return &batch{w: w, now: w.d.clock.Now(), pb: w.d.db.NewBatch(), items: map[string]*Item{}, usage: map[string]Usage{},
-		seq: w.seq, total: w.total}
+		seq: w.seq, total: w.total, queue: w.queue}
 }
 
 // begin starts applying one commit on top of what the batch holds.
 func (b *batch) begin() *commitTx {
-	return &commitTx{b: b, items: map[string]*Item{}, usage: map[string]Usage{}, seq: b.seq, total: b.total}
+	return &commitTx{b: b, items: map[string]*Item{}, usage: map[string]Usage{}, seq: b.seq, total: b.total, queue: b.queue}
 }
 
 // keep adds what tx applied to the batch.
@@ -248,7 +268,7 @@ func (b *batch) keep(tx *commitTx) {
 	for ns, u := range tx.usage {
 		b.usage[ns] = u
 	}
-	b.seq, b.total = tx.seq, tx.total
+	b.seq, b.total, b.queue = tx.seq, tx.total, tx.queue
 	b.changes = append(b.changes, tx.changes...)
 }
 
@@ -261,6 +281,9 @@ func (b *batch) write(sync *pebble.WriteOptions) error {
 	}
 	_ = b.pb.Set(metaSeq, binary.BigEndian.AppendUint64(nil, b.seq), nil)
 	_ = b.pb.Set(metaTotal, binary.BigEndian.AppendUint64(nil, uint64(b.total)), nil)
+	if b.queue != b.w.queue {
+		_ = b.pb.Set(metaQueue, b.queue.encode(), nil)
+	}
 	for ns, u := range b.usage {
 		if u.Keys == 0 && u.Bytes == 0 {
 			_ = b.pb.Delete(usageKey(ns), nil)
@@ -277,9 +300,14 @@ func (b *batch) write(sync *pebble.WriteOptions) error {
 		}
 		return unavailable("writing to the state folder", err)
 	}
-	b.w.seq, b.w.total = b.seq, b.total
+	queued := b.queue.next > b.w.queue.next
+	b.w.seq, b.w.total, b.w.queue = b.seq, b.total, b.queue
+	b.w.d.queueBytes.Store(b.queue.bytes)
 	for ns, u := range b.usage {
 		b.w.usage[ns] = u
+	}
+	if queued {
+		b.w.d.signalOutbox()
 	}
 	return nil
 }
@@ -343,6 +371,7 @@ type commitTx struct {
 	usage   map[string]Usage
 	seq     uint64
 	total   int64
+	queue   outboxCount
 	muts    []mutation
 	changes []Change
 }
@@ -378,6 +407,9 @@ func (tx *commitTx) apply(c *Commit) ([]Result, error) {
 		h := outcomeHash(o.ID)
 		tx.set(outcomeKey(h), encodeOutcome(o))
 		tx.set(outcomeEndKey(o.KeepUntil, h), nil)
+	}
+	if err := tx.enqueue(c.Messages); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,6 +59,11 @@ type Disk struct {
 	observers observers
 	stats     diskStats
 
+	// The outbox (outbox.go): ready is signalled when messages join it;
+	// queueBytes is what it holds, as last committed.
+	ready      chan struct{}
+	queueBytes atomic.Int64
+
 	// beforeBatch, when set (by tests), runs on the writer before each
 	// batch.
 	beforeBatch func()
@@ -93,7 +99,7 @@ func OpenDisk(cfg DiskConfig) (*Disk, error) {
 		return nil, fmt.Errorf("state folder %s: %w", cfg.Dir, err)
 	}
 	d := &Disk{db: db, limits: cfg.Limits.WithDefaults(), clock: clock.OrSystem(cfg.Clock), log: log, dir: cfg.Dir,
-		queue: make(chan *pending, queueLen), stopped: make(chan struct{})}
+		queue: make(chan *pending, queueLen), stopped: make(chan struct{}), ready: make(chan struct{}, 1)}
 	every := cfg.SweepEvery
 	if every <= 0 {
 		every = time.Second

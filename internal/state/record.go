@@ -16,7 +16,8 @@ import (
 //	'x' expires(8) ns 0 key      an item that expires, by when (the sweep's index)
 //	'o' sha256(id)               an outcome: outcomeRecord
 //	'y' keepUntil(8) sha256(id)  an outcome, by when it may go
-//	'm' name                     the store's own numbers: "seq", "total"
+//	'q' number(8)                a message in the outbox: id, body (outbox.go)
+//	'm' name                     the store's own numbers: "seq", "total", "queue"
 const (
 	tagItem       = 'd'
 	tagUsage      = 'n'
@@ -24,11 +25,13 @@ const (
 	tagOutcome    = 'o'
 	tagOutcomeEnd = 'y'
 	tagMeta       = 'm'
+	tagOutbox     = 'q'
 )
 
 var (
 	metaSeq   = []byte{tagMeta, 's', 'e', 'q'}
 	metaTotal = []byte{tagMeta, 't', 'o', 't', 'a', 'l'}
+	metaQueue = []byte{tagMeta, 'q', 'u', 'e', 'u', 'e'}
 )
 
 // itemKey is the store key of key in ns.

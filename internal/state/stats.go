@@ -39,7 +39,7 @@ func (s *diskStats) record(batch []*pending, took time.Duration) {
 	wrote := false
 	for _, p := range batch {
 		switch {
-		case p.sweep:
+		case p.sweep || p.dequeue != nil:
 			continue
 		case p.err == nil:
 			s.commits.Add(1)

@@ -41,6 +41,7 @@ type Txn struct {
 
 	mu    sync.Mutex
 	ops   []Op
+	msgs  []Message          // published, for the outbox (Publish)
 	view  map[string]*staged // by string(itemKey): what the call wrote
 	bytes int
 	grown map[string]int64 // bytes the staged writes add to each namespace, at most
@@ -87,8 +88,9 @@ func (t *Txn) Merge() error {
 		p.view[k] = s
 	}
 	p.ops = append(p.ops, t.ops...)
+	p.msgs = append(p.msgs, t.msgs...)
 	p.bytes += t.bytes
-	t.ops, t.view, t.bytes = nil, nil, 0
+	t.ops, t.msgs, t.view, t.bytes = nil, nil, nil, 0
 	return nil
 }
 
@@ -103,7 +105,41 @@ func (t *Txn) Writes() int {
 func (t *Txn) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.ops, t.view, t.bytes, t.grown, t.keys = nil, nil, 0, nil, nil
+	t.ops, t.msgs, t.view, t.bytes, t.grown, t.keys = nil, nil, nil, 0, nil, nil
+}
+
+// Publish stages a message for the outbox: sent once the call commits
+// (with its id, NameMessages). It counts against the call's bytes, and
+// is refused when the outbox is full already.
+func (t *Txn) Publish(body []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, size := t.stagedSize()
+	if size+len(body) > t.limits.MaxCommitBytes {
+		return fmt.Errorf("%w: a call writes and publishes at most %d bytes", ErrTooLarge, t.limits.MaxCommitBytes)
+	}
+	if o, ok := t.b.(interface{ OutboxBytes() int64 }); ok && o.OutboxBytes()+int64(len(body)) > t.limits.MaxOutboxBytes {
+		return &QuotaError{What: "outbox bytes", Limit: t.limits.MaxOutboxBytes}
+	}
+	t.msgs = append(t.msgs, Message{Body: slices.Clone(body)})
+	t.bytes += len(body)
+	return nil
+}
+
+// Messages is the number of messages staged.
+func (t *Txn) Messages() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.msgs)
+}
+
+// NameMessages gives each staged message its id: id(i) for the i-th.
+func (t *Txn) NameMessages(id func(i int) string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range t.msgs {
+		t.msgs[i].ID = id(i)
+	}
 }
 
 // Get returns key in sp as the call sees it: its own write, its callers',
@@ -364,10 +400,10 @@ func (t *Txn) Commit(ctx context.Context, outcome *Outcome, after uint64) ([]Res
 		return nil, errors.New("state: Commit of a nested call's writes (Merge them into its caller's)")
 	}
 	t.mu.Lock()
-	ops := t.ops
+	ops, msgs := t.ops, t.msgs
 	t.mu.Unlock()
-	if len(ops) == 0 && outcome == nil {
+	if len(ops) == 0 && len(msgs) == 0 && outcome == nil {
 		return nil, nil
 	}
-	return t.b.Commit(ctx, &Commit{Ops: ops, Outcome: outcome, After: after})
+	return t.b.Commit(ctx, &Commit{Ops: ops, Outcome: outcome, After: after, Messages: msgs})
 }

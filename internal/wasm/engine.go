@@ -17,6 +17,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/clock"
+	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/setting"
@@ -59,8 +60,9 @@ type Engine struct {
 	cache     wazero.CompilationCache
 	varLimits VarLimits
 
-	nester atomic.Pointer[nesterBox] // SetNester
-	budget *memoryBudget
+	nester    atomic.Pointer[nesterBox]    // SetNester
+	publisher atomic.Pointer[publisherBox] // SetPublisher
+	budget    *memoryBudget
 
 	mu      sync.Mutex
 	vars    map[string]*Vars     // by plugin name; survive instances and versions
@@ -68,6 +70,9 @@ type Engine struct {
 	// overBudget: their pools can hold more than the budget (warned once
 	// when it became so, register)
 	overBudget bool
+	// httpStats count each plugin's HTTP requests, by plugin name
+	// (httpfns.go): they survive versions.
+	httpStats map[string]*httpout.Stats
 }
 
 // NewEngine returns an Engine; Close releases its compilation cache.
@@ -211,10 +216,12 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		WithMemoryLimitPages(cfg.MemoryPages).
 		WithCompilationCache(e.cache))
 	var mounts []*mountFS
+	var httpFns *httpFuncs
 	defer func() {
 		if err != nil {
 			_ = rt.Close(context.Background())
 			closeMounts(mounts)
+			httpFns.close()
 			err = fmt.Errorf("loading plugin %s: %w", name, err)
 		}
 	}()
@@ -227,8 +234,14 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		return nil, err
 	}
 	p.mounts = mounts
+	if httpFns, err = e.newHTTPFuncs(name, cfg.Grants.HTTP); err != nil {
+		return nil, err
+	}
+	p.http = httpFns
 	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester,
-		state: &stateFuncs{plugin: name, grant: cfg.Grants.State, log: e.log, denied: ratelog.Limiter{Interval: time.Second}, ops: &p.stats.stateOps}}
+		state: &stateFuncs{plugin: name, grant: cfg.Grants.State, log: e.log, denied: ratelog.Limiter{Interval: time.Second},
+			ops: &p.stats.stateOps},
+		publish: newPublishFuncs(name, cfg.Grants.Publish, e.currentPublisher, e.log), http: httpFns}
 	var meter *meterHost
 	if p.countsFuel {
 		meter = p.meter

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/httpout"
 )
 
 // Grants are what a plugin may reach beyond its own memory and the cmdhost
@@ -24,6 +25,10 @@ type Grants struct {
 	Mounts []Mount
 	// State is what the guest may do with the state store (stategrant.go).
 	State StateGrant
+	// Publish is where and how much the guest may publish (publish.go).
+	Publish PublishGrant
+	// HTTP is what the guest may reach over HTTP (httpfns.go).
+	HTTP httpout.Grant
 }
 
 // Mount exposes a host directory to the guest. The guest cannot leave it:

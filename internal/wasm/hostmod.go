@@ -37,6 +37,15 @@ type callState struct {
 
 	fuel  int64      // the call's fuel budget; 0: none
 	meter meterState // the call's units used (metering.go)
+
+	// published counts the messages the call published (publish.go) and
+	// publishedBytes their payloads.
+	published, publishedBytes int
+
+	// httpCalls counts the call's HTTP requests (httpfns.go);
+	// httpResult is the encoded result of the last one.
+	httpCalls  int
+	httpResult []byte
 }
 
 // guestReason is what an error says of why the guest failed a call it
@@ -64,12 +73,14 @@ var (
 // never panic: a bad pointer is ResultFault, a call out of place
 // ResultState.
 type hostFuncs struct {
-	plugin string
-	output *outputGate       // the plugin's log lines go through it
-	config map[string]string // read only after load
-	vars   func() *Vars
-	nester func() Nester // nil result: nested invocation is off
-	state  *stateFuncs   // the state store's functions (statefns.go)
+	plugin  string
+	output  *outputGate       // the plugin's log lines go through it
+	config  map[string]string // read only after load
+	vars    func() *Vars
+	nester  func() Nester // nil result: nested invocation is off
+	state   *stateFuncs   // the state store's functions (statefns.go)
+	publish *publishFuncs // FnPublish (publish.go)
+	http    *httpFuncs    // FnHTTPRequest, FnHTTPResultRead (httpfns.go)
 }
 
 // hostFunc is one export of the host module: its wasm signature and body.
@@ -82,6 +93,12 @@ func (h *hostFuncs) table() map[string]hostFunc {
 	t := h.ownTable()
 	if h.state != nil {
 		maps.Copy(t, h.state.table())
+	}
+	if h.publish != nil {
+		t[abi.FnPublish] = hostFunc{[]api.ValueType{i32, i32}, []api.ValueType{i32}, h.publish.publish}
+	}
+	if h.http != nil {
+		maps.Copy(t, h.http.table())
 	}
 	return t
 }

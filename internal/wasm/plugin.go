@@ -36,6 +36,7 @@ type Plugin struct {
 	idle         *idleTimer // nil without an idle timeout
 	output       *outputGate
 	mounts       []*mountFS // Grants.Mounts, opened at Load, closed by Close
+	http         *httpFuncs // Grants.HTTP's client, closed by Close
 	meter        *meterHost // the tick of the metered module (metering.go)
 	countsFuel   bool       // cfg.countsFuel(): the module is metered
 	// afterRun, when set (by tests, before any call), runs on the call's
@@ -330,6 +331,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 		p.meter.closing.Store(true) // a call still running ends at its next tick
 		p.closeErr = errors.Join(err, p.rt.Close(context.Background()))
 		closeMounts(p.mounts)
+		p.http.close()
 		// A plugin's instances may hold hundreds of MiB (pool size times
 		// the memory limit); the runtime's scavenger would return them to
 		// the OS over seconds (measured: half of 1.2 GiB after 3 s). A

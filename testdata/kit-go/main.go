@@ -101,6 +101,84 @@ func init() {
 		}
 	}, sdk.Timeout(300*time.Millisecond))
 	sdk.Handle("kit-state", kitState)
+	sdk.Handle("kit-publish", kitPublish)
+	sdk.Handle("kit-http", kitHTTP)
+}
+
+// kitHTTP sends the request the payload names (testdata/kit/README.md,
+// kit-http) and replies with the response, or the error's word.
+func kitHTTP(ctx context.Context, req *sdk.Request) (*sdk.Response, error) {
+	payload, times := string(req.Payload), 1
+	if n, rest, ok := strings.Cut(payload, " "); ok && strings.HasPrefix(n, "x") {
+		if k, err := strconv.Atoi(n[1:]); err == nil {
+			payload, times = rest, k
+		}
+	}
+	var replies []string
+	for range times {
+		r, err := kitHTTPOnce(ctx, payload)
+		if err != nil {
+			return nil, err
+		}
+		replies = append(replies, r)
+	}
+	return &sdk.Response{Payload: []byte(strings.Join(replies, "\n")), ContentType: "text/plain"}, nil
+}
+
+// kitHTTPOnce sends the request of a kit-http payload.
+func kitHTTPOnce(ctx context.Context, payload string) (string, error) {
+	f := strings.SplitN(payload, " ", 3)
+	if len(f) < 2 {
+		return "", fmt.Errorf("kit: kit-http wants [xN] METHOD URL [BODY], not %q", payload)
+	}
+	r := &sdk.HTTPRequest{Method: f[0], URL: f[1], Header: sdk.Header{"X-Kit": {"go"}}}
+	if len(f) > 2 {
+		r.Body = []byte(f[2])
+		if n, err := strconv.Atoi(strings.TrimPrefix(f[2], "+")); err == nil && strings.HasPrefix(f[2], "+") {
+			r.Body = []byte(strings.Repeat("x", n))
+		}
+		r.Header.Set("Content-Type", "text/plain")
+	}
+	resp, err := sdk.HTTP(ctx, r)
+	var herr *sdk.HTTPError
+	switch {
+	case errors.As(err, &herr):
+		return strings.ReplaceAll(herr.Reason.String(), "_", "-") + ": " + herr.Message, nil
+	case err != nil:
+		return "", err
+	}
+	return strconv.Itoa(resp.Status) + " " + resp.Header.Get("X-Kit-Reply") + " " + string(resp.Body), nil
+}
+
+// kitPublish publishes what the payload says (testdata/kit/README.md,
+// kit-publish) and replies ok, or the error's word.
+func kitPublish(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
+	f := strings.SplitN(string(req.Payload), " ", 3)
+	m := &sdk.Message{Topic: f[0], ContentType: "text/plain"}
+	if len(f) > 1 {
+		m.Payload = []byte(f[1])
+	}
+	if len(f) > 2 && f[2] == "event" {
+		m.Event = &sdk.Event{Type: "kit.event"}
+	}
+	if len(f) > 2 && f[2] == "reserved" {
+		m.Metadata = map[string]string{"__ts": "x"}
+	}
+	word := "ok"
+	switch err := sdk.Publish(m); {
+	case err == nil:
+	case errors.Is(err, sdk.ErrPublishDenied):
+		word = "denied"
+	case errors.Is(err, sdk.ErrPublishTooLarge):
+		word = "too-large"
+	case errors.Is(err, sdk.ErrPublishLimit):
+		word = "limit"
+	case errors.Is(err, sdk.ErrPublishInvalid):
+		word = "invalid"
+	default:
+		return nil, err
+	}
+	return &sdk.Response{Payload: []byte(word), ContentType: "text/plain"}, nil
 }
 
 // kitState runs one state store operation named by the payload

@@ -5,9 +5,11 @@
 //   - tally (non-idempotent) adds 1 to the counter n, records which value
 //     the request (its payload) got under "req/PAYLOAD", and replies with
 //     the value: a request whose writes applied twice would take two
-//     values, and leave the counter ahead of the requests answered.
-//   - tally-fail adds 1, then fails (an application error): its write
-//     must never apply.
+//     values, and leave the counter ahead of the requests answered. It
+//     publishes the value on tally/PAYLOAD, when granted (the outbox's
+//     tests count the messages).
+//   - tally-fail adds 1 and publishes, then fails (an application
+//     error): its write must never apply, its message never go.
 //   - tally-slow adds 1, then spins until the host cuts it (timeout
 //     100 ms): its write must never apply either.
 //   - tally-read replies with the counter ("0" when absent).
@@ -34,10 +36,16 @@ func init() {
 		if err := sdk.State().Set("req/"+string(req.Payload), []byte(v), sdk.IfAbsent()); err != nil {
 			return nil, err // a second run of a request that committed would land here
 		}
+		if err := publish("tally/"+string(req.Payload), v); err != nil {
+			return nil, err
+		}
 		return &sdk.Response{Payload: []byte(v), ContentType: "text/plain"}, nil
 	})
-	sdk.Handle("tally-fail", func(context.Context, *sdk.Request) (*sdk.Response, error) {
+	sdk.Handle("tally-fail", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
 		if _, err := sdk.State().Add("n", 1); err != nil {
+			return nil, err
+		}
+		if err := publish("tally/failed/"+string(req.Payload), "never sent"); err != nil {
 			return nil, err
 		}
 		return nil, errors.New("tally: deliberate failure after a write")
@@ -60,6 +68,17 @@ func init() {
 		}
 		return &sdk.Response{Payload: v, ContentType: "text/plain"}, nil
 	}, sdk.Idempotent())
+}
+
+// publish sends v on topic, as a CloudEvent, when the operator file
+// grants the plugin to publish there (the tests that count messages do).
+func publish(topic, v string) error {
+	err := sdk.Publish(&sdk.Message{Topic: topic, Payload: []byte(v), ContentType: "text/plain",
+		Event: &sdk.Event{Type: "tally.added"}})
+	if errors.Is(err, sdk.ErrPublishDenied) {
+		return nil
+	}
+	return err
 }
 
 func main() {}
