@@ -53,14 +53,15 @@ func (a *Ops) stateOps(op opMaker) []rpc.Command {
 	}
 }
 
-// errNoState answers a state op on a host without a state store.
-var errNoState = &abi.Response{Status: abi.StatusServiceUnavailable,
-	Message: "this host has no state store (serve --state-dir off)"}
+// noState answers a state op on a host without a state store.
+func noState() *abi.Response {
+	return &abi.Response{Status: abi.StatusServiceUnavailable, Message: "this host has no state store (serve --state-dir off)"}
+}
 
 // stateNamespaces answers admin.OpStateNamespaces.
 func (a *Ops) stateNamespaces(ctx context.Context) (any, error) {
 	if a.cfg.State == nil {
-		return errNoState, nil
+		return noState(), nil
 	}
 	out, err := Namespaces(ctx, a.cfg.State)
 	if err != nil {
@@ -93,7 +94,7 @@ func Namespaces(ctx context.Context, st StateStore) (admin.StateNamespaces, erro
 // refusal says what is wrong.
 func (a *Ops) stateRequest(r *abi.Request, req any, ns func() string) (StateStore, string, *abi.Response) {
 	if a.cfg.State == nil {
-		return nil, "", errNoState
+		return nil, "", noState()
 	}
 	if err := json.Unmarshal(r.Payload, req); err != nil {
 		return nil, "", bad(fmt.Sprintf(`payload must be JSON such as {"namespace":"plugin/NAME","key":"K"}: %v`, err))
