@@ -285,7 +285,8 @@ type Server struct {
 // ready is the readiness /readyz reports: the plugins are loaded (Run
 // loads them before it starts the executor), the executor is connected
 // and subscribed, the broker acknowledges its replies (rpc
-// Executor.Ready), and the plugins folder is watched (hot reload works).
+// Executor.Ready), the state store writes (stateReady), and the plugins
+// folder is watched (hot reload works).
 // The probes are served from the start of Run, so during a cold start it
 // says what is still loading.
 func (s *Server) ready() error {
@@ -296,6 +297,9 @@ func (s *Server) ready() error {
 		return errors.New("starting: plugins loaded, connecting to the broker")
 	}
 	if err := s.exec.Ready(); err != nil {
+		return err
+	}
+	if err := s.stateReady(); err != nil {
 		return err
 	}
 	if p := s.watchErr.Load(); p != nil {
@@ -417,7 +421,7 @@ func New(cfg Config) (_ *Server, err error) {
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
 		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory,
-		HTTP: s.engine.HTTPStats})
+		HTTP: s.engine.HTTPStats, State: s.metricsState})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -457,7 +461,7 @@ func New(cfg Config) (_ *Server, err error) {
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
 		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log, Admin: s.adminByIdentity(),
 		MaxModuleBytes: cfg.MaxModuleBytes, MaxRequestBytes: cmp.Or(cfg.MaxRequestBytes, session.DefaultMaxPacketSize), Events: s.events,
-		Pull: s.pullFunc()}); err != nil {
+		Pull: s.pullFunc(), State: s.adminState()}); err != nil {
 		return nil, err
 	}
 	return s, nil

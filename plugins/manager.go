@@ -885,6 +885,7 @@ func (m *Manager) retire(e *entry, p *wasm.Plugin) {
 	e.retired.OutputDroppedBytes += st.OutputDroppedBytes
 	e.retired.MountRefusals += st.MountRefusals
 	e.retired.Fuel.Add(st.Fuel)
+	e.retired.StateOps.Add(st.StateOps)
 }
 
 // retryClashed loads again, in file name order and in the background, the

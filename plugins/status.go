@@ -85,6 +85,10 @@ type PluginStatus struct {
 	// retried when what refused it is freed.
 	RefusedDigest string    `json:"refusedDigest,omitempty"`
 	LastErrorAt   time.Time `json:"lastErrorAt,omitzero"` // when it happened
+
+	// StateOps counts its calls to the state store by op and result, for
+	// the metrics (wasm.StateOps).
+	StateOps wasm.StateOps `json:"-"`
 }
 
 // Status describes every plugin known, sorted by name: those serving,
@@ -100,7 +104,7 @@ func (m *Manager) Status() []PluginStatus {
 			Loads: e.loads, Reloads: e.reloads, LoadFailures: e.loadFailures,
 			Calls: e.retired.Calls, Failures: e.retired.Failures, ErrorReplies: e.retired.ErrorReplies, Replaced: e.retired.Replaced,
 			OutputDroppedLines: e.retired.OutputDroppedLines, OutputDroppedBytes: e.retired.OutputDroppedBytes,
-			MountRefusals: e.retired.MountRefusals, Fuel: e.retired.Fuel, Draining: len(e.draining),
+			MountRefusals: e.retired.MountRefusals, Fuel: e.retired.Fuel, StateOps: e.retired.StateOps, Draining: len(e.draining),
 		}
 		switch {
 		case e.cur != nil:
@@ -150,6 +154,7 @@ func (m *Manager) Status() []PluginStatus {
 			st.OutputDroppedBytes += s.OutputDroppedBytes
 			st.MountRefusals += s.MountRefusals
 			st.Fuel.Add(s.Fuel)
+			st.StateOps.Add(s.StateOps)
 			st.Instances += s.Instances
 			if p == serving {
 				st.InUse = s.InUse

@@ -232,7 +232,8 @@ func printPluginTable(w io.Writer, views []admin.PluginView) error {
 	// ERRORS counts the calls that failed (trap, timeout, bad
 	// reply) and those answered with an error status.
 	// FUEL/CALL is the mean work units of its calls (docs/plugins.md, Fuel).
-	fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tFUEL/CALL\tRELOADS\tLAST ERROR")
+	// KEYS and BYTES are what the plugin's state namespace holds.
+	fmt.Fprintln(tw, "NAME\tSTATE\tDIGEST\tCOMMANDS\tINSTANCES\tCALLS\tERRORS\tP50\tP99\tFUEL/CALL\tRELOADS\tKEYS\tBYTES\tLAST ERROR")
 	for _, v := range views {
 		p50, p99 := "-", "-" // no call of the version serving, no latency
 		if v.P99Ms > 0 {
@@ -242,8 +243,9 @@ func printPluginTable(w io.Writer, views []admin.PluginView) error {
 		if v.Fuel.Calls > 0 {
 			fuel = units(v.Fuel.PerCall())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n", shown(v.Name), shown(string(v.State)), short(v.Digest),
-			shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, fuel, v.Reloads, orDash(shown(v.LastError)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", shown(v.Name), shown(string(v.State)), short(v.Digest),
+			shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, fuel, v.Reloads, v.StateKeys, v.StateBytes,
+			orDash(shown(v.LastError)))
 	}
 	return tw.Flush()
 }

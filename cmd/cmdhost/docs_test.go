@@ -124,6 +124,7 @@ func TestDocsCommands(t *testing.T) {
 	addr, _ := startServeIn(t, filepath.Join(repoRoot(t), fields[3]), nil, fields[4])
 	broker := "mqtt://" + addr
 	host := &docHost{broker: broker, port: addr[strings.LastIndex(addr, ":")+1:], executor: "cli-host"}
+	stateWalk := newStateDoc(t)
 
 	for _, c := range cmds {
 		t.Run(c.where, func(t *testing.T) {
@@ -144,6 +145,8 @@ func TestDocsCommands(t *testing.T) {
 				serveWithStoreSecrets(t, c)
 			case strings.HasPrefix(c.where, fleetDoc+":") && words[0] == "cmdhost":
 				fleetDocFlags(t, c) // and TestDocsFleet runs it
+			case strings.HasPrefix(c.where, "state.md:") && words[0] == "cmdhost":
+				stateWalk.run(t, c)
 			case strings.HasPrefix(c.where, "security.md:") && words[0] == "cmdhost":
 				securityRecipeCommand(t, c)
 			case strings.HasPrefix(c.text, "GOOS=wasip1 GOARCH=wasm go build") && strings.Contains(c.text, "greet.wasm"):
@@ -219,15 +222,7 @@ type docHost struct{ broker, port, executor string }
 func (h *docHost) invoke(t *testing.T, c docCommand) {
 	cmd := exec.Command(binary, append([]string{"--cache-dir", cliCache()}, strings.Fields(c.text)[1:]...)...)
 	cmd.Env = append(os.Environ(), "CMDHOST_BROKER="+h.broker, "CMDHOST_EXECUTOR="+h.executor)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	stdout, stderr, code := runExec(t, cmd)
 	switch {
 	case strings.HasPrefix(c.comment, "→ "):
 		want := strings.TrimPrefix(c.comment, "→ ")
@@ -236,13 +231,13 @@ func (h *docHost) invoke(t *testing.T, c docCommand) {
 		}
 		// "…" in the docs stands for anything.
 		pattern := "^" + strings.ReplaceAll(regexp.QuoteMeta(want), "…", ".*") + "$"
-		if code != 0 || !regexp.MustCompile(pattern).MatchString(strings.TrimSpace(stdout.String())) {
-			t.Errorf("%s: stdout %q, stderr %q, exit %d; the docs say %q", c.where, stdout.String(), stderr.String(), code, c.comment)
+		if code != 0 || !regexp.MustCompile(pattern).MatchString(strings.TrimSpace(stdout)) {
+			t.Errorf("%s: stdout %q, stderr %q, exit %d; the docs say %q", c.where, stdout, stderr, code, c.comment)
 		}
 	case regexp.MustCompile(`^.+ on stderr, exit \d+$`).MatchString(c.comment):
 		m := regexp.MustCompile(`^(.+) on stderr, exit (\d+)$`).FindStringSubmatch(c.comment)
-		if !strings.Contains(stderr.String(), m[1]) || strconv.Itoa(code) != m[2] {
-			t.Errorf("%s: stderr %q, exit %d; the docs say %q", c.where, stderr.String(), code, c.comment)
+		if !strings.Contains(stderr, m[1]) || strconv.Itoa(code) != m[2] {
+			t.Errorf("%s: stderr %q, exit %d; the docs say %q", c.where, stderr, code, c.comment)
 		}
 	default:
 		t.Errorf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"TEXT on stderr, exit N\"", c.where, c.comment)

@@ -63,8 +63,9 @@ func TestWatchFitsEightyColumns(t *testing.T) {
 	f := watchFrame{Time: time.Now(), Executor: strings.Repeat("replica-", 12),
 		ReplicaID: admin.ReplicaID{ClientID: strings.Repeat("client-", 5), Share: strings.Repeat("group-", 2)}, Plugins: []watchPlugin{
 			{Name: long, State: "serving", Instances: 123456, InFlight: 1234567890, CallsPerSec: 123456789.5, ErrorsPerSec: 98765.4,
-				P50Ms: 0.21, P99Ms: 123456, FuelPerCall: 4_500_000, Reloads: 12345678, LastError: strings.Repeat("the guest said no; ", 10)},
-			{Name: "echo", State: "serving", Instances: 4, CallsPerSec: 1234.5, P50Ms: 12.34, P99Ms: 456.7},
+				P50Ms: 0.21, P99Ms: 123456, FuelPerCall: 4_500_000, Reloads: 12345678, LastError: strings.Repeat("the guest said no; ", 10),
+				StateKeys: 100_000, StateBytes: 67_108_864},
+			{Name: "echo", State: "serving", Instances: 4, CallsPerSec: 1234.5, P50Ms: 12.34, P99Ms: 456.7, StateKeys: 3, StateBytes: 987},
 		}}
 	recent := []happening{{Time: time.Now(), Kind: "timeout", Plugin: long, Command: long, Detail: strings.Repeat("execution 2s of 2s, ", 6)}}
 	var out bytes.Buffer
@@ -81,7 +82,7 @@ func TestWatchFitsEightyColumns(t *testing.T) {
 		strings.Count(all.String(), "replica client-client-") != 2 {
 		t.Errorf("the views do not name the replicas:\n%s\n%s", out.String(), all.String())
 	}
-	for _, want := range []string{"a-very-long-pl…", "1.2G", "123M", "123k", "123.5s", "the guest said no", "12.3ms", "457ms", "0.21ms", "4.5M"} {
+	for _, want := range []string{"a-very-long-pl…", "1.2G", "123M", "123k", "123.5s", "the guest said no", "12.3ms", "457ms", "0.21ms", "4.5M", " 67M\n", " 987\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the view lacks %q:\n%s", want, out.String())
 		}

@@ -102,7 +102,7 @@ func TestWatchTerminal(t *testing.T) {
 	}
 	line := strings.Join(append([]string{binary, "watch", "--count", "1"}, host...), " ")
 	tty, err := exec.Command(script, "-qec", line, "/dev/null").Output()
-	for _, want := range []string{"\x1b[H\x1b[2J", "cmdhost watch: host cli-host on mqtt://" + addr, "NAME", "IN FLIGHT", "CALLS/S", "echo", "recent timeouts and reloads:"} {
+	for _, want := range []string{"\x1b[H\x1b[2J", "cmdhost watch: host cli-host on mqtt://" + addr, "NAME", "BUSY", "CALLS/S", "DATA", "echo", "recent timeouts and reloads:"} {
 		if err != nil || !strings.Contains(string(tty), want) {
 			t.Errorf("watch on a terminal: %v, %q lacks %q", err, tty, want)
 		}

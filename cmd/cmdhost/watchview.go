@@ -48,6 +48,10 @@ type watchPlugin struct {
 	FuelPerCall  int64   `json:"fuelPerCall"` // mean work units of its calls (docs/plugins.md, Fuel)
 	Reloads      int     `json:"reloads"`
 	LastError    string  `json:"lastError,omitempty"`
+	// StateKeys and StateBytes are what the plugin's state namespace
+	// holds (admin.PluginView).
+	StateKeys  int64 `json:"stateKeys"`
+	StateBytes int64 `json:"stateBytes"`
 }
 
 // happening is a timeout or a reload, as watch shows it.
@@ -113,7 +117,8 @@ func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
 	var reloads []happening
 	for _, v := range st.Plugins {
 		p := watchPlugin{Name: v.Name, State: string(v.State), Digest: short(v.Digest), Instances: v.Instances, InFlight: v.InUse,
-			Calls: v.Calls, Errors: v.Failures + v.ErrorReplies, P50Ms: v.P50Ms, P99Ms: v.P99Ms, FuelPerCall: v.Fuel.PerCall(), Reloads: v.Reloads, LastError: v.LastError}
+			Calls: v.Calls, Errors: v.Failures + v.ErrorReplies, P50Ms: v.P50Ms, P99Ms: v.P99Ms, FuelPerCall: v.Fuel.PerCall(), Reloads: v.Reloads, LastError: v.LastError,
+			StateKeys: v.StateKeys, StateBytes: v.StateBytes}
 		if before, ok := w.last[v.Name]; ok && secs > 0 {
 			p.CallsPerSec = float64(max(v.Calls-before.Calls, 0)) / secs
 			p.ErrorsPerSec = float64(max(v.Failures+v.ErrorReplies-before.Failures-before.ErrorReplies, 0)) / secs
@@ -172,16 +177,22 @@ func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration
 // printPluginRows writes the table of plugins and returns those with a
 // last error.
 func printPluginRows(w io.Writer, plugins []watchPlugin) []watchPlugin {
-	const row = "%-15s %-8s %4s %9s %7s %5s %7s %7s %5s %3s\n" // 79 columns
-	fmt.Fprintf(w, row, "NAME", "STATE", "INST", "IN FLIGHT", "CALLS/S", "ERR/S", "P50", "P99", "FUEL", "RLD")
+	// BUSY: the calls in flight; DATA: the bytes of the plugin's state
+	// namespace.
+	const row = "%-15s %-8s %4s %4s %7s %5s %7s %7s %5s %3s %4s\n" // 79 columns
+	fmt.Fprintf(w, row, "NAME", "STATE", "INST", "BUSY", "CALLS/S", "ERR/S", "P50", "P99", "FUEL", "RLD", "DATA")
 	var failing []watchPlugin
 	for _, p := range plugins {
 		p50, p99 := "-", "-" // no call of the version serving, no latency
 		if p.P99Ms > 0 {
 			p50, p99 = latency(p.P50Ms), latency(p.P99Ms)
 		}
-		fmt.Fprintf(w, row, clip(shown(p.Name), 15), clip(shown(p.State), 8), count(p.Instances, 4), count(int64(p.InFlight), 9),
-			rate(p.CallsPerSec, 7), rate(p.ErrorsPerSec, 5), p50, p99, fuelCol(p.FuelPerCall), count(int64(p.Reloads), 3))
+		data := "-" // no key
+		if p.StateKeys > 0 {
+			data = count(p.StateBytes, 4)
+		}
+		fmt.Fprintf(w, row, clip(shown(p.Name), 15), clip(shown(p.State), 8), count(p.Instances, 4), count(int64(p.InFlight), 4),
+			rate(p.CallsPerSec, 7), rate(p.ErrorsPerSec, 5), p50, p99, fuelCol(p.FuelPerCall), count(int64(p.Reloads), 3), data)
 		if p.LastError != "" {
 			failing = append(failing, p)
 		}

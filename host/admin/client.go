@@ -223,10 +223,10 @@ func (c *Client) Call(ctx context.Context, op string, req any) (json.RawMessage,
 // user properties md besides the token's.
 func (c *Client) call(ctx context.Context, op string, payload []byte, contentType string, md map[string]string) (json.RawMessage, error) {
 	call := rpc.Call{Topic: c.Topic(op), ContentType: contentType, Payload: payload, Timeout: c.cfg.Timeout, Ack: true, Metadata: md}
-	// The token goes with the ops that need it only: list, inspect and
-	// stats are open, and go to hosts found from announcements, which any
+	// The token goes with the ops that need it only: list, inspect,
+	// stats and state-namespaces are open, and go to hosts found from announcements, which any
 	// client that may publish them can fake to collect what it is sent.
-	if c.cfg.Token != "" && op != OpList && op != OpInspect && op != OpStats {
+	if c.cfg.Token != "" && op != OpList && op != OpInspect && op != OpStats && op != OpStateNamespaces {
 		if call.Metadata == nil {
 			call.Metadata = map[string]string{}
 		}

@@ -6,9 +6,10 @@
 //
 // A host serves its admin ops over the same RPC protocol as its plugins'
 // commands, on executor-specific topics: cmdhost/{executorId}/admin/{op}
-// (Topic). Reading ops (list, inspect, stats) are open; ops that change
-// state (reload, remove, install, rollback) need the token `serve
-// --admin-token-file` holds,
+// (Topic). Reading ops (list, inspect, stats, state-namespaces) are open;
+// ops that change state (reload, remove, install, rollback) and those
+// that read or write the state store's keys (state.go) need the token
+// `serve --admin-token-file` holds,
 // sent as the request's user property cmdhost-admin-token (TokenKey) and
 // compared in constant time; without a token set, or with a wrong one,
 // they are refused (StatusForbidden) and the host logs who was refused
@@ -172,6 +173,11 @@ type PluginView struct {
 	Folder string  `json:"folder,omitempty"`
 	P50Ms  float64 `json:"p50Ms"`
 	P99Ms  float64 `json:"p99Ms"`
+	// StateKeys and StateBytes are what the plugin's state namespace
+	// holds: its keys, and their bytes (keys plus values); 0 on a host
+	// without a state store.
+	StateKeys  int64 `json:"stateKeys"`
+	StateBytes int64 `json:"stateBytes"`
 	// Declared are the commands with their settings (inspect only).
 	Declared []abi.Command `json:"declared,omitempty"`
 	// Timeouts are the commands' execution timeouts as served, where each

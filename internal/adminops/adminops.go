@@ -1,5 +1,6 @@
 // Package adminops is the host's side of its admin ops: list, inspect,
-// stats, reload, remove, install and rollback, served as RPC commands beside the plugins'
+// stats, reload, remove, install, rollback and the state ops (state.go),
+// served as RPC commands beside the plugins'
 // (host puts them first). The contract they answer by, topics, token,
 // requests and replies, is the public package host/admin, which clients
 // import too; this package holds what only the host needs: the ops over a
@@ -81,6 +82,10 @@ type Config struct {
 	Events events.Sink
 	// Clock is the time of uploads and events; nil: the system's.
 	Clock clock.Clock
+	// State is the host's state store, which the state ops read and
+	// write (state.go) and the views' StateKeys and StateBytes report;
+	// nil: none (those ops answer 503).
+	State StateStore
 	// Pull fetches the module of an OCI reference of at most max bytes,
 	// and its signature file (nil: none), for an install that asks the
 	// host to pull it (admin.InstallReferenceKey); nil: such an install is
@@ -137,7 +142,7 @@ func (a *Ops) Commands() []rpc.Command {
 	// the request's JSON payload read into an admin.Request (raw: not
 	// read, for install's module bytes) and returns the reply's value, or
 	// an *abi.Response to send as it is.
-	op := func(name string, guarded, raw bool, f func(ctx context.Context, r *abi.Request, req admin.Request) (any, error)) rpc.Command {
+	var op opMaker = func(name string, guarded, raw bool, f func(ctx context.Context, r *abi.Request, req admin.Request) (any, error)) rpc.Command {
 		return rpc.Command{
 			Name: "admin-" + name, Topic: admin.Topic("{executorId}", name), Concurrency: 2,
 			Handler: func(ctx context.Context, r *abi.Request) (*abi.Response, error) {
@@ -225,6 +230,7 @@ func (a *Ops) Commands() []rpc.Command {
 			return a.rollbackOp(ctx, r, req)
 		}),
 	}
+	ops = append(ops, a.stateOps(op)...)
 	if topic.CheckLevel(a.cfg.ClientID) != nil {
 		return ops
 	}
@@ -406,6 +412,7 @@ func (a *Ops) views(declared bool) []admin.PluginView {
 	out := []admin.PluginView{} // no plugin is [], not null, in the reply's JSON
 	for _, st := range a.cfg.Manager.Status() {
 		v := admin.PluginView{PluginStatus: a.relative(st), ReplicaID: a.Replica(), Folder: a.folder}
+		v.StateKeys, v.StateBytes = a.stateUsage(st.Name)
 		if len(st.Commands) > 0 {
 			if p, ok := a.cfg.Manager.Lookup(st.Commands[0]); ok && p.Name() == st.Name {
 				s := p.Stats()

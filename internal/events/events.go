@@ -20,8 +20,9 @@ const (
 	// KindBudgetWarning: a call still runs past WarnFraction of its budget.
 	KindBudgetWarning = "budget_warning"
 	// KindAdmin: an admin op that changes a plugin (Op: install, remove,
-	// reload, rollback) served it, or was refused (Verdict): the audit
-	// of who changed what (Invoker, Digest).
+	// reload, rollback) or the state store (state-set, state-delete,
+	// state-import: Target) served it, or was refused (Verdict): the
+	// audit of who changed what (Invoker, Digest).
 	KindAdmin = "admin"
 )
 
@@ -114,6 +115,10 @@ type Event struct {
 	// BudgetMS and ElapsedMS are Budget and Elapsed in the JSON form.
 	BudgetMS  int64 `json:"budget_ms"`
 	ElapsedMS int64 `json:"elapsed_ms"`
+
+	// Target is what a KindAdmin event's op of the state store changed:
+	// the namespace, and the key or the count of keys.
+	Target string `json:"target,omitempty"`
 }
 
 // Sink receives events. Emit is called from many goroutines at once and
@@ -188,7 +193,7 @@ func logAdmin(log *slog.Logger, ev Event) {
 	attrs := []slog.Attr{slog.String("op", ev.Op), slog.String("verdict", ev.Verdict)}
 	for _, a := range []struct{ k, v string }{
 		{"plugin", ev.Plugin}, {"digest", ev.Digest}, {"invoker", ev.Invoker},
-		{"user", ev.User}, {"client_id", ev.ClientID}, {"reason", ev.Reason},
+		{"user", ev.User}, {"client_id", ev.ClientID}, {"target", ev.Target}, {"reason", ev.Reason},
 	} {
 		if a.v != "" {
 			attrs = append(attrs, slog.String(a.k, a.v))

@@ -48,6 +48,17 @@
 //	cmdhost_plugin_fuel_units{plugin}            histogram; work units (fuel) per call, buckets 10^3 to 10^11
 //	cmdhost_http_requests_total{plugin,outcome}  counter; handlers' outbound HTTP requests: 2xx to 5xx, or the failure (denied, timeout, ...)
 //	cmdhost_http_request_duration_seconds{plugin} histogram; their time, buckets 5 ms to 30 s
+//	cmdhost_plugin_state_ops_total{plugin,op,result} counter; the guest's state calls (the results seen only)
+//	cmdhost_state_commits_total{result}          counter; state store commits: applied, conflict, refused, failed
+//	cmdhost_state_batches_total                  counter; batches written, one sync each (group commit)
+//	cmdhost_state_commit_duration_seconds        histogram; a commit's wait, apply and sync
+//	cmdhost_state_namespace_keys{namespace}      gauge; at most MaxNamespaceSeries namespaces
+//	cmdhost_state_namespace_bytes{namespace}     gauge; keys plus values
+//	cmdhost_state_namespaces                     gauge
+//	cmdhost_state_keys                           gauge; every namespace together
+//	cmdhost_state_bytes                          gauge; every namespace together
+//	cmdhost_state_max_bytes                      gauge; serve --state-max-bytes
+//	cmdhost_state_healthy                        gauge; 0 once a write failed or the store closed (/readyz says why)
 //
 // plus the Go runtime's and the process's standard collectors.
 package metrics
@@ -94,6 +105,9 @@ type Sources struct {
 	// HTTP reads the plugins' outbound HTTP counters
 	// (wasm.Engine.HTTPStats); nil: no series.
 	HTTP func() map[string]httpout.Snapshot
+	// State returns the handlers' state store (state.go); nil, or nil
+	// returned: no state metrics.
+	State func() StateSource
 }
 
 // Collector holds the host's metrics on a registry of its own (never the
@@ -213,6 +227,7 @@ func New(src Sources) *Collector {
 	)
 	c.reg.MustRegister(c.boundCollectors()...)
 	c.reg.MustRegister(&httpCollector{stats: src.HTTP})
+	c.reg.MustRegister(&stateCollector{src: src.State})
 	return c
 }
 
@@ -301,6 +316,9 @@ var (
 		"Lines of the plugin's stdout, stderr and log calls dropped over its output limits.", []string{"plugin"}, nil)
 	pluginMountRefusals = prometheus.NewDesc("cmdhost_plugin_mount_refusals_total",
 		"File system calls of the plugin refused because they would have left its mounts (a symlink, .., link or rename out).", []string{"plugin"}, nil)
+	pluginStateOps = prometheus.NewDesc("cmdhost_plugin_state_ops_total",
+		"The plugin's calls to the state store, by op (get, set, delete, add, list) and result (ok, not_found, conflict, quota, too_large, denied, unavailable, …); a result never seen has no series.",
+		[]string{"plugin", "op", "result"}, nil)
 	pluginFuel = prometheus.NewDesc("cmdhost_plugin_fuel_units",
 		"Work units (fuel: about one per WebAssembly instruction) each call of the plugin used, failed calls included, over all its versions.", []string{"plugin"}, nil)
 )
@@ -312,6 +330,7 @@ func (p *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pluginCalls
 	ch <- pluginOutputDropped
 	ch <- pluginMountRefusals
+	ch <- pluginStateOps
 	ch <- pluginFuel
 }
 
@@ -326,6 +345,14 @@ func (p *pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pluginCalls, prometheus.CounterValue, float64(st.Calls), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginOutputDropped, prometheus.CounterValue, float64(st.OutputDroppedLines), st.Name)
 		ch <- prometheus.MustNewConstMetric(pluginMountRefusals, prometheus.CounterValue, float64(st.MountRefusals), st.Name)
+		for op, results := range st.StateOps {
+			for result, n := range results {
+				if n > 0 {
+					ch <- prometheus.MustNewConstMetric(pluginStateOps, prometheus.CounterValue, float64(n), st.Name,
+						wasm.StateOpNames[op], wasm.StateResultNames[result])
+				}
+			}
+		}
 		buckets := make(map[float64]uint64, len(wasm.FuelBuckets))
 		for i, b := range wasm.FuelBuckets {
 			buckets[float64(b)] = uint64(st.Fuel.Buckets[i])

@@ -47,11 +47,13 @@ func (d *Disk) Commit(ctx context.Context, c *Commit) ([]Result, error) {
 	if err := d.limits.checkCommit(c); err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	p := &pending{c: c, done: make(chan struct{})}
 	if err := d.enqueue(ctx, p); err != nil {
 		return nil, err
 	}
 	<-p.done
+	d.stats.latency.observe(time.Since(start))
 	return p.res, p.err
 }
 
@@ -289,7 +291,9 @@ func (b *batch) write(sync *pebble.WriteOptions) error {
 			_ = b.pb.Set(usageKey(ns), encodeUsage(u), nil)
 		}
 	}
-	if err := b.pb.Commit(sync); err != nil {
+	err := b.pb.Commit(sync)
+	b.w.d.stats.health.wrote(err)
+	if err != nil {
 		// What the writer holds may be ahead of the disk: read it again.
 		if lerr := b.w.load(); lerr != nil {
 			b.w.d.log.Error("state store: reading its numbers again after a failed write", "err", lerr)

@@ -15,18 +15,24 @@ type Stats struct {
 	Batches   uint64 // batches written (each one sync)
 	// BatchSeconds is the time the batches took, apply and sync, summed.
 	BatchSeconds float64
+	// CommitLatency is each commit's time from Commit to its fate known,
+	// refused ones included: the wait for the writer, the batch's apply
+	// and its sync.
+	CommitLatency Histogram
 }
 
 type diskStats struct {
 	commits, refused, conflicts, failed, batches atomic.Uint64
 	batchNanos                                   atomic.Int64
+	latency                                      latencies
+	health                                       health
 }
 
 // Stats returns the store's counters.
 func (d *Disk) Stats() Stats {
 	s := &d.stats
 	return Stats{Commits: s.commits.Load(), Refused: s.refused.Load(), Conflicts: s.conflicts.Load(), Failed: s.failed.Load(),
-		Batches: s.batches.Load(), BatchSeconds: time.Duration(s.batchNanos.Load()).Seconds()}
+		Batches: s.batches.Load(), BatchSeconds: time.Duration(s.batchNanos.Load()).Seconds(), CommitLatency: s.latency.read()}
 }
 
 func (s *diskStats) record(batch []*pending, took time.Duration) {

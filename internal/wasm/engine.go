@@ -250,7 +250,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	}
 	p.http = httpFns
 	host := &hostFuncs{plugin: name, output: p.output, config: cloneMap(cfg.Config), vars: p.Vars, nester: e.currentNester,
-		state:   &stateFuncs{plugin: name, grant: cfg.Grants.State, log: e.log, denied: ratelog.Limiter{Interval: time.Second}},
+		state: &stateFuncs{plugin: name, grant: cfg.Grants.State, log: e.log, denied: ratelog.Limiter{Interval: time.Second},
+			ops: &p.stats.stateOps},
 		publish: newPublishFuncs(name, cfg.Grants.Publish, e.currentPublisher, e.log), http: httpFns}
 	var meter *meterHost
 	if p.countsFuel {

@@ -57,6 +57,7 @@ type stats struct {
 	instances    atomic.Int64 // instances alive
 	idleRel      atomic.Int64 // releases by the idle timer
 	mountRefused atomic.Int64 // paths and symlinks refused for leaving a mount
+	stateOps     stateOpCounts
 	latency      latencyWindow
 	fuel         fuelHistogram
 }
@@ -88,6 +89,9 @@ type Stats struct {
 	MountRefusals int64
 	// Fuel is the fuel the plugin's calls used (fuel.go).
 	Fuel FuelStats
+	// StateOps counts the guest's state calls by op and result
+	// (stateops.go).
+	StateOps StateOps
 }
 
 // Name returns the plugin's name.
@@ -122,7 +126,7 @@ func (p *Plugin) Stats() Stats {
 		Replaced: p.stats.replaced.Load(), Instances: p.stats.instances.Load(),
 		InUse: p.pool.inUse(), IdleReleases: p.stats.idleRel.Load(),
 		OutputDroppedLines: p.output.droppedLines.Load(), OutputDroppedBytes: p.output.droppedBytes.Load(),
-		MountRefusals: p.stats.mountRefused.Load(), Fuel: p.stats.fuel.snapshot(),
+		MountRefusals: p.stats.mountRefused.Load(), Fuel: p.stats.fuel.snapshot(), StateOps: p.stats.stateOps.snapshot(),
 	}
 	st.P50, st.P99 = p.stats.latency.percentiles()
 	return st

@@ -28,15 +28,20 @@ type stateFuncs struct {
 	grant  StateGrant
 	log    *slog.Logger
 	denied ratelog.Limiter
+	ops    *stateOpCounts // the plugin's (Stats.StateOps)
 }
 
 func (s *stateFuncs) table() map[string]hostFunc {
+	c := s.ops
+	if c == nil {
+		c = new(stateOpCounts)
+	}
 	return map[string]hostFunc{
-		abi.FnStateGet:    {[]api.ValueType{i32, i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}, s.get},
-		abi.FnStateSet:    {[]api.ValueType{i32, i32, i32, i32, i32, i32, i64, i64, i32}, []api.ValueType{i32}, s.set},
-		abi.FnStateDelete: {[]api.ValueType{i32, i32, i32, i32, i64}, []api.ValueType{i32}, s.delete},
-		abi.FnStateAdd:    {[]api.ValueType{i32, i32, i32, i32, i64, i32}, []api.ValueType{i32}, s.add},
-		abi.FnStateList:   {[]api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}, s.list},
+		abi.FnStateGet:    {[]api.ValueType{i32, i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}, c.counted(0, s.get)},
+		abi.FnStateSet:    {[]api.ValueType{i32, i32, i32, i32, i32, i32, i64, i64, i32}, []api.ValueType{i32}, c.counted(1, s.set)},
+		abi.FnStateDelete: {[]api.ValueType{i32, i32, i32, i32, i64}, []api.ValueType{i32}, c.counted(2, s.delete)},
+		abi.FnStateAdd:    {[]api.ValueType{i32, i32, i32, i32, i64, i32}, []api.ValueType{i32}, c.counted(3, s.add)},
+		abi.FnStateList:   {[]api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}, c.counted(4, s.list)},
 	}
 }
 

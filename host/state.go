@@ -1,0 +1,37 @@
+package host
+
+import (
+	"github.com/cmdhost/cmdhost/internal/adminops"
+	"github.com/cmdhost/cmdhost/internal/metrics"
+)
+
+// The handlers' state store as the parts that only read or report it
+// take it: the admin ops (the operator's reads and writes), the metrics
+// and /readyz. Each is nil, or says nothing, without a store (a nil
+// *state.Disk in an interface would not be nil).
+
+// adminState is the state store of the admin ops' state ops.
+func (s *Server) adminState() adminops.StateStore {
+	if s.state == nil {
+		return nil
+	}
+	return s.state
+}
+
+// metricsState is the state store the metrics read at scrape time.
+func (s *Server) metricsState() metrics.StateSource {
+	if s.state == nil {
+		return nil
+	}
+	return s.state
+}
+
+// stateReady is the state store's part of readiness: a store that cannot
+// write (closed, or its last write failed and a write of its own fails
+// too) leaves the host not ready, saying why; none is no reason.
+func (s *Server) stateReady() error {
+	if s.state == nil {
+		return nil
+	}
+	return s.state.Health() // its errors say "state store unavailable" or "the state folder DIR"
+}
