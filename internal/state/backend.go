@@ -162,8 +162,8 @@ type Quota struct {
 	MaxBytes int64
 }
 
-// or returns q with its zero fields from d.
-func (q Quota) or(d Quota) Quota {
+// Or returns q with its zero fields from d.
+func (q Quota) Or(d Quota) Quota {
 	if q.MaxKeys <= 0 {
 		q.MaxKeys = d.MaxKeys
 	}
@@ -211,7 +211,7 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxTotalBytes <= 0 {
 		l.MaxTotalBytes = DefaultMaxTotalBytes
 	}
-	l.Namespace = l.Namespace.or(Quota{MaxKeys: DefaultNamespaceKeys, MaxBytes: DefaultNamespaceBytes})
+	l.Namespace = l.Namespace.Or(Quota{MaxKeys: DefaultNamespaceKeys, MaxBytes: DefaultNamespaceBytes})
 	if l.MaxCommitOps <= 0 {
 		l.MaxCommitOps = DefaultMaxCommitOps
 	}
@@ -235,8 +235,8 @@ func CheckNamespace(ns string) error {
 	return nil
 }
 
-// checkKey checks a key against l: 1 to MaxKeyBytes bytes.
-func (l Limits) checkKey(key []byte) error {
+// CheckKey checks a key against l: 1 to MaxKeyBytes bytes.
+func (l Limits) CheckKey(key []byte) error {
 	if len(key) == 0 {
 		return fmt.Errorf("%w: an empty key", ErrInvalid)
 	}
@@ -259,7 +259,7 @@ func (l Limits) checkOp(op *Op) error {
 	if err := CheckNamespace(op.NS); err != nil {
 		return err
 	}
-	if err := l.checkKey(op.Key); err != nil {
+	if err := l.CheckKey(op.Key); err != nil {
 		return err
 	}
 	switch op.Kind {

@@ -278,7 +278,7 @@ func (t *Txn) stagedSize() (ops, size int) {
 // counting what is committed and what the call staged (at most: a key
 // written twice counts twice). The commit checks again, exactly.
 func (t *Txn) checkQuota(ctx context.Context, sp Space, op *Op, cur *Item) error {
-	q := sp.Quota.or(t.limits.Namespace)
+	q := sp.Quota.Or(t.limits.Namespace)
 	u, err := t.b.Usage(ctx, sp.NS)
 	if err != nil {
 		return err
