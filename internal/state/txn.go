@@ -357,6 +357,15 @@ func (t *Txn) List(ctx context.Context, sp Space, prefix, after []byte, limit in
 	return merged, more, nil
 }
 
+// Staged returns the writes staged, in order, for a store that commits
+// them itself (with a request's outcome, in one script: the Redis dedup
+// store). A nested call's are its caller's once merged.
+func (t *Txn) Staged() []Op {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.ops)
+}
+
 // Commit applies the staged writes and records outcome (nil: none), all
 // or nothing; with neither, it does nothing.
 func (t *Txn) Commit(ctx context.Context, outcome *Outcome, after uint64) ([]Result, error) {
