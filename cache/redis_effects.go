@@ -129,6 +129,23 @@ func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops
 	s.settles.do(op, s.sendSettles)
 	_, err = rs.answer(call, op.cmd, op.werr)
 	var held *errHeld
+	var refused *errRefused
+	if errors.As(err, &refused) {
+		// Nothing applied, unless an earlier try whose answer was lost
+		// did: the key says.
+		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+		v, gerr := s.rdb.Get(ctx, k).Result()
+		cancel()
+		switch {
+		case gerr == nil && v == le.claim:
+			unsettle()
+			return zero, stateUnavailable("committing", refused.err)
+		case gerr == nil:
+			err = &errHeld{held: &v}
+		default:
+			err = errCommitUnknown
+		}
+	}
 	switch {
 	case err == nil:
 		s.markUp()
@@ -144,7 +161,6 @@ func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops
 		s.finish(k, e, got)
 		return got, nil
 	case errors.Is(err, errCommitUnknown):
-		s.markDown(op.cmd.Err())
 		s.settleLost(k, e, le.claim, unknown, keepUntil, func() (V, error) {
 			return s.settle(k, le.claim, unknown, e.expiry, keepUntil) // the script ran: the outcome it stored wins
 		})
@@ -210,6 +226,15 @@ func (s *RedisDedup[V]) commitThenSettle(e *Entry[V], le *redisEntry[V], rs *Red
 	cmd, werr := s.evalWaited(ctx, stateCommitScript, call.keys, call.args...)
 	cancel()
 	_, err = rs.answer(call, cmd, werr)
+	var refused *errRefused
+	if errors.As(err, &refused) {
+		// Nothing applied, unless an earlier try whose answer was lost
+		// did: its marker says.
+		_, err = rs.afterRefusal(call, refused)
+		if err != nil && !errors.Is(err, state.ErrUnavailable) {
+			err = errCommitUnknown
+		}
+	}
 	switch {
 	case err == nil:
 		s.markUp()
@@ -219,7 +244,6 @@ func (s *RedisDedup[V]) commitThenSettle(e *Entry[V], le *redisEntry[V], rs *Red
 		s.complete(e, v, keep, nil)
 		return e.value, nil
 	case errors.Is(err, errCommitUnknown):
-		s.markDown(cmd.Err())
 		s.settleLost(k, e, le.claim, unknown, keep, func() (V, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 			defer cancel()

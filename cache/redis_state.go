@@ -312,7 +312,7 @@ func (r *RedisState) Close() error {
 // (Redis did not answer, or no replica confirmed it) is settled before
 // Commit returns: found applied, or marked so that it never applies
 // (its marker). Only when Redis stays unreachable meanwhile is its fate
-// unknown: the error says so.
+// unknown: state.ErrUnknown.
 func (r *RedisState) Commit(ctx context.Context, c *state.Commit) ([]state.Result, error) {
 	if err := r.limits.CheckCommit(c); err != nil {
 		return nil, err
@@ -338,8 +338,11 @@ func (r *RedisState) Commit(ctx context.Context, c *state.Commit) ([]state.Resul
 	cmd, werr := r.link.evalWaited(opCtx, stateCommitScript, call.keys, call.args...)
 	cancel()
 	res, err := r.answer(call, cmd, werr)
-	if errors.Is(err, errCommitUnknown) {
-		r.link.failed(cmd.Err())
+	var refused *errRefused
+	switch {
+	case errors.As(err, &refused):
+		res, err = r.afterRefusal(call, refused)
+	case errors.Is(err, errCommitUnknown):
 		res, err = r.settleCommit(call)
 	}
 	if err != nil {
@@ -385,6 +388,22 @@ func (r *RedisState) storeOutcome(o *state.Outcome) error {
 	return nil
 }
 
+// afterRefusal is the fate of a commit Redis refused (out of memory):
+// nothing applied unless an earlier try of the client's, whose answer
+// was lost, did (its marker says).
+func (r *RedisState) afterRefusal(call *stateCall, refused *errRefused) ([]state.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+	defer cancel()
+	v, err := r.link.rdb.Get(ctx, call.keys[0]).Result()
+	switch {
+	case errors.Is(err, redis.Nil), err == nil && v == markerAborted:
+		return nil, stateUnavailable("committing", refused.err)
+	case err == nil:
+		return parseMarker(v, len(call.ops))
+	}
+	return r.settleCommit(call)
+}
+
 // settleCommit settles a commit whose answer was lost, with its marker
 // (stateAbortScript): its results if it applied, ErrUnavailable (nothing
 // applied, and it never will) if not. It tries for a few seconds.
@@ -414,7 +433,7 @@ func (r *RedisState) settleCommit(call *stateCall) ([]state.Result, error) {
 			return parseMarker(v, len(call.ops))
 		}
 	}
-	return nil, fmt.Errorf("%w: Redis did not answer: the commit's fate is unknown (it may have applied): %w", state.ErrUnavailable, last)
+	return nil, fmt.Errorf("%w: Redis did not answer: the commit may have applied: %w", state.ErrUnknown, last)
 }
 
 // markerAborted is the marker of a commit settled unapplied.

@@ -3,7 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -124,11 +123,16 @@ func (e *errHeld) Error() string { return "the request's key holds another value
 func (r *RedisState) answer(call *stateCall, cmd *redis.Cmd, werr error) ([]state.Result, error) {
 	vals, err := cmd.Slice()
 	switch {
-	case err != nil && (isRedisAnswer(err) || notSent(err)):
-		// Redis refused the script whole (out of memory, a script error),
-		// or it was never sent: nothing applied.
-		return nil, r.unavailable("committing", err)
+	case err != nil && isOOM(err):
+		// Redis refused the script whole; an earlier try of the client's
+		// whose answer was lost may have run it all the same: the caller
+		// reads the guard to know.
+		return nil, &errRefused{err: err}
 	case err != nil:
+		// No answer, or an answer after the client's tries (READONLY from
+		// a replica being promoted, a dial to a primary that died): an
+		// earlier try may have run it.
+		r.link.failed(err)
 		return nil, errCommitUnknown
 	case len(vals) == 0:
 		return nil, stateUnavailable("committing", errors.New("an empty reply"))
@@ -186,12 +190,15 @@ func isRedisAnswer(err error) bool {
 	return errors.As(err, &re) && !errors.Is(err, errNotReplicated)
 }
 
-// notSent reports whether err says a command never reached Redis: no
-// connection could be made, or none was free in time.
-func notSent(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, redis.ErrPoolTimeout)
-}
+// isOOM reports whether err is Redis refusing a script for want of
+// memory (its maxmemory).
+func isOOM(err error) bool { return isRedisAnswer(err) && strings.HasPrefix(err.Error(), "OOM") }
+
+// errRefused is a commit Redis refused (out of memory): nothing applied
+// by this try.
+type errRefused struct{ err error }
+
+func (e *errRefused) Error() string { return e.err.Error() }
 
 // conflictWhy says why a condition failed, as state.Disk does.
 func conflictWhy(code int64, op *state.Op, version uint64) string {

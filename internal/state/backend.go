@@ -21,7 +21,8 @@ type Backend interface {
 	// and returns once that is durable: a result per op, or an error
 	// wrapping ErrConflict (a condition failed, *ConflictError), ErrQuota,
 	// ErrFenced, ErrTooLarge, ErrInvalid or ErrUnavailable, with nothing
-	// applied.
+	// applied; or, from a store on another machine that stopped
+	// answering, ErrUnknown (it may have applied).
 	Commit(ctx context.Context, c *Commit) ([]Result, error)
 	// Outcome returns the outcome recorded under id, while it is kept.
 	Outcome(ctx context.Context, id OutcomeID) ([]byte, bool, error)
