@@ -45,6 +45,10 @@ type Txn struct {
 	bytes int
 	grown map[string]int64 // bytes the staged writes add to each namespace, at most
 	keys  map[string]int64 // keys the staged writes add to each namespace, at most
+	// used is each namespace's usage as the call first read it: the
+	// check at staging is a first one (the commit's is exact), and a
+	// store on another machine is asked once per call, not per write.
+	used map[string]Usage
 }
 
 // staged is a key as the call left it.
@@ -103,7 +107,7 @@ func (t *Txn) Writes() int {
 func (t *Txn) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.ops, t.view, t.bytes, t.grown, t.keys = nil, nil, 0, nil, nil
+	t.ops, t.view, t.bytes, t.grown, t.keys, t.used = nil, nil, 0, nil, nil, nil
 }
 
 // Get returns key in sp as the call sees it: its own write, its callers',
@@ -279,9 +283,16 @@ func (t *Txn) stagedSize() (ops, size int) {
 // written twice counts twice). The commit checks again, exactly.
 func (t *Txn) checkQuota(ctx context.Context, sp Space, op *Op, cur *Item) error {
 	q := sp.Quota.Or(t.limits.Namespace)
-	u, err := t.b.Usage(ctx, sp.NS)
-	if err != nil {
-		return err
+	u, ok := t.used[sp.NS]
+	if !ok {
+		var err error
+		if u, err = t.b.Usage(ctx, sp.NS); err != nil {
+			return err
+		}
+		if t.used == nil {
+			t.used = map[string]Usage{}
+		}
+		t.used[sp.NS] = u
 	}
 	if t.grown == nil {
 		t.grown, t.keys = map[string]int64{}, map[string]int64{}
