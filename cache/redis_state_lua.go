@@ -38,9 +38,11 @@ local function reapOne(sp, member)
   redis.call('HSET', sp.u, 'k', sp.keys, 'b', sp.bytes)
 end
 
+-- reaps up to limit keys that expired; sp.clean when none is left
 local function reap(sp, limit)
   local due = redis.call('ZRANGEBYSCORE', sp.x, '-inf', now, 'LIMIT', 0, limit)
   for _, member in ipairs(due) do reapOne(sp, member) end
+  sp.clean = #due < limit
 end
 
 -- byte order, whatever the locale
@@ -132,7 +134,8 @@ local function current(sp, ik, member)
   if h[1] and not (h[4] and tonumber(h[4]) <= now) then
     cur = {e = true, v = h[1], m = tonumber(h[2]), c = tonumber(h[3]), x = tonumber(h[4]), f = h[5] or ''}
   else
-    if redis.call('ZSCORE', sp.x, member) then reapOne(sp, member) end
+    -- expired, removed by Redis, still counted (only when reap left some)
+    if not sp.clean and redis.call('ZSCORE', sp.x, member) then reapOne(sp, member) end
     cur = {e = false, f = ''}
   end
   cur.sp, cur.member, cur.orig, cur.origx = sp, member, cur.e, cur.x
