@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -101,7 +100,7 @@ func TestStateCountedThroughSentinelFailover(t *testing.T) {
 	load.waitAnswered(t, 2*total/3)
 	stall := make(chan error, 1)
 	go func() { _, err := testkit.RedisCLI(rs.MasterAddr(), "DEBUG", "SLEEP", "0.5"); stall <- err }()
-	testkit.WaitFor(t, "the primary to stall", func() bool { return !pings(rs.MasterAddr(), 50*time.Millisecond) })
+	testkit.WaitFor(t, "the primary to stall", func() bool { return !testkit.RedisAnswers(rs.MasterAddr(), 50*time.Millisecond) })
 	_ = first.Process.Kill()
 	_ = first.Wait()
 	if err := <-stall; err != nil {
@@ -116,22 +115,6 @@ func TestStateCountedThroughSentinelFailover(t *testing.T) {
 	}
 	t.Logf("the replica promoted %v after the primary's kill", promoted.Round(time.Millisecond))
 	checkTally(t, load, tallyRead(t, mosq, "cli-host"))
-}
-
-// pings reports whether the Redis at addr answers PING within d.
-func pings(addr string, d time.Duration) bool {
-	c, err := net.DialTimeout("tcp", addr, d)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(d))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	buf := make([]byte, 7)
-	n, _ := c.Read(buf)
-	return string(buf[:n]) == "+PONG\r\n"
 }
 
 // checkTally checks the end of a tally load: the counter equals the
