@@ -134,14 +134,14 @@ func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops
 		// Nothing applied, unless an earlier try whose answer was lost
 		// did: the key says.
 		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
-		v, gerr := s.rdb.Get(ctx, k).Result()
+		now, gerr := s.rdb.Get(ctx, k).Result()
 		cancel()
 		switch {
-		case gerr == nil && v == le.claim:
+		case gerr == nil && now == le.claim:
 			unsettle()
 			return zero, stateUnavailable("committing", refused.err)
 		case gerr == nil:
-			err = &errHeld{held: &v}
+			err = &errHeld{held: &now}
 		default:
 			err = errCommitUnknown
 		}
@@ -182,7 +182,6 @@ func (s *RedisDedup[V]) finish(k string, e *Entry[V], v V) {
 // settleLost has a lost commit settled (resolve) by the duplicates' loop,
 // which ends e then.
 func (s *RedisDedup[V]) settleLost(k string, e *Entry[V], claim string, unknown V, keep time.Time, resolve func() (V, error)) {
-	s.log.Warn("dedup store: Redis did not answer or confirm a commit: its request is answered once it is settled")
 	s.mu.Lock()
 	s.unsettled[k] = unsettledOutcome[V]{claim: claim, v: unknown, expiry: e.expiry, keepTo: keep, entry: e, resolve: resolve}
 	s.mu.Unlock()
