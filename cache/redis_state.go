@@ -414,7 +414,7 @@ func (r *RedisState) settleCommit(call *stateCall) ([]state.Result, error) {
 			time.Sleep(time.Duration(try) * 100 * time.Millisecond) // the client's back-off between tries
 		}
 		if r.link.down.Load() {
-			last = errors.New("Redis is down")
+			last = errors.New("the store takes Redis for down until a heartbeat gets through")
 			break
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
