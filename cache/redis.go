@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,18 +56,13 @@ import (
 // reads of many keys are pipelines of GETs, which the cluster client
 // splits by node.
 type RedisDedup[V any] struct {
-	cfg      RedisConfig[V]
-	rdb      redis.UniversalClient
+	cfg RedisConfig[V]
+	// redisLink is the client and the replicas its writes wait for
+	// (redis_durable.go), shared with the state store on this Redis
+	// (State).
+	*redisLink
 	instance string
 	log      *slog.Logger
-	// replicas is how many replicas WAIT asks for (redis_durable.go),
-	// all of them if strict, else at most as many as the primary has
-	// connected (online, read by the heartbeat, which recount asks to
-	// read again at once).
-	replicas int
-	strict   bool
-	online   atomic.Int32
-	recount  atomic.Bool
 
 	mu sync.Mutex
 	// local holds the entries of this process: first receipts not yet
@@ -89,19 +83,14 @@ type RedisDedup[V any] struct {
 	// redisOwnerCheck, however many duplicates wait on it.
 	alive map[string]time.Time
 
-	// down is set when Redis failed to answer, and cleared by the next
-	// heartbeat that gets through: while it is set, Claim fails at once
-	// instead of making every request wait for a timeout on the
-	// executor's receive path.
-	down atomic.Bool
-	// upSince is when the store was last found up after being down (unix
-	// ns): see inGrace.
-	upSince atomic.Int64
 	// settles batches the outcomes stored concurrently.
 	settles groupCommit
 	// reuse, when set, is the reuse cache whose calls the store carries
 	// (redis_carry.go).
 	reuse *RedisReuse[V]
+	// state, when made (State), is the state store in this Redis, whose
+	// writes the outcomes' scripts carry (redis_effects.go).
+	state *RedisState
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -209,11 +198,16 @@ func formatRedisValue(mark byte, expiry time.Time, rest string) string {
 // one request window (from now) past it.
 func keepUntil(expiry time.Time) time.Time { return expiry.Add(time.Until(expiry)) }
 
-// unsettledOutcome is an outcome still to store in place of claim.
+// unsettledOutcome is an outcome still to store in place of claim; or,
+// with resolve, a commit whose answer was lost (CommitOutcome): resolve
+// settles it, and entry is done then with the outcome it found (v when
+// it cannot until keepTo).
 type unsettledOutcome[V any] struct {
 	claim          string
 	v              V
 	expiry, keepTo time.Time
+	entry          *Entry[V]
+	resolve        func() (V, error)
 }
 
 // redisEntry is an entry of this process with what the store needs to
@@ -251,9 +245,11 @@ func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return nil, err
 	}
-	s := &RedisDedup[V]{cfg: cfg, rdb: rdb, instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]), replicas: replicas, strict: strict,
+	link := &redisLink{rdb: rdb, cluster: topology == redisCluster, replicas: replicas, strict: strict}
+	s := &RedisDedup[V]{cfg: cfg, redisLink: link, instance: cfg.Name + "/" + hex.EncodeToString(suffix[:]),
 		log: logx.OrDiscard(cfg.Logger), local: map[string]*redisEntry[V]{}, unsettled: map[string]unsettledOutcome[V]{},
 		releasing: map[string]pendingRelease{}, releaseFull: ratelog.Limiter{Interval: time.Second}, alive: map[string]time.Time{}, stop: make(chan struct{})}
+	link.onDown = s.markDown
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	if err := s.beat(ctx); err != nil {
@@ -644,13 +640,30 @@ func (s *RedisDedup[V]) settleLater() {
 	}
 	s.mu.Unlock()
 	for k, u := range pending {
-		_, err := s.settle(k, u.claim, u.v, u.expiry, u.keepTo)
+		var v V
+		var err error
+		if u.resolve != nil {
+			v, err = u.resolve()
+		} else {
+			_, err = s.settle(k, u.claim, u.v, u.expiry, u.keepTo)
+		}
 		if errors.Is(err, ErrStoreUnavailable) && time.Now().Before(u.keepTo) {
 			return // still down: next tick
 		}
 		s.mu.Lock()
 		delete(s.unsettled, k)
+		if u.entry != nil {
+			delete(s.local, k)
+		}
 		s.mu.Unlock()
+		if u.entry != nil {
+			if err != nil {
+				s.log.Error("dedup store: a commit whose answer was lost could not be settled; its request is answered as unknown", "err", err)
+				v = u.v
+			}
+			u.entry.value = v
+			close(u.entry.done)
+		}
 	}
 }
 

@@ -172,9 +172,15 @@ type settleOp struct {
 	k, claim, value string
 	keep            time.Time
 	share           *reuseShare // a reply for the reuse cache, stored with it
-	held            string      // the outcome the key holds after it
-	err             error
-	done            chan struct{}
+	// commit, when set, is a call's state writes guarded by the claim
+	// (CommitOutcome): its script replaces the settle's; cmd is its
+	// reply, werr its WAIT's error.
+	commit *stateCall
+	cmd    *redis.Cmd
+	werr   error
+	held   string // the outcome the key holds after it
+	err    error
+	done   chan struct{}
 }
 
 // groupCommit runs the settle operations of concurrent callers in
@@ -221,6 +227,10 @@ func (s *RedisDedup[V]) sendSettles(ops []*settleOp) {
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(ops))
 	for i, o := range ops {
+		if o.commit != nil {
+			cmds[i] = stateCommitScript.EvalSha(ctx, pipe, o.commit.keys, o.commit.args...)
+			continue
+		}
 		cmds[i] = settleScript.EvalSha(ctx, pipe, []string{o.k}, o.claim, o.value, o.keep.UnixMilli())
 		if o.share != nil {
 			o.share.set = pipe.Set(ctx, o.share.key, o.share.value, o.share.ttl)
@@ -230,6 +240,13 @@ func (s *RedisDedup[V]) sendSettles(ops []*settleOp) {
 	_, _ = pipe.Exec(ctx)
 	werr := s.waited(w)
 	for i, o := range ops {
+		if o.commit != nil {
+			o.cmd, o.werr = cmds[i], werr
+			if isScriptMissing(o.cmd.Err()) {
+				o.cmd, o.werr = s.evalOnce(ctx, stateCommitScript, true, o.commit.keys, o.commit.args...)
+			}
+			continue
+		}
 		o.held, o.err = cmds[i].Text()
 		switch {
 		case isScriptMissing(o.err):

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/cmdhost/cmdhost/internal/setting"
+	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -261,5 +263,80 @@ func BenchmarkRedisSentinelWait(b *testing.B) {
 			}
 			b.ReportMetric((redisCPU(b, rs.MasterAddr())-cpu0)/float64(i)*1e6, "primary-cpu-µs/req")
 		})
+	}
+}
+
+// requestCommit is an executor's work for one request to a
+// non-idempotent command, writing nothing or one key: the claim, then
+// the outcome alone (Complete) or with the write (CommitOutcome).
+func requestCommit(tb testing.TB, d *RedisDedup[string], corr string, write bool) {
+	res := d.ClaimAll([]ClaimRequest{{Invoker: "inv", Key: Key{corr, "resp"}, Expiry: time.Now().Add(time.Minute)}})[0]
+	if res.Err != nil || !res.First {
+		tb.Fatalf("%s: first=%v %v", corr, res.First, res.Err)
+	}
+	if !write {
+		d.Complete(res.Entry, "reply "+corr, time.Time{})
+		return
+	}
+	op := state.Op{Kind: state.OpSet, NS: "plugin/bench", Key: []byte(corr), Value: []byte("v")}
+	if _, err := d.CommitOutcome(res.Entry, "reply "+corr, time.Time{}, []state.Op{op}, "unknown"); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// A request that writes a key costs the round trips of one that writes
+// nothing: two, the claim and the outcome, whose script carries the
+// write.
+func TestRedisWriteRidesInTheOutcome(t *testing.T) {
+	url := testkit.StartRedis(t).URL
+	d, _, rt := carriedStores(t, url, "w", false)
+	d.State(state.Limits{})
+	requestCommit(t, d, "warm-0", false) // loads the scripts
+	requestCommit(t, d, "warm-1", true)
+	for _, write := range []bool{false, true} {
+		before := rt.n.Load()
+		const n = 20
+		for i := range n {
+			requestCommit(t, d, fmt.Sprintf("rt-%v-%d", write, i), write)
+		}
+		if got := rt.n.Load() - before; got != 2*n {
+			t.Errorf("write=%v: %d round trips for %d requests, want %d", write, got, n, 2*n)
+		}
+	}
+}
+
+// BenchmarkRedisRequestCommit measures a request to a non-idempotent
+// command that writes nothing ("outcome") and one that writes one key
+// ("outcome+write": the write in the outcome's script), 1 and 16 at a
+// time: round trips, Redis CPU and time per request.
+func BenchmarkRedisRequestCommit(b *testing.B) {
+	r := testkit.StartRedis(b)
+	for _, inFlight := range []int{1, 16} {
+		for _, write := range []bool{false, true} {
+			name := map[bool]string{false: "outcome", true: "outcome+write"}[write]
+			b.Run(fmt.Sprintf("%s/inflight=%d", name, inFlight), func(b *testing.B) {
+				d, _, rt := carriedStores(b, r.URL, name, false)
+				d.State(state.Limits{})
+				run := fmt.Sprintf("%s-%d-%d", name, inFlight, time.Now().UnixNano())
+				requestCommit(b, d, run+"-warm", write)
+				cpu0, rt0 := redisCPU(b, r.Addr), rt.n.Load()
+				var next atomic.Int64
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range inFlight {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+							requestCommit(b, d, fmt.Sprintf("%s-%d", run, i), write)
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				b.ReportMetric(float64(rt.n.Load()-rt0)/float64(b.N), "roundtrips/req")
+				b.ReportMetric((redisCPU(b, r.Addr)-cpu0)/float64(b.N)*1e6, "redis-cpu-µs/req")
+			})
+		}
 	}
 }

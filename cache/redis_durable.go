@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,8 +40,39 @@ import (
 // for lagging, and the writes for unconfirmed.
 const redisWaitTimeout = 500 * time.Millisecond
 
+// redisLink is a store's way to Redis: its client, and how many replicas
+// its writes wait for (WAIT): all of replicas if strict, else at most as
+// many as the primary has connected (online, read by the dedup store's
+// heartbeat, which recount asks to read again at once). The dedup store
+// and the state store on its Redis (RedisDedup.State) share one.
+type redisLink struct {
+	rdb      redis.UniversalClient
+	cluster  bool // a Redis Cluster: a script's keys are in one slot
+	replicas int
+	strict   bool
+	online   atomic.Int32
+	recount  atomic.Bool
+	// down is set when Redis failed to answer, and cleared by the dedup
+	// store's next heartbeat that gets through: while it is set, a claim
+	// or a state call fails at once instead of making each wait for a
+	// timeout. onDown sets it (RedisDedup.markDown).
+	down   atomic.Bool
+	onDown func(error)
+	// upSince is when the store was last found up after being down (unix
+	// ns): see inGrace.
+	upSince atomic.Int64
+}
+
+// failed tells the link a call failed with err: when Redis did not
+// answer, it is down.
+func (s *redisLink) failed(err error) {
+	if redisDown(err) && s.onDown != nil {
+		s.onDown(err)
+	}
+}
+
 // waitingFor is how many replicas a WAIT asks for now.
-func (s *RedisDedup[V]) waitingFor() int {
+func (s *redisLink) waitingFor() int {
 	if s.strict {
 		return s.replicas
 	}
@@ -48,7 +80,7 @@ func (s *RedisDedup[V]) waitingFor() int {
 }
 
 // waitCmd adds a WAIT (waitingFor) to pipe; nil when s waits for none.
-func (s *RedisDedup[V]) waitCmd(ctx context.Context, pipe redis.Pipeliner) *waitOp {
+func (s *redisLink) waitCmd(ctx context.Context, pipe redis.Pipeliner) *waitOp {
 	n := s.waitingFor()
 	if n <= 0 {
 		return nil
@@ -65,7 +97,7 @@ type waitOp struct {
 // confirmed its writes (or none were asked for). A WAIT that falls short
 // has the heartbeat count the replicas online again at once (a failover
 // may have left none).
-func (s *RedisDedup[V]) waited(w *waitOp) error {
+func (s *redisLink) waited(w *waitOp) error {
 	if w == nil {
 		return nil
 	}
@@ -94,27 +126,41 @@ func connectedReplicas(info string) int {
 
 // runScript runs script on key with args, followed by WAIT (waitCmd),
 // in one round trip; it loads the script when Redis lacks it.
-func (s *RedisDedup[V]) runScript(ctx context.Context, script *redis.Script, k string, args ...any) (string, error) {
-	for _, load := range []bool{false, true} {
-		pipe := s.rdb.Pipeline()
-		var cmd *redis.Cmd
-		if load {
-			cmd = script.Eval(ctx, pipe, []string{k}, args...)
-		} else {
-			cmd = script.EvalSha(ctx, pipe, []string{k}, args...)
-		}
-		w := s.waitCmd(ctx, pipe)
-		_, _ = pipe.Exec(ctx)
-		held, err := cmd.Text()
-		if isScriptMissing(err) && !load {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		return held, s.waited(w)
+func (s *redisLink) runScript(ctx context.Context, script *redis.Script, k string, args ...any) (string, error) {
+	cmd, werr := s.evalWaited(ctx, script, []string{k}, args...)
+	held, err := cmd.Text()
+	if err != nil {
+		return "", err
 	}
-	panic("unreachable")
+	return held, werr
+}
+
+// evalWaited runs script on keys with args, followed by WAIT (waitCmd),
+// in one round trip, loading the script when Redis lacks it; it returns
+// the script's command and the WAIT's error.
+func (s *redisLink) evalWaited(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	cmd, werr := s.evalOnce(ctx, script, false, keys, args...)
+	if isScriptMissing(cmd.Err()) {
+		return s.evalOnce(ctx, script, true, keys, args...)
+	}
+	return cmd, werr
+}
+
+// evalOnce is evalWaited by the script's digest, or with its text (load).
+func (s *redisLink) evalOnce(ctx context.Context, script *redis.Script, load bool, keys []string, args ...any) (*redis.Cmd, error) {
+	pipe := s.rdb.Pipeline()
+	var cmd *redis.Cmd
+	if load {
+		cmd = script.Eval(ctx, pipe, keys, args...)
+	} else {
+		cmd = script.EvalSha(ctx, pipe, keys, args...)
+	}
+	w := s.waitCmd(ctx, pipe)
+	_, _ = pipe.Exec(ctx)
+	if cmd.Err() != nil {
+		return cmd, nil
+	}
+	return cmd, s.waited(w)
 }
 
 // releaseScript deletes KEYS[1] if it holds the claim ARGV[1].

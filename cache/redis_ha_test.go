@@ -3,7 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -271,7 +270,7 @@ func TestRedisStallReleasesTheClaim(t *testing.T) {
 			t.Errorf("DEBUG SLEEP: %v", err)
 		}
 	}()
-	testkit.WaitFor(t, "Redis to stall", func() bool { return !answers(r.Addr, 200*time.Millisecond) })
+	testkit.WaitFor(t, "Redis to stall", func() bool { return !testkit.RedisAnswers(r.Addr, 200*time.Millisecond) })
 	start := time.Now()
 	_, _, err := l.stores[0].Claim("inv", Key{"stalled", "resp"}, time.Now().Add(25*time.Second), false)
 	if !errors.Is(err, ErrStoreUnavailable) {
@@ -289,22 +288,6 @@ func TestRedisStallReleasesTheClaim(t *testing.T) {
 	if other.runs["stalled"] != 1 {
 		t.Errorf("ran %d times", other.runs["stalled"])
 	}
-}
-
-// answers reports whether the Redis at addr answers PING within d.
-func answers(addr string, d time.Duration) bool {
-	c, err := net.DialTimeout("tcp", addr, d)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(d))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	buf := make([]byte, 7)
-	n, _ := c.Read(buf)
-	return string(buf[:n]) == "+PONG\r\n"
 }
 
 // Pointed at a cluster node with redis://, or at a Sentinel, the store

@@ -152,13 +152,21 @@ type Config struct {
 	MaxDedupBytes int64
 	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
 	MaxDepth int
-	// StateDir is the folder of the handlers' state store (package
-	// state: a Pebble database, one process at a time). With it, and no
-	// Store, the outcome of each request to a non-idempotent command is
-	// kept there too, committed with the call's writes (rpc.StateStores),
-	// so that exactly-once holds through a kill -9. "": no state store
-	// (handlers' state calls answer unavailable; outcomes in memory).
+	// StateDir is the folder of the handlers' state store without Store
+	// (package state: a Pebble database, one process at a time). The
+	// outcome of each request to a non-idempotent command is kept there
+	// too, committed with the call's writes (rpc.StateStores), so that
+	// exactly-once holds through a kill -9. "": no state store (handlers'
+	// state calls answer unavailable; outcomes in memory).
+	//
+	// With Store, the handlers' state is in Store's Redis instead
+	// (cache.RedisState, rpc.RedisConfig.State): shared by every replica
+	// naming it, each call's writes committed in the script that stores
+	// its request's outcome. StateDir must then be "" (NoState: none).
 	StateDir string
+	// NoState runs without a state store, with Store too: the handlers'
+	// state calls answer unavailable.
+	NoState bool
 	// StateLimits bound the state store: its total bytes, a namespace's
 	// default keys and bytes, a key, a value, a call's writes
 	// (state.Limits; zero fields: its defaults).
@@ -191,9 +199,9 @@ type Config struct {
 	Drain time.Duration
 	// Store is a dedup store shared by replicas and restarts,
 	// redis://[USER@]HOST:PORT/DB or rediss:// over TLS, or a master
-	// through Sentinel or a cluster (cache.RedisURLForms; rpc.RedisStores);
-	// "": in memory (rpc.MemoryStores). The host prints it without its
-	// password.
+	// through Sentinel or a cluster (cache.RedisURLForms; rpc.RedisStores),
+	// which keeps the handlers' state too (StateDir); "": in memory
+	// (rpc.MemoryStores). The host prints it without its password.
 	Store string
 	// StoreCAFile, StoreCertFile and StoreKeyFile are a rediss:// Store's
 	// CA and client certificate files (rpc.RedisConfig); "": the system's
@@ -430,7 +438,12 @@ func New(cfg Config) (_ *Server, err error) {
 		sinks = append(sinks, s.publish)
 	}
 	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
-	if cfg.StateDir != "" {
+	switch {
+	case cfg.Store != "" && cfg.StateDir != "":
+		return nil, fmt.Errorf("state folder %s and a store: with a store, the handlers' state is kept in its Redis; give no state folder", cfg.StateDir)
+	case cfg.Store != "" && !cfg.NoState:
+		s.log.Info("state store in the store's Redis", "store", redact.String(cfg.Store))
+	case cfg.StateDir != "" && !cfg.NoState:
 		if s.state, err = state.OpenDisk(state.DiskConfig{Dir: cfg.StateDir, Limits: cfg.StateLimits, Logger: s.log}); err != nil {
 			return nil, err
 		}
@@ -481,7 +494,9 @@ func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]by
 func (s *Server) stores() rpc.Stores {
 	switch {
 	case s.cfg.Store != "":
-		return rpc.RedisStores(redisConfig(s.cfg))
+		r := redisConfig(s.cfg)
+		r.State = !s.cfg.NoState
+		return rpc.RedisStores(r)
 	case s.state != nil:
 		return rpc.StateStores(s.state)
 	}

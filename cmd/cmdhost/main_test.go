@@ -66,10 +66,11 @@ func runWithin(t *testing.T, limit time.Duration, args ...string) (string, strin
 }
 
 // withStateDir gives a serve command its own state folder unless it names
-// one: two hosts must never share one (nor a test's host the state of
-// the `make run` host on the same plugins folder, which holds it).
+// one, or a store (whose Redis keeps the state): two hosts must never
+// share one (nor a test's host the state of the `make run` host on the
+// same plugins folder, which holds it).
 func withStateDir(t testing.TB, args []string) []string {
-	if !slices.Contains(args, "serve") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--state-dir") }) {
+	if !slices.Contains(args, "serve") || slices.Contains(args, "--store") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--state-dir") }) {
 		return args
 	}
 	return append(slices.Clone(args), "--state-dir", t.TempDir())

@@ -14,14 +14,15 @@ import (
 // The handlers' state store (docs/state.md): a folder next to the
 // plugins folder by default, so that a host started again on the same
 // plugins finds its state, and the outcomes it recorded, where it left
-// them; --state-dir off runs without one.
+// them; with --store, in the store's Redis, shared by the replicas;
+// --state-dir off runs without one.
 
 // stateDirOff is the --state-dir value that turns the state store off.
 const stateDirOff = "off"
 
 func stateFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "state-dir", Usage: "the handlers' state store `DIR`, which also keeps the outcomes of non-idempotent requests through a restart (one host at a time); off: none (default: the plugins folder's path with .state appended)", EnvVars: []string{"CMDHOST_STATE_DIR"}},
+		&cli.StringFlag{Name: "state-dir", Usage: "the handlers' state store `DIR`, which also keeps the outcomes of non-idempotent requests through a restart (one host at a time); off: none (default: the plugins folder's path with .state appended; with --store, the store's Redis, shared by the replicas)", EnvVars: []string{"CMDHOST_STATE_DIR"}},
 		&cli.Int64Flag{Name: "state-max-bytes", Value: state.DefaultMaxTotalBytes, Usage: "bound of the state store's keys and values, all namespaces together; past it, a write that adds is refused (guests get a quota error)", EnvVars: []string{"CMDHOST_STATE_MAX_BYTES"}},
 		&cli.Int64Flag{Name: "state-namespace-bytes", Value: state.DefaultNamespaceBytes, Usage: "bound of one namespace's keys and values, unless the plugin's operator file sets its own (\"state\": {\"maxBytes\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_BYTES"}},
 		&cli.StringFlag{Name: "state-protocol", Value: "on", Usage: "serve the Azure IoT Operations state store protocol over the state store on the embedded broker (docs/state.md), so that the Azure SDKs' state store clients share keys with the plugins: on or off (never served on an external --broker)", EnvVars: []string{"CMDHOST_STATE_PROTOCOL"}},
@@ -29,13 +30,17 @@ func stateFlags() []cli.Flag {
 	}
 }
 
-// stateSettings reads the state flags into cfg (PluginsDir set).
+// stateSettings reads the state flags into cfg (PluginsDir and Store
+// set).
 func stateSettings(c *cli.Context, cfg *host.Config) error {
-	switch dir := c.String("state-dir"); dir {
-	case "":
+	switch dir := c.String("state-dir"); {
+	case dir == stateDirOff:
+		cfg.StateDir, cfg.NoState = "", true
+	case cfg.Store != "" && dir != "":
+		return fmt.Errorf("--state-dir %s and --store: with --store, the handlers' state is kept in the store's Redis, shared by the replicas; drop --state-dir (or --state-dir off for none)", dir)
+	case cfg.Store != "": // in the store's Redis
+	case dir == "":
 		cfg.StateDir = defaultStateDir(cfg.PluginsDir)
-	case stateDirOff:
-		cfg.StateDir = ""
 	default:
 		cfg.StateDir = dir
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,7 +71,7 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 		return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	}
 	kill := serve()
-	load := startTally(t, u, total, inFlight)
+	load := startTally(t, u, "tally-host", total, inFlight, false)
 	for _, at := range []int64{total / 3, 2 * total / 3} {
 		load.waitAnswered(t, at)
 		kill()
@@ -83,7 +84,72 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 		t.Error(err)
 	}
 
-	counter := tallyRead(t, u)
+	values := checkTally(t, load, tallyRead(t, u, "tally-host"))
+	if msgs != nil {
+		msgs.check(t, values)
+	}
+}
+
+// TestStateCountedThroughSentinelFailover is the same claim with the
+// state in Redis (--store) through a Sentinel failover: two replicas in a
+// share group on mosquitto keep the counter in a Redis primary with a
+// replica and three Sentinels; the primary is killed with SIGKILL once a
+// third of the requests are answered (the Sentinels promote the replica,
+// the hosts follow), and one replica host at two thirds (started again),
+// while the new primary stalls half a second (DEBUG SLEEP): the host's
+// commits of the calls it finished are in Redis, not yet run, when it
+// dies. A request whose host died running it is answered "outcome
+// unknown" and its write never applies (a write committed apart from its
+// outcome would apply here, the outcome lost with the host); one whose
+// commit's answer the failover lost is answered as the store settles it
+// (its outcome, or "nothing was written; send the request again"). The
+// counter ends equal to the requests answered 200, each one value, no
+// two the same.
+func TestStateCountedThroughSentinelFailover(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	const total, inFlight = 1500, 16
+	rs := testkit.StartRedisSentinel(t)
+	mosq := brokertest.StartMosquitto(t)
+	dir := t.TempDir()
+	testkit.InstallFile(t, "../../testdata/plugins-alt/tally.wasm", dir, "tally.wasm")
+	replica := func(i int) *exec.Cmd {
+		_, cmd, _ := launchServe(t, dir, nil, "--broker", mosq.String(), "--client-id", fmt.Sprintf("replica-%d", i), "--share", "g", "--store", rs.URL)
+		return cmd
+	}
+	first := replica(1)
+	replica(2)
+	load := startTally(t, mosq, "cli-host", total, inFlight, true)
+	load.waitAnswered(t, total/3)
+	old := rs.MasterAddr()
+	killed := time.Now()
+	rs.Primary.Kill()
+	testkit.WaitFor(t, "the Sentinels to promote the replica", func() bool { a := rs.MasterAddr(); return a != "" && a != old })
+	promoted := time.Since(killed)
+	load.waitAnswered(t, 2*total/3)
+	stall := make(chan error, 1)
+	go func() { _, err := testkit.RedisCLI(rs.MasterAddr(), "DEBUG", "SLEEP", "0.5"); stall <- err }()
+	testkit.WaitFor(t, "the primary to stall", func() bool { return !testkit.RedisAnswers(rs.MasterAddr(), 50*time.Millisecond) })
+	_ = first.Process.Kill()
+	_ = first.Wait()
+	if err := <-stall; err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	replica(1)
+	load.waitAnswered(t, total)
+	load.wg.Wait()
+	close(load.errs)
+	for err := range load.errs {
+		t.Error(err)
+	}
+	t.Logf("the replica promoted %v after the primary's kill", promoted.Round(time.Millisecond))
+	checkTally(t, load, tallyRead(t, mosq, "cli-host"))
+}
+
+// checkTally checks the end of a tally load: the counter equals the
+// requests answered 200, each answered one value, no two the same. It
+// returns the values answered, each with its request's payload.
+func checkTally(t *testing.T, load *tallyLoad, counter int) map[string]string {
+	t.Helper()
 	values := map[string]string{}
 	load.values.Range(func(k, v any) bool {
 		if other, dup := values[v.(string)]; dup {
@@ -100,24 +166,29 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 			t.Errorf("no request answered %d: the counter counts a write no reply gave", i)
 		}
 	}
-	t.Logf("%d requests answered 200, counter %d; %d failing and %d timing-out calls wrote nothing; %d re-sends, %d not applied (sent again)",
-		len(values), counter, load.failed.Load(), load.timedOut.Load(), load.resent.Load(), load.notApplied.Load())
-	if msgs != nil {
-		msgs.check(t, values)
-	}
+	t.Logf("%d requests answered 200, counter %d; %d failing and %d timing-out calls wrote nothing; %d outcome unknown, %d refused by the handler (the store unavailable); %d re-sends: %d after 'nothing was written' (new correlation data), %d after 'send it again'",
+		len(values), counter, load.failed.Load(), load.timedOut.Load(), load.unknown.Load(), load.unavailable.Load(),
+		load.resent.Load(), load.notApplied.Load(), load.sendAgain.Load())
+	return values
 }
 
-// tallyLoad is the load of TestStateCountedThroughKills.
+// tallyLoad is the load of the state counting tests.
 type tallyLoad struct {
-	answered, resent, notApplied, failed, timedOut atomic.Int64
-	values                                         sync.Map // payload → the value its reply gave
-	errs                                           chan error
-	wg                                             sync.WaitGroup
+	answered, resent, notApplied, sendAgain, failed, timedOut atomic.Int64
+	unknown, unavailable                                      atomic.Int64
+	values                                                    sync.Map // payload → the value its reply gave
+	errs                                                      chan error
+	wg                                                        sync.WaitGroup
+	executor                                                  string
+	// shared: the hosts share a store (--store), where a request whose
+	// host died running it is answered "outcome unknown" (and its writes
+	// never apply).
+	shared bool
 }
 
-func startTally(t *testing.T, u *url.URL, total, inFlight int) *tallyLoad {
+func startTally(t *testing.T, u *url.URL, executor string, total, inFlight int, shared bool) *tallyLoad {
 	t.Helper()
-	l := &tallyLoad{errs: make(chan error, 100)}
+	l := &tallyLoad{errs: make(chan error, 100), executor: executor, shared: shared}
 	var next atomic.Int64
 	for w := range inFlight {
 		inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Session: session.Config{Broker: u, ClientID: fmt.Sprintf("tally-inv-%d", w)}})
@@ -151,26 +222,44 @@ func startTally(t *testing.T, u *url.URL, total, inFlight int) *tallyLoad {
 }
 
 // send sends one request until it has its answer: the same correlation
-// data again after a lost reply, new correlation data after a 503 that
-// says nothing was applied.
+// data again after a lost reply or a 503 that says this delivery was not
+// run ("send it again": its original may have run, and the store answers
+// it), new correlation data after a 503 that says nothing was written
+// (the request's outcome: it never applies). The error of a request
+// answered otherwise shows each send's answer.
 func (l *tallyLoad) send(inv *rpc.Invoker, command, payload string) error {
-	call := rpc.Call{Topic: "rpc/tally-host/" + command, Payload: []byte(payload), ContentType: "text/plain",
+	call := rpc.Call{Topic: "rpc/" + l.executor + "/" + command, Payload: []byte(payload), ContentType: "text/plain",
 		Timeout: time.Minute, Correlation: rpc.NewCorrelation()}
+	var sends []string
 	for attempt := 0; attempt < 1000; attempt++ { // hang guard
 		if attempt > 0 {
 			l.resent.Add(1)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		start := time.Now()
 		res, err := inv.Invoke(ctx, call)
 		cancel()
+		answer := fmt.Sprint(err)
+		if err == nil {
+			answer = fmt.Sprintf("%d %q", res.Status, res.Message)
+		}
+		sends = append(sends, fmt.Sprintf("%s %x: %s", start.Format("15:04:05.000"), call.Correlation[:4], answer))
 		switch {
 		case err != nil: // no reply in time, or the broker (the host) is down: the same request again
 			time.Sleep(20 * time.Millisecond) // the invoker's back-off while the host restarts, not a synchronisation
 			continue
-		case res.Status == 503 && strings.Contains(res.Message, "not applied"), res.Status == 503 && strings.Contains(res.Message, "send"):
+		case res.Status == 503 && strings.Contains(res.Message, "nothing was written"):
 			l.notApplied.Add(1)
 			call.Correlation = rpc.NewCorrelation()
 			continue
+		case res.Status == 503 && strings.Contains(res.Message, "send it again"):
+			l.sendAgain.Add(1)
+			time.Sleep(20 * time.Millisecond) // the invoker's back-off, not a synchronisation
+			continue
+		case l.shared && res.Status == 500 && strings.HasPrefix(res.Message, "outcome unknown"):
+			l.unknown.Add(1)
+		case l.shared && res.Status == 500 && strings.Contains(res.Message, "store is unavailable"):
+			l.unavailable.Add(1) // the handler's read failed (the failover): it wrote nothing
 		case command == "tally-fail" && res.Status == 500:
 			l.failed.Add(1)
 		case command == "tally-slow" && res.Status == 408:
@@ -180,7 +269,7 @@ func (l *tallyLoad) send(inv *rpc.Invoker, command, payload string) error {
 				return fmt.Errorf("%s answered %s, then %s", payload, prev, res.Payload)
 			}
 		default:
-			return fmt.Errorf("%s %s: status %d %q", command, payload, res.Status, res.Message)
+			return fmt.Errorf("%s %s: status %d %q; its sends:\n%s", command, payload, res.Status, res.Message, strings.Join(sends, "\n"))
 		}
 		l.answered.Add(1)
 		return nil
@@ -203,8 +292,8 @@ func (l *tallyLoad) waitAnswered(t *testing.T, n int64) {
 	}
 }
 
-// tallyRead reads the counter.
-func tallyRead(t *testing.T, u *url.URL) int {
+// tallyRead reads the counter from executor.
+func tallyRead(t *testing.T, u *url.URL, executor string) int {
 	t.Helper()
 	inv, err := rpc.NewInvoker(context.Background(), rpc.InvokerConfig{Session: session.Config{Broker: u, ClientID: "tally-reader"}})
 	if err != nil {
@@ -213,7 +302,7 @@ func tallyRead(t *testing.T, u *url.URL) int {
 	defer inv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := inv.Invoke(ctx, rpc.Call{Topic: "rpc/tally-host/tally-read", ContentType: "text/plain", Timeout: 10 * time.Second})
+	res, err := inv.Invoke(ctx, rpc.Call{Topic: "rpc/" + executor + "/tally-read", ContentType: "text/plain", Timeout: 10 * time.Second})
 	if err != nil || res.Status != 200 {
 		t.Fatalf("tally-read: %+v %v", res, err)
 	}

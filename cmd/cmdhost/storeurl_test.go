@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host"
 )
@@ -44,6 +47,37 @@ func TestStoreURLForms(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.url, err, c.want)
 		case err != nil && strings.Contains(err.Error(), "Secret-PW-1"):
 			t.Errorf("%s: the error shows the password: %v", c.url, err)
+		}
+	}
+}
+
+// With --store the handlers' state is in the store's Redis: a state
+// folder given with it is refused, naming the fix; --state-dir off runs
+// without a state store; neither, the state is the store's.
+func TestStoreKeepsTheState(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := runWithin(t, time.Minute, "serve", "--plugins", dir, "--store", "redis://127.0.0.1:1/0", "--state-dir", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, "with --store, the handlers' state is kept in the store's Redis") {
+		t.Errorf("--state-dir with --store: exit %d, %q", code, errOut)
+	}
+	for _, c := range []struct {
+		dir     string
+		noState bool
+	}{{"", false}, {"off", true}} {
+		var cfg host.Config
+		app := &cli.App{Commands: []*cli.Command{{Name: "serve", Flags: stateFlags(), Action: func(ctx *cli.Context) error {
+			cfg = host.Config{PluginsDir: dir, Store: "redis://127.0.0.1:1/0"}
+			return stateSettings(ctx, &cfg)
+		}}}}
+		args := []string{"cmdhost", "serve"}
+		if c.dir != "" {
+			args = append(args, "--state-dir", c.dir)
+		}
+		if err := app.Run(args); err != nil {
+			t.Fatalf("--state-dir %q: %v", c.dir, err)
+		}
+		if cfg.StateDir != "" || cfg.NoState != c.noState {
+			t.Errorf("--state-dir %q with --store: StateDir %q NoState %v", c.dir, cfg.StateDir, cfg.NoState)
 		}
 	}
 }

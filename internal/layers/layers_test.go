@@ -78,7 +78,7 @@ var layer = map[string]int{
 
 // support is test support: it may import any layer but cmd, and only
 // tests and benchmarks import it.
-var support = []string{"internal/testkit", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/oci/ocitest", "internal/layers"}
+var support = []string{"internal/testkit", "internal/state/statetest", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/oci/ocitest", "internal/layers"}
 
 func isSupport(pkg string) bool {
 	for _, s := range support {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/cache"
@@ -14,11 +15,14 @@ import (
 // state.Txn (its handler's context carries it to the engine's host
 // functions); when the call is over, the executor decides its terminal
 // state first (a cancel that won applies nothing), then commits the
-// writes, and, when the dedup store keeps outcomes in the state store
-// (StateStores), the request's outcome with them, in one atomic commit.
-// So a request whose outcome is found again (a duplicate, a redelivery
-// after a restart) never writes twice, and a call that failed writes
-// nothing:
+// writes with the request's outcome, in one atomic commit: in the state
+// store, when the dedup store keeps outcomes there (StateStores); in the
+// script that stores the outcome in place of the request's claim, when
+// the state store is in the dedup store's Redis (RedisStores with
+// RedisConfig.State: cache.StateCarrier), which costs no round trip more
+// than the outcome. So a request whose outcome is found again (a
+// duplicate, a redelivery after a restart, another replica) never writes
+// twice, and a call that failed writes nothing:
 //
 //   - the writes commit when the handler answered below 400 (or, with the
 //     command's CommitErrors, answered at all); a trap, a cut, a cancel or
@@ -32,7 +36,13 @@ import (
 //     (calls of other commands, other hosts, and the state store protocol
 //     still can); up to maxStateRuns runs while the request's expiry
 //     leaves time; then it is answered 503, nothing written;
-//   - a store that cannot write answers 503, nothing written.
+//   - a store that cannot write answers 503, nothing written; one that
+//     stopped answering once the commit was sent, 500 outcome unknown;
+//   - on Redis, a commit whose answer was lost (Redis did not answer or
+//     confirm) is settled by the dedup store when Redis answers: the
+//     request is answered what was settled (its outcome, if the script
+//     ran; else unconfirmedReply, nothing written), or nothing if it
+//     expires first.
 
 // maxStateRuns is how many times a call whose commit conflicts runs.
 const maxStateRuns = 5
@@ -54,10 +64,10 @@ func (e *Executor) runCommitted(in *incoming, turn *turn, c *running, entry *cac
 		in.alone = run > 1
 		r, ok := c.settle(e.execute(in, turn, c))
 		if !ok { // a cancel won: the run's writes go, its outcome is the cancel's
-			_ = e.commit(in, entry, r, false)
+			_, _ = e.commit(in, entry, r, false)
 			return r, false
 		}
-		err := e.commit(in, entry, r, r.handled && (r.status < 400 || in.route.cmd.CommitErrors))
+		r, err := e.commit(in, entry, r, r.handled && (r.status < 400 || in.route.cmd.CommitErrors))
 		in.leaveLane()
 		if err == nil {
 			return r, true
@@ -73,13 +83,20 @@ func (e *Executor) runCommitted(in *incoming, turn *turn, c *running, entry *cac
 }
 
 // commit commits the call's writes (when writes) and, on a store that
-// keeps outcomes, the request's outcome r, together.
-func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, writes bool) error {
+// keeps outcomes, the request's outcome r, together; it returns the
+// outcome to answer (r, but for a commit in the outcome's script:
+// commitInOutcome).
+func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, writes bool) (*reply, error) {
+	if writes && in.txn != nil && e.effects != nil && entry != nil {
+		if ops := in.txn.Staged(); len(ops) > 0 {
+			return e.commitInOutcome(in, entry, r, ops)
+		}
+	}
 	var outcome *state.Outcome
 	if e.keepsOutcomes && entry != nil && !in.route.cmd.Idempotent && durable(r) {
 		b, err := encodeReply(r)
 		if err != nil {
-			return fmt.Errorf("%w: encoding the outcome: %w", state.ErrUnavailable, err)
+			return r, fmt.Errorf("%w: encoding the outcome: %w", state.ErrUnavailable, err)
 		}
 		outcome = &state.Outcome{ID: state.OutcomeID(entry.Key()), Value: b, KeepUntil: keepUntil(in)}
 	}
@@ -90,12 +107,48 @@ func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, wr
 			in.txn.NameMessages(func(i int) string { return state.MessageID(corr, topic, i) })
 		}
 		_, err := in.txn.Commit(context.Background(), outcome, 0)
-		return err
+		return r, err
 	case outcome != nil:
 		_, err := e.cfg.State.Commit(context.Background(), &state.Commit{Outcome: outcome})
-		return err
+		return r, err
 	}
-	return nil
+	return r, nil
+}
+
+// unconfirmedReply is the outcome of a request whose commit's answer was
+// lost and which the dedup store found not run: it never will.
+var unconfirmedReply = statusReply(abi.StatusServiceUnavailable,
+	"the state store did not confirm the commit: nothing was written; send the request again", "", "")
+
+// commitInOutcome commits ops in the script that stores r as entry's
+// outcome (cache.StateCarrier): the entry is complete after, and the
+// outcome to answer is r, or the one stored first (the dedup store took
+// this executor for gone), or, when the answer was lost, the one the
+// store settles (awaitSettled).
+func (e *Executor) commitInOutcome(in *incoming, entry *cache.Entry[*reply], r *reply, ops []state.Op) (*reply, error) {
+	got, err := e.effects.CommitOutcome(entry, r, keepUntil(in), ops, unconfirmedReply)
+	if errors.Is(err, cache.ErrOutcomeUnknown) {
+		e.log.Warn("the state store did not answer or confirm a commit: the request is answered once it is settled", "command", in.route.cmd.Name)
+		return e.awaitSettled(in, entry), nil
+	}
+	return got, err
+}
+
+// awaitSettled waits for the outcome the dedup store settles for entry,
+// until the request expires (then no answer: a duplicate gets it).
+func (e *Executor) awaitSettled(in *incoming, entry *cache.Entry[*reply]) *reply {
+	wait := in.expiry.Sub(e.cfg.Clock.Now())
+	if in.expiry.IsZero() {
+		wait = time.Minute
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-entry.Done():
+		return entry.Value()
+	case <-t.C:
+		return noReply
+	}
 }
 
 // durable reports whether r is an outcome to keep through a restart: not
@@ -105,13 +158,21 @@ func durable(r *reply) bool { return !r.none && r != notRunReply && r != stopped
 
 // commitRefused is the reply of a call whose commit failed for good.
 func (e *Executor) commitRefused(in *incoming, err error, runs int) *reply {
+	if errors.Is(err, state.ErrUnknown) {
+		e.log.Error("the state store did not answer a commit: its writes may have applied (500)", "command", in.route.cmd.Name, "err", err)
+		return statusReply(abi.StatusInternalError, "outcome unknown: the state store did not answer the commit; its writes may have applied", "", "")
+	}
 	if errors.Is(err, state.ErrUnavailable) {
 		e.log.Error("the state store cannot commit: the call's writes are dropped (503)", "command", in.route.cmd.Name, "err", err)
 		return statusReply(abi.StatusServiceUnavailable, "the state store is unavailable: nothing was written; send the request again", "", "")
 	}
 	e.log.Warn("state commit refused: the call's writes are dropped (503)", "command", in.route.cmd.Name, "runs", runs, "err", err)
+	what := "conflict, not applied"
+	if !errors.Is(err, state.ErrConflict) && !errors.Is(err, state.ErrFenced) && !errors.Is(err, state.ErrQuota) {
+		what = "not applied" // a bound, a commit the store cannot take (two namespaces on a Redis Cluster)
+	}
 	return statusReply(abi.StatusServiceUnavailable,
-		fmt.Sprintf("conflict, not applied: %s (after %d runs); nothing was written, send the request again", cleanText(err.Error(), 256), runs), "", "")
+		fmt.Sprintf("%s: %s (after %d runs); nothing was written, send the request again", what, cleanText(err.Error(), 256), runs), "", "")
 }
 
 // enterLane takes the call's lane for a run: shared, or to itself when it

@@ -264,6 +264,10 @@ type Executor struct {
 	// keepsOutcomes: the dedup store keeps outcomes in the state store,
 	// committed with the writes (StateStores, commit.go).
 	keepsOutcomes bool
+	// effects is the dedup store when the state store is in its Redis
+	// and a call's writes commit in its outcome's script
+	// (cache.StateCarrier, commit.go); nil otherwise.
+	effects cache.StateCarrier[*reply]
 	// carrier is the dedup store when it carries the reuse cache's Redis
 	// calls in its round trips (cache.ReuseCarrier; claims.go, reuse.go);
 	// nil when it does not.
@@ -335,6 +339,14 @@ func NewExecutor(cfg Config, commands []Command) (*Executor, error) {
 			return nil, errors.New("the outcomes and the state writes must be kept in one state store (Config.State and StateStores name two)")
 		}
 		e.cfg.State, e.keepsOutcomes = ss.b, true
+	}
+	if rs, ok := cfg.Stores.(redisStores); ok && rs.cfg.State {
+		sc, ok := dedup.(cache.StateCarrier[*reply])
+		if !ok || cfg.State != nil {
+			dedup.Close()
+			return nil, errors.New("the state writes must be kept in one state store (Config.State and RedisConfig.State name two)")
+		}
+		e.cfg.State, e.effects = sc.State(cfg.StateLimits), sc
 	}
 	e.claims = newClaimQueue(e)
 	e.workers = session.NewWorkers(maxIdleWorkers)

@@ -78,6 +78,12 @@ type RedisConfig struct {
 	// secret.ReadFile); nil: the URL's password, if any. Its error must
 	// not hold the password.
 	Password func() (string, error)
+	// State keeps the handlers' state in the same Redis (cache.RedisState,
+	// on the dedup store's client), shared by every executor naming it:
+	// it is the executor's Config.State (which must then be nil), and a
+	// call's writes commit in the script that stores its outcome
+	// (commit.go). Config.StateLimits bound it.
+	State bool
 }
 
 // tls returns the TLS configuration of cfg's files; nil when it names

@@ -21,7 +21,8 @@ type Backend interface {
 	// and returns once that is durable: a result per op, or an error
 	// wrapping ErrConflict (a condition failed, *ConflictError), ErrQuota,
 	// ErrFenced, ErrTooLarge, ErrInvalid or ErrUnavailable, with nothing
-	// applied.
+	// applied; or, from a store on another machine that stopped
+	// answering, ErrUnknown (it may have applied).
 	Commit(ctx context.Context, c *Commit) ([]Result, error)
 	// Outcome returns the outcome recorded under id, while it is kept.
 	Outcome(ctx context.Context, id OutcomeID) ([]byte, bool, error)
@@ -172,8 +173,8 @@ type Quota struct {
 	MaxBytes int64
 }
 
-// or returns q with its zero fields from d.
-func (q Quota) or(d Quota) Quota {
+// Or returns q with its zero fields from d.
+func (q Quota) Or(d Quota) Quota {
 	if q.MaxKeys <= 0 {
 		q.MaxKeys = d.MaxKeys
 	}
@@ -225,7 +226,7 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxTotalBytes <= 0 {
 		l.MaxTotalBytes = DefaultMaxTotalBytes
 	}
-	l.Namespace = l.Namespace.or(Quota{MaxKeys: DefaultNamespaceKeys, MaxBytes: DefaultNamespaceBytes})
+	l.Namespace = l.Namespace.Or(Quota{MaxKeys: DefaultNamespaceKeys, MaxBytes: DefaultNamespaceBytes})
 	if l.MaxCommitOps <= 0 {
 		l.MaxCommitOps = DefaultMaxCommitOps
 	}
@@ -252,8 +253,8 @@ func CheckNamespace(ns string) error {
 	return nil
 }
 
-// checkKey checks a key against l: 1 to MaxKeyBytes bytes.
-func (l Limits) checkKey(key []byte) error {
+// CheckKey checks a key against l: 1 to MaxKeyBytes bytes.
+func (l Limits) CheckKey(key []byte) error {
 	if len(key) == 0 {
 		return fmt.Errorf("%w: an empty key", ErrInvalid)
 	}
@@ -276,7 +277,7 @@ func (l Limits) checkOp(op *Op) error {
 	if err := CheckNamespace(op.NS); err != nil {
 		return err
 	}
-	if err := l.checkKey(op.Key); err != nil {
+	if err := l.CheckKey(op.Key); err != nil {
 		return err
 	}
 	switch op.Kind {

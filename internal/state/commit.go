@@ -44,7 +44,7 @@ type pending struct {
 // commit's fate is waited for whatever ctx says (an outcome must not be
 // reported unknown when it was written).
 func (d *Disk) Commit(ctx context.Context, c *Commit) ([]Result, error) {
-	if err := d.limits.checkCommit(c); err != nil {
+	if err := d.limits.CheckCommit(c); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -82,9 +82,9 @@ func (d *Disk) enqueue(ctx context.Context, p *pending) error {
 	}
 }
 
-// checkCommit checks a commit's size and its ops' names and sizes, before
+// CheckCommit checks a commit's size and its ops' names and sizes, before
 // it is queued.
-func (l Limits) checkCommit(c *Commit) error {
+func (l Limits) CheckCommit(c *Commit) error {
 	if len(c.Ops) > l.MaxCommitOps {
 		return fmt.Errorf("%w: %d writes in one commit, over the bound of %d", ErrTooLarge, len(c.Ops), l.MaxCommitOps)
 	}
@@ -481,7 +481,7 @@ func (tx *commitTx) applyOp(c *Commit, i int) (Result, error) {
 // its bound (a set that shrinks what is held always passes).
 func (tx *commitTx) checkQuota(op *Op, u Usage, cur *Item) error {
 	limits := tx.b.w.d.limits
-	q := op.Quota.or(limits.Namespace)
+	q := op.Quota.Or(limits.Namespace)
 	grows := cur == nil || len(op.Value) > len(cur.Value)
 	switch {
 	case cur == nil && u.Keys > q.MaxKeys:

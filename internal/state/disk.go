@@ -140,7 +140,7 @@ func (d *Disk) Get(_ context.Context, ns string, key []byte) (Item, error) {
 	if err := CheckNamespace(ns); err != nil {
 		return Item{}, err
 	}
-	if err := d.limits.checkKey(key); err != nil {
+	if err := d.limits.CheckKey(key); err != nil {
 		return Item{}, err
 	}
 	var it Item

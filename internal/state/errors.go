@@ -31,6 +31,10 @@ var (
 	// ErrFenced: a key is fenced (written with a fencing token) and a
 	// write gives no token, or an older one.
 	ErrFenced = errors.New("fenced")
+	// ErrUnknown: a commit whose fate the store could not learn (a store
+	// on another machine stopped answering once the commit was sent, and
+	// while the store tried to find out): it may have applied, once.
+	ErrUnknown = errors.New("commit outcome unknown")
 )
 
 // ConflictError is the ErrConflict of a commit: which op failed and why.

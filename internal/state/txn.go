@@ -46,6 +46,10 @@ type Txn struct {
 	bytes int
 	grown map[string]int64 // bytes the staged writes add to each namespace, at most
 	keys  map[string]int64 // keys the staged writes add to each namespace, at most
+	// used is each namespace's usage as the call first read it: the
+	// check at staging is a first one (the commit's is exact), and a
+	// store on another machine is asked once per call, not per write.
+	used map[string]Usage
 }
 
 // staged is a key as the call left it.
@@ -105,7 +109,7 @@ func (t *Txn) Writes() int {
 func (t *Txn) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.ops, t.msgs, t.view, t.bytes, t.grown, t.keys = nil, nil, nil, 0, nil, nil
+	t.ops, t.msgs, t.view, t.bytes, t.grown, t.keys, t.used = nil, nil, nil, 0, nil, nil, nil
 }
 
 // Publish stages a message for the outbox: sent once the call commits
@@ -314,10 +318,17 @@ func (t *Txn) stagedSize() (ops, size int) {
 // counting what is committed and what the call staged (at most: a key
 // written twice counts twice). The commit checks again, exactly.
 func (t *Txn) checkQuota(ctx context.Context, sp Space, op *Op, cur *Item) error {
-	q := sp.Quota.or(t.limits.Namespace)
-	u, err := t.b.Usage(ctx, sp.NS)
-	if err != nil {
-		return err
+	q := sp.Quota.Or(t.limits.Namespace)
+	u, ok := t.used[sp.NS]
+	if !ok {
+		var err error
+		if u, err = t.b.Usage(ctx, sp.NS); err != nil {
+			return err
+		}
+		if t.used == nil {
+			t.used = map[string]Usage{}
+		}
+		t.used[sp.NS] = u
 	}
 	if t.grown == nil {
 		t.grown, t.keys = map[string]int64{}, map[string]int64{}
@@ -391,6 +402,15 @@ func (t *Txn) List(ctx context.Context, sp Space, prefix, after []byte, limit in
 		merged, more = merged[:limit], true
 	}
 	return merged, more, nil
+}
+
+// Staged returns the writes staged, in order, for a store that commits
+// them itself (with a request's outcome, in one script: the Redis dedup
+// store). A nested call's are its caller's once merged.
+func (t *Txn) Staged() []Op {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.ops)
 }
 
 // Commit applies the staged writes and records outcome (nil: none), all

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -154,6 +155,41 @@ func TestTxnBounds(t *testing.T) {
 	}
 	if err := tx.Set(ctx, sp, []byte("4"), []byte("v"), SetOptions{}); !errors.Is(err, ErrQuota) {
 		t.Fatalf("a key over the namespace's keys, staged: %v", err)
+	}
+}
+
+// usageCounter counts the Usage reads of a store.
+type usageCounter struct {
+	Backend
+	n atomic.Int64
+}
+
+func (u *usageCounter) Usage(ctx context.Context, ns string) (Usage, error) {
+	u.n.Add(1)
+	return u.Backend.Usage(ctx, ns)
+}
+
+// TestTxnReadsUsageOnce: a call reads a namespace's usage once, at its
+// first write there, however many it stages (a store on another machine
+// is a round trip a read); after a Reset, once again.
+func TestTxnReadsUsageOnce(t *testing.T) {
+	d := open(t, nil, Limits{})
+	u := &usageCounter{Backend: d}
+	tx := NewTxn(u, d.Limits(), time.Now)
+	for i := range 5 {
+		if err := tx.Set(ctx, Space{NS: "a"}, []byte(fmt.Sprint(i)), []byte("v"), SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tx.Add(ctx, Space{NS: "b"}, []byte("n"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.n.Load(); got != 2 {
+		t.Fatalf("%d usage reads for writes to two namespaces, want 2", got)
+	}
+	tx.Reset()
+	if err := tx.Set(ctx, Space{NS: "a"}, []byte("k"), []byte("v"), SetOptions{}); err != nil || u.n.Load() != 3 {
+		t.Fatalf("after a reset: %v, %d reads", err, u.n.Load())
 	}
 }
 

@@ -155,6 +155,23 @@ func runRedis(tb testing.TB, addr, dir string, opts RedisOptions) *exec.Cmd {
 	}
 }
 
+// RedisAnswers reports whether the Redis at addr (without TLS) answers
+// PING within d: not while it stalls (DEBUG SLEEP) or is down.
+func RedisAnswers(addr string, d time.Duration) bool {
+	c, err := net.DialTimeout("tcp", addr, d)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(d))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 7)
+	n, _ := c.Read(buf)
+	return string(buf[:n]) == "+PONG\r\n"
+}
+
 // args are redis-server's arguments for opts, on port.
 func (o RedisOptions) args(tb testing.TB, port string) []string {
 	tb.Helper()

@@ -38,10 +38,11 @@ func StartRedisSentinel(tb testing.TB) *RedisSentinel {
 	tb.Helper()
 	Needs(tb, RedisServer)
 	const master = "cmdhost"
-	// A replica syncs at once (no diskless sync delay).
-	primary := startRedis(tb, "", RedisOptions{extra: []string{"--repl-diskless-sync-delay", "0"}})
+	// A replica syncs at once (no diskless sync delay). DEBUG SLEEP
+	// stalls either.
+	primary := startRedis(tb, "", RedisOptions{Debug: true, extra: []string{"--repl-diskless-sync-delay", "0"}})
 	host, pport, _ := net.SplitHostPort(primary.Addr)
-	replica := startRedis(tb, "", RedisOptions{extra: []string{"--replicaof", host, pport, "--repl-diskless-sync-delay", "0"}})
+	replica := startRedis(tb, "", RedisOptions{Debug: true, extra: []string{"--replicaof", host, pport, "--repl-diskless-sync-delay", "0"}})
 	// The restarted primary comes back as a primary, as a restarted
 	// process does: the Sentinels make it a replica.
 	rs := &RedisSentinel{Master: master, Primary: primary, Replica: replica}
