@@ -60,19 +60,12 @@ func (p *opParser) publish(raw json.RawMessage, at string) (*wasm.PublishGrant, 
 
 // publishTopics reads "topics": a list of topic grants (topic.ParseGrant).
 func (p *opParser) publishTopics(raw json.RawMessage, at string) ([]topic.Grant, error) {
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, p.errf(at, "is %s: write a list of topics [\"...\"]", kind(raw))
-	}
-	if len(list) > maxPublishTopics {
-		return nil, p.errf(at, "holds %d topics, more than %d", len(list), maxPublishTopics)
+	list, err := p.strList(raw, at, `["devices/{executorId}/events/#"]`, maxPublishTopics)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]topic.Grant, 0, len(list))
-	for i, item := range list {
-		s, err := p.str(item, fmt.Sprintf("%s[%d]", at, i))
-		if err != nil {
-			return nil, err
-		}
+	for i, s := range list {
 		g, err := topic.ParseGrant(s)
 		if err != nil {
 			return nil, p.errf(fmt.Sprintf("%s[%d]", at, i), "%v", err)

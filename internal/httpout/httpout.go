@@ -43,7 +43,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -86,10 +85,7 @@ type Client struct {
 	log       *slog.Logger
 	stats     *Stats
 	refused   ratelog.Limiter
-
-	mu     sync.Mutex // guards the rate's bucket
-	tokens float64
-	last   time.Time
+	rate      *ratelog.Rate
 }
 
 // New returns the Client of grant g; an error when the grant's CA file
@@ -97,7 +93,7 @@ type Client struct {
 func New(g Grant, cfg Config) (*Client, error) {
 	g = g.withDefaults()
 	c := &Client{plugin: cfg.Plugin, grant: g, log: logx.OrDiscard(cfg.Logger), stats: cfg.Stats,
-		refused: ratelog.Limiter{Interval: time.Second}, tokens: float64(g.Burst)}
+		refused: ratelog.Limiter{Interval: time.Second}, rate: ratelog.NewRate(g.Rate, g.Burst)}
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if g.CAFile != "" {
 		pem, err := os.ReadFile(g.CAFile)
@@ -239,7 +235,7 @@ func (c *Client) send(ctx context.Context, r *abi.HTTPRequest, method string, u 
 	if len(r.Body) > c.grant.MaxRequestBytes {
 		return failure(abi.HTTPTooLarge, "the request's body is %d bytes, over the grant's bound of %d (maxRequestBytes)", len(r.Body), c.grant.MaxRequestBytes)
 	}
-	if !c.take() {
+	if !c.rate.Take(time.Now()) {
 		c.note("HTTP request refused: the plugin sends faster than its rate", "rate", c.grant.Rate, "burst", c.grant.Burst)
 		return failure(abi.HTTPLimit, "over the plugin's rate of %g requests a second, bursts of %d", c.grant.Rate, c.grant.Burst)
 	}
@@ -370,22 +366,6 @@ func (c *Client) span(ctx context.Context, method string, t target) (context.Con
 		}
 		span.End()
 	}
-}
-
-// take takes a token of the plugin's rate.
-func (c *Client) take() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	if !c.last.IsZero() {
-		c.tokens = min(float64(c.grant.Burst), c.tokens+now.Sub(c.last).Seconds()*c.grant.Rate)
-	}
-	c.last = now
-	if c.tokens < 1 {
-		return false
-	}
-	c.tokens--
-	return true
 }
 
 // refuse logs a URL or method the grant does not cover, with the grant

@@ -66,3 +66,25 @@ func TestBucket(t *testing.T) {
 		}
 	}
 }
+
+func TestRate(t *testing.T) {
+	r := NewRate(2, 3)
+	now := time.Unix(1_800_000_000, 0)
+	for i := range 3 {
+		if !r.Take(now) {
+			t.Fatalf("token %d of a full burst refused", i)
+		}
+	}
+	if r.Take(now) {
+		t.Fatal("a token past the burst")
+	}
+	if !r.Take(now.Add(500 * time.Millisecond)) { // 2 a second: one back after 0.5 s
+		t.Fatal("no token after half a second at 2 a second")
+	}
+	if r.Take(now.Add(600 * time.Millisecond)) {
+		t.Fatal("a second token 0.1 s later")
+	}
+	if r.Take(now) { // a clock stepping back gives nothing back
+		t.Fatal("a token from a clock that stepped back")
+	}
+}

@@ -3,7 +3,6 @@ package wasm
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -91,16 +90,13 @@ type publishFuncs struct {
 	publisher func() Publisher
 	log       *slog.Logger
 	refused   ratelog.Limiter
-
-	mu     sync.Mutex // guards the rate's bucket
-	tokens float64
-	last   time.Time
+	rate      *ratelog.Rate
 }
 
 func newPublishFuncs(plugin string, g PublishGrant, publisher func() Publisher, log *slog.Logger) *publishFuncs {
 	g = g.withDefaults()
 	return &publishFuncs{plugin: plugin, grant: g, publisher: publisher, log: log, refused: ratelog.Limiter{Interval: time.Second},
-		tokens: float64(g.Burst)}
+		rate: ratelog.NewRate(g.Rate, g.Burst)}
 }
 
 // publish is abi.FnPublish (ptr, len) -> i32.
@@ -131,7 +127,7 @@ func (p *publishFuncs) publish(ctx context.Context, mod api.Module, stack []uint
 		ret(stack, abi.ResultTooLarge)
 		return
 	}
-	if !p.take() {
+	if !p.rate.Take(time.Now()) {
 		p.note("publish refused: the plugin publishes faster than its rate", "rate", p.grant.Rate, "burst", p.grant.Burst)
 		ret(stack, abi.ResultLimit)
 		return
@@ -171,22 +167,6 @@ func (p *publishFuncs) granted(t string, req *abi.Request) bool {
 		}
 	}
 	return false
-}
-
-// take takes a token of the plugin's rate.
-func (p *publishFuncs) take() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if !p.last.IsZero() {
-		p.tokens = min(float64(p.grant.Burst), p.tokens+now.Sub(p.last).Seconds()*p.grant.Rate)
-	}
-	p.last = now
-	if p.tokens < 1 {
-		return false
-	}
-	p.tokens--
-	return true
 }
 
 // note logs a refusal, at most once a second per plugin.
