@@ -93,6 +93,7 @@ func TestCallerOnAnotherHostsBroker(t *testing.T) {
 		if err != nil || r.Status != 200 || string(r.Payload) != c.want {
 			t.Errorf("trust %v: %+v, %v; want %s", c.trust, r, err, c.want)
 		}
+		_ = inv.Close() // alice-cli logs in again for the next: one client per id
 	}
 }
 
