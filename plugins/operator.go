@@ -106,6 +106,9 @@ type Operator struct {
 	// Publish is where and how much the plugin may publish ("publish",
 	// operator_publish.go); nil: not set (nowhere).
 	Publish *wasm.PublishGrant
+	// Triggers are the module's triggers the host subscribes, with their
+	// settings ("triggers", operator_triggers.go); nil: not set (none).
+	Triggers map[string]TriggerSettings
 }
 
 // MaxFuel is the largest fuel budget an operator file may set: 2^53 units,
@@ -114,7 +117,7 @@ const MaxFuel = 1 << 53
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel", "state", "publish"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel", "state", "publish", "triggers"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -212,6 +215,8 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			op.State, err = p.state(f.raw, f.key)
 		case "publish":
 			op.Publish, err = p.publish(f.raw, f.key)
+		case "triggers":
+			op.Triggers, err = p.triggers(f.raw, f.key)
 		}
 		if err != nil {
 			return nil, err
@@ -243,6 +248,9 @@ func (op *Operator) CheckCommands(desc *abi.Description) error {
 				Problem: fmt.Sprintf("the module declares no command %q (it declares %s): fix the name or remove the entry",
 					name, strings.Join(declared, ", "))}
 		}
+	}
+	if err := op.checkTriggers(desc); err != nil {
+		return err
 	}
 	return op.checkOnTimeout(desc)
 }
