@@ -39,6 +39,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/state"
+	"github.com/cmdhost/cmdhost/internal/trigger"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -269,6 +270,10 @@ type Server struct {
 	gate     *gate.Gate  // who may call the plugins' commands, how often (gate.go)
 	gateDone io.Closer   // closes the gate's Redis client; nil: none
 	state    *state.Disk // the handlers' state store; nil without Config.StateDir
+	triggers *trigger.Receiver
+	// triggerNotes is why each trigger not subscribed is not, as last
+	// logged (triggers.go); read and written by Run's goroutines in turn.
+	triggerNotes map[string]string
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -403,7 +408,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log, Trust: trust,
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
-		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
+		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}, TriggerStats: s.triggerStats})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
 		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
@@ -437,6 +442,9 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.gate, s.gateDone, err = newGate(cfg, s); err != nil {
+		return nil, err
+	}
+	if err := s.newTriggers(); err != nil { // triggers.go
 		return nil, err
 	}
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
@@ -575,6 +583,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stopTriggers, err := s.startTriggers(ctx)
+	if err != nil {
+		s.stopExecutor()
+		return err
+	}
 	s.started.Store(true)
 	if s.cfg.OnServing != nil {
 		s.cfg.OnServing()
@@ -611,6 +624,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}()
 	<-ctx.Done()
 	wg.Wait()
+	stopTriggers() // before the executor: their handlers publish through its connection
 	s.stopExecutor()
 	return nil
 }
@@ -639,6 +653,7 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-changed:
+			s.setTriggers(ctx)
 			if err := s.exec.SetCommands(ctx, s.commands()); err != nil {
 				s.log.Error("updating the served commands", "err", err)
 			} else if now := s.exec.Filters(); !slices.Equal(now, topics) {

@@ -118,6 +118,9 @@ type TriggerCounters struct {
 	Duplicates int64 `json:"duplicates"`
 	// InFlight is the messages being handled now, waiting ones included.
 	InFlight int64 `json:"inFlight"`
+	// SubscribeError says why the broker did not take its subscription
+	// (an ACL, a filter it refuses); "" when it did.
+	SubscribeError string `json:"subscribeError,omitempty"`
 }
 
 // triggerStatus returns the triggers of plugin in t, with their counters.

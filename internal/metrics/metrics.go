@@ -44,6 +44,9 @@
 //	cmdhost_plugin_calls_total{plugin}           counter
 //	cmdhost_plugin_mount_refusals_total{plugin}  counter; file system calls refused for leaving a mount
 //	cmdhost_plugin_fuel_units{plugin}            histogram; work units (fuel) per call, buckets 10^3 to 10^11
+//	cmdhost_trigger_messages_total{trigger,outcome} counter; handled, duplicate or dropped (triggers.go)
+//	cmdhost_trigger_failures_total{trigger,reason}  counter; failed attempts: error, timeout, commit
+//	cmdhost_trigger_duration_seconds{trigger}       histogram, receipt to done
 //
 // plus the Go runtime's and the process's standard collectors.
 package metrics
@@ -99,6 +102,7 @@ type Collector struct {
 	warnings  *prometheus.CounterVec
 	dropped   *prometheus.CounterVec
 	storeDown *prometheus.CounterVec
+	triggers  triggerMetrics // triggers.go
 }
 
 var (
@@ -204,6 +208,7 @@ func New(src Sources) *Collector {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	c.reg.MustRegister(c.boundCollectors()...)
+	c.triggers = newTriggerMetrics(c.reg)
 	return c
 }
 
