@@ -663,7 +663,6 @@ func (m *Manager) loadVersion(ctx context.Context, name string, bin []byte, op *
 	if err == nil {
 		topics, err = commandTopics(p.Description())
 	}
-
 	if err != nil {
 		_ = p.Close(context.Background()) // never served: nothing in flight
 		return nil, nil, fmt.Errorf("plugin %s: %w", name, err)
