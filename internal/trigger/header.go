@@ -88,7 +88,7 @@ func (r *Receiver) read(t Trigger, p *paho.Publish) (req *abi.Request, key msgKe
 	if r.cfg.TrustBrokerIdentity {
 		req.Caller = abi.Caller{User: props.User.Get(rpc.BrokerUserProperty), ClientID: props.User.Get(rpc.BrokerClientIDProperty)}
 	}
-	if hasVer && !supportedVersion(ver) {
+	if hasVer && !rpc.SupportedVersion(ver) {
 		return nil, key, fmt.Sprintf("protocol version %q is not supported (major version 1 is)", clip(ver))
 	}
 	if ts != "" {
@@ -125,16 +125,6 @@ func (r *Receiver) read(t Trigger, p *paho.Publish) (req *abi.Request, key msgKe
 		key.id = "ce-src:" + strconv.Quote(req.InvokerID) + ":" + ceIDv
 	}
 	return req, key, ""
-}
-
-// supportedVersion accepts protocol versions with major version 1.
-func supportedVersion(v string) bool {
-	major, minor, ok := strings.Cut(v, ".")
-	if !ok {
-		minor = "0"
-	}
-	_, errMinor := strconv.ParseUint(minor, 10, 32)
-	return major == "1" && errMinor == nil
 }
 
 // clip makes what a sender chose fit for a log line.
