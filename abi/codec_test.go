@@ -62,6 +62,7 @@ func fullRequest() *abi.Request {
 		Deadline:      time.Unix(1_700_000_000, 123_456_789),
 		Attempt:       3,
 		Caller:        abi.Caller{User: "alice", ClientID: "alice-cli"},
+		Topic:         "sensors/d-17/temp",
 	}
 }
 
@@ -96,6 +97,7 @@ func fullDescription() *abi.Description {
 			},
 			{Name: "slow", Timeout: time.Hour, ContentTypes: []string{"application/cbor"}},
 			{Name: "cached", Idempotent: true},
+			{Name: "on-temp", Trigger: "sensors/{device}/temp", Timeout: time.Second},
 		},
 	}
 }
@@ -188,6 +190,53 @@ func TestRequestCaller(t *testing.T) {
 	}
 	if (abi.Caller{}).Verified() || (abi.Caller{}).String() != "no verified caller" {
 		t.Error("the zero Caller is verified")
+	}
+}
+
+// TestTriggerRecords: a trigger's filter is tag 7 of its command, a
+// message's topic tag 14 of the request, each absent when empty and given
+// once.
+func TestTriggerRecords(t *testing.T) {
+	enc := abi.AppendRequest(nil, &abi.Request{Command: "x", Topic: "a/b"})
+	if want := cat(recStr(1, "x"), recStr(14, "a/b")); !bytes.Equal(enc, want) {
+		t.Fatalf("encoded % x\nwant    % x", enc, want)
+	}
+	if _, err := abi.DecodeRequest(cat(recStr(1, "x"), recStr(14, "a"), recStr(14, "b"))); !errors.Is(err, abi.ErrMalformed) {
+		t.Errorf("topic repeated: err = %v, want ErrMalformed", err)
+	}
+	d := &abi.Description{Version: abi.Version, Commands: []abi.Command{{Name: "t", Trigger: "a/+/#"}}}
+	got, err := abi.DecodeDescription(abi.AppendDescription(nil, d))
+	if err != nil || got.Commands[0].Trigger != "a/+/#" || !got.Commands[0].IsTrigger() {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+}
+
+// TestTriggerValidate: a trigger's filter is checked for its form only;
+// whose topics it may receive is the host's rule.
+func TestTriggerValidate(t *testing.T) {
+	ok := []string{"a", "a/b", "a/+/c", "a/#", "sensors/{device}/temp", "$share/g/x"}
+	for _, f := range ok {
+		d := &abi.Description{Version: abi.Version, Commands: []abi.Command{{Name: "t", Trigger: f}}}
+		if err := d.Validate(); err != nil {
+			t.Errorf("filter %q: %v", f, err)
+		}
+	}
+	bad := map[string]abi.Command{
+		"empty level":  {Name: "t", Trigger: "a//b"},
+		"# not last":   {Name: "t", Trigger: "a/#/b"},
+		"partial +":    {Name: "t", Trigger: "a/b+"},
+		"NUL":          {Name: "t", Trigger: "a/\x00"},
+		"not UTF-8":    {Name: "t", Trigger: "a/\xff"},
+		"too long":     {Name: "t", Trigger: strings.Repeat("a", abi.MaxTriggerFilter+1)},
+		"with a topic": {Name: "t", Trigger: "a", Topic: "rpc/{executorId}/t"},
+		"with a TTL":   {Name: "t", Trigger: "a", Idempotent: true, ResponseTTL: time.Second},
+		"trailing /":   {Name: "t", Trigger: "a/"},
+	}
+	for name, c := range bad {
+		d := &abi.Description{Version: abi.Version, Commands: []abi.Command{c}}
+		if err := d.Validate(); !errors.Is(err, abi.ErrMalformed) {
+			t.Errorf("%s: err = %v, want ErrMalformed", name, err)
+		}
 	}
 }
 

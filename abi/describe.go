@@ -22,6 +22,7 @@ const (
 	cmdContentType = 4 // string, repeated; none = any
 	cmdTimeout     = 5 // i64 milliseconds; 0 = the host's default
 	cmdTopic       = 6 // string: topic pattern; "" = the host's default
+	cmdTrigger     = 7 // string: a trigger's topic filter; absent = a command
 )
 
 // MaxCommandName bounds a command name's length in bytes.
@@ -51,7 +52,17 @@ type Command struct {
 	Timeout time.Duration `json:"timeout,omitempty"` // in JSON, nanoseconds
 	// Topic is a request topic pattern; "" uses the host's default.
 	Topic string `json:"topic,omitempty"`
+	// Trigger, when set, makes the command a trigger: a handler the host
+	// runs for each message published on this topic filter (levels that
+	// are literal, a {token} whose value reaches the handler as a topic
+	// token, + or, last, #), once the operator file confirms it, instead
+	// of a command served on a request topic. A trigger has no Topic and
+	// no ResponseTTL.
+	Trigger string `json:"trigger,omitempty"`
 }
+
+// IsTrigger reports whether the command is a trigger (Trigger is set).
+func (c *Command) IsTrigger() bool { return c.Trigger != "" }
 
 // Accepts reports whether the command takes requests of content type ct.
 func (c *Command) Accepts(ct string) bool {
@@ -102,6 +113,9 @@ func AppendDescription(dst []byte, d *Description) []byte {
 		if c.Topic != "" {
 			dst = appendString(dst, cmdTopic, c.Topic)
 		}
+		if c.Trigger != "" {
+			dst = appendString(dst, cmdTrigger, c.Trigger)
+		}
 		dst = endRecord(dst, at)
 	}
 	return dst
@@ -142,7 +156,7 @@ func DecodeDescription(buf []byte) (*Description, error) {
 
 func decodeCommand(buf []byte) (Command, error) {
 	var c Command
-	rd := reader{buf: buf, singular: bits(cmdName, cmdIdempotent, cmdTTL, cmdTimeout, cmdTopic)}
+	rd := reader{buf: buf, singular: bits(cmdName, cmdIdempotent, cmdTTL, cmdTimeout, cmdTopic, cmdTrigger)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -167,6 +181,8 @@ func decodeCommand(buf []byte) (Command, error) {
 			c.Timeout = time.Duration(ms) * time.Millisecond
 		case cmdTopic:
 			c.Topic = string(v)
+		case cmdTrigger:
+			c.Trigger = string(v)
 		}
 		if err != nil {
 			return c, fmt.Errorf("command %q: %w", c.Name, err)
@@ -208,6 +224,44 @@ func (d *Description) Validate() error {
 		}
 		if !utf8.ValidString(c.Topic) || strings.ContainsAny(c.Topic, "+#\x00") {
 			return malformed("command %q: topic pattern %q may not hold wildcards; use {token} levels", c.Name, c.Topic)
+		}
+		if c.IsTrigger() {
+			if err := c.validateTrigger(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// MaxTriggerFilter bounds a trigger's topic filter, in bytes.
+const MaxTriggerFilter = 1024
+
+// validateTrigger checks what a trigger may not be: its filter's form
+// (the host checks whose topics it may receive: ABI.md section 20), a
+// request topic or a response TTL beside it.
+func (c *Command) validateTrigger() error {
+	f := c.Trigger
+	switch {
+	case len(f) > MaxTriggerFilter:
+		return malformed("trigger %q: its topic filter is longer than %d bytes", c.Name, MaxTriggerFilter)
+	case !utf8.ValidString(f) || strings.ContainsRune(f, 0):
+		return malformed("trigger %q: topic filter %q is not UTF-8 without NUL", c.Name, f)
+	case c.Topic != "":
+		return malformed("trigger %q: a trigger has no request topic (it has the filter %q)", c.Name, f)
+	case c.ResponseTTL > 0:
+		return malformed("trigger %q: a trigger has no reply to reuse: no response TTL", c.Name)
+	}
+	levels := strings.Split(f, "/")
+	for i, l := range levels {
+		switch {
+		case l == "":
+			return malformed("trigger %q: topic filter %q has an empty level", c.Name, f)
+		case l == "#" && i != len(levels)-1:
+			return malformed("trigger %q: topic filter %q: # must be the last level", c.Name, f)
+		case l == "#" || l == "+":
+		case strings.ContainsAny(l, "+#"):
+			return malformed("trigger %q: topic filter %q: + and # must be whole levels", c.Name, f)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ const (
 	reqAttempt       = 11 // u32: the run's number, absent = 1
 	reqCallerUser    = 12 // string: the verified caller's user name
 	reqCallerClient  = 13 // string: the verified caller's client id
+	reqTopic         = 14 // string: the topic of a trigger's message
 )
 
 // FormatIndicator is MQTT's payload format indicator.
@@ -53,6 +54,9 @@ type Request struct {
 	// zero when the host knows no verified caller. Unlike InvokerID (what
 	// the invoker wrote), no client can choose it.
 	Caller Caller
+	// Topic is the topic a trigger's message came on; "" for a command's
+	// request.
+	Topic string
 }
 
 // AppendRequest appends the encoding of r to dst and returns the result.
@@ -90,6 +94,9 @@ func AppendRequest(dst []byte, r *Request) []byte {
 	if r.Caller.ClientID != "" {
 		dst = appendString(dst, reqCallerClient, r.Caller.ClientID)
 	}
+	if r.Topic != "" {
+		dst = appendString(dst, reqTopic, r.Topic)
+	}
 	return dst
 }
 
@@ -111,7 +118,7 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 	}
 	r := &Request{Attempt: 1} // absent = 1
 	rd := reader{buf: buf, singular: bits(reqCommand, reqPayload, reqContentType, reqFormat,
-		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID, reqAttempt, reqCallerUser, reqCallerClient)}
+		reqInvokerID, reqCorrelationID, reqDeadline, reqExecutorID, reqAttempt, reqCallerUser, reqCallerClient, reqTopic)}
 	for {
 		tag, v, ok, err := rd.next()
 		if err != nil {
@@ -161,6 +168,8 @@ func decodeRequest(buf []byte, shared bool) (*Request, error) {
 			r.Caller.User = str(v)
 		case reqCallerClient:
 			r.Caller.ClientID = str(v)
+		case reqTopic:
+			r.Topic = str(v)
 		}
 		if err != nil {
 			return nil, err

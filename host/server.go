@@ -40,6 +40,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/statestore"
+	"github.com/cmdhost/cmdhost/internal/trigger"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	"github.com/cmdhost/cmdhost/plugins"
 )
@@ -288,6 +289,10 @@ type Server struct {
 	// stateProto serves the Azure IoT Operations state store protocol
 	// over state on the embedded broker; nil when it is not served.
 	stateProto *statestore.Server
+	triggers   *trigger.Receiver
+	// triggerNotes is why each trigger not subscribed is not, as last
+	// logged (triggers.go); read and written by Run's goroutines in turn.
+	triggerNotes map[string]string
 }
 
 // ready is the readiness /readyz reports: the plugins are loaded (Run
@@ -426,7 +431,7 @@ func New(cfg Config) (_ *Server, err error) {
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log, Trust: trust,
 		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
 			MaxResponseBytes: cfg.MaxResponseBytes},
-		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}})
+		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}, TriggerStats: s.triggerStats})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
 		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory,
 		HTTP: s.engine.HTTPStats, State: s.metricsState})
@@ -469,6 +474,9 @@ func New(cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.gate, s.gateDone, err = newGate(cfg, s); err != nil {
+		return nil, err
+	}
+	if err := s.newTriggers(); err != nil { // triggers.go
 		return nil, err
 	}
 	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
@@ -613,6 +621,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stopTriggers, err := s.startTriggers(ctx)
+	if err != nil {
+		s.stopExecutor()
+		return err
+	}
 	s.started.Store(true)
 	if s.cfg.OnServing != nil {
 		s.cfg.OnServing()
@@ -649,6 +662,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}()
 	<-ctx.Done()
 	wg.Wait()
+	stopTriggers() // before the executor: their handlers publish through its connection
 	s.stopExecutor()
 	return nil
 }
@@ -677,6 +691,7 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-changed:
+			s.setTriggers(ctx)
 			if err := s.exec.SetCommands(ctx, s.commands()); err != nil {
 				s.log.Error("updating the served commands", "err", err)
 			} else if now := s.exec.Filters(); !slices.Equal(now, topics) {

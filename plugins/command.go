@@ -86,6 +86,10 @@ type Command struct {
 	// CommitErrors commits the state writes of the command's calls that
 	// answer an error too (the operator file's "state": {"commitErrors"}).
 	CommitErrors bool
+	// Trigger is how a trigger is served (operator_triggers.go); nil for
+	// a command, which has a request topic. A trigger has none (Topic is
+	// "").
+	Trigger *Trigger
 }
 
 // Name is the command's name.
@@ -106,6 +110,10 @@ func Resolve(plugin string, c abi.Command, op *Operator, d Defaults) Command {
 	out.CommitErrors = op != nil && op.State != nil && op.State.CommitErrors
 	if out.Concurrency == 0 {
 		out.Concurrency = d.Concurrency
+	}
+	if c.IsTrigger() {
+		out.Topic = ""
+		out.Trigger = op.triggerOf(c, out.Concurrency)
 	}
 	return out
 }

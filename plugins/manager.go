@@ -59,6 +59,9 @@ type Config struct {
 	// loaded (its signature file NAME.wasm.sig; origin.go); none: no
 	// signature is needed.
 	Trust []ed25519.PublicKey
+	// TriggerStats reads what the host did with a trigger's messages, for
+	// Status; nil reads as zero.
+	TriggerStats func(trigger string) TriggerCounters
 }
 
 // Manager owns the plugins folder and serves, per command, the current
@@ -271,7 +274,19 @@ func (m *Manager) Commands() []Command {
 	return append([]Command(nil), m.served.Load().commands...)
 }
 
-// Command returns the command served now under name.
+// Triggers returns the triggers of the plugins served now, subscribed or
+// not (Command.Trigger.State), sorted by name.
+func (m *Manager) Triggers() []Command {
+	var out []Command
+	for _, c := range m.served.Load().commands {
+		if c.Trigger != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Command returns the command, or trigger, served now under name.
 func (m *Manager) Command(name string) (Command, bool) {
 	cmds := m.served.Load().commands
 	i := sort.Search(len(cmds), func(i int) bool { return cmds[i].Name() >= name })
@@ -813,6 +828,7 @@ func (m *Manager) publish() (freed bool) {
 		}
 	}
 	sort.Slice(t.commands, func(i, j int) bool { return t.commands[i].Name() < t.commands[j].Name() })
+	resolveOverlaps(t.commands, old.commands)
 	sort.Slice(t.topics, func(i, j int) bool { // a clash names the same plugin every time
 		return t.topics[i].plugin+"\x00"+t.topics[i].command < t.topics[j].plugin+"\x00"+t.topics[j].command
 	})

@@ -110,6 +110,9 @@ type Operator struct {
 	// HTTP is what the plugin may reach over HTTP ("http",
 	// operator_http.go); nil: not set (nothing).
 	HTTP *httpout.Grant
+	// Triggers are the module's triggers the host subscribes, with their
+	// settings ("triggers", operator_triggers.go); nil: not set (none).
+	Triggers map[string]TriggerSettings
 }
 
 // MaxFuel is the largest fuel budget an operator file may set: 2^53 units,
@@ -118,7 +121,7 @@ const MaxFuel = 1 << 53
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel", "state", "publish", "http"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel", "state", "publish", "http", "triggers"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -218,6 +221,8 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			op.Publish, err = p.publish(f.raw, f.key)
 		case "http":
 			op.HTTP, err = p.http(f.raw, f.key)
+		case "triggers":
+			op.Triggers, err = p.triggers(f.raw, f.key)
 		}
 		if err != nil {
 			return nil, err
@@ -249,6 +254,9 @@ func (op *Operator) CheckCommands(desc *abi.Description) error {
 				Problem: fmt.Sprintf("the module declares no command %q (it declares %s): fix the name or remove the entry",
 					name, strings.Join(declared, ", "))}
 		}
+	}
+	if err := op.checkTriggers(desc); err != nil {
+		return err
 	}
 	return op.checkOnTimeout(desc)
 }

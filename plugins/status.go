@@ -77,6 +77,10 @@ type PluginStatus struct {
 	InUse    int `json:"inUse"`
 	Draining int `json:"draining"` // replaced versions still finishing their calls
 
+	// Triggers are the triggers of the version serving, sorted by name:
+	// how each is served and what the host did with its messages.
+	Triggers []TriggerStatus `json:"triggers,omitempty"`
+
 	LastError string `json:"lastError,omitempty"` // the last load failure; cleared by a successful load
 	// RefusedDigest is the hex sha256 of the module file content whose
 	// load failed or clashed (LastError says why), "" when none: what
@@ -89,6 +93,54 @@ type PluginStatus struct {
 	// StateOps counts its calls to the state store by op and result, for
 	// the metrics (wasm.StateOps).
 	StateOps wasm.StateOps `json:"-"`
+}
+
+// TriggerStatus is one trigger of a plugin in its PluginStatus.
+type TriggerStatus struct {
+	Name string `json:"name"`
+	Trigger
+	TriggerCounters
+}
+
+// TriggerCounters count what the host did with a trigger's messages
+// since it started.
+type TriggerCounters struct {
+	// Messages counts the messages received for it.
+	Messages int64 `json:"messages"`
+	// Handled counts those its handler completed (and whose effects
+	// committed).
+	Handled int64 `json:"handled"`
+	// Failures counts failed attempts (an error status, a trap, a
+	// timeout, a commit refused), each run again while attempts are left.
+	Failures int64 `json:"failures"`
+	// Dropped counts messages acknowledged without being handled: out of
+	// attempts, refused (a bad header, content type) or over the host's
+	// bound of messages waiting.
+	Dropped int64 `json:"dropped"`
+	// Duplicates counts messages whose id was handled before: acked, not
+	// run again.
+	Duplicates int64 `json:"duplicates"`
+	// InFlight is the messages being handled now, waiting ones included.
+	InFlight int64 `json:"inFlight"`
+	// SubscribeError says why the broker did not take its subscription
+	// (an ACL, a filter it refuses); "" when it did.
+	SubscribeError string `json:"subscribeError,omitempty"`
+}
+
+// triggerStatus returns the triggers of plugin in t, with their counters.
+func (m *Manager) triggerStatus(t *table, plugin string) []TriggerStatus {
+	var out []TriggerStatus
+	for _, c := range t.commands {
+		if c.Plugin != plugin || c.Trigger == nil {
+			continue
+		}
+		ts := TriggerStatus{Name: c.Name(), Trigger: *c.Trigger}
+		if m.cfg.TriggerStats != nil {
+			ts.TriggerCounters = m.cfg.TriggerStats(c.Name())
+		}
+		out = append(out, ts)
+	}
+	return out
 }
 
 // Status describes every plugin known, sorted by name: those serving,
@@ -125,6 +177,7 @@ func (m *Manager) Status() []PluginStatus {
 		switch {
 		case e.cur != nil:
 			st.Digest, st.Commands, st.Since = e.cur.digest, commandNames(e.cur.p), e.cur.since
+			st.Triggers = m.triggerStatus(m.served.Load(), e.name)
 			if e.cur.op != nil {
 				st.Operator, st.OperatorDigest = e.cur.op.File, e.cur.opDigest
 			}

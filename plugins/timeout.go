@@ -140,7 +140,7 @@ func (op *Operator) checkOnTimeout(desc *abi.Description) error {
 	}
 	for _, c := range desc.Commands {
 		o, field := op.onTimeout(c.Name)
-		if o.Retries == 0 || c.Idempotent {
+		if o.Retries == 0 || c.Idempotent || c.IsTrigger() { // a trigger's runs are its "attempts"
 			continue
 		}
 		e := &OperatorError{File: filepath.Base(op.File), Field: field}

@@ -70,7 +70,9 @@ func (ct commandTopic) overlaps(o commandTopic) bool {
 // host's rule (see HostTopicPrefix and the package documentation): each
 // must start with a literal level that is neither '$'-prefixed nor the
 // host's, have {executorId} as its second level, and overlap no other
-// command's.
+// command's; and its triggers' filters (topic.ParseFilter): each starts
+// with a literal level that is not the host's (rpc, cmdhost, clients,
+// statestore, $…) and names no share group.
 // Its errors name the command, the pattern and the fix.
 func CheckTopics(desc *abi.Description) error {
 	_, err := commandTopics(desc)
@@ -81,6 +83,12 @@ func CheckTopics(desc *abi.Description) error {
 func commandTopics(desc *abi.Description) ([]commandTopic, error) {
 	out := make([]commandTopic, 0, len(desc.Commands))
 	for _, c := range desc.Commands {
+		if c.IsTrigger() { // no request topic: its filter is checked against the rule of triggers
+			if _, err := topic.ParseFilter(c.Trigger, false); err != nil {
+				return nil, fmt.Errorf("trigger %s: %w", c.Name, err)
+			}
+			continue
+		}
 		ct, err := checkTopic(c)
 		if err != nil {
 			return nil, err

@@ -122,17 +122,29 @@ func Handle(name string, h Handler, opts ...Option) {
 	for _, o := range opts {
 		o(&c.decl)
 	}
-	if err := abi.ValidateCommandName(name); err != nil {
-		registry.err = plainErr(err)
+	if h == nil && abi.ValidateCommandName(name) == nil {
+		registry.err = fmt.Errorf("command %q registered with a nil handler", name)
 		return
 	}
-	if h == nil {
-		registry.err = fmt.Errorf("command %q registered with a nil handler", name)
+	add(c)
+}
+
+// add registers c, a command or a trigger, or records why it cannot.
+func add(c command) {
+	what, name := "command", c.decl.Name
+	if c.decl.IsTrigger() {
+		what = "trigger"
+	}
+	if err := abi.ValidateCommandName(name); err != nil {
+		registry.err = plainErr(err)
+		if c.decl.IsTrigger() {
+			registry.err = fmt.Errorf("trigger on %q: %w (name it with sdk.Name)", c.decl.Trigger, registry.err)
+		}
 		return
 	}
 	for _, have := range registry.commands {
 		if have.decl.Name == name {
-			registry.err = fmt.Errorf("command %q registered twice", name)
+			registry.err = fmt.Errorf("%s %q registered twice", what, name)
 			return
 		}
 	}
@@ -142,7 +154,7 @@ func Handle(name string, h Handler, opts ...Option) {
 // errNoCommands is the describe error of a module that registered none:
 // most often its author called Handle from main, which a plugin never
 // runs (a WASI reactor runs only its package initializers).
-var errNoCommands = errors.New("no commands registered (register them with sdk.Handle in an init function: a plugin's main never runs)")
+var errNoCommands = errors.New("no commands registered (register them with sdk.Handle or sdk.OnMessage in an init function: a plugin's main never runs)")
 
 // description encodes the registered commands, or says why it cannot. The
 // host refuses the module with the reason, which exportDescribe logs.

@@ -531,3 +531,71 @@ func BenchmarkInvokeEcho(b *testing.B) {
 		}
 	}
 }
+
+// TestOnMessage: a trigger is a command of the description with its
+// filter, named by Name or after its filter; its handler's nil is a 204
+// and its error an application error (the host runs it again).
+func TestOnMessage(t *testing.T) {
+	isolateRegistry(t)
+	var got *Request
+	OnMessage("sensors/{device}/temp", func(ctx context.Context, m *Request) error {
+		got = m
+		if string(m.Payload) == "bad" {
+			return errors.New("bad reading")
+		}
+		return nil
+	}, Name("on-temp"), Timeout(2*time.Second))
+	OnMessage("alarms/+/#", func(context.Context, *Request) error { return nil })
+	Handle("t-echo", echo)
+	if registry.err != nil {
+		t.Fatal(registry.err)
+	}
+	buf, err := description()
+	if err != nil {
+		t.Fatalf("description: %v", err)
+	}
+	d, err := abi.DecodeDescription(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []abi.Command{
+		{Name: "on-temp", Trigger: "sensors/{device}/temp", Timeout: 2 * time.Second},
+		{Name: "alarms.any.all", Trigger: "alarms/+/#"},
+		{Name: "t-echo"},
+	}
+	if !reflect.DeepEqual(d.Commands, want) {
+		t.Fatalf("commands %#v\nwant %#v", d.Commands, want)
+	}
+	msg := &Request{Command: "on-temp", Topic: "sensors/d1/temp", TopicTokens: map[string]string{"device": "d1"}, Payload: []byte("21.5")}
+	if resp := invoke(t, msg); resp.Status != abi.StatusNoContent || got.Topic != "sensors/d1/temp" || got.TopicTokens["device"] != "d1" {
+		t.Errorf("handled: %#v, the handler saw %#v", resp, got)
+	}
+	msg.Payload = []byte("bad")
+	if resp := invoke(t, msg); resp.Status != abi.StatusInternalError || !resp.AppError || resp.Message != "bad reading" {
+		t.Errorf("failed: %#v", resp)
+	}
+}
+
+func TestOnMessageErrors(t *testing.T) {
+	cases := map[string]struct {
+		register func()
+		want     string
+	}{
+		"nil handler": {func() { OnMessage("a/b", nil) }, "nil handler"},
+		"twice": {func() {
+			OnMessage("a/b", func(context.Context, *Request) error { return nil })
+			OnMessage("a/b", func(context.Context, *Request) error { return nil })
+		}, `trigger "a.b" registered twice`},
+		"a bad filter": {func() { OnMessage("a/#/b", func(context.Context, *Request) error { return nil }, Name("t")) }, "# must be the last level"},
+		"a bad name":   {func() { OnMessage("a/b", func(context.Context, *Request) error { return nil }, Name("x/y")) }, "sdk.Name"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			isolateRegistry(t)
+			c.register()
+			if _, err := description(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("description error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -247,6 +247,32 @@ func printPluginTable(w io.Writer, views []admin.PluginView) error {
 			shown(commandList(v.Commands)), v.Instances, v.Calls, v.Failures+v.ErrorReplies, p50, p99, fuel, v.Reloads, v.StateKeys, v.StateBytes,
 			orDash(shown(v.LastError)))
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printTriggerTable(w, views)
+}
+
+// printTriggerTable writes plugin list's table of the plugins' triggers,
+// when they have any: each one's topic, whether it is subscribed and why
+// not, and what the host did with its messages.
+func printTriggerTable(w io.Writer, views []admin.PluginView) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := false
+	for _, v := range views {
+		for _, t := range v.Triggers {
+			if !header {
+				fmt.Fprintln(tw, "\nTRIGGER\tPLUGIN\tTOPIC\tSTATE\tMESSAGES\tHANDLED\tFAILURES\tDROPPED\tDUPLICATES\tWHY NOT SUBSCRIBED")
+				header = true
+			}
+			why := t.Why
+			if t.SubscribeError != "" {
+				why = t.SubscribeError
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", shown(t.Name), shown(v.Name), shown(t.Topic), shown(string(t.State)),
+				t.Messages, t.Handled, t.Failures, t.Dropped, t.Duplicates, orDash(shown(why)))
+		}
+	}
 	return tw.Flush()
 }
 

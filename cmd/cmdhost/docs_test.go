@@ -139,6 +139,8 @@ func TestDocsCommands(t *testing.T) {
 				host.invoke(t, c)
 			case words[0] == "mosquitto_rr":
 				host.mosquittoRR(t, c)
+			case len(words) > 1 && words[0] == "cmdhost" && words[1] == "publish":
+				host.publish(t, c)
 			case words[0] == "mosquitto_sub" && strings.Contains(c.text, "cmdhost/+/events"):
 				host.events(t, c)
 			case len(words) > 2 && words[0] == "cmdhost" && words[1] == "serve" && strings.Contains(c.text, " --store rediss://"):
@@ -241,6 +243,16 @@ func (h *docHost) invoke(t *testing.T, c docCommand) {
 		}
 	default:
 		t.Errorf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"TEXT on stderr, exit N\"", c.where, c.comment)
+	}
+}
+
+// publish runs a `cmdhost publish` line against the host's broker: the
+// broker acknowledges the message (exit 0).
+func (h *docHost) publish(t *testing.T, c docCommand) {
+	cmd := exec.Command(binary, strings.Fields(c.text)[1:]...)
+	cmd.Env = append(os.Environ(), "CMDHOST_BROKER="+h.broker)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("%s: %v: %s", c.where, err, out)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/events"
+	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
 // watchFrame is one refresh of `cmdhost watch`: each plugin with its
@@ -25,6 +26,9 @@ type watchFrame struct {
 	// group).
 	admin.ReplicaID
 	Plugins []watchPlugin `json:"plugins"`
+	// Triggers are the plugins' triggers with their rates since the frame
+	// before (none: [] in JSON).
+	Triggers []watchTrigger `json:"triggers"`
 	// Happenings are the timeouts (from the host's events, with serve
 	// --events) and reloads (seen as a new digest) since the last frame;
 	// the terminal view keeps the last few.
@@ -54,10 +58,28 @@ type watchPlugin struct {
 	StateBytes int64 `json:"stateBytes"`
 }
 
+// watchTrigger is a trigger as watch shows it: its messages, failed
+// attempts and drops, and their rates.
+type watchTrigger struct {
+	Name           string  `json:"name"`
+	Plugin         string  `json:"plugin"`
+	Topic          string  `json:"topic"`
+	State          string  `json:"state"`
+	InFlight       int64   `json:"inFlight"`
+	Messages       int64   `json:"messages"`
+	Handled        int64   `json:"handled"`
+	Failures       int64   `json:"failures"`
+	Dropped        int64   `json:"dropped"`
+	Duplicates     int64   `json:"duplicates"`
+	MessagesPerSec float64 `json:"messagesPerSec"`
+	FailuresPerSec float64 `json:"failuresPerSec"`
+	DropsPerSec    float64 `json:"dropsPerSec"`
+}
+
 // happening is a timeout or a reload, as watch shows it.
 type happening struct {
 	Time    time.Time `json:"time"`
-	Kind    string    `json:"kind"` // events.KindTimeout, events.KindBudgetWarning, events.KindAdmin or "reload"
+	Kind    string    `json:"kind"` // events.KindTimeout, events.KindBudgetWarning, events.KindAdmin, events.KindTriggerDrop or "reload"
 	Plugin  string    `json:"plugin,omitempty"`
 	Command string    `json:"command,omitempty"`
 	Detail  string    `json:"detail"`
@@ -69,6 +91,7 @@ type happening struct {
 type watcher struct {
 	executor string
 	last     map[string]admin.PluginView
+	lastTrig map[string]pluginmgr.TriggerStatus
 	lastAt   time.Time
 
 	mu      sync.Mutex
@@ -93,6 +116,13 @@ func (w *watcher) noteEvent(payload []byte) {
 			who = "user " + ev.User
 		}
 		h.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s by %s %s", ev.Op, ev.Verdict, short(ev.Digest), who, ev.Reason))
+	}
+	if ev.Kind == events.KindTriggerDrop { // a message dropped: after how many runs, and why
+		h.Detail = fmt.Sprintf("dropped after %d attempts: %s", ev.Attempt, ev.Reason)
+		if ev.Attempt == 0 {
+			h.Detail = "dropped unrun: " + ev.Reason
+		}
+		ev.Attempt = 0
 	}
 	if ev.Policy != "" {
 		h.Detail += ", " + string(ev.Policy)
@@ -129,6 +159,7 @@ func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
 		}
 		f.Plugins = append(f.Plugins, p)
 	}
+	f.Triggers = w.triggers(st.Plugins, secs)
 	w.last = make(map[string]admin.PluginView, len(st.Plugins))
 	for _, v := range st.Plugins {
 		w.last[v.Name] = v
@@ -140,6 +171,28 @@ func (w *watcher) frame(st admin.Stats, now time.Time) watchFrame {
 		f.Happenings = []happening{}
 	}
 	return f
+}
+
+// triggers makes the frame's triggers of the plugins' views, with their
+// rates over secs since the last frame (0 in the first).
+func (w *watcher) triggers(views []admin.PluginView, secs float64) []watchTrigger {
+	out := []watchTrigger{}
+	now := map[string]pluginmgr.TriggerStatus{}
+	for _, v := range views {
+		for _, t := range v.Triggers {
+			now[t.Name] = t
+			wt := watchTrigger{Name: t.Name, Plugin: v.Name, Topic: t.Topic, State: string(t.State), InFlight: t.InFlight,
+				Messages: t.Messages, Handled: t.Handled, Failures: t.Failures, Dropped: t.Dropped, Duplicates: t.Duplicates}
+			if before, ok := w.lastTrig[t.Name]; ok && secs > 0 {
+				wt.MessagesPerSec = float64(max(t.Messages-before.Messages, 0)) / secs
+				wt.FailuresPerSec = float64(max(t.Failures-before.Failures, 0)) / secs
+				wt.DropsPerSec = float64(max(t.Dropped-before.Dropped, 0)) / secs
+			}
+			out = append(out, wt)
+		}
+	}
+	w.lastTrig = now
+	return out
 }
 
 // drain returns the happenings noted since the last frame.
@@ -171,6 +224,7 @@ func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration
 	}
 	fmt.Fprintln(w)
 	failing := printPluginRows(w, f.Plugins)
+	printTriggerRows(w, f.Triggers)
 	printTail(w, f, failing, recent, sawEvent)
 }
 
@@ -198,6 +252,19 @@ func printPluginRows(w io.Writer, plugins []watchPlugin) []watchPlugin {
 		}
 	}
 	return failing
+}
+
+// printTriggerRows writes the table of triggers, when there are any.
+func printTriggerRows(w io.Writer, triggers []watchTrigger) {
+	if len(triggers) == 0 {
+		return
+	}
+	const row = "%-15s %-12s %9s %7s %6s %7s %8s %8s\n" // 79 columns
+	fmt.Fprintf(w, "\n"+row, "TRIGGER", "STATE", "IN FLIGHT", "MSGS/S", "FAIL/S", "DROPS/S", "HANDLED", "DROPPED")
+	for _, t := range triggers {
+		fmt.Fprintf(w, row, clip(shown(t.Name), 15), clip(shown(t.State), 12), count(t.InFlight, 9), rate(t.MessagesPerSec, 7),
+			rate(t.FailuresPerSec, 6), rate(t.DropsPerSec, 7), count(t.Handled, 8), count(t.Dropped, 8))
+	}
 }
 
 // printTail writes the last errors of failing, the reuse cache's counters

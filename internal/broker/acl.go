@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
+
+	"github.com/cmdhost/cmdhost/internal/topic"
 )
 
 // What a client over the network may publish and subscribe to, with an
@@ -26,6 +28,9 @@ import (
 //     cmdhost/+/admin/# and cmdhost/+/replica/+/admin/#, and subscribing to
 //     cmdhost/+/replicas (the replicas' announcements);
 //   - `events` grants subscribing to cmdhost/+/events;
+//   - `publish FILTER` grants publishing to the topics FILTER matches
+//     (telemetry for the hosts' triggers), `subscribe FILTER` subscribing
+//     within it, never to the host's own topics;
 //   - `host EXECUTOR` lets the user serve as that executor (a cmdhost
 //     serve --broker, a replica): subscribing to its request and admin
 //     topics, publishing its replies (to every client's prefix), events
@@ -145,6 +150,9 @@ func (a *ACL) Path() string { return a.path }
 //	host EXECUTOR    may serve as that executor (serve --broker --id EXECUTOR)
 //	state read P     may read the state store's keys that start with P
 //	state write P    may read and write them (P * is every key)
+//	publish FILTER   may publish messages to the topics FILTER matches
+//	                 (telemetry a trigger receives), never the host's
+//	subscribe FILTER may subscribe to FILTER, or within it, never the host's
 func parseACL(path string, content []byte) (*aclRules, error) {
 	acl := &aclRules{users: map[string]*grants{}}
 	var cur *grants
@@ -159,7 +167,7 @@ func parseACL(path string, content []byte) (*aclRules, error) {
 			continue
 		}
 		bad := func(why string) error {
-			return fmt.Errorf("ACL file %s line %d: %s (lines: user NAME, call rpc/EXECUTOR/COMMAND, admin, events, host EXECUTOR, state read|write PREFIX)", path, n, why)
+			return fmt.Errorf("ACL file %s line %d: %s (lines: user NAME, call rpc/EXECUTOR/COMMAND, admin, events, host EXECUTOR, state read|write PREFIX, publish FILTER, subscribe FILTER)", path, n, why)
 		}
 		if fields[0] == "user" {
 			if len(fields) != 2 {
@@ -183,6 +191,16 @@ func parseACL(path string, content []byte) (*aclRules, error) {
 				return nil, bad(fmt.Sprintf("%q is not a command topic pattern: rpc/EXECUTOR/COMMAND, each level a name, + or a final #", p))
 			}
 			cur.write = append(cur.write, fields[1])
+		case "publish", "subscribe":
+			first, _, _ := strings.Cut(fields[len(fields)-1], "/")
+			if len(fields) != 2 || !validFilter(fields[1]) || first == "+" || first == "#" || topic.IsReserved(first) {
+				return nil, bad(fmt.Sprintf("`%s` takes one topic filter whose first level is a name and not the host's (rpc, cmdhost, clients, statestore, $…), e.g. %[1]s sensors/#", fields[0]))
+			}
+			if fields[0] == "publish" {
+				cur.write = append(cur.write, fields[1])
+			} else {
+				cur.read = append(cur.read, fields[1])
+			}
 		case "admin", "events":
 			if len(fields) != 1 {
 				return nil, bad(fmt.Sprintf("`%s` takes nothing after it", fields[0]))

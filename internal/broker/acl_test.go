@@ -154,14 +154,18 @@ func TestACLAnonymousClaimsNoUser(t *testing.T) {
 
 func TestReadACLErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"call rpc/h/echo\n":         `"call" before any`,
-		"user a\ncall echo\n":       "not a command topic pattern",
-		"user a\ncall rpc/#/x\n":    "not a command topic pattern",
-		"user a\ncall rpc/h/e+\n":   "not a command topic pattern",
-		"user a\nadmin all\n":       "takes nothing after it",
-		"user a\npublish rpc/h/x\n": `unknown line "publish"`,
-		"user a b\n":                "takes one user name",
-		"user a\n\n\ncall\n":        "line 4",
+		"call rpc/h/echo\n":          `"call" before any`,
+		"user a\ncall echo\n":        "not a command topic pattern",
+		"user a\ncall rpc/#/x\n":     "not a command topic pattern",
+		"user a\ncall rpc/h/e+\n":    "not a command topic pattern",
+		"user a\nadmin all\n":        "takes nothing after it",
+		"user a\npublish rpc/h/x\n":  "not the host's",
+		"user a\npublish #\n":        "not the host's",
+		"user a\nsubscribe $SYS/#\n": "not the host's",
+		"user a\nsubscribe a b\n":    "takes one topic filter",
+		"user a\nwrite a/b\n":        `unknown line "write"`,
+		"user a b\n":                 "takes one user name",
+		"user a\n\n\ncall\n":         "line 4",
 	} {
 		_, err := ReadACL(aclFile(t, text))
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "user NAME, call") {

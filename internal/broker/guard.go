@@ -186,6 +186,10 @@ type guard struct {
 	// left within leftIDHold (leftid.go).
 	left  *leftHolds
 	clock clock.Clock
+	// told are the client ids told who sent each message (StampFor,
+	// identity.go); nil: none, and messages that are not requests are
+	// not stamped.
+	told atomic.Pointer[map[string]bool]
 }
 
 func (g *guard) ID() string { return "cmdhost-guard" }
@@ -417,7 +421,8 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 }
 
 // OnPublish removes any ClientIDProperty or UserProperty the sender set
-// and stamps a request with the sender's client id and verified user.
+// and stamps a request with the sender's client id and verified user;
+// every message, when a client is told who sent each (StampFor).
 func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if rt := pk.Properties.ResponseTopic; rt != "" && g.acl != nil && cl.Net.Listener != inProcessListener && !ownPrefix(cl.ID, rt) {
 		// The host answers on the response topic: one outside the
@@ -434,8 +439,8 @@ func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, e
 	if slices.ContainsFunc(user, isStampProperty) {
 		user = slices.DeleteFunc(slices.Clone(user), isStampProperty)
 	}
-	if pk.Properties.ResponseTopic != "" {
-		user = g.stamp(cl, user) // identity.go
+	if pk.Properties.ResponseTopic != "" || g.stampsAll() {
+		user = g.stamp(cl, user) // identity.go; a message that is not a request keeps them only for StampFor's clients
 	}
 	pk.Properties.User = user
 	return pk, nil
@@ -448,8 +453,13 @@ func (g *guard) OnPublishDropped(cl *mqtt.Client, _ packets.Packet) {
 	g.stats.note(g.log, "message not delivered: the client's queue is full", "client", logText(cl.ID), "remote", cl.Net.Remote)
 }
 
-// OnPacketEncode completes a successful CONNACK.
+// OnPacketEncode completes a successful CONNACK, and takes the sender's
+// stamps off a message that is not a request unless its receiver is told
+// them (identity.go).
 func (g *guard) OnPacketEncode(cl *mqtt.Client, pk packets.Packet) packets.Packet {
+	if pk.FixedHeader.Type == packets.Publish {
+		return g.unstamped(cl, pk)
+	}
 	if pk.FixedHeader.Type != packets.Connack || pk.ReasonCode >= packets.ErrUnspecifiedError.Code {
 		return pk
 	}

@@ -59,6 +59,51 @@ func (g *guard) stamp(cl *mqtt.Client, user []packets.UserProperty) []packets.Us
 	return user
 }
 
+// StampFor reserves clientID for one of the host's own clients (Reserve)
+// that is told who sent each message it receives (the host's trigger
+// session): every message delivered to it carries the sender's client id
+// and verified user in ClientIDProperty and UserProperty, as a request
+// does. Those of a message that is not a request reach no other client:
+// a sender's identity is the host's to know, not every subscriber's.
+func (e *Embedded) StampFor(clientID string) {
+	e.guard.reserve(clientID)
+	e.guard.stampFor(clientID)
+}
+
+// stampFor adds clientID to the clients told who sent each message.
+func (g *guard) stampFor(clientID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	old := g.told.Load()
+	next := make(map[string]bool, 1)
+	if old != nil {
+		for id := range *old {
+			next[id] = true
+		}
+	}
+	next[clientID] = true
+	g.told.Store(&next)
+}
+
+// stampsAll reports whether messages that are not requests are stamped:
+// when some client is told who sent them (StampFor).
+func (g *guard) stampsAll() bool { return g.told.Load() != nil }
+
+// unstamped returns what cl is sent of pk, a PUBLISH the broker stamped:
+// a message that is not a request loses its stamps unless cl is told who
+// sent it. pk's slices are shared with the copies of other clients and
+// the held message: a new slice, never an edit.
+func (g *guard) unstamped(cl *mqtt.Client, pk packets.Packet) packets.Packet {
+	if pk.Properties.ResponseTopic != "" || !slices.ContainsFunc(pk.Properties.User, isStampProperty) {
+		return pk
+	}
+	if told := g.told.Load(); told != nil && (*told)[cl.ID] && cl.Net.Listener == inProcessListener {
+		return pk
+	}
+	pk.Properties.User = slices.DeleteFunc(slices.Clone(pk.Properties.User), isStampProperty)
+	return pk
+}
+
 // GrantsAdmin reports whether the ACL file grants user the admin ops
 // (its `admin` line): false without an ACL file (the default ACL grants
 // no one the admin ops). The host lets

@@ -110,3 +110,67 @@ func TestCallerStampSAT(t *testing.T) {
 		t.Errorf("the request arrived with %v, want %v", got, want)
 	}
 }
+
+// publishTelemetry publishes a QoS 0 message without a response topic
+// from a raw client, with forged stamps among its user properties.
+func (c *rawClient) publishTelemetry(t *testing.T, topic string) {
+	t.Helper()
+	c.write(t, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish}, TopicName: topic,
+		Properties: packets.Properties{User: []packets.UserProperty{
+			{Key: UserProperty, Val: "root"}, {Key: "k", Val: "v"}, {Key: ClientIDProperty, Val: "victim"}}},
+		Payload: []byte("21.5")})
+}
+
+// A client the host named with StampFor (its trigger session) is told
+// who sent every message, not only requests; no other subscriber is, in
+// process or over TCP; forged stamps reach no one; and before StampFor
+// a message that is not a request is not stamped at all.
+func TestStampFor(t *testing.T) {
+	ctx := testCtx(t)
+	e, _ := startWith(t, Config{UsersFile: usersFile(t, "alice", "alice-pw", "watcher", "watcher-pw"),
+		ACLFile: aclFile(t, "user alice\npublish sensors/#\nuser watcher\nsubscribe sensors/#\n")})
+	unstamped := paho.UserProperties{{Key: "k", Value: "v"}}
+	exec := connectWith(t, ctx, e.URL(), inProcessDialer(e), "host-exec", "sensors/#")
+	alice := dialRaw(t, e.Addr())
+	if ack := alice.connectAs(t, "alice-1", "alice", "alice-pw"); ack.ReasonCode != 0 {
+		t.Fatalf("alice: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	alice.publishTelemetry(t, "sensors/d1/temp")
+	if got := exec.next(t, ctx).Properties.User; !slices.Equal(got, unstamped) {
+		t.Fatalf("before StampFor, a message arrived with %v, want %v", got, unstamped)
+	}
+
+	e.StampFor("host-triggers")
+	triggers := connectWith(t, ctx, e.URL(), inProcessDialer(e), "host-triggers", "sensors/#")
+	watcher := dialRaw(t, e.Addr())
+	if ack := watcher.connectAs(t, "watcher-1", "watcher", "watcher-pw"); ack.ReasonCode != 0 {
+		t.Fatalf("watcher: CONNACK 0x%02x", ack.ReasonCode)
+	}
+	if code := watcher.subscribeCode(t, "sensors/#"); code >= 0x80 {
+		t.Fatalf("watcher: SUBACK 0x%02x", code)
+	}
+	alice.publishTelemetry(t, "sensors/d1/temp")
+	want := paho.UserProperties{{Key: "k", Value: "v"}, {Key: ClientIDProperty, Value: "alice-1"}, {Key: UserProperty, Value: "alice"}}
+	if got := triggers.next(t, ctx).Properties.User; !slices.Equal(got, want) {
+		t.Errorf("the trigger session got %v, want %v", got, want)
+	}
+	if got := exec.next(t, ctx).Properties.User; !slices.Equal(got, unstamped) {
+		t.Errorf("another client in process got %v, want %v", got, unstamped)
+	}
+	pk, err := watcher.read(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got paho.UserProperties
+	for _, u := range pk.Properties.User {
+		got = append(got, paho.UserProperty{Key: u.Key, Value: u.Val})
+	}
+	if pk.FixedHeader.Type != packets.Publish || !slices.Equal(got, unstamped) {
+		t.Errorf("a subscriber over TCP got %v %v, want %v", pk.FixedHeader.Type, got, unstamped)
+	}
+	// A client over TCP cannot take the name.
+	thief := dialRaw(t, e.Addr())
+	if ack := thief.connectAs(t, "host-triggers", "alice", "alice-pw"); ack.ReasonCode != packets.ErrClientIdentifierNotValid.Code {
+		t.Errorf("a TCP client with the trigger session's id: CONNACK 0x%02x, want 0x85", ack.ReasonCode)
+	}
+}

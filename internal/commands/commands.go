@@ -38,6 +38,9 @@ func ServedVia(m *plugins.Manager, traced bool, g Gate) []rpc.Command {
 	served := m.Commands()
 	out := make([]rpc.Command, 0, len(served))
 	for _, c := range served {
+		if c.Trigger != nil { // run for messages (internal/trigger), not served on a request topic
+			continue
+		}
 		h := Resolving(m, c.Name())
 		if traced {
 			h = Traced(m.Origin, h)
@@ -91,6 +94,9 @@ func Fixed(modules []*wasm.Plugin, d plugins.Defaults) []rpc.Command {
 	var out []rpc.Command
 	for _, p := range modules {
 		for _, c := range p.Description().Commands {
+			if c.IsTrigger() {
+				continue
+			}
 			fixed[c.Name] = p
 			out = append(out, Of(plugins.Resolve(p.Name(), c, nil, d), Resolving(fixed, c.Name)))
 		}

@@ -24,6 +24,10 @@ const (
 	// state-import: Target) served it, or was refused (Verdict): the
 	// audit of who changed what (Invoker, Digest).
 	KindAdmin = "admin"
+	// KindTriggerDrop: a trigger's message was dropped, acknowledged
+	// without being handled: its attempts failed, or it was refused
+	// (Reason says why; Attempt counts the runs, 0 for none).
+	KindTriggerDrop = "trigger_drop"
 )
 
 // Verdicts of a KindAdmin event.
@@ -162,7 +166,7 @@ func Log(log *slog.Logger) Sink {
 			return
 		}
 		level := slog.LevelInfo
-		if ev.Kind == KindBudgetWarning {
+		if ev.Kind == KindBudgetWarning || ev.Kind == KindTriggerDrop {
 			level = slog.LevelWarn
 		}
 		attrs := []slog.Attr{
@@ -171,7 +175,7 @@ func Log(log *slog.Logger) Sink {
 		}
 		for _, a := range []struct{ k, v string }{
 			{"plugin", ev.Plugin}, {"digest", ev.Digest}, {"correlation", ev.Correlation},
-			{"policy", string(ev.Policy)}, {"branch", ev.Branch},
+			{"policy", string(ev.Policy)}, {"branch", ev.Branch}, {"reason", ev.Reason},
 		} {
 			if a.v != "" {
 				attrs = append(attrs, slog.String(a.k, a.v))

@@ -38,6 +38,9 @@ var layer = map[string]int{
 	"internal/gate":       62,
 	"internal/statestore": 62,
 
+	"internal/trigger": 61,
+	"internal/outbox":  61,
+
 	"internal/rpc": 60,
 
 	"internal/session": 55,

@@ -59,6 +59,9 @@
 //	cmdhost_state_bytes                          gauge; every namespace together
 //	cmdhost_state_max_bytes                      gauge; serve --state-max-bytes
 //	cmdhost_state_healthy                        gauge; 0 once a write failed or the store closed (/readyz says why)
+//	cmdhost_trigger_messages_total{trigger,outcome} counter; handled, duplicate or dropped (triggers.go)
+//	cmdhost_trigger_failures_total{trigger,reason}  counter; failed attempts: error, timeout, commit
+//	cmdhost_trigger_duration_seconds{trigger}       histogram, receipt to done
 //
 // plus the Go runtime's and the process's standard collectors.
 package metrics
@@ -121,6 +124,7 @@ type Collector struct {
 	warnings  *prometheus.CounterVec
 	dropped   *prometheus.CounterVec
 	storeDown *prometheus.CounterVec
+	triggers  triggerMetrics // triggers.go
 }
 
 var (
@@ -228,6 +232,7 @@ func New(src Sources) *Collector {
 	c.reg.MustRegister(c.boundCollectors()...)
 	c.reg.MustRegister(&httpCollector{stats: src.HTTP})
 	c.reg.MustRegister(&stateCollector{src: src.State})
+	c.triggers = newTriggerMetrics(c.reg)
 	return c
 }
 

@@ -115,7 +115,7 @@ func (in *incoming) read(executorID string) *reply {
 			req.Metadata[up.Key] = up.Value
 		}
 	}
-	if hasVer && !supportedVersion(ver) {
+	if hasVer && !SupportedVersion(ver) {
 		r := statusReply(abi.StatusVersionUnsupported, "protocol version "+ver+" is not supported", "", "")
 		r.extra = map[string]string{propSupportedMajor: "1", propRequestedVer: ver}
 		return r
@@ -156,8 +156,9 @@ func (in *incoming) read(executorID string) *reply {
 	return nil
 }
 
-// supportedVersion accepts protocol versions with major version 1.
-func supportedVersion(v string) bool {
+// SupportedVersion accepts protocol versions (__protVer) with major
+// version 1, as the executor and the trigger receiver do.
+func SupportedVersion(v string) bool {
 	major, minor, ok := strings.Cut(v, ".")
 	if !ok {
 		minor = "0"

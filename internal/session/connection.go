@@ -1,6 +1,7 @@
 package session
 
 import (
+	"math"
 	"net/url"
 	"sync/atomic"
 
@@ -121,6 +122,10 @@ func (s *Session) connectPacket(c *paho.Connect, _ *url.URL) (*paho.Connect, err
 	if s.cfg.MaxPacketSize > 0 {
 		n := uint32(min(s.cfg.MaxPacketSize, maxRemainingLength))
 		c.Properties.MaximumPacketSize = &n
+	}
+	if s.cfg.ReceiveMaximum > 0 {
+		n := uint16(min(s.cfg.ReceiveMaximum, math.MaxUint16))
+		c.Properties.ReceiveMaximum = &n
 	}
 	return c, nil
 }

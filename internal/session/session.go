@@ -79,6 +79,10 @@ type Config struct {
 	// reads one. 0: DefaultMaxPacketSize (8 MiB); negative: none announced
 	// (MQTT's 256 MB).
 	MaxPacketSize int
+	// ReceiveMaximum is the Receive Maximum the session announces in its
+	// CONNECT: the broker sends it at most so many QoS 1 messages it has
+	// not acknowledged (MQTT v5 §3.1.2.11.3). 0: none announced (65,535).
+	ReceiveMaximum int
 	// ReplyAckTimeout bounds how long a published message may wait for
 	// the broker's PUBACK before its send slot is released, and how long
 	// the broker may acknowledge nothing before the connection is dropped
