@@ -39,7 +39,6 @@ var layer = map[string]int{
 	"internal/statestore": 62,
 
 	"internal/trigger": 61,
-	"internal/outbox":  61,
 
 	"internal/rpc": 60,
 
