@@ -30,7 +30,7 @@ func TestUnknownCommand(t *testing.T) {
 		{[]string{"plugin", "lst"}, `cmdhost: unknown command "plugin lst": did you mean "plugin list"? (see cmdhost plugin --help)`},
 		{[]string{"plugin", "lst", "--json"}, `unknown command "plugin lst": did you mean "plugin list"?`},
 		{[]string{"--cache-dir", t.TempDir(), "serv"}, `unknown command "serv": did you mean "serve"?`},
-		{[]string{"xyzzy"}, `unknown command "xyzzy": cmdhost has serve, invoke, call, plugin,`},
+		{[]string{"xyzzy"}, `unknown command "xyzzy": cmdhost has serve, invoke, publish, call, plugin,`},
 		{[]string{"plugin", "frobnicate"}, `unknown command "plugin frobnicate": cmdhost plugin has inspect, validate, list,`},
 		// help's unknown topic: it exited 3, the status of "no broker".
 		{[]string{"help", "invok"}, `unknown command "invok": did you mean "invoke"?`},

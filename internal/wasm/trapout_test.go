@@ -233,7 +233,7 @@ func TestDescribeFailureSaysWhy(t *testing.T) {
 		t.Fatalf("reading describefail.wasm: %v (run `make plugins`)", err)
 	}
 	cases := []struct{ name, cfgCase, want string }{
-		{"registered in main", "", "cmdhost_describe returned 1: sdk: no commands registered (register them with sdk.Handle in an init function: a plugin's main never runs)"},
+		{"registered in main", "", "cmdhost_describe returned 1: sdk: no commands registered (register them with sdk.Handle or sdk.OnMessage in an init function: a plugin's main never runs)"},
 		{"bad name", "badname", `cmdhost_describe returned 1: sdk: command name "greet/all" may not hold '/'`},
 		{"registered twice", "twice", `cmdhost_describe returned 1: sdk: command "greet" registered twice`},
 	}
