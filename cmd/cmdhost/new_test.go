@@ -46,7 +46,7 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	serve := func() (string, *exec.Cmd, func() (string, error)) {
 		return launchServe(t, pluginsDir, nil, "--state-dir", stateDir)
 	}
-	addr, host, stop := serve()
+	addr, _, stop := serve()
 	var served []string // the projects the host serves
 	// The projects' Makefiles run the cmdhost that made them (no CMDHOST
 	// given, and none on PATH) for their tests and install; GOFLAGS without
@@ -136,6 +136,7 @@ func TestNewBuildsAndLoads(t *testing.T) {
 	if log, err := stop(); err != nil {
 		t.Fatalf("serve did not stop cleanly: %v\n%s", err, log)
 	}
+	var host *exec.Cmd
 	addr, host, stop = serve()
 	for _, name := range served {
 		untilAnswer(t, "mqtt://"+addr, name, "hi", time.Minute)

@@ -330,7 +330,7 @@ func TestSpan(t *testing.T) {
 		names = append(names, sp.Name())
 		attrs := map[string]string{}
 		for _, a := range sp.Attributes() {
-			attrs[string(a.Key)] = a.Value.Emit()
+			attrs[string(a.Key)] = a.Value.String()
 		}
 		switch sp.Name() {
 		case "cmdhost.http GET":
