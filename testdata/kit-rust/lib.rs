@@ -2,8 +2,8 @@
 //! says what each command does; internal/nested/guestkit_test.go checks it).
 
 use cmdhost::{
-    add_var, call_command, config, fan_out, get_var, info, set_var, shared_state, state, Call, Command, Error, Request, Response, SetOptions, StateError,
-    StateSpace, Sync,
+    add_var, call_command, config, fan_out, get_var, info, publish, set_var, shared_state, state, Call, Command, Error, Event, Message, PublishError, Request,
+    Response, SetOptions, StateError, StateSpace, Sync,
 };
 use std::time::Duration;
 
@@ -159,6 +159,28 @@ fn list_all(space: &StateSpace, prefix: &str) -> Result<String, StateError> {
     }
 }
 
+/// Publishes what the payload says (testdata/kit/README.md, kit-publish)
+/// and replies ok, or the error's word.
+fn kit_publish(req: &Request) -> Result<Response, Error> {
+    let payload = String::from_utf8_lossy(&req.payload).into_owned();
+    let f: Vec<&str> = payload.splitn(3, ' ').collect();
+    let mut m = Message::new(f[0], f.get(1).copied().unwrap_or("")).with_content_type("text/plain");
+    match f.get(2).copied() {
+        Some("event") => m = m.with_event(Event::new("kit.event")),
+        Some("reserved") => m = m.with_metadata("__ts", "x"),
+        _ => {}
+    }
+    let word = match publish(&m) {
+        Ok(()) => "ok",
+        Err(PublishError::Denied) => "denied",
+        Err(PublishError::TooLarge) => "too-large",
+        Err(PublishError::Limit) => "limit",
+        Err(PublishError::Invalid) => "invalid",
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Response::text(word))
+}
+
 fn commands() -> Vec<Command> {
     vec![
         Command::new("kit-caller", caller),
@@ -174,6 +196,7 @@ fn commands() -> Vec<Command> {
         Command::new("kit-trap", trap),
         Command::new("kit-deadline", deadline).timeout(Duration::from_millis(300)),
         Command::new("kit-state", kit_state),
+        Command::new("kit-publish", kit_publish),
     ]
 }
 

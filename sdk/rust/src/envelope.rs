@@ -56,6 +56,12 @@ impl Writer {
     }
 }
 
+/// A duration in whole milliseconds, rounded up (a TTL or an expiry under
+/// one millisecond is one, not none).
+pub(crate) fn ceil_millis(d: Duration) -> i64 {
+    (d.as_nanos().saturating_add(999_999) / 1_000_000).min(i64::MAX as u128) as i64
+}
+
 /// The records of an envelope, in order; an error when it is malformed.
 pub(crate) fn records(b: &[u8]) -> Result<Vec<(u8, &[u8])>, String> {
     let mut out = Vec::new();

@@ -30,9 +30,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 mod envelope;
 mod host;
 mod invoke;
+mod publish;
 mod state;
 
 pub use invoke::{call_command, fan_out, Call, CallError, CallResult, Outcome, Reason, Strategy, Sync};
+#[cfg(not(target_arch = "wasm32"))]
+pub use publish::take_published;
+pub use publish::{publish, Event, Message, PublishError};
 #[cfg(not(target_arch = "wasm32"))]
 pub use state::reset_test_state;
 pub use state::{shared_state, state, ListPage, SetOptions, StateError, StateSpace};
@@ -376,7 +380,8 @@ fn registry(commands: fn() -> Vec<Command>) -> &'static [Command] {
 /// Runs one request through the plugin's commands as the host would, and
 /// returns the decoded reply: for handlers' native unit tests (host calls
 /// such as config and variables find nothing off wasm; the state store is
-/// an in-memory stand-in, [`reset_test_state`]).
+/// an in-memory stand-in, [`reset_test_state`], and published messages are
+/// kept for [`take_published`]).
 pub fn invoke_for_test(commands: fn() -> Vec<Command>, req: &Request) -> Result<Response, Error> {
     let list = commands();
     match list.iter().find(|c| c.name == req.command) {
