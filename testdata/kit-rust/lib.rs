@@ -2,8 +2,8 @@
 //! says what each command does; internal/nested/guestkit_test.go checks it).
 
 use cmdhost::{
-    add_var, call_command, config, fan_out, get_var, info, publish, set_var, shared_state, state, Call, Command, Error, Event, Message, PublishError, Request,
-    Response, SetOptions, StateError, StateSpace, Sync,
+    add_var, call_command, config, fan_out, get_var, http, info, publish, set_var, shared_state, state, Call, Command, Error, Event, HttpRequest, Message,
+    PublishError, Request, Response, SetOptions, StateError, StateSpace, Sync,
 };
 use std::time::Duration;
 
@@ -181,6 +181,41 @@ fn kit_publish(req: &Request) -> Result<Response, Error> {
     Ok(Response::text(word))
 }
 
+/// Sends the requests the payload names (testdata/kit/README.md, kit-http)
+/// and replies with their responses, or the errors' words, a line each.
+fn kit_http(req: &Request) -> Result<Response, Error> {
+    let payload = String::from_utf8_lossy(&req.payload).into_owned();
+    let (mut payload, mut times) = (payload.as_str(), 1);
+    if let Some((n, rest)) = payload.split_once(' ') {
+        if let Some(k) = n.strip_prefix('x').and_then(|k| k.parse::<usize>().ok()) {
+            payload = rest;
+            times = k;
+        }
+    }
+    let replies = (0..times).map(|_| kit_http_once(payload)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Response::new(replies.join(&b'\n')).with_content_type("text/plain"))
+}
+
+/// Sends the request of a kit-http payload: METHOD URL [BODY].
+fn kit_http_once(payload: &str) -> Result<Vec<u8>, Error> {
+    let f: Vec<&str> = payload.splitn(3, ' ').collect();
+    if f.len() < 2 {
+        return Err(Error::app(format!("kit: kit-http wants [xN] METHOD URL [BODY], not {:?}", payload)));
+    }
+    let mut r = HttpRequest::new(f[0], f[1]).header("X-Kit", "rust");
+    if let Some(body) = f.get(2) {
+        let body = match body.strip_prefix('+').and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) => vec![b'x'; n],
+            None => body.as_bytes().to_vec(),
+        };
+        r = r.body(body).header("Content-Type", "text/plain");
+    }
+    Ok(match http(&r) {
+        Ok(resp) => [format!("{} {} ", resp.status, resp.header("X-Kit-Reply").unwrap_or("")).into_bytes(), resp.body].concat(),
+        Err(e) => format!("{}: {}", e.reason.as_str().replace('_', "-"), e.message).into_bytes(),
+    })
+}
+
 fn commands() -> Vec<Command> {
     vec![
         Command::new("kit-caller", caller),
@@ -197,6 +232,7 @@ fn commands() -> Vec<Command> {
         Command::new("kit-deadline", deadline).timeout(Duration::from_millis(300)),
         Command::new("kit-state", kit_state),
         Command::new("kit-publish", kit_publish),
+        Command::new("kit-http", kit_http),
     ]
 }
 

@@ -22,6 +22,8 @@ mod imports {
         pub fn state_add(ns: *const u8, nsn: i32, k: *const u8, kn: i32, delta: i64, out: *mut u8) -> i32;
         pub fn state_list(ns: *const u8, nsn: i32, p: *const u8, pn: i32, a: *const u8, an: i32, buf: *mut u8, cap: i32) -> i32;
         pub fn publish(ptr: *const u8, len: i32) -> i32;
+        pub fn http_request(ptr: *const u8, len: i32) -> i32;
+        pub fn http_result_read(ptr: *mut u8, cap: i32) -> i32;
     }
 }
 
@@ -82,12 +84,18 @@ pub(crate) fn var_add(key: &[u8], delta: i64) -> (i64, i32) {
 /// Runs an encoded Invocation and returns the encoded InvocationResult.
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn invoke(inv: &[u8]) -> Result<Vec<u8>, i32> {
-    let n = unsafe { imports::invoke(inv.as_ptr(), inv.len() as i32) };
+    read_result(unsafe { imports::invoke(inv.as_ptr(), inv.len() as i32) }, imports::invoke_result_read)
+}
+
+/// Reads the result of n bytes a host call left (invoke, http_request)
+/// with read; Err(n) when the call failed with the result n.
+#[cfg(target_arch = "wasm32")]
+fn read_result(n: i32, read: unsafe extern "C" fn(*mut u8, i32) -> i32) -> Result<Vec<u8>, i32> {
     if n < 0 {
         return Err(n);
     }
     let mut buf = vec![0u8; n as usize];
-    let got = unsafe { imports::invoke_result_read(buf.as_mut_ptr(), n) };
+    let got = unsafe { read(buf.as_mut_ptr(), n) };
     if got != n {
         return Err(got.min(-1));
     }
@@ -132,9 +140,17 @@ pub(crate) fn publish(msg: &[u8]) -> i32 {
     unsafe { imports::publish(msg.as_ptr(), msg.len() as i32) }
 }
 
+/// Sends an encoded HTTPRequest and returns the encoded HTTPResult (ABI
+/// section 19).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn http(req: &[u8]) -> Result<Vec<u8>, i32> {
+    read_result(unsafe { imports::http_request(req.as_ptr(), req.len() as i32) }, imports::http_result_read)
+}
+
 // Off wasm: nothing is there. A handler's native unit test sees no config,
 // no variables and no nested calls, and its log goes to stderr; the state
-// store and publishing are stand-ins in memory (standin, below).
+// store and publishing are stand-ins in memory (standin, below), and HTTP
+// is answered by the test's function (http::standin).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn describe(_: &[u8]) -> i32 {
     -6
@@ -171,6 +187,8 @@ pub(crate) fn var_add(_: &[u8], _: i64) -> (i64, i32) {
 pub(crate) fn invoke(_: &[u8]) -> Result<Vec<u8>, i32> {
     Err(-6)
 }
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use crate::http::standin::http;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use standin::{publish, state_add, state_delete, state_get, state_list, state_set};
 

@@ -29,10 +29,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod envelope;
 mod host;
+mod http;
 mod invoke;
 mod publish;
 mod state;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use http::{reset_test_http, set_test_http};
+pub use http::{http, HttpError, HttpReason, HttpRequest, HttpResponse};
 pub use invoke::{call_command, fan_out, Call, CallError, CallResult, Outcome, Reason, Strategy, Sync};
 #[cfg(not(target_arch = "wasm32"))]
 pub use publish::take_published;
@@ -380,8 +384,8 @@ fn registry(commands: fn() -> Vec<Command>) -> &'static [Command] {
 /// Runs one request through the plugin's commands as the host would, and
 /// returns the decoded reply: for handlers' native unit tests (host calls
 /// such as config and variables find nothing off wasm; the state store is
-/// an in-memory stand-in, [`reset_test_state`], and published messages are
-/// kept for [`take_published`]).
+/// an in-memory stand-in, [`reset_test_state`], published messages are
+/// kept for [`take_published`], and [`set_test_http`] answers HTTP).
 pub fn invoke_for_test(commands: fn() -> Vec<Command>, req: &Request) -> Result<Response, Error> {
     let list = commands();
     match list.iter().find(|c| c.name == req.command) {
