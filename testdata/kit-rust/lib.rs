@@ -216,6 +216,18 @@ fn kit_http_once(payload: &str) -> Result<Vec<u8>, Error> {
     })
 }
 
+/// Handles a message of the kit's trigger (testdata/kit/README.md,
+/// kit.device.any.all): fails the attempt for the payload fail, else logs
+/// the message's topic, its device token and its payload.
+fn kit_trigger(m: &Request) -> Result<(), Error> {
+    let device = m.topic_tokens.get("device").map(String::as_str).unwrap_or("");
+    if m.payload == b"fail" {
+        return Err(Error::app(format!("kit: deliberate failure on {} (device {})", m.topic, device)));
+    }
+    info(&format!("kit-trigger topic={} device={} payload={}", m.topic, device, String::from_utf8_lossy(&m.payload)));
+    Ok(())
+}
+
 fn commands() -> Vec<Command> {
     vec![
         Command::new("kit-caller", caller),
@@ -233,6 +245,7 @@ fn commands() -> Vec<Command> {
         Command::new("kit-state", kit_state),
         Command::new("kit-publish", kit_publish),
         Command::new("kit-http", kit_http),
+        Command::on_message("kit/{device}/+/#", kit_trigger), // named after its filter: kit.device.any.all
     ]
 }
 

@@ -123,6 +123,7 @@ pub(crate) fn decode_request(b: &[u8]) -> Result<Request, String> {
             11 => r.attempt = u32::from_le_bytes(fixed::<4>(v)?),
             12 => r.caller.user = text(v)?,
             13 => r.caller.client_id = text(v)?,
+            14 => r.topic = text(v)?,
             _ => {} // a later minor version's: skipped
         }
     }
@@ -185,6 +186,7 @@ mod tests {
         w.u32(11, 2);
         w.string(12, "alice");
         w.string(13, "alice-1");
+        w.string(14, "sensors/d1/temp");
         w.bytes(99, b"a later version's record");
         w.finish()
     }
@@ -205,6 +207,7 @@ mod tests {
         assert_eq!(r.attempt, 2);
         assert_eq!(r.caller, crate::Caller { user: "alice".into(), client_id: "alice-1".into() });
         assert!(r.caller.verified());
+        assert_eq!(r.topic, "sensors/d1/temp");
     }
 
     #[test]
