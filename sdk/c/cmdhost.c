@@ -26,6 +26,7 @@ IMPORT(state_set) int32_t host_state_set(const char *ns, int32_t nsn, const char
 IMPORT(state_delete) int32_t host_state_delete(const char *ns, int32_t nsn, const char *k, int32_t kn, int64_t if_version);
 IMPORT(state_add) int32_t host_state_add(const char *ns, int32_t nsn, const char *k, int32_t kn, int64_t delta, uint8_t *out);
 IMPORT(state_list) int32_t host_state_list(const char *ns, int32_t nsn, const char *p, int32_t pn, const char *a, int32_t an, uint8_t *buf, int32_t cap);
+IMPORT(publish) int32_t host_publish(const uint8_t *p, int32_t n);
 
 /* ---- the envelope (ABI section 7) ---------------------------------- */
 
@@ -554,6 +555,31 @@ const char *cmdhost_state_next(cmdhost_state_page *page, size_t *len) {
 void cmdhost_state_page_free(cmdhost_state_page *page) {
 	free(page->keys_);
 	memset(page, 0, sizeof *page);
+}
+
+/* ---- publishing (ABI section 18) ------------------------------------- */
+
+int cmdhost_publish(const cmdhost_message *m) {
+	writer w = {0};
+	rec_str(&w, 1, m->topic ? m->topic : "");
+	if (m->payload_len) rec(&w, 2, m->payload, m->payload_len);
+	if (m->content_type && *m->content_type) rec_str(&w, 3, m->content_type);
+	if (m->format) rec_u8(&w, 4, m->format);
+	for (size_t i = 0; i < m->metadata_len; i++) rec_entry(&w, 5, m->metadata[i].key, m->metadata[i].value);
+	if (m->event) {
+		const cmdhost_event *e = m->event;
+		writer ev = {0};
+		rec_str(&ev, 1, e->type ? e->type : "");
+		if (e->source && *e->source) rec_str(&ev, 2, e->source);
+		if (e->subject && *e->subject) rec_str(&ev, 3, e->subject);
+		if (e->data_schema && *e->data_schema) rec_str(&ev, 4, e->data_schema);
+		rec(&w, 6, ev.buf, ev.len);
+		free(ev.buf);
+	}
+	if (m->expiry_ms > 0) rec_i64(&w, 7, m->expiry_ms);
+	int32_t r = host_publish(w.buf, (int32_t)w.len);
+	free(w.buf);
+	return r < 0 ? r : CMDHOST_OK;
 }
 
 /* ---- nested calls (ABI section 16) ----------------------------------- */

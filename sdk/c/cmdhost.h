@@ -194,6 +194,47 @@ int cmdhost_state_list(const char *ns, const char *prefix, const char *after, si
 const char *cmdhost_state_next(cmdhost_state_page *page, size_t *len);
 void cmdhost_state_page_free(cmdhost_state_page *page);
 
+/* Publishing (ABI section 18): a handler sends a message (an event, an
+ * alarm, a reading) to a topic its operator file grants ("publish":
+ * {"topics": [...]}; nothing is granted by default). A command that is not
+ * idempotent sends its messages once its reply is recorded, in the same
+ * commit as its state writes: a call that fails sends none, a request
+ * delivered twice sends them once, and a message may arrive more than
+ * once, always with one id (the user property cmdhost-message-id). An
+ * idempotent command's go out as the call runs. */
+
+/* A message's CloudEvents attributes, each at most 512 bytes; the host
+ * adds specversion, id (the message's id) and time. */
+typedef struct {
+	const char *type;        /* required */
+	const char *source;      /* NULL: /cmdhost/EXECUTOR/PLUGIN */
+	const char *subject;     /* NULL: none */
+	const char *data_schema; /* NULL: none */
+} cmdhost_event;
+
+/* A message to publish; the fields left zero are absent. */
+typedef struct {
+	const char *topic; /* a topic name: no wildcard, no empty level */
+	const void *payload;
+	size_t payload_len;
+	const char *content_type;
+	uint8_t format; /* 0 bytes, 1 UTF-8 */
+	/* User properties: names not starting with "__" (the protocol's), not
+	 * cmdhost-message-id nor, with an event, a CloudEvents attribute. */
+	const cmdhost_entry *metadata;
+	size_t metadata_len;
+	const cmdhost_event *event; /* makes the message a CloudEvent (binary mode) */
+	int64_t expiry_ms;          /* 0: none */
+} cmdhost_message;
+
+/* Publishes m: CMDHOST_OK, or CMDHOST_DENIED (no grant covers the topic;
+ * the host's own topics are never granted), CMDHOST_LIMIT (over the
+ * plugin's rate, or the outbox is full: try later), CMDHOST_TOO_LARGE (over
+ * the call's bound of messages or bytes), CMDHOST_INVALID (not a topic
+ * name, a reserved property, bad UTF-8, an event without a type),
+ * CMDHOST_UNAVAILABLE (the host cannot take messages now). */
+int cmdhost_publish(const cmdhost_message *m);
+
 /* One nested call (ABI section 16). */
 typedef struct {
 	const char *command;

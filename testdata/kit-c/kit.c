@@ -17,6 +17,22 @@ static char *payload_str(const cmdhost_request *req) {
 	return s;
 }
 
+/* Splits s in place at its first two spaces into f[0], f[1] and the rest,
+ * f[2], as strings.SplitN(s, " ", 3) does; those missing are NULL. */
+static void split3(char *s, const char *f[3]) {
+	f[0] = s;
+	f[1] = f[2] = NULL;
+	char *sp = strchr(s, ' ');
+	if (sp) {
+		*sp = 0;
+		f[1] = sp + 1;
+		if ((sp = strchr(sp + 1, ' '))) {
+			*sp = 0;
+			f[2] = sp + 1;
+		}
+	}
+}
+
 static void echo(const cmdhost_request *req, cmdhost_response *resp) {
 	cmdhost_reply(resp, req->payload, req->payload_len);
 	cmdhost_reply_content_type(resp, req->content_type);
@@ -224,16 +240,9 @@ static void state_list(cmdhost_response *resp, const char *prefix) {
  * (testdata/kit/README.md) and what it found. */
 static void kit_state(const cmdhost_request *req, cmdhost_response *resp) {
 	char *p = payload_str(req);
-	const char *op = p, *key = "", *rest = "";
-	char *sp = strchr(p, ' ');
-	if (sp) {
-		*sp = 0;
-		key = sp + 1;
-		if ((sp = strchr(sp + 1, ' '))) {
-			*sp = 0;
-			rest = sp + 1;
-		}
-	}
+	const char *f[3];
+	split3(p, f);
+	const char *op = f[0], *key = f[1] ? f[1] : "", *rest = f[2] ? f[2] : "";
 	char msg[300];
 	if (strcmp(op, "get") == 0) {
 		state_get(resp, NULL, key, 1);
@@ -298,6 +307,42 @@ static void kit_state(const cmdhost_request *req, cmdhost_response *resp) {
 	free(p);
 }
 
+/* kit-publish: publishes what the payload says (testdata/kit/README.md)
+ * and replies ok, or the error's word. */
+static void kit_publish(const cmdhost_request *req, cmdhost_response *resp) {
+	char *p = payload_str(req);
+	const char *f[3];
+	split3(p, f);
+	const char *payload = f[1] ? f[1] : "";
+	cmdhost_message m = {.topic = f[0], .payload = payload, .payload_len = strlen(payload), .content_type = "text/plain"};
+	cmdhost_event event = {.type = "kit.event"};
+	cmdhost_entry reserved = {"__ts", "x"};
+	if (f[2] && strcmp(f[2], "event") == 0) m.event = &event;
+	if (f[2] && strcmp(f[2], "reserved") == 0) {
+		m.metadata = &reserved;
+		m.metadata_len = 1;
+	}
+	int r = cmdhost_publish(&m);
+	free(p);
+	const char *word = NULL;
+	switch (r) {
+	case CMDHOST_OK: word = "ok"; break;
+	case CMDHOST_DENIED: word = "denied"; break;
+	case CMDHOST_TOO_LARGE: word = "too-large"; break;
+	case CMDHOST_LIMIT: word = "limit"; break;
+	case CMDHOST_INVALID: word = "invalid"; break;
+	default: break;
+	}
+	if (word) {
+		cmdhost_reply_text(resp, word);
+		cmdhost_reply_content_type(resp, "text/plain");
+		return;
+	}
+	char msg[64];
+	snprintf(msg, sizeof msg, "kit: publish result %d", r);
+	cmdhost_fail(resp, msg);
+}
+
 static const char *const text_plain[] = {"text/plain", NULL};
 
 void cmdhost_init(void) {
@@ -314,4 +359,5 @@ void cmdhost_init(void) {
 	cmdhost_command("kit-trap", trap, NULL);
 	cmdhost_command("kit-deadline", deadline, &(cmdhost_options){.timeout_ms = 300});
 	cmdhost_command("kit-state", kit_state, NULL);
+	cmdhost_command("kit-publish", kit_publish, NULL);
 }
