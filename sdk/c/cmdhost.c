@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define IMPORT(name) __attribute__((import_module("cmdhost"), import_name(#name)))
@@ -27,6 +28,8 @@ IMPORT(state_delete) int32_t host_state_delete(const char *ns, int32_t nsn, cons
 IMPORT(state_add) int32_t host_state_add(const char *ns, int32_t nsn, const char *k, int32_t kn, int64_t delta, uint8_t *out);
 IMPORT(state_list) int32_t host_state_list(const char *ns, int32_t nsn, const char *p, int32_t pn, const char *a, int32_t an, uint8_t *buf, int32_t cap);
 IMPORT(publish) int32_t host_publish(const uint8_t *p, int32_t n);
+IMPORT(http_request) int32_t host_http_request(const uint8_t *p, int32_t n);
+IMPORT(http_result_read) int32_t host_http_result_read(uint8_t *p, int32_t cap);
 
 /* ---- the envelope (ABI section 7) ---------------------------------- */
 
@@ -708,4 +711,73 @@ int64_t cmdhost_remaining_ns(const cmdhost_request *req) {
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t left = req->deadline_unix_nanos - ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
 	return left > 0 ? left : 0;
+}
+
+/* ---- outbound HTTP (ABI section 19) ---------------------------------- */
+
+static int http_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
+	cmdhost_http_response *r = ctx;
+	switch (tag) {
+	case 1: if (n != 1) return -1; r->failure = v[0]; break;
+	case 2: free(r->message); r->message = dup_str(v, n); break;
+	case 3: if (n != 4) return -1; r->status = get_u32(v); break;
+	case 4: return add_entry(&r->headers, &r->headers_len, v, n); /* a name may repeat */
+	case 5: free(r->body); r->body = dup_bytes(v, n); r->body_len = n; break;
+	case 6: free(r->url); r->url = dup_str(v, n); break;
+	default: break;
+	}
+	return 0;
+}
+
+int cmdhost_http(const cmdhost_http_request *req, cmdhost_http_response *resp) {
+	memset(resp, 0, sizeof *resp);
+	writer w = {0};
+	if (req->method && *req->method) rec_str(&w, 1, req->method);
+	rec_str(&w, 2, req->url ? req->url : "");
+	for (size_t i = 0; i < req->headers_len; i++) rec_entry(&w, 3, req->headers[i].key, req->headers[i].value);
+	if (req->body_len) rec(&w, 4, req->body, req->body_len);
+	if (req->timeout_ms > 0) rec_i64(&w, 5, req->timeout_ms);
+	int32_t n = host_http_request(w.buf, (int32_t)w.len);
+	free(w.buf);
+	char why[160] = "";
+	if (n < 0) {
+		snprintf(why, sizeof why, "the host refused the request: result %d (outside a handler, or the call's deadline passed)", (int)n);
+	} else {
+		uint8_t *buf = malloc((size_t)n ? (size_t)n : 1);
+		if (!buf) abort();
+		if (host_http_result_read(buf, n) != n || walk(buf, (size_t)n, http_record, resp) != 0) {
+			snprintf(why, sizeof why, "the http result does not decode");
+		}
+		free(buf);
+	}
+	if (*why) {
+		cmdhost_http_response_free(resp);
+		resp->failure = CMDHOST_HTTP_FAILED;
+		resp->message = dup_str((const uint8_t *)why, (uint32_t)strlen(why));
+	}
+	if (!resp->message) resp->message = empty();
+	if (!resp->url) resp->url = empty();
+	if (!resp->body) resp->body = dup_bytes((const uint8_t *)"", 0);
+	return resp->failure;
+}
+
+const char *cmdhost_http_header(const cmdhost_http_response *resp, const char *name) {
+	for (size_t i = 0; i < resp->headers_len; i++) {
+		if (strcasecmp(resp->headers[i].key, name) == 0) return resp->headers[i].value;
+	}
+	return NULL;
+}
+
+const char *cmdhost_http_reason(int failure) {
+	static const char *const names[] = {"none", "invalid", "denied", "dns", "connect", "tls", "timeout", "too_large",
+	                                    "limit", "redirects", "unavailable", "failed"};
+	return failure >= 0 && failure < (int)(sizeof names / sizeof *names) ? names[failure] : "unknown";
+}
+
+void cmdhost_http_response_free(cmdhost_http_response *resp) {
+	free(resp->message);
+	free_entries(resp->headers, resp->headers_len);
+	free(resp->body);
+	free(resp->url);
+	memset(resp, 0, sizeof *resp);
 }

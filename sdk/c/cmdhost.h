@@ -235,6 +235,71 @@ typedef struct {
  * CMDHOST_UNAVAILABLE (the host cannot take messages now). */
 int cmdhost_publish(const cmdhost_message *m);
 
+/* Outbound HTTP (ABI section 19): a handler calls an HTTP API on a host its
+ * operator file grants ("http": {"hosts": [...]}; nothing is granted by
+ * default). The guest is blocked while the request runs; the call's
+ * deadline always cuts it. HTTP is not transactional: a request a call
+ * made has happened even if the call then fails or runs again (at least
+ * once); for a command that is not idempotent the host adds an
+ * Idempotency-Key header (unless the request sets one), the same at every
+ * run of the same request. */
+
+/* A request; the fields left zero are absent. */
+typedef struct {
+	const char *method; /* NULL: GET; CONNECT and TRACE are refused */
+	const char *url;    /* an absolute http or https URL */
+	/* Name and value, a value each: a name may repeat. The host sets Host,
+	 * Content-Length, Transfer-Encoding and the connection's headers
+	 * itself (a request that names one is invalid). */
+	const cmdhost_entry *headers;
+	size_t headers_len;
+	const void *body;
+	size_t body_len;
+	int64_t timeout_ms; /* 0: the grant's (10 s by default); a longer one is cut to it */
+} cmdhost_http_request;
+
+/* Why a request got no response (ABI section 19); a later host may add
+ * reasons: treat any other as a failure. */
+enum {
+	CMDHOST_HTTP_INVALID = 1,     /* the request breaks the rules */
+	CMDHOST_HTTP_DENIED = 2,      /* the grant does not cover it, or its address */
+	CMDHOST_HTTP_DNS = 3,         /* the name does not resolve */
+	CMDHOST_HTTP_CONNECT = 4,     /* refused, unreachable, reset */
+	CMDHOST_HTTP_TLS = 5,         /* the handshake failed */
+	CMDHOST_HTTP_TIMEOUT = 6,     /* no response within the timeout */
+	CMDHOST_HTTP_TOO_LARGE = 7,   /* the request's body, or the response's headers or body */
+	CMDHOST_HTTP_LIMIT = 8,       /* the call's bound of requests, or the plugin's rate */
+	CMDHOST_HTTP_REDIRECTS = 9,   /* more redirects than the grant follows */
+	CMDHOST_HTTP_UNAVAILABLE = 10, /* the host offers no outbound HTTP */
+	CMDHOST_HTTP_FAILED = 11,     /* anything else */
+};
+
+/* The result of a request: a response (failure 0, whatever its status: a
+ * 404 or a 500 is a response) or why there is none. Strings are
+ * NUL-terminated, "" when absent, and body is never NULL; free it with
+ * cmdhost_http_response_free. */
+typedef struct {
+	int failure;   /* 0, or CMDHOST_HTTP_DENIED ... */
+	char *message; /* with a failure, why */
+	uint32_t status;
+	cmdhost_entry *headers; /* a value each, names as Go writes them (Content-Type) */
+	size_t headers_len;
+	uint8_t *body;
+	size_t body_len;
+	char *url; /* the URL that answered: the request's, or the last redirect's */
+} cmdhost_http_response;
+
+/* Sends req and fills *resp; returns resp->failure. */
+int cmdhost_http(const cmdhost_http_request *req, cmdhost_http_response *resp);
+/* The first value of the response's header name (any case); NULL when it
+ * has none. */
+const char *cmdhost_http_header(const cmdhost_http_response *resp, const char *name);
+/* A failure's ABI name: "invalid", "denied", "dns", "connect", "tls",
+ * "timeout", "too_large", "limit", "redirects", "unavailable", "failed";
+ * "none" for 0, "unknown" for a later host's. */
+const char *cmdhost_http_reason(int failure);
+void cmdhost_http_response_free(cmdhost_http_response *resp);
+
 /* One nested call (ABI section 16). */
 typedef struct {
 	const char *command;

@@ -343,6 +343,90 @@ static void kit_publish(const cmdhost_request *req, cmdhost_response *resp) {
 	cmdhost_fail(resp, msg);
 }
 
+/* Appends the n bytes at p to the buffer *b of *len bytes. */
+static void append(char **b, size_t *len, const void *p, size_t n) {
+	*b = realloc(*b, *len + n + 1);
+	memcpy(*b + *len, p, n);
+	*len += n;
+}
+
+/* Sends the request of a kit-http payload, METHOD URL [BODY], and appends
+ * its line to the reply: STATUS REPLY BODY, or WORD: MESSAGE. */
+static void kit_http_once(const char *payload, char **out, size_t *len) {
+	char *p = strdup(payload);
+	const char *f[3];
+	split3(p, f);
+	cmdhost_entry headers[] = {{"X-Kit", "c"}, {"Content-Type", "text/plain"}};
+	cmdhost_http_request r = {.method = f[0], .url = f[1] ? f[1] : "", .headers = headers, .headers_len = 1};
+	char *body = NULL;
+	if (f[2]) {
+		char *end = NULL;
+		unsigned long n = f[2][0] == '+' ? strtoul(f[2] + 1, &end, 10) : 0;
+		if (end && end > f[2] + 1 && !*end) { /* +N: N bytes of x */
+			body = malloc(n ? n : 1);
+			memset(body, 'x', n);
+			r.body = body;
+			r.body_len = n;
+		} else {
+			r.body = f[2];
+			r.body_len = strlen(f[2]);
+		}
+		r.headers_len = 2;
+	}
+	cmdhost_http_response resp;
+	char line[300];
+	if (cmdhost_http(&r, &resp) == 0) {
+		const char *reply = cmdhost_http_header(&resp, "X-Kit-Reply");
+		snprintf(line, sizeof line, "%u %s ", resp.status, reply ? reply : "");
+		append(out, len, line, strlen(line));
+		append(out, len, resp.body, resp.body_len);
+	} else {
+		snprintf(line, sizeof line, "%s: ", cmdhost_http_reason(resp.failure));
+		for (char *c = line; *c; c++) {
+			if (*c == '_') *c = '-';
+		}
+		append(out, len, line, strlen(line));
+		append(out, len, resp.message, strlen(resp.message));
+	}
+	cmdhost_http_response_free(&resp);
+	free(body);
+	free(p);
+}
+
+/* kit-http: sends the requests the payload names (testdata/kit/README.md)
+ * and replies with their responses, or the errors' words, a line each. */
+static void kit_http(const cmdhost_request *req, cmdhost_response *resp) {
+	char *p = payload_str(req);
+	const char *payload = p;
+	long times = 1;
+	char *sp = strchr(p, ' ');
+	if (p[0] == 'x' && sp) {
+		char *end;
+		long n = strtol(p + 1, &end, 10);
+		if (end == sp && end > p + 1) {
+			payload = sp + 1;
+			times = n;
+		}
+	}
+	if (!strchr(payload, ' ')) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "kit: kit-http wants [xN] METHOD URL [BODY], not \"%.200s\"", payload);
+		cmdhost_fail(resp, msg);
+		free(p);
+		return;
+	}
+	char *out = NULL;
+	size_t len = 0;
+	for (long i = 0; i < times; i++) {
+		if (i) append(&out, &len, "\n", 1);
+		kit_http_once(payload, &out, &len);
+	}
+	cmdhost_reply(resp, out ? out : "", len);
+	cmdhost_reply_content_type(resp, "text/plain");
+	free(out);
+	free(p);
+}
+
 static const char *const text_plain[] = {"text/plain", NULL};
 
 void cmdhost_init(void) {
@@ -360,4 +444,5 @@ void cmdhost_init(void) {
 	cmdhost_command("kit-deadline", deadline, &(cmdhost_options){.timeout_ms = 300});
 	cmdhost_command("kit-state", kit_state, NULL);
 	cmdhost_command("kit-publish", kit_publish, NULL);
+	cmdhost_command("kit-http", kit_http, NULL);
 }
