@@ -124,6 +124,8 @@ static char *dup_str(const uint8_t *v, uint32_t n) {
 	return s;
 }
 
+static char *dup_cstr(const char *s) { return dup_str((const uint8_t *)s, (uint32_t)strlen(s)); }
+
 static uint8_t *dup_bytes(const uint8_t *v, uint32_t n) {
 	uint8_t *b = malloc(n ? n : 1);
 	if (!b) abort();
@@ -162,6 +164,7 @@ static int request_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) 
 	case 11: if (n != 4) return -1; r->attempt = get_u32(v); break;
 	case 12: free(r->caller_user); r->caller_user = dup_str(v, n); break;
 	case 13: free(r->caller_client_id); r->caller_client_id = dup_str(v, n); break;
+	case 14: free(r->topic); r->topic = dup_str(v, n); break;
 	default: break; /* a later minor version's: skipped */
 	}
 	return 0;
@@ -186,6 +189,14 @@ static void request_free(cmdhost_request *r) {
 	free(r->executor_id);
 	free(r->caller_user);
 	free(r->caller_client_id);
+	free(r->topic);
+}
+
+const char *cmdhost_topic_token(const cmdhost_request *req, const char *name) {
+	for (size_t i = 0; i < req->topic_tokens_len; i++) {
+		if (strcmp(req->topic_tokens[i].key, name) == 0) return req->topic_tokens[i].value;
+	}
+	return NULL;
 }
 
 /* ---- the response (ABI section 9) ----------------------------------- */
@@ -272,21 +283,54 @@ typedef struct {
 	char *name;
 	cmdhost_handler handler;
 	cmdhost_options opts;
+	char *trigger; /* a trigger's filter; NULL: a command */
 } command;
 
 static command *commands;
 static size_t n_commands;
 static int initialized;
 
-void cmdhost_command(const char *name, cmdhost_handler handler, const cmdhost_options *opts) {
+/* add registers a command, or a trigger on filter (not NULL). */
+static void add(char *name, char *filter, cmdhost_handler handler, const cmdhost_options *opts) {
 	command *c = realloc(commands, (n_commands + 1) * sizeof *c);
 	if (!c) abort();
 	commands = c;
-	c[n_commands].name = dup_str((const uint8_t *)name, (uint32_t)strlen(name));
+	c[n_commands].name = name;
 	c[n_commands].handler = handler;
 	memset(&c[n_commands].opts, 0, sizeof c[n_commands].opts);
 	if (opts) c[n_commands].opts = *opts;
+	c[n_commands].trigger = filter;
 	n_commands++;
+}
+
+void cmdhost_command(const char *name, cmdhost_handler handler, const cmdhost_options *opts) {
+	add(dup_cstr(name), NULL, handler, opts);
+}
+
+void cmdhost_on_message(const char *filter, const char *name, cmdhost_handler handler, const cmdhost_options *opts) {
+	add(name ? dup_cstr(name) : cmdhost_trigger_name(filter), dup_cstr(filter), handler, opts);
+}
+
+char *cmdhost_trigger_name(const char *filter) {
+	writer w = {0};
+	for (const char *l = filter;; l++) {
+		const char *end = strchr(l, '/');
+		size_t n = end ? (size_t)(end - l) : strlen(l);
+		if (n == 1 && *l == '+') {
+			put(&w, "any", 3);
+		} else if (n == 1 && *l == '#') {
+			put(&w, "all", 3);
+		} else if (n >= 2 && l[0] == '{' && l[n - 1] == '}') {
+			put(&w, l + 1, n - 2);
+		} else {
+			put(&w, l, n);
+		}
+		if (!end) break;
+		put(&w, ".", 1);
+		l = end;
+	}
+	put(&w, "", 1); /* the NUL */
+	return (char *)w.buf;
 }
 
 static void init_once(void) {
@@ -311,6 +355,7 @@ EXPORT(cmdhost_describe) int32_t cmdhost_describe(void) {
 		for (const char *const *ct = o->content_types; ct && *ct; ct++) rec_str(&c, 4, *ct);
 		if (o->timeout_ms) rec_i64(&c, 5, o->timeout_ms);
 		if (o->topic) rec_str(&c, 6, o->topic);
+		if (commands[i].trigger) rec_str(&c, 7, commands[i].trigger);
 		rec(&d, 2, c.buf, c.len);
 		free(c.buf);
 	}
@@ -343,11 +388,17 @@ EXPORT(cmdhost_handle) int32_t cmdhost_handle(void) {
 	if (!req.executor_id) req.executor_id = dup_str((const uint8_t *)"", 0);
 	if (!req.caller_user) req.caller_user = dup_str((const uint8_t *)"", 0);
 	if (!req.caller_client_id) req.caller_client_id = dup_str((const uint8_t *)"", 0);
+	if (!req.topic) req.topic = dup_str((const uint8_t *)"", 0);
 	cmdhost_response resp = {0};
 	size_t i = 0;
 	while (i < n_commands && strcmp(commands[i].name, req.command) != 0) i++;
 	if (i < n_commands) {
 		commands[i].handler(&req, &resp);
+		if (commands[i].trigger && !resp.app_error && resp.status < 400) { /* a handled message: 204, nothing else */
+			response_free(&resp);
+			memset(&resp, 0, sizeof resp);
+			resp.status = 204;
+		}
 	} else {
 		cmdhost_fail(&resp, "this module serves no such command");
 	}
@@ -753,7 +804,7 @@ int cmdhost_http(const cmdhost_http_request *req, cmdhost_http_response *resp) {
 	if (*why) {
 		cmdhost_http_response_free(resp);
 		resp->failure = CMDHOST_HTTP_FAILED;
-		resp->message = dup_str((const uint8_t *)why, (uint32_t)strlen(why));
+		resp->message = dup_cstr(why);
 	}
 	if (!resp->message) resp->message = empty();
 	if (!resp->url) resp->url = empty();

@@ -57,7 +57,15 @@ typedef struct {
 	 * chooses them. */
 	char *caller_user;
 	char *caller_client_id;
+	/* The topic a trigger's message came on (ABI section 20; the values of
+	 * its filter's {token} levels are in topic_tokens); "" for a command's
+	 * request. */
+	char *topic;
 } cmdhost_request;
+
+/* The value of the request's topic token name (a trigger's {token} level,
+ * or a command's topic pattern's); NULL when it has none. */
+const char *cmdhost_topic_token(const cmdhost_request *req, const char *name);
 
 /* The reply a handler builds: a 200 unless it says otherwise. */
 typedef struct cmdhost_response cmdhost_response;
@@ -93,6 +101,30 @@ typedef struct {
 
 /* Registers a command; call it from cmdhost_init. opts may be NULL. */
 void cmdhost_command(const char *name, cmdhost_handler handler, const cmdhost_options *opts);
+
+/* Registers a trigger (ABI section 20); call it from cmdhost_init. handler
+ * runs for each message published on the topic filter, whose levels are
+ * literal, a {token} (any one level; its value in the message's
+ * topic_tokens), + (any one level) or, last, # (any levels). name NULL: the
+ * trigger is named after its filter (cmdhost_trigger_name). The host
+ * subscribes only when the plugin's operator file confirms it by name
+ * ("triggers": {"NAME": {}}), and never to its own topics (a first level of
+ * rpc, cmdhost, clients, statestore, or one starting with $). The handler
+ * gets the message as a request (its topic in topic) and fails the
+ * attempt with cmdhost_fail (or a status of 400 or more); otherwise the
+ * message is handled (the host commits what the call wrote and published,
+ * and acknowledges it) and the rest of the reply is not used. A failed
+ * attempt (a trap, the deadline too) runs again, up to the trigger's
+ * attempts, then the message is dropped. opts (may be NULL): timeout_ms,
+ * idempotent and content_types apply as to a command; a trigger has no
+ * topic and no response_ttl_ms. */
+void cmdhost_on_message(const char *filter, const char *name, cmdhost_handler handler, const cmdhost_options *opts);
+
+/* The name a trigger on filter has when cmdhost_on_message is given none:
+ * the filter's levels joined with '.', a {token} level giving its name, +
+ * "any" and # "all" ("sensors/{device}/temp" is "sensors.device.temp");
+ * malloc'd (free it). */
+char *cmdhost_trigger_name(const char *filter);
 
 /* Defined by the plugin: registers its commands. Called once per instance. */
 void cmdhost_init(void);

@@ -427,6 +427,25 @@ static void kit_http(const cmdhost_request *req, cmdhost_response *resp) {
 	free(p);
 }
 
+/* kit.device.any.all, the kit's trigger (testdata/kit/README.md): fails
+ * the attempt for the payload fail, else logs the message's topic, its
+ * device token and its payload. */
+static void kit_trigger(const cmdhost_request *m, cmdhost_response *resp) {
+	const char *device = cmdhost_topic_token(m, "device");
+	char *p = payload_str(m);
+	size_t n = strlen(m->topic) + (device ? strlen(device) : 0) + strlen(p) + 64;
+	char *line = malloc(n);
+	if (strcmp(p, "fail") == 0) {
+		snprintf(line, n, "kit: deliberate failure on %s (device %s)", m->topic, device ? device : "");
+		cmdhost_fail(resp, line);
+	} else {
+		snprintf(line, n, "kit-trigger topic=%s device=%s payload=%s", m->topic, device ? device : "", p);
+		cmdhost_log(CMDHOST_INFO, line);
+	}
+	free(line);
+	free(p);
+}
+
 static const char *const text_plain[] = {"text/plain", NULL};
 
 void cmdhost_init(void) {
@@ -445,4 +464,5 @@ void cmdhost_init(void) {
 	cmdhost_command("kit-state", kit_state, NULL);
 	cmdhost_command("kit-publish", kit_publish, NULL);
 	cmdhost_command("kit-http", kit_http, NULL);
+	cmdhost_on_message("kit/{device}/+/#", NULL, kit_trigger, NULL); /* named after its filter: kit.device.any.all */
 }
