@@ -4,6 +4,7 @@
 import {
   handle, Request, Response, Options, Call, callCommand, fanOut, Sync, config, getVar, setVar, addVar,
   log, lastResult, LEVEL_INFO, RESULT_OK, state, sharedState, StateResult, SetOptions, StateItem, StateSpace,
+  publish, Message, Event, PublishResult,
 } from "../../sdk/assemblyscript/assembly/index";
 export { cmdhost_abi_version, cmdhost_describe, cmdhost_handle } from "../../sdk/assemblyscript/assembly/index";
 
@@ -198,4 +199,23 @@ handle("kit-state", (req: Request): Response => {
     return Response.error("kit: deliberate failure after a write (set: " + r.toString() + ")");
   }
   return Response.error("kit: unknown state operation \"" + op + "\"");
+});
+
+// kit-publish: publishes what the payload says (testdata/kit/README.md)
+// and replies ok, or the error's word.
+handle("kit-publish", (req: Request): Response => {
+  const f = req.payloadText().split(" ");
+  const payload = f.length > 1 ? f[1] : "";
+  const m = new Message(f[0], Uint8Array.wrap(String.UTF8.encode(payload))).withContentType("text/plain");
+  const how = f.length > 2 ? f.slice(2).join(" ") : "";
+  if (how == "event") m.event = new Event("kit.event");
+  if (how == "reserved") m.metadata.set("__ts", "x");
+  switch (publish(m)) {
+    case PublishResult.OK: return Response.text("ok");
+    case PublishResult.Denied: return Response.text("denied");
+    case PublishResult.TooLarge: return Response.text("too-large");
+    case PublishResult.Limit: return Response.text("limit");
+    case PublishResult.Invalid: return Response.text("invalid");
+    default: return Response.error("kit: publish failed");
+  }
 });

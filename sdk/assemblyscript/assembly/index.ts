@@ -31,6 +31,7 @@
 @external("cmdhost", "state_delete") declare function host_state_delete(ns: usize, nsn: i32, k: usize, kn: i32, ifVersion: u64): i32;
 @external("cmdhost", "state_add") declare function host_state_add(ns: usize, nsn: i32, k: usize, kn: i32, delta: i64, out: usize): i32;
 @external("cmdhost", "state_list") declare function host_state_list(ns: usize, nsn: i32, p: usize, pn: i32, a: usize, an: i32, buf: usize, cap: i32): i32;
+@external("cmdhost", "publish") declare function host_publish(ptr: usize, len: i32): i32;
 @external("wasi_snapshot_preview1", "clock_time_get") declare function clock_time_get(id: u32, precision: u64, out: usize): u16;
 
 export const ABI_VERSION: i32 = 1;
@@ -800,4 +801,126 @@ export function state(): StateSpace {
 // {"shared": {"NAME": "read"}} or "read-write").
 export function sharedState(name: string): StateSpace {
   return new StateSpace(name);
+}
+
+// ---- publishing (ABI section 18) ---------------------------------------
+
+// A handler sends a message (an event, an alarm, a reading) to a topic its
+// operator file grants ("publish": {"topics": [...]}; nothing is granted
+// by default). A command that is not idempotent sends its messages once
+// its reply is recorded, in the same commit as its state writes: a call
+// that fails sends none, a request delivered twice sends them once, and a
+// message may arrive more than once, always with one id (the user
+// property cmdhost-message-id). An idempotent command's go out as the call
+// runs.
+
+// How a publish went: OK, or why the message was not taken.
+export enum PublishResult {
+  OK = 0,
+  // Over the call's bound of messages or bytes.
+  TooLarge = -2,
+  // Over the plugin's rate, or the outbox is full: try later.
+  Limit = -3,
+  // The message breaks the rules: not a topic name, a reserved property,
+  // bad UTF-8, an event without a type.
+  Invalid = -7,
+  // No grant of the operator file covers the topic (the host's own topics
+  // are never granted).
+  Denied = -9,
+  // The host cannot take messages now.
+  Unavailable = -11,
+}
+
+// A message's CloudEvents attributes, each at most 512 bytes; the host adds
+// specversion, id (the message's id) and time.
+export class Event {
+  type: string; // required
+  source: string = ""; // "": /cmdhost/EXECUTOR/PLUGIN
+  subject: string = "";
+  dataSchema: string = "";
+
+  constructor(type: string) {
+    this.type = type;
+  }
+}
+
+// A message to publish: a topic name (no wildcard, no empty level), a
+// payload and, optionally, a content type, user properties (metadata), a
+// CloudEvent's attributes (event) and an expiry.
+export class Message {
+  topic: string;
+  payload: Uint8Array;
+  contentType: string = "";
+  format: u8 = 0; // 0 bytes, 1 UTF-8
+  private _metadata: Map<string, string> | null = null;
+  // Makes the message a CloudEvent (binary mode: the attributes as user
+  // properties, the payload as its data).
+  event: Event | null = null;
+  expiryMs: i64 = 0; // 0: none
+
+  constructor(topic: string, payload: Uint8Array = new Uint8Array(0)) {
+    this.topic = topic;
+    this.payload = payload;
+  }
+
+  // A message of UTF-8 text, content type text/plain.
+  static text(topic: string, s: string): Message {
+    const m = new Message(topic, utf8(s));
+    m.contentType = "text/plain";
+    m.format = 1;
+    return m;
+  }
+
+  // User properties (made on first use): names not starting with "__"
+  // (the protocol's), not cmdhost-message-id nor, with an event, a
+  // CloudEvents attribute.
+  get metadata(): Map<string, string> {
+    if (this._metadata == null) this._metadata = new Map<string, string>();
+    return this._metadata!;
+  }
+  set metadata(m: Map<string, string>) {
+    this._metadata = m;
+  }
+
+  withContentType(ct: string): Message {
+    this.contentType = ct;
+    return this;
+  }
+  withMetadata(key: string, value: string): Message {
+    this.metadata.set(key, value);
+    return this;
+  }
+  withEvent(e: Event): Message {
+    this.event = e;
+    return this;
+  }
+  withExpiryMs(ms: i64): Message {
+    this.expiryMs = ms;
+    return this;
+  }
+  hasMetadata(): bool {
+    return this._metadata != null && this._metadata!.size > 0;
+  }
+}
+
+// Publishes m.
+export function publish(m: Message): PublishResult {
+  const w = new Writer();
+  w.string(1, m.topic);
+  if (m.payload.length) w.bytes(2, m.payload);
+  if (m.contentType.length) w.string(3, m.contentType);
+  if (m.format != 0) w.u8(4, m.format);
+  if (m.hasMetadata()) w.map(5, m.metadata);
+  const e = m.event;
+  if (e != null) {
+    const ev = new Writer();
+    ev.string(1, e.type);
+    if (e.source.length) ev.string(2, e.source);
+    if (e.subject.length) ev.string(3, e.subject);
+    if (e.dataSchema.length) ev.string(4, e.dataSchema);
+    w.bytes(6, ev.finish());
+  }
+  if (m.expiryMs > 0) w.i64(7, m.expiryMs);
+  const r = host_publish(w.buf.dataStart, w.len);
+  return r < 0 ? r : PublishResult.OK;
 }
