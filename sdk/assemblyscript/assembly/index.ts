@@ -32,6 +32,8 @@
 @external("cmdhost", "state_add") declare function host_state_add(ns: usize, nsn: i32, k: usize, kn: i32, delta: i64, out: usize): i32;
 @external("cmdhost", "state_list") declare function host_state_list(ns: usize, nsn: i32, p: usize, pn: i32, a: usize, an: i32, buf: usize, cap: i32): i32;
 @external("cmdhost", "publish") declare function host_publish(ptr: usize, len: i32): i32;
+@external("cmdhost", "http_request") declare function host_http_request(ptr: usize, len: i32): i32;
+@external("cmdhost", "http_result_read") declare function host_http_result_read(ptr: usize, cap: i32): i32;
 @external("wasi_snapshot_preview1", "clock_time_get") declare function clock_time_get(id: u32, precision: u64, out: usize): u16;
 
 export const ABI_VERSION: i32 = 1;
@@ -923,4 +925,167 @@ export function publish(m: Message): PublishResult {
   if (m.expiryMs > 0) w.i64(7, m.expiryMs);
   const r = host_publish(w.buf.dataStart, w.len);
   return r < 0 ? r : PublishResult.OK;
+}
+
+// ---- outbound HTTP (ABI section 19) ------------------------------------
+
+// A handler calls an HTTP API on a host its operator file grants ("http":
+// {"hosts": [...]}; nothing is granted by default). The guest is blocked
+// while the request runs; the call's deadline always cuts it. HTTP is not
+// transactional: a request a call made has happened even if the call then
+// fails or runs again (at least once); for a command that is not
+// idempotent the host adds an Idempotency-Key header (unless the request
+// sets one), the same at every run of the same request.
+
+// A header's name and one of its values.
+export class Header {
+  constructor(public name: string, public value: string) {}
+}
+
+// A request to send.
+export class HttpRequest {
+  method: string; // "": GET; CONNECT and TRACE are refused
+  url: string; // an absolute http or https URL
+  // A value each: a name may repeat. The host sets Host, Content-Length,
+  // Transfer-Encoding and the connection's headers itself (a request that
+  // names one is invalid).
+  headers: Header[] = [];
+  body: Uint8Array = new Uint8Array(0);
+  timeoutMs: i64 = 0; // 0: the grant's (10 s by default); a longer one is cut to it
+
+  constructor(method: string, url: string) {
+    this.method = method;
+    this.url = url;
+  }
+  static get(url: string): HttpRequest {
+    return new HttpRequest("GET", url);
+  }
+  static post(url: string, body: Uint8Array): HttpRequest {
+    return new HttpRequest("POST", url).withBody(body);
+  }
+
+  // Adds a header value: a name given twice is sent with both values.
+  withHeader(name: string, value: string): HttpRequest {
+    this.headers.push(new Header(name, value));
+    return this;
+  }
+  withBody(body: Uint8Array): HttpRequest {
+    this.body = body;
+    return this;
+  }
+  withTimeoutMs(ms: i64): HttpRequest {
+    this.timeoutMs = ms;
+    return this;
+  }
+}
+
+// Why a request got no response (ABI section 19); a later host may add
+// reasons: treat any other as a failure.
+export enum HttpFailure {
+  None = 0,
+  // The request breaks the rules, or its URL does not parse.
+  Invalid = 1,
+  // The grant does not cover the scheme, host, port or method; the address
+  // is not public and the grant does not name it; a redirect to any of
+  // these; the operator file grants no HTTP.
+  Denied = 2,
+  // The name does not resolve.
+  Dns = 3,
+  // No connection: refused, unreachable, reset.
+  Connect = 4,
+  // The TLS handshake failed.
+  Tls = 5,
+  // No response within the request's timeout (or the grant's).
+  Timeout = 6,
+  // The request's body, or the response's headers or body, over the bound.
+  TooLarge = 7,
+  // Over the call's bound of requests, or the plugin's rate.
+  Limit = 8,
+  // More redirects than the grant follows.
+  Redirects = 9,
+  // The host offers no outbound HTTP.
+  Unavailable = 10,
+  // Anything else: a malformed response, a connection closed mid-body.
+  Failed = 11,
+}
+
+const httpReasons = ["none", "invalid", "denied", "dns", "connect", "tls", "timeout", "too_large", "limit", "redirects", "unavailable", "failed"];
+
+// A failure's ABI name ("too_large"); "unknown" for a later host's.
+export function httpReason(f: HttpFailure): string {
+  return f >= 0 && f < httpReasons.length ? httpReasons[f] : "unknown";
+}
+
+// What a request got: a response (failure None, whatever its status: a
+// 404 or a 500 is a response), or why there is none (failure, message).
+export class HttpResponse {
+  failure: HttpFailure = HttpFailure.None;
+  message: string = ""; // with a failure, why
+  status: u32 = 0;
+  headers: Header[] = []; // a value each, names as Go writes them (Content-Type)
+  body: Uint8Array = new Uint8Array(0);
+  url: string = ""; // the URL that answered: the request's, or the last redirect's
+
+  // The first value of the header name (any case); null without one.
+  header(name: string): string | null {
+    const want = name.toLowerCase();
+    for (let i = 0; i < this.headers.length; i++) {
+      if (this.headers[i].name.toLowerCase() == want) return this.headers[i].value;
+    }
+    return null;
+  }
+  // Every value of the header name (any case), in order.
+  headerValues(name: string): string[] {
+    const want = name.toLowerCase();
+    const out = new Array<string>();
+    for (let i = 0; i < this.headers.length; i++) {
+      if (this.headers[i].name.toLowerCase() == want) out.push(this.headers[i].value);
+    }
+    return out;
+  }
+  // The body as UTF-8 text.
+  text(): string {
+    return text(this.body);
+  }
+}
+
+function httpFailed(message: string): HttpResponse {
+  const r = new HttpResponse();
+  r.failure = HttpFailure.Failed;
+  r.message = message;
+  return r;
+}
+
+// Sends req and returns the response, or why there is none.
+export function http(req: HttpRequest): HttpResponse {
+  const w = new Writer();
+  if (req.method.length) w.string(1, req.method);
+  w.string(2, req.url);
+  for (let i = 0; i < req.headers.length; i++) w.entry(3, req.headers[i].name, req.headers[i].value);
+  if (req.body.length) w.bytes(4, req.body);
+  if (req.timeoutMs > 0) w.i64(5, req.timeoutMs);
+  const n = host_http_request(w.buf.dataStart, w.len);
+  if (n < 0) return httpFailed("the host refused the request: result " + n.toString() + " (outside a handler, or the call's deadline passed)");
+  const out = new Uint8Array(n);
+  const recs = host_http_result_read(out.dataStart, n) == n ? records(out) : null;
+  if (recs == null) return httpFailed("the http result does not decode");
+  const r = new HttpResponse();
+  for (let i = 0; i < recs.length; i++) {
+    const v = recs[i].value;
+    switch (recs[i].tag) {
+      case 1: if (v.length == 1) r.failure = v[0]; break;
+      case 2: r.message = text(v); break;
+      case 3: if (v.length == 4) r.status = load<u32>(v.dataStart); break;
+      case 4: { // a header entry: a name may repeat
+        const k = v.length >= 4 ? <i32>load<u32>(v.dataStart) : -1;
+        if (k < 0 || k > v.length - 4) return httpFailed("the http result does not decode");
+        r.headers.push(new Header(text(v.subarray(4, 4 + k)), text(v.subarray(4 + k))));
+        break;
+      }
+      case 5: r.body = v; break; // out is this result's alone
+      case 6: r.url = text(v); break;
+      default: break;
+    }
+  }
+  return r;
 }
