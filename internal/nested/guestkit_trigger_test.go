@@ -13,7 +13,7 @@ import (
 
 // triggerKitLanguages are the kit's languages whose SDK declares triggers
 // (kit.device.any.all).
-var triggerKitLanguages = []string{"go", "rust", "c"}
+var triggerKitLanguages = []string{"go", "rust", "c", "as"}
 
 // TestGuestKitTrigger runs the kit's trigger in each language as the
 // trigger receiver runs it: the description declares it on its filter,

@@ -4,7 +4,7 @@
 import {
   handle, Request, Response, Options, Call, callCommand, fanOut, Sync, config, getVar, setVar, addVar,
   log, lastResult, LEVEL_INFO, RESULT_OK, state, sharedState, StateResult, SetOptions, StateItem, StateSpace,
-  publish, Message, Event, PublishResult, http, httpReason, HttpFailure, HttpRequest,
+  publish, Message, Event, PublishResult, http, httpReason, HttpFailure, HttpRequest, onMessage,
 } from "../../sdk/assemblyscript/assembly/index";
 export { cmdhost_abi_version, cmdhost_describe, cmdhost_handle } from "../../sdk/assemblyscript/assembly/index";
 
@@ -257,4 +257,14 @@ handle("kit-http", (req: Request): Response => {
   const lines = new Array<string>();
   for (let i = 0; i < times; i++) lines.push(kitHttpOnce(payload));
   return Response.ok(Uint8Array.wrap(String.UTF8.encode(lines.join("\n")))).withContentType("text/plain");
+});
+
+// kit.device.any.all, the kit's trigger (testdata/kit/README.md), named
+// after its filter: fails the attempt for the payload fail, else logs the
+// message's topic, its device token and its payload.
+onMessage("kit/{device}/+/#", (m: Request): string | null => {
+  const device = m.topicTokens.has("device") ? m.topicTokens.get("device") : "";
+  if (m.payloadText() == "fail") return "kit: deliberate failure on " + m.topic + " (device " + device + ")";
+  log(LEVEL_INFO, "kit-trigger topic=" + m.topic + " device=" + device + " payload=" + m.payloadText());
+  return null;
 });

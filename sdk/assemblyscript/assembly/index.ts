@@ -159,6 +159,10 @@ export class Request {
   // Unlike invokerId, which the invoker wrote, no client chooses them.
   callerUser: string = "";
   callerClientId: string = "";
+  // The topic a trigger's message came on (ABI section 20; the values of
+  // its filter's {token} levels are in topicTokens); "" for a command's
+  // request.
+  topic: string = "";
 
   // The invoker's user properties, the protocol's removed (made on first
   // use: most requests have none).
@@ -222,6 +226,7 @@ function decodeRequest(b: Uint8Array): Request | null {
       case 11: if (n != 4) return null; r.attempt = load<u32>(at); break;
       case 12: r.callerUser = String.UTF8.decodeUnsafe(at, n); break;
       case 13: r.callerClientId = String.UTF8.decodeUnsafe(at, n); break;
+      case 14: r.topic = String.UTF8.decodeUnsafe(at, n); break;
       default: break; // a later minor version's: skipped
     }
     p += 5 + n;
@@ -347,15 +352,59 @@ export class Options {
   topic: string = ""; // "": rpc/{executorId}/{commandName}
 }
 
+// A trigger's handler (onMessage): one message in. null: it is handled
+// (the host commits what the call wrote and published, and acknowledges
+// the message); a string fails this attempt, an application error with
+// that message (so do a trap and the deadline): the host runs it again, up
+// to the trigger's attempts, then drops the message.
+export type MessageHandler = (msg: Request) => string | null;
+
 class Command {
-  constructor(public name: string, public handler: (req: Request) => Response, public opts: Options) {}
+  handler: ((req: Request) => Response) | null = null;
+  onMessage: MessageHandler | null = null;
+  trigger: string = ""; // a trigger's filter; "": a command
+
+  constructor(public name: string, public opts: Options) {}
 }
 
 const commands = new Array<Command>();
 
 // Registers a command; call it from the plugin's top level.
 export function handle(name: string, handler: (req: Request) => Response, opts: Options | null = null): void {
-  commands.push(new Command(name, handler, opts != null ? opts : new Options()));
+  const c = new Command(name, opts != null ? opts : new Options());
+  c.handler = handler;
+  commands.push(c);
+}
+
+// Registers a trigger (ABI section 20); call it from the plugin's top
+// level. handler runs for each message published on the topic filter,
+// whose levels are literal, a {token} (any one level; its value in the
+// message's topicTokens), + (any one level) or, last, # (any levels); the
+// message's topic is in its topic. name "": the trigger is named after its
+// filter (triggerName). The host subscribes only when the plugin's
+// operator file confirms it by name ("triggers": {"NAME": {}}), and never
+// to its own topics (a first level of rpc, cmdhost, clients, statestore,
+// or one starting with $). opts: timeoutMs, idempotent and contentTypes
+// apply as to a command; a trigger has no topic and no responseTtlMs.
+export function onMessage(filter: string, handler: MessageHandler, name: string = "", opts: Options | null = null): void {
+  const c = new Command(name.length ? name : triggerName(filter), opts != null ? opts : new Options());
+  c.onMessage = handler;
+  c.trigger = filter;
+  commands.push(c);
+}
+
+// The name a trigger on filter has when onMessage is given none: the
+// filter's levels joined with ".", a {token} level giving its name, +
+// "any" and # "all" ("sensors/{device}/temp" is "sensors.device.temp").
+export function triggerName(filter: string): string {
+  const levels = filter.split("/");
+  for (let i = 0; i < levels.length; i++) {
+    const l = levels[i];
+    if (l == "+") levels[i] = "any";
+    else if (l == "#") levels[i] = "all";
+    else if (l.length >= 2 && l.startsWith("{") && l.endsWith("}")) levels[i] = l.substring(1, l.length - 1);
+  }
+  return levels.join(".");
 }
 
 export function cmdhost_abi_version(): i32 {
@@ -374,6 +423,7 @@ export function cmdhost_describe(): i32 {
     for (let j = 0; j < c.opts.contentTypes.length; j++) w.string(4, c.opts.contentTypes[j]);
     if (c.opts.timeoutMs) w.i64(5, c.opts.timeoutMs);
     if (c.opts.topic.length) w.string(6, c.opts.topic);
+    if (c.trigger.length) w.string(7, c.trigger);
     d.bytes(2, w.finish());
   }
   const b = d.finish();
@@ -392,10 +442,16 @@ export function cmdhost_handle(): i32 {
   }
   let resp: Response | null = null;
   for (let i = 0; i < commands.length; i++) {
-    if (commands[i].name == req.command) {
-      resp = commands[i].handler(req);
-      break;
+    if (commands[i].name != req.command) continue;
+    const h = commands[i].handler;
+    const m = commands[i].onMessage;
+    if (h != null) {
+      resp = h(req);
+    } else if (m != null) { // a trigger: a handled message is a 204
+      const failure = m(req);
+      resp = failure != null ? Response.error(failure) : Response.noContent();
     }
+    break;
   }
   if (resp == null) resp = Response.error("this module serves no command " + req.command);
   encodeResponse(resp, respOut);
