@@ -19,7 +19,7 @@ import (
 
 // httpKitLanguages are the kit's languages whose SDK sends HTTP requests
 // (kit-http).
-var httpKitLanguages = []string{"go"}
+var httpKitLanguages = []string{"go", "rust", "c", "as"}
 
 // kitServer is the test's HTTP server, on loopback: /echo answers 201
 // with the method and body and, in X-Kit-Reply, the request's X-Kit and

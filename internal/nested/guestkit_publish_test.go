@@ -14,7 +14,7 @@ import (
 
 // publishKitLanguages are the kit's languages whose SDK publishes
 // (kit-publish).
-var publishKitLanguages = []string{"go"}
+var publishKitLanguages = []string{"go", "rust", "c", "as"}
 
 // recorder is a wasm.Publisher that keeps what it is given.
 type recorder struct {

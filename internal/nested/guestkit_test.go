@@ -53,12 +53,15 @@ func TestGuestKit(t *testing.T) {
 				for _, c := range d.Commands {
 					names = append(names, c.Name)
 				}
-				want := "kit-caller kit-config kit-deadline kit-echo kit-error kit-fan kit-http kit-idem kit-log kit-nest kit-publish kit-state kit-status kit-trap kit-var"
+				want := "kit-caller kit-config kit-deadline kit-echo kit-error kit-fan kit-http kit-idem kit-log kit-nest kit-publish kit-state kit-status kit-trap kit-var kit.device.any.all"
 				if !slices.Contains(publishKitLanguages, lang) {
 					want = strings.Replace(want, " kit-publish", "", 1)
 				}
 				if !slices.Contains(httpKitLanguages, lang) {
 					want = strings.Replace(want, " kit-http", "", 1)
+				}
+				if !slices.Contains(triggerKitLanguages, lang) {
+					want = strings.Replace(want, " kit.device.any.all", "", 1)
 				}
 				if got := strings.Join(slices.Sorted(slices.Values(names)), " "); got != want {
 					t.Fatalf("commands %s; want %s", got, want)

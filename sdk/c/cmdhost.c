@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define IMPORT(name) __attribute__((import_module("cmdhost"), import_name(#name)))
@@ -26,6 +27,9 @@ IMPORT(state_set) int32_t host_state_set(const char *ns, int32_t nsn, const char
 IMPORT(state_delete) int32_t host_state_delete(const char *ns, int32_t nsn, const char *k, int32_t kn, int64_t if_version);
 IMPORT(state_add) int32_t host_state_add(const char *ns, int32_t nsn, const char *k, int32_t kn, int64_t delta, uint8_t *out);
 IMPORT(state_list) int32_t host_state_list(const char *ns, int32_t nsn, const char *p, int32_t pn, const char *a, int32_t an, uint8_t *buf, int32_t cap);
+IMPORT(publish) int32_t host_publish(const uint8_t *p, int32_t n);
+IMPORT(http_request) int32_t host_http_request(const uint8_t *p, int32_t n);
+IMPORT(http_result_read) int32_t host_http_result_read(uint8_t *p, int32_t cap);
 
 /* ---- the envelope (ABI section 7) ---------------------------------- */
 
@@ -120,6 +124,8 @@ static char *dup_str(const uint8_t *v, uint32_t n) {
 	return s;
 }
 
+static char *dup_cstr(const char *s) { return dup_str((const uint8_t *)s, (uint32_t)strlen(s)); }
+
 static uint8_t *dup_bytes(const uint8_t *v, uint32_t n) {
 	uint8_t *b = malloc(n ? n : 1);
 	if (!b) abort();
@@ -158,6 +164,7 @@ static int request_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) 
 	case 11: if (n != 4) return -1; r->attempt = get_u32(v); break;
 	case 12: free(r->caller_user); r->caller_user = dup_str(v, n); break;
 	case 13: free(r->caller_client_id); r->caller_client_id = dup_str(v, n); break;
+	case 14: free(r->topic); r->topic = dup_str(v, n); break;
 	default: break; /* a later minor version's: skipped */
 	}
 	return 0;
@@ -182,6 +189,14 @@ static void request_free(cmdhost_request *r) {
 	free(r->executor_id);
 	free(r->caller_user);
 	free(r->caller_client_id);
+	free(r->topic);
+}
+
+const char *cmdhost_topic_token(const cmdhost_request *req, const char *name) {
+	for (size_t i = 0; i < req->topic_tokens_len; i++) {
+		if (strcmp(req->topic_tokens[i].key, name) == 0) return req->topic_tokens[i].value;
+	}
+	return NULL;
 }
 
 /* ---- the response (ABI section 9) ----------------------------------- */
@@ -268,21 +283,54 @@ typedef struct {
 	char *name;
 	cmdhost_handler handler;
 	cmdhost_options opts;
+	char *trigger; /* a trigger's filter; NULL: a command */
 } command;
 
 static command *commands;
 static size_t n_commands;
 static int initialized;
 
-void cmdhost_command(const char *name, cmdhost_handler handler, const cmdhost_options *opts) {
+/* add registers a command, or a trigger on filter (not NULL). */
+static void add(char *name, char *filter, cmdhost_handler handler, const cmdhost_options *opts) {
 	command *c = realloc(commands, (n_commands + 1) * sizeof *c);
 	if (!c) abort();
 	commands = c;
-	c[n_commands].name = dup_str((const uint8_t *)name, (uint32_t)strlen(name));
+	c[n_commands].name = name;
 	c[n_commands].handler = handler;
 	memset(&c[n_commands].opts, 0, sizeof c[n_commands].opts);
 	if (opts) c[n_commands].opts = *opts;
+	c[n_commands].trigger = filter;
 	n_commands++;
+}
+
+void cmdhost_command(const char *name, cmdhost_handler handler, const cmdhost_options *opts) {
+	add(dup_cstr(name), NULL, handler, opts);
+}
+
+void cmdhost_on_message(const char *filter, const char *name, cmdhost_handler handler, const cmdhost_options *opts) {
+	add(name ? dup_cstr(name) : cmdhost_trigger_name(filter), dup_cstr(filter), handler, opts);
+}
+
+char *cmdhost_trigger_name(const char *filter) {
+	writer w = {0};
+	for (const char *l = filter;; l++) {
+		const char *end = strchr(l, '/');
+		size_t n = end ? (size_t)(end - l) : strlen(l);
+		if (n == 1 && *l == '+') {
+			put(&w, "any", 3);
+		} else if (n == 1 && *l == '#') {
+			put(&w, "all", 3);
+		} else if (n >= 2 && l[0] == '{' && l[n - 1] == '}') {
+			put(&w, l + 1, n - 2);
+		} else {
+			put(&w, l, n);
+		}
+		if (!end) break;
+		put(&w, ".", 1);
+		l = end;
+	}
+	put(&w, "", 1); /* the NUL */
+	return (char *)w.buf;
 }
 
 static void init_once(void) {
@@ -307,6 +355,7 @@ EXPORT(cmdhost_describe) int32_t cmdhost_describe(void) {
 		for (const char *const *ct = o->content_types; ct && *ct; ct++) rec_str(&c, 4, *ct);
 		if (o->timeout_ms) rec_i64(&c, 5, o->timeout_ms);
 		if (o->topic) rec_str(&c, 6, o->topic);
+		if (commands[i].trigger) rec_str(&c, 7, commands[i].trigger);
 		rec(&d, 2, c.buf, c.len);
 		free(c.buf);
 	}
@@ -339,11 +388,17 @@ EXPORT(cmdhost_handle) int32_t cmdhost_handle(void) {
 	if (!req.executor_id) req.executor_id = dup_str((const uint8_t *)"", 0);
 	if (!req.caller_user) req.caller_user = dup_str((const uint8_t *)"", 0);
 	if (!req.caller_client_id) req.caller_client_id = dup_str((const uint8_t *)"", 0);
+	if (!req.topic) req.topic = dup_str((const uint8_t *)"", 0);
 	cmdhost_response resp = {0};
 	size_t i = 0;
 	while (i < n_commands && strcmp(commands[i].name, req.command) != 0) i++;
 	if (i < n_commands) {
 		commands[i].handler(&req, &resp);
+		if (commands[i].trigger && !resp.app_error && resp.status < 400) { /* a handled message: 204, nothing else */
+			response_free(&resp);
+			memset(&resp, 0, sizeof resp);
+			resp.status = 204;
+		}
 	} else {
 		cmdhost_fail(&resp, "this module serves no such command");
 	}
@@ -556,6 +611,31 @@ void cmdhost_state_page_free(cmdhost_state_page *page) {
 	memset(page, 0, sizeof *page);
 }
 
+/* ---- publishing (ABI section 18) ------------------------------------- */
+
+int cmdhost_publish(const cmdhost_message *m) {
+	writer w = {0};
+	rec_str(&w, 1, m->topic ? m->topic : "");
+	if (m->payload_len) rec(&w, 2, m->payload, m->payload_len);
+	if (m->content_type && *m->content_type) rec_str(&w, 3, m->content_type);
+	if (m->format) rec_u8(&w, 4, m->format);
+	for (size_t i = 0; i < m->metadata_len; i++) rec_entry(&w, 5, m->metadata[i].key, m->metadata[i].value);
+	if (m->event) {
+		const cmdhost_event *e = m->event;
+		writer ev = {0};
+		rec_str(&ev, 1, e->type ? e->type : "");
+		if (e->source && *e->source) rec_str(&ev, 2, e->source);
+		if (e->subject && *e->subject) rec_str(&ev, 3, e->subject);
+		if (e->data_schema && *e->data_schema) rec_str(&ev, 4, e->data_schema);
+		rec(&w, 6, ev.buf, ev.len);
+		free(ev.buf);
+	}
+	if (m->expiry_ms > 0) rec_i64(&w, 7, m->expiry_ms);
+	int32_t r = host_publish(w.buf, (int32_t)w.len);
+	free(w.buf);
+	return r < 0 ? r : CMDHOST_OK;
+}
+
 /* ---- nested calls (ABI section 16) ----------------------------------- */
 
 typedef struct {
@@ -682,4 +762,73 @@ int64_t cmdhost_remaining_ns(const cmdhost_request *req) {
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t left = req->deadline_unix_nanos - ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
 	return left > 0 ? left : 0;
+}
+
+/* ---- outbound HTTP (ABI section 19) ---------------------------------- */
+
+static int http_record(void *ctx, uint8_t tag, const uint8_t *v, uint32_t n) {
+	cmdhost_http_response *r = ctx;
+	switch (tag) {
+	case 1: if (n != 1) return -1; r->failure = v[0]; break;
+	case 2: free(r->message); r->message = dup_str(v, n); break;
+	case 3: if (n != 4) return -1; r->status = get_u32(v); break;
+	case 4: return add_entry(&r->headers, &r->headers_len, v, n); /* a name may repeat */
+	case 5: free(r->body); r->body = dup_bytes(v, n); r->body_len = n; break;
+	case 6: free(r->url); r->url = dup_str(v, n); break;
+	default: break;
+	}
+	return 0;
+}
+
+int cmdhost_http(const cmdhost_http_request *req, cmdhost_http_response *resp) {
+	memset(resp, 0, sizeof *resp);
+	writer w = {0};
+	if (req->method && *req->method) rec_str(&w, 1, req->method);
+	rec_str(&w, 2, req->url ? req->url : "");
+	for (size_t i = 0; i < req->headers_len; i++) rec_entry(&w, 3, req->headers[i].key, req->headers[i].value);
+	if (req->body_len) rec(&w, 4, req->body, req->body_len);
+	if (req->timeout_ms > 0) rec_i64(&w, 5, req->timeout_ms);
+	int32_t n = host_http_request(w.buf, (int32_t)w.len);
+	free(w.buf);
+	char why[160] = "";
+	if (n < 0) {
+		snprintf(why, sizeof why, "the host refused the request: result %d (outside a handler, or the call's deadline passed)", (int)n);
+	} else {
+		uint8_t *buf = malloc((size_t)n ? (size_t)n : 1);
+		if (!buf) abort();
+		if (host_http_result_read(buf, n) != n || walk(buf, (size_t)n, http_record, resp) != 0) {
+			snprintf(why, sizeof why, "the http result does not decode");
+		}
+		free(buf);
+	}
+	if (*why) {
+		cmdhost_http_response_free(resp);
+		resp->failure = CMDHOST_HTTP_FAILED;
+		resp->message = dup_cstr(why);
+	}
+	if (!resp->message) resp->message = empty();
+	if (!resp->url) resp->url = empty();
+	if (!resp->body) resp->body = dup_bytes((const uint8_t *)"", 0);
+	return resp->failure;
+}
+
+const char *cmdhost_http_header(const cmdhost_http_response *resp, const char *name) {
+	for (size_t i = 0; i < resp->headers_len; i++) {
+		if (strcasecmp(resp->headers[i].key, name) == 0) return resp->headers[i].value;
+	}
+	return NULL;
+}
+
+const char *cmdhost_http_reason(int failure) {
+	static const char *const names[] = {"none", "invalid", "denied", "dns", "connect", "tls", "timeout", "too_large",
+	                                    "limit", "redirects", "unavailable", "failed"};
+	return failure >= 0 && failure < (int)(sizeof names / sizeof *names) ? names[failure] : "unknown";
+}
+
+void cmdhost_http_response_free(cmdhost_http_response *resp) {
+	free(resp->message);
+	free_entries(resp->headers, resp->headers_len);
+	free(resp->body);
+	free(resp->url);
+	memset(resp, 0, sizeof *resp);
 }

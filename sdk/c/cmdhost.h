@@ -57,7 +57,15 @@ typedef struct {
 	 * chooses them. */
 	char *caller_user;
 	char *caller_client_id;
+	/* The topic a trigger's message came on (ABI section 20; the values of
+	 * its filter's {token} levels are in topic_tokens); "" for a command's
+	 * request. */
+	char *topic;
 } cmdhost_request;
+
+/* The value of the request's topic token name (a trigger's {token} level,
+ * or a command's topic pattern's); NULL when it has none. */
+const char *cmdhost_topic_token(const cmdhost_request *req, const char *name);
 
 /* The reply a handler builds: a 200 unless it says otherwise. */
 typedef struct cmdhost_response cmdhost_response;
@@ -93,6 +101,30 @@ typedef struct {
 
 /* Registers a command; call it from cmdhost_init. opts may be NULL. */
 void cmdhost_command(const char *name, cmdhost_handler handler, const cmdhost_options *opts);
+
+/* Registers a trigger (ABI section 20); call it from cmdhost_init. handler
+ * runs for each message published on the topic filter, whose levels are
+ * literal, a {token} (any one level; its value in the message's
+ * topic_tokens), + (any one level) or, last, # (any levels). name NULL: the
+ * trigger is named after its filter (cmdhost_trigger_name). The host
+ * subscribes only when the plugin's operator file confirms it by name
+ * ("triggers": {"NAME": {}}), and never to its own topics (a first level of
+ * rpc, cmdhost, clients, statestore, or one starting with $). The handler
+ * gets the message as a request (its topic in topic) and fails the
+ * attempt with cmdhost_fail (or a status of 400 or more); otherwise the
+ * message is handled (the host commits what the call wrote and published,
+ * and acknowledges it) and the rest of the reply is not used. A failed
+ * attempt (a trap, the deadline too) runs again, up to the trigger's
+ * attempts, then the message is dropped. opts (may be NULL): timeout_ms,
+ * idempotent and content_types apply as to a command; a trigger has no
+ * topic and no response_ttl_ms. */
+void cmdhost_on_message(const char *filter, const char *name, cmdhost_handler handler, const cmdhost_options *opts);
+
+/* The name a trigger on filter has when cmdhost_on_message is given none:
+ * the filter's levels joined with '.', a {token} level giving its name, +
+ * "any" and # "all" ("sensors/{device}/temp" is "sensors.device.temp");
+ * malloc'd (free it). */
+char *cmdhost_trigger_name(const char *filter);
 
 /* Defined by the plugin: registers its commands. Called once per instance. */
 void cmdhost_init(void);
@@ -193,6 +225,112 @@ int cmdhost_state_list(const char *ns, const char *prefix, const char *after, si
  * after the last. */
 const char *cmdhost_state_next(cmdhost_state_page *page, size_t *len);
 void cmdhost_state_page_free(cmdhost_state_page *page);
+
+/* Publishing (ABI section 18): a handler sends a message (an event, an
+ * alarm, a reading) to a topic its operator file grants ("publish":
+ * {"topics": [...]}; nothing is granted by default). A command that is not
+ * idempotent sends its messages once its reply is recorded, in the same
+ * commit as its state writes: a call that fails sends none, a request
+ * delivered twice sends them once, and a message may arrive more than
+ * once, always with one id (the user property cmdhost-message-id). An
+ * idempotent command's go out as the call runs. */
+
+/* A message's CloudEvents attributes, each at most 512 bytes; the host
+ * adds specversion, id (the message's id) and time. */
+typedef struct {
+	const char *type;        /* required */
+	const char *source;      /* NULL: /cmdhost/EXECUTOR/PLUGIN */
+	const char *subject;     /* NULL: none */
+	const char *data_schema; /* NULL: none */
+} cmdhost_event;
+
+/* A message to publish; the fields left zero are absent. */
+typedef struct {
+	const char *topic; /* a topic name: no wildcard, no empty level */
+	const void *payload;
+	size_t payload_len;
+	const char *content_type;
+	uint8_t format; /* 0 bytes, 1 UTF-8 */
+	/* User properties: names not starting with "__" (the protocol's), not
+	 * cmdhost-message-id nor, with an event, a CloudEvents attribute. */
+	const cmdhost_entry *metadata;
+	size_t metadata_len;
+	const cmdhost_event *event; /* makes the message a CloudEvent (binary mode) */
+	int64_t expiry_ms;          /* 0: none */
+} cmdhost_message;
+
+/* Publishes m: CMDHOST_OK, or CMDHOST_DENIED (no grant covers the topic;
+ * the host's own topics are never granted), CMDHOST_LIMIT (over the
+ * plugin's rate, or the outbox is full: try later), CMDHOST_TOO_LARGE (over
+ * the call's bound of messages or bytes), CMDHOST_INVALID (not a topic
+ * name, a reserved property, bad UTF-8, an event without a type),
+ * CMDHOST_UNAVAILABLE (the host cannot take messages now). */
+int cmdhost_publish(const cmdhost_message *m);
+
+/* Outbound HTTP (ABI section 19): a handler calls an HTTP API on a host its
+ * operator file grants ("http": {"hosts": [...]}; nothing is granted by
+ * default). The guest is blocked while the request runs; the call's
+ * deadline always cuts it. HTTP is not transactional: a request a call
+ * made has happened even if the call then fails or runs again (at least
+ * once); for a command that is not idempotent the host adds an
+ * Idempotency-Key header (unless the request sets one), the same at every
+ * run of the same request. */
+
+/* A request; the fields left zero are absent. */
+typedef struct {
+	const char *method; /* NULL: GET; CONNECT and TRACE are refused */
+	const char *url;    /* an absolute http or https URL */
+	/* Name and value, a value each: a name may repeat. The host sets Host,
+	 * Content-Length, Transfer-Encoding and the connection's headers
+	 * itself (a request that names one is invalid). */
+	const cmdhost_entry *headers;
+	size_t headers_len;
+	const void *body;
+	size_t body_len;
+	int64_t timeout_ms; /* 0: the grant's (10 s by default); a longer one is cut to it */
+} cmdhost_http_request;
+
+/* Why a request got no response (ABI section 19); a later host may add
+ * reasons: treat any other as a failure. */
+enum {
+	CMDHOST_HTTP_INVALID = 1,     /* the request breaks the rules */
+	CMDHOST_HTTP_DENIED = 2,      /* the grant does not cover it, or its address */
+	CMDHOST_HTTP_DNS = 3,         /* the name does not resolve */
+	CMDHOST_HTTP_CONNECT = 4,     /* refused, unreachable, reset */
+	CMDHOST_HTTP_TLS = 5,         /* the handshake failed */
+	CMDHOST_HTTP_TIMEOUT = 6,     /* no response within the timeout */
+	CMDHOST_HTTP_TOO_LARGE = 7,   /* the request's body, or the response's headers or body */
+	CMDHOST_HTTP_LIMIT = 8,       /* the call's bound of requests, or the plugin's rate */
+	CMDHOST_HTTP_REDIRECTS = 9,   /* more redirects than the grant follows */
+	CMDHOST_HTTP_UNAVAILABLE = 10, /* the host offers no outbound HTTP */
+	CMDHOST_HTTP_FAILED = 11,     /* anything else */
+};
+
+/* The result of a request: a response (failure 0, whatever its status: a
+ * 404 or a 500 is a response) or why there is none. Strings are
+ * NUL-terminated, "" when absent, and body is never NULL; free it with
+ * cmdhost_http_response_free. */
+typedef struct {
+	int failure;   /* 0, or CMDHOST_HTTP_DENIED ... */
+	char *message; /* with a failure, why */
+	uint32_t status;
+	cmdhost_entry *headers; /* a value each, names as Go writes them (Content-Type) */
+	size_t headers_len;
+	uint8_t *body;
+	size_t body_len;
+	char *url; /* the URL that answered: the request's, or the last redirect's */
+} cmdhost_http_response;
+
+/* Sends req and fills *resp; returns resp->failure. */
+int cmdhost_http(const cmdhost_http_request *req, cmdhost_http_response *resp);
+/* The first value of the response's header name (any case); NULL when it
+ * has none. */
+const char *cmdhost_http_header(const cmdhost_http_response *resp, const char *name);
+/* A failure's ABI name: "invalid", "denied", "dns", "connect", "tls",
+ * "timeout", "too_large", "limit", "redirects", "unavailable", "failed";
+ * "none" for 0, "unknown" for a later host's. */
+const char *cmdhost_http_reason(int failure);
+void cmdhost_http_response_free(cmdhost_http_response *resp);
 
 /* One nested call (ABI section 16). */
 typedef struct {

@@ -4,6 +4,7 @@
 import {
   handle, Request, Response, Options, Call, callCommand, fanOut, Sync, config, getVar, setVar, addVar,
   log, lastResult, LEVEL_INFO, RESULT_OK, state, sharedState, StateResult, SetOptions, StateItem, StateSpace,
+  publish, Message, Event, PublishResult, http, httpReason, HttpFailure, HttpRequest, onMessage,
 } from "../../sdk/assemblyscript/assembly/index";
 export { cmdhost_abi_version, cmdhost_describe, cmdhost_handle } from "../../sdk/assemblyscript/assembly/index";
 
@@ -198,4 +199,72 @@ handle("kit-state", (req: Request): Response => {
     return Response.error("kit: deliberate failure after a write (set: " + r.toString() + ")");
   }
   return Response.error("kit: unknown state operation \"" + op + "\"");
+});
+
+// kit-publish: publishes what the payload says (testdata/kit/README.md)
+// and replies ok, or the error's word.
+handle("kit-publish", (req: Request): Response => {
+  const f = req.payloadText().split(" ");
+  const payload = f.length > 1 ? f[1] : "";
+  const m = new Message(f[0], Uint8Array.wrap(String.UTF8.encode(payload))).withContentType("text/plain");
+  const how = f.length > 2 ? f.slice(2).join(" ") : "";
+  if (how == "event") m.event = new Event("kit.event");
+  if (how == "reserved") m.metadata.set("__ts", "x");
+  switch (publish(m)) {
+    case PublishResult.OK: return Response.text("ok");
+    case PublishResult.Denied: return Response.text("denied");
+    case PublishResult.TooLarge: return Response.text("too-large");
+    case PublishResult.Limit: return Response.text("limit");
+    case PublishResult.Invalid: return Response.text("invalid");
+    default: return Response.error("kit: publish failed");
+  }
+});
+
+// The line of one kit-http request, METHOD URL [BODY]: STATUS REPLY BODY,
+// or WORD: MESSAGE.
+function kitHttpOnce(payload: string): string {
+  const f = payload.split(" ");
+  const r = new HttpRequest(f[0], f[1]).withHeader("X-Kit", "as");
+  if (f.length > 2) {
+    const body = f.slice(2).join(" ");
+    const n = body.length > 1 && body.charAt(0) == "+" && isNumber(body.substring(1)) ? I32.parseInt(body.substring(1)) : -1;
+    if (n >= 0) {
+      const b = new Uint8Array(n);
+      b.fill(0x78); // x
+      r.withBody(b);
+    } else {
+      r.withBody(Uint8Array.wrap(String.UTF8.encode(body)));
+    }
+    r.withHeader("Content-Type", "text/plain");
+  }
+  const resp = http(r);
+  if (resp.failure != HttpFailure.None) return httpReason(resp.failure).replaceAll("_", "-") + ": " + resp.message;
+  const reply = resp.header("X-Kit-Reply");
+  return resp.status.toString() + " " + (reply != null ? reply : "") + " " + resp.text();
+}
+
+// kit-http: sends the requests the payload names (testdata/kit/README.md)
+// and replies with their responses, or the errors' words, a line each.
+handle("kit-http", (req: Request): Response => {
+  let payload = req.payloadText();
+  let times = 1;
+  const sp = payload.indexOf(" ");
+  if (payload.startsWith("x") && sp > 1 && isNumber(payload.substring(1, sp))) {
+    times = I32.parseInt(payload.substring(1, sp));
+    payload = payload.substring(sp + 1);
+  }
+  if (payload.indexOf(" ") < 0) return Response.error("kit: kit-http wants [xN] METHOD URL [BODY], not \"" + payload + "\"");
+  const lines = new Array<string>();
+  for (let i = 0; i < times; i++) lines.push(kitHttpOnce(payload));
+  return Response.ok(Uint8Array.wrap(String.UTF8.encode(lines.join("\n")))).withContentType("text/plain");
+});
+
+// kit.device.any.all, the kit's trigger (testdata/kit/README.md), named
+// after its filter: fails the attempt for the payload fail, else logs the
+// message's topic, its device token and its payload.
+onMessage("kit/{device}/+/#", (m: Request): string | null => {
+  const device = m.topicTokens.has("device") ? m.topicTokens.get("device") : "";
+  if (m.payloadText() == "fail") return "kit: deliberate failure on " + m.topic + " (device " + device + ")";
+  log(LEVEL_INFO, "kit-trigger topic=" + m.topic + " device=" + device + " payload=" + m.payloadText());
+  return null;
 });

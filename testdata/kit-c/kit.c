@@ -17,6 +17,22 @@ static char *payload_str(const cmdhost_request *req) {
 	return s;
 }
 
+/* Splits s in place at its first two spaces into f[0], f[1] and the rest,
+ * f[2], as strings.SplitN(s, " ", 3) does; those missing are NULL. */
+static void split3(char *s, const char *f[3]) {
+	f[0] = s;
+	f[1] = f[2] = NULL;
+	char *sp = strchr(s, ' ');
+	if (sp) {
+		*sp = 0;
+		f[1] = sp + 1;
+		if ((sp = strchr(sp + 1, ' '))) {
+			*sp = 0;
+			f[2] = sp + 1;
+		}
+	}
+}
+
 static void echo(const cmdhost_request *req, cmdhost_response *resp) {
 	cmdhost_reply(resp, req->payload, req->payload_len);
 	cmdhost_reply_content_type(resp, req->content_type);
@@ -224,16 +240,9 @@ static void state_list(cmdhost_response *resp, const char *prefix) {
  * (testdata/kit/README.md) and what it found. */
 static void kit_state(const cmdhost_request *req, cmdhost_response *resp) {
 	char *p = payload_str(req);
-	const char *op = p, *key = "", *rest = "";
-	char *sp = strchr(p, ' ');
-	if (sp) {
-		*sp = 0;
-		key = sp + 1;
-		if ((sp = strchr(sp + 1, ' '))) {
-			*sp = 0;
-			rest = sp + 1;
-		}
-	}
+	const char *f[3];
+	split3(p, f);
+	const char *op = f[0], *key = f[1] ? f[1] : "", *rest = f[2] ? f[2] : "";
 	char msg[300];
 	if (strcmp(op, "get") == 0) {
 		state_get(resp, NULL, key, 1);
@@ -298,6 +307,145 @@ static void kit_state(const cmdhost_request *req, cmdhost_response *resp) {
 	free(p);
 }
 
+/* kit-publish: publishes what the payload says (testdata/kit/README.md)
+ * and replies ok, or the error's word. */
+static void kit_publish(const cmdhost_request *req, cmdhost_response *resp) {
+	char *p = payload_str(req);
+	const char *f[3];
+	split3(p, f);
+	const char *payload = f[1] ? f[1] : "";
+	cmdhost_message m = {.topic = f[0], .payload = payload, .payload_len = strlen(payload), .content_type = "text/plain"};
+	cmdhost_event event = {.type = "kit.event"};
+	cmdhost_entry reserved = {"__ts", "x"};
+	if (f[2] && strcmp(f[2], "event") == 0) m.event = &event;
+	if (f[2] && strcmp(f[2], "reserved") == 0) {
+		m.metadata = &reserved;
+		m.metadata_len = 1;
+	}
+	int r = cmdhost_publish(&m);
+	free(p);
+	const char *word = NULL;
+	switch (r) {
+	case CMDHOST_OK: word = "ok"; break;
+	case CMDHOST_DENIED: word = "denied"; break;
+	case CMDHOST_TOO_LARGE: word = "too-large"; break;
+	case CMDHOST_LIMIT: word = "limit"; break;
+	case CMDHOST_INVALID: word = "invalid"; break;
+	default: break;
+	}
+	if (word) {
+		cmdhost_reply_text(resp, word);
+		cmdhost_reply_content_type(resp, "text/plain");
+		return;
+	}
+	char msg[64];
+	snprintf(msg, sizeof msg, "kit: publish result %d", r);
+	cmdhost_fail(resp, msg);
+}
+
+/* Appends the n bytes at p to the buffer *b of *len bytes. */
+static void append(char **b, size_t *len, const void *p, size_t n) {
+	*b = realloc(*b, *len + n + 1);
+	memcpy(*b + *len, p, n);
+	*len += n;
+}
+
+/* Sends the request of a kit-http payload, METHOD URL [BODY], and appends
+ * its line to the reply: STATUS REPLY BODY, or WORD: MESSAGE. */
+static void kit_http_once(const char *payload, char **out, size_t *len) {
+	char *p = strdup(payload);
+	const char *f[3];
+	split3(p, f);
+	cmdhost_entry headers[] = {{"X-Kit", "c"}, {"Content-Type", "text/plain"}};
+	cmdhost_http_request r = {.method = f[0], .url = f[1] ? f[1] : "", .headers = headers, .headers_len = 1};
+	char *body = NULL;
+	if (f[2]) {
+		char *end = NULL;
+		unsigned long n = f[2][0] == '+' ? strtoul(f[2] + 1, &end, 10) : 0;
+		if (end && end > f[2] + 1 && !*end) { /* +N: N bytes of x */
+			body = malloc(n ? n : 1);
+			memset(body, 'x', n);
+			r.body = body;
+			r.body_len = n;
+		} else {
+			r.body = f[2];
+			r.body_len = strlen(f[2]);
+		}
+		r.headers_len = 2;
+	}
+	cmdhost_http_response resp;
+	char line[300];
+	if (cmdhost_http(&r, &resp) == 0) {
+		const char *reply = cmdhost_http_header(&resp, "X-Kit-Reply");
+		snprintf(line, sizeof line, "%u %s ", resp.status, reply ? reply : "");
+		append(out, len, line, strlen(line));
+		append(out, len, resp.body, resp.body_len);
+	} else {
+		snprintf(line, sizeof line, "%s: ", cmdhost_http_reason(resp.failure));
+		for (char *c = line; *c; c++) {
+			if (*c == '_') *c = '-';
+		}
+		append(out, len, line, strlen(line));
+		append(out, len, resp.message, strlen(resp.message));
+	}
+	cmdhost_http_response_free(&resp);
+	free(body);
+	free(p);
+}
+
+/* kit-http: sends the requests the payload names (testdata/kit/README.md)
+ * and replies with their responses, or the errors' words, a line each. */
+static void kit_http(const cmdhost_request *req, cmdhost_response *resp) {
+	char *p = payload_str(req);
+	const char *payload = p;
+	long times = 1;
+	char *sp = strchr(p, ' ');
+	if (p[0] == 'x' && sp) {
+		char *end;
+		long n = strtol(p + 1, &end, 10);
+		if (end == sp && end > p + 1) {
+			payload = sp + 1;
+			times = n;
+		}
+	}
+	if (!strchr(payload, ' ')) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "kit: kit-http wants [xN] METHOD URL [BODY], not \"%.200s\"", payload);
+		cmdhost_fail(resp, msg);
+		free(p);
+		return;
+	}
+	char *out = NULL;
+	size_t len = 0;
+	for (long i = 0; i < times; i++) {
+		if (i) append(&out, &len, "\n", 1);
+		kit_http_once(payload, &out, &len);
+	}
+	cmdhost_reply(resp, out ? out : "", len);
+	cmdhost_reply_content_type(resp, "text/plain");
+	free(out);
+	free(p);
+}
+
+/* kit.device.any.all, the kit's trigger (testdata/kit/README.md): fails
+ * the attempt for the payload fail, else logs the message's topic, its
+ * device token and its payload. */
+static void kit_trigger(const cmdhost_request *m, cmdhost_response *resp) {
+	const char *device = cmdhost_topic_token(m, "device");
+	char *p = payload_str(m);
+	size_t n = strlen(m->topic) + (device ? strlen(device) : 0) + strlen(p) + 64;
+	char *line = malloc(n);
+	if (strcmp(p, "fail") == 0) {
+		snprintf(line, n, "kit: deliberate failure on %s (device %s)", m->topic, device ? device : "");
+		cmdhost_fail(resp, line);
+	} else {
+		snprintf(line, n, "kit-trigger topic=%s device=%s payload=%s", m->topic, device ? device : "", p);
+		cmdhost_log(CMDHOST_INFO, line);
+	}
+	free(line);
+	free(p);
+}
+
 static const char *const text_plain[] = {"text/plain", NULL};
 
 void cmdhost_init(void) {
@@ -314,4 +462,7 @@ void cmdhost_init(void) {
 	cmdhost_command("kit-trap", trap, NULL);
 	cmdhost_command("kit-deadline", deadline, &(cmdhost_options){.timeout_ms = 300});
 	cmdhost_command("kit-state", kit_state, NULL);
+	cmdhost_command("kit-publish", kit_publish, NULL);
+	cmdhost_command("kit-http", kit_http, NULL);
+	cmdhost_on_message("kit/{device}/+/#", NULL, kit_trigger, NULL); /* named after its filter: kit.device.any.all */
 }

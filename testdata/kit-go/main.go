@@ -103,6 +103,18 @@ func init() {
 	sdk.Handle("kit-state", kitState)
 	sdk.Handle("kit-publish", kitPublish)
 	sdk.Handle("kit-http", kitHTTP)
+	sdk.OnMessage("kit/{device}/+/#", kitTrigger) // named after its filter: kit.device.any.all
+}
+
+// kitTrigger handles a message of the kit's trigger (testdata/kit/README.md,
+// kit.device.any.all): it fails the attempt for the payload fail, else logs
+// the message's topic, its device token and its payload.
+func kitTrigger(_ context.Context, m *sdk.Request) error {
+	if string(m.Payload) == "fail" {
+		return fmt.Errorf("kit: deliberate failure on %s (device %s)", m.Topic, m.TopicTokens["device"])
+	}
+	sdk.Infof("kit-trigger topic=%s device=%s payload=%s", m.Topic, m.TopicTokens["device"], m.Payload)
+	return nil
 }
 
 // kitHTTP sends the request the payload names (testdata/kit/README.md,

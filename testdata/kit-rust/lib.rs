@@ -2,8 +2,8 @@
 //! says what each command does; internal/nested/guestkit_test.go checks it).
 
 use cmdhost::{
-    add_var, call_command, config, fan_out, get_var, info, set_var, shared_state, state, Call, Command, Error, Request, Response, SetOptions, StateError,
-    StateSpace, Sync,
+    add_var, call_command, config, fan_out, get_var, http, info, publish, set_var, shared_state, state, Call, Command, Error, Event, HttpRequest, Message,
+    PublishError, Request, Response, SetOptions, StateError, StateSpace, Sync,
 };
 use std::time::Duration;
 
@@ -159,6 +159,75 @@ fn list_all(space: &StateSpace, prefix: &str) -> Result<String, StateError> {
     }
 }
 
+/// Publishes what the payload says (testdata/kit/README.md, kit-publish)
+/// and replies ok, or the error's word.
+fn kit_publish(req: &Request) -> Result<Response, Error> {
+    let payload = String::from_utf8_lossy(&req.payload).into_owned();
+    let f: Vec<&str> = payload.splitn(3, ' ').collect();
+    let mut m = Message::new(f[0], f.get(1).copied().unwrap_or("")).with_content_type("text/plain");
+    match f.get(2).copied() {
+        Some("event") => m = m.with_event(Event::new("kit.event")),
+        Some("reserved") => m = m.with_metadata("__ts", "x"),
+        _ => {}
+    }
+    let word = match publish(&m) {
+        Ok(()) => "ok",
+        Err(PublishError::Denied) => "denied",
+        Err(PublishError::TooLarge) => "too-large",
+        Err(PublishError::Limit) => "limit",
+        Err(PublishError::Invalid) => "invalid",
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Response::text(word))
+}
+
+/// Sends the requests the payload names (testdata/kit/README.md, kit-http)
+/// and replies with their responses, or the errors' words, a line each.
+fn kit_http(req: &Request) -> Result<Response, Error> {
+    let payload = String::from_utf8_lossy(&req.payload).into_owned();
+    let (mut payload, mut times) = (payload.as_str(), 1);
+    if let Some((n, rest)) = payload.split_once(' ') {
+        if let Some(k) = n.strip_prefix('x').and_then(|k| k.parse::<usize>().ok()) {
+            payload = rest;
+            times = k;
+        }
+    }
+    let replies = (0..times).map(|_| kit_http_once(payload)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Response::new(replies.join(&b'\n')).with_content_type("text/plain"))
+}
+
+/// Sends the request of a kit-http payload: METHOD URL [BODY].
+fn kit_http_once(payload: &str) -> Result<Vec<u8>, Error> {
+    let f: Vec<&str> = payload.splitn(3, ' ').collect();
+    if f.len() < 2 {
+        return Err(Error::app(format!("kit: kit-http wants [xN] METHOD URL [BODY], not {:?}", payload)));
+    }
+    let mut r = HttpRequest::new(f[0], f[1]).header("X-Kit", "rust");
+    if let Some(body) = f.get(2) {
+        let body = match body.strip_prefix('+').and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) => vec![b'x'; n],
+            None => body.as_bytes().to_vec(),
+        };
+        r = r.body(body).header("Content-Type", "text/plain");
+    }
+    Ok(match http(&r) {
+        Ok(resp) => [format!("{} {} ", resp.status, resp.header("X-Kit-Reply").unwrap_or("")).into_bytes(), resp.body].concat(),
+        Err(e) => format!("{}: {}", e.reason.as_str().replace('_', "-"), e.message).into_bytes(),
+    })
+}
+
+/// Handles a message of the kit's trigger (testdata/kit/README.md,
+/// kit.device.any.all): fails the attempt for the payload fail, else logs
+/// the message's topic, its device token and its payload.
+fn kit_trigger(m: &Request) -> Result<(), Error> {
+    let device = m.topic_tokens.get("device").map(String::as_str).unwrap_or("");
+    if m.payload == b"fail" {
+        return Err(Error::app(format!("kit: deliberate failure on {} (device {})", m.topic, device)));
+    }
+    info(&format!("kit-trigger topic={} device={} payload={}", m.topic, device, String::from_utf8_lossy(&m.payload)));
+    Ok(())
+}
+
 fn commands() -> Vec<Command> {
     vec![
         Command::new("kit-caller", caller),
@@ -174,6 +243,9 @@ fn commands() -> Vec<Command> {
         Command::new("kit-trap", trap),
         Command::new("kit-deadline", deadline).timeout(Duration::from_millis(300)),
         Command::new("kit-state", kit_state),
+        Command::new("kit-publish", kit_publish),
+        Command::new("kit-http", kit_http),
+        Command::on_message("kit/{device}/+/#", kit_trigger), // named after its filter: kit.device.any.all
     ]
 }
 

@@ -31,6 +31,9 @@
 @external("cmdhost", "state_delete") declare function host_state_delete(ns: usize, nsn: i32, k: usize, kn: i32, ifVersion: u64): i32;
 @external("cmdhost", "state_add") declare function host_state_add(ns: usize, nsn: i32, k: usize, kn: i32, delta: i64, out: usize): i32;
 @external("cmdhost", "state_list") declare function host_state_list(ns: usize, nsn: i32, p: usize, pn: i32, a: usize, an: i32, buf: usize, cap: i32): i32;
+@external("cmdhost", "publish") declare function host_publish(ptr: usize, len: i32): i32;
+@external("cmdhost", "http_request") declare function host_http_request(ptr: usize, len: i32): i32;
+@external("cmdhost", "http_result_read") declare function host_http_result_read(ptr: usize, cap: i32): i32;
 @external("wasi_snapshot_preview1", "clock_time_get") declare function clock_time_get(id: u32, precision: u64, out: usize): u16;
 
 export const ABI_VERSION: i32 = 1;
@@ -156,6 +159,10 @@ export class Request {
   // Unlike invokerId, which the invoker wrote, no client chooses them.
   callerUser: string = "";
   callerClientId: string = "";
+  // The topic a trigger's message came on (ABI section 20; the values of
+  // its filter's {token} levels are in topicTokens); "" for a command's
+  // request.
+  topic: string = "";
 
   // The invoker's user properties, the protocol's removed (made on first
   // use: most requests have none).
@@ -219,6 +226,7 @@ function decodeRequest(b: Uint8Array): Request | null {
       case 11: if (n != 4) return null; r.attempt = load<u32>(at); break;
       case 12: r.callerUser = String.UTF8.decodeUnsafe(at, n); break;
       case 13: r.callerClientId = String.UTF8.decodeUnsafe(at, n); break;
+      case 14: r.topic = String.UTF8.decodeUnsafe(at, n); break;
       default: break; // a later minor version's: skipped
     }
     p += 5 + n;
@@ -344,15 +352,59 @@ export class Options {
   topic: string = ""; // "": rpc/{executorId}/{commandName}
 }
 
+// A trigger's handler (onMessage): one message in. null: it is handled
+// (the host commits what the call wrote and published, and acknowledges
+// the message); a string fails this attempt, an application error with
+// that message (so do a trap and the deadline): the host runs it again, up
+// to the trigger's attempts, then drops the message.
+export type MessageHandler = (msg: Request) => string | null;
+
 class Command {
-  constructor(public name: string, public handler: (req: Request) => Response, public opts: Options) {}
+  handler: ((req: Request) => Response) | null = null;
+  onMessage: MessageHandler | null = null;
+  trigger: string = ""; // a trigger's filter; "": a command
+
+  constructor(public name: string, public opts: Options) {}
 }
 
 const commands = new Array<Command>();
 
 // Registers a command; call it from the plugin's top level.
 export function handle(name: string, handler: (req: Request) => Response, opts: Options | null = null): void {
-  commands.push(new Command(name, handler, opts != null ? opts : new Options()));
+  const c = new Command(name, opts != null ? opts : new Options());
+  c.handler = handler;
+  commands.push(c);
+}
+
+// Registers a trigger (ABI section 20); call it from the plugin's top
+// level. handler runs for each message published on the topic filter,
+// whose levels are literal, a {token} (any one level; its value in the
+// message's topicTokens), + (any one level) or, last, # (any levels); the
+// message's topic is in its topic. name "": the trigger is named after its
+// filter (triggerName). The host subscribes only when the plugin's
+// operator file confirms it by name ("triggers": {"NAME": {}}), and never
+// to its own topics (a first level of rpc, cmdhost, clients, statestore,
+// or one starting with $). opts: timeoutMs, idempotent and contentTypes
+// apply as to a command; a trigger has no topic and no responseTtlMs.
+export function onMessage(filter: string, handler: MessageHandler, name: string = "", opts: Options | null = null): void {
+  const c = new Command(name.length ? name : triggerName(filter), opts != null ? opts : new Options());
+  c.onMessage = handler;
+  c.trigger = filter;
+  commands.push(c);
+}
+
+// The name a trigger on filter has when onMessage is given none: the
+// filter's levels joined with ".", a {token} level giving its name, +
+// "any" and # "all" ("sensors/{device}/temp" is "sensors.device.temp").
+export function triggerName(filter: string): string {
+  const levels = filter.split("/");
+  for (let i = 0; i < levels.length; i++) {
+    const l = levels[i];
+    if (l == "+") levels[i] = "any";
+    else if (l == "#") levels[i] = "all";
+    else if (l.length >= 2 && l.startsWith("{") && l.endsWith("}")) levels[i] = l.substring(1, l.length - 1);
+  }
+  return levels.join(".");
 }
 
 export function cmdhost_abi_version(): i32 {
@@ -371,6 +423,7 @@ export function cmdhost_describe(): i32 {
     for (let j = 0; j < c.opts.contentTypes.length; j++) w.string(4, c.opts.contentTypes[j]);
     if (c.opts.timeoutMs) w.i64(5, c.opts.timeoutMs);
     if (c.opts.topic.length) w.string(6, c.opts.topic);
+    if (c.trigger.length) w.string(7, c.trigger);
     d.bytes(2, w.finish());
   }
   const b = d.finish();
@@ -389,10 +442,16 @@ export function cmdhost_handle(): i32 {
   }
   let resp: Response | null = null;
   for (let i = 0; i < commands.length; i++) {
-    if (commands[i].name == req.command) {
-      resp = commands[i].handler(req);
-      break;
+    if (commands[i].name != req.command) continue;
+    const h = commands[i].handler;
+    const m = commands[i].onMessage;
+    if (h != null) {
+      resp = h(req);
+    } else if (m != null) { // a trigger: a handled message is a 204
+      const failure = m(req);
+      resp = failure != null ? Response.error(failure) : Response.noContent();
     }
+    break;
   }
   if (resp == null) resp = Response.error("this module serves no command " + req.command);
   encodeResponse(resp, respOut);
@@ -800,4 +859,289 @@ export function state(): StateSpace {
 // {"shared": {"NAME": "read"}} or "read-write").
 export function sharedState(name: string): StateSpace {
   return new StateSpace(name);
+}
+
+// ---- publishing (ABI section 18) ---------------------------------------
+
+// A handler sends a message (an event, an alarm, a reading) to a topic its
+// operator file grants ("publish": {"topics": [...]}; nothing is granted
+// by default). A command that is not idempotent sends its messages once
+// its reply is recorded, in the same commit as its state writes: a call
+// that fails sends none, a request delivered twice sends them once, and a
+// message may arrive more than once, always with one id (the user
+// property cmdhost-message-id). An idempotent command's go out as the call
+// runs.
+
+// How a publish went: OK, or why the message was not taken.
+export enum PublishResult {
+  OK = 0,
+  // Over the call's bound of messages or bytes.
+  TooLarge = -2,
+  // Over the plugin's rate, or the outbox is full: try later.
+  Limit = -3,
+  // The message breaks the rules: not a topic name, a reserved property,
+  // bad UTF-8, an event without a type.
+  Invalid = -7,
+  // No grant of the operator file covers the topic (the host's own topics
+  // are never granted).
+  Denied = -9,
+  // The host cannot take messages now.
+  Unavailable = -11,
+}
+
+// A message's CloudEvents attributes, each at most 512 bytes; the host adds
+// specversion, id (the message's id) and time.
+export class Event {
+  type: string; // required
+  source: string = ""; // "": /cmdhost/EXECUTOR/PLUGIN
+  subject: string = "";
+  dataSchema: string = "";
+
+  constructor(type: string) {
+    this.type = type;
+  }
+}
+
+// A message to publish: a topic name (no wildcard, no empty level), a
+// payload and, optionally, a content type, user properties (metadata), a
+// CloudEvent's attributes (event) and an expiry.
+export class Message {
+  topic: string;
+  payload: Uint8Array;
+  contentType: string = "";
+  format: u8 = 0; // 0 bytes, 1 UTF-8
+  private _metadata: Map<string, string> | null = null;
+  // Makes the message a CloudEvent (binary mode: the attributes as user
+  // properties, the payload as its data).
+  event: Event | null = null;
+  expiryMs: i64 = 0; // 0: none
+
+  constructor(topic: string, payload: Uint8Array = new Uint8Array(0)) {
+    this.topic = topic;
+    this.payload = payload;
+  }
+
+  // A message of UTF-8 text, content type text/plain.
+  static text(topic: string, s: string): Message {
+    const m = new Message(topic, utf8(s));
+    m.contentType = "text/plain";
+    m.format = 1;
+    return m;
+  }
+
+  // User properties (made on first use): names not starting with "__"
+  // (the protocol's), not cmdhost-message-id nor, with an event, a
+  // CloudEvents attribute.
+  get metadata(): Map<string, string> {
+    if (this._metadata == null) this._metadata = new Map<string, string>();
+    return this._metadata!;
+  }
+  set metadata(m: Map<string, string>) {
+    this._metadata = m;
+  }
+
+  withContentType(ct: string): Message {
+    this.contentType = ct;
+    return this;
+  }
+  withMetadata(key: string, value: string): Message {
+    this.metadata.set(key, value);
+    return this;
+  }
+  withEvent(e: Event): Message {
+    this.event = e;
+    return this;
+  }
+  withExpiryMs(ms: i64): Message {
+    this.expiryMs = ms;
+    return this;
+  }
+  hasMetadata(): bool {
+    return this._metadata != null && this._metadata!.size > 0;
+  }
+}
+
+// Publishes m.
+export function publish(m: Message): PublishResult {
+  const w = new Writer();
+  w.string(1, m.topic);
+  if (m.payload.length) w.bytes(2, m.payload);
+  if (m.contentType.length) w.string(3, m.contentType);
+  if (m.format != 0) w.u8(4, m.format);
+  if (m.hasMetadata()) w.map(5, m.metadata);
+  const e = m.event;
+  if (e != null) {
+    const ev = new Writer();
+    ev.string(1, e.type);
+    if (e.source.length) ev.string(2, e.source);
+    if (e.subject.length) ev.string(3, e.subject);
+    if (e.dataSchema.length) ev.string(4, e.dataSchema);
+    w.bytes(6, ev.finish());
+  }
+  if (m.expiryMs > 0) w.i64(7, m.expiryMs);
+  const r = host_publish(w.buf.dataStart, w.len);
+  return r < 0 ? r : PublishResult.OK;
+}
+
+// ---- outbound HTTP (ABI section 19) ------------------------------------
+
+// A handler calls an HTTP API on a host its operator file grants ("http":
+// {"hosts": [...]}; nothing is granted by default). The guest is blocked
+// while the request runs; the call's deadline always cuts it. HTTP is not
+// transactional: a request a call made has happened even if the call then
+// fails or runs again (at least once); for a command that is not
+// idempotent the host adds an Idempotency-Key header (unless the request
+// sets one), the same at every run of the same request.
+
+// A header's name and one of its values.
+export class Header {
+  constructor(public name: string, public value: string) {}
+}
+
+// A request to send.
+export class HttpRequest {
+  method: string; // "": GET; CONNECT and TRACE are refused
+  url: string; // an absolute http or https URL
+  // A value each: a name may repeat. The host sets Host, Content-Length,
+  // Transfer-Encoding and the connection's headers itself (a request that
+  // names one is invalid).
+  headers: Header[] = [];
+  body: Uint8Array = new Uint8Array(0);
+  timeoutMs: i64 = 0; // 0: the grant's (10 s by default); a longer one is cut to it
+
+  constructor(method: string, url: string) {
+    this.method = method;
+    this.url = url;
+  }
+  static get(url: string): HttpRequest {
+    return new HttpRequest("GET", url);
+  }
+  static post(url: string, body: Uint8Array): HttpRequest {
+    return new HttpRequest("POST", url).withBody(body);
+  }
+
+  // Adds a header value: a name given twice is sent with both values.
+  withHeader(name: string, value: string): HttpRequest {
+    this.headers.push(new Header(name, value));
+    return this;
+  }
+  withBody(body: Uint8Array): HttpRequest {
+    this.body = body;
+    return this;
+  }
+  withTimeoutMs(ms: i64): HttpRequest {
+    this.timeoutMs = ms;
+    return this;
+  }
+}
+
+// Why a request got no response (ABI section 19); a later host may add
+// reasons: treat any other as a failure.
+export enum HttpFailure {
+  None = 0,
+  // The request breaks the rules, or its URL does not parse.
+  Invalid = 1,
+  // The grant does not cover the scheme, host, port or method; the address
+  // is not public and the grant does not name it; a redirect to any of
+  // these; the operator file grants no HTTP.
+  Denied = 2,
+  // The name does not resolve.
+  Dns = 3,
+  // No connection: refused, unreachable, reset.
+  Connect = 4,
+  // The TLS handshake failed.
+  Tls = 5,
+  // No response within the request's timeout (or the grant's).
+  Timeout = 6,
+  // The request's body, or the response's headers or body, over the bound.
+  TooLarge = 7,
+  // Over the call's bound of requests, or the plugin's rate.
+  Limit = 8,
+  // More redirects than the grant follows.
+  Redirects = 9,
+  // The host offers no outbound HTTP.
+  Unavailable = 10,
+  // Anything else: a malformed response, a connection closed mid-body.
+  Failed = 11,
+}
+
+const httpReasons = ["none", "invalid", "denied", "dns", "connect", "tls", "timeout", "too_large", "limit", "redirects", "unavailable", "failed"];
+
+// A failure's ABI name ("too_large"); "unknown" for a later host's.
+export function httpReason(f: HttpFailure): string {
+  return f >= 0 && f < httpReasons.length ? httpReasons[f] : "unknown";
+}
+
+// What a request got: a response (failure None, whatever its status: a
+// 404 or a 500 is a response), or why there is none (failure, message).
+export class HttpResponse {
+  failure: HttpFailure = HttpFailure.None;
+  message: string = ""; // with a failure, why
+  status: u32 = 0;
+  headers: Header[] = []; // a value each, names as Go writes them (Content-Type)
+  body: Uint8Array = new Uint8Array(0);
+  url: string = ""; // the URL that answered: the request's, or the last redirect's
+
+  // The first value of the header name (any case); null without one.
+  header(name: string): string | null {
+    const want = name.toLowerCase();
+    for (let i = 0; i < this.headers.length; i++) {
+      if (this.headers[i].name.toLowerCase() == want) return this.headers[i].value;
+    }
+    return null;
+  }
+  // Every value of the header name (any case), in order.
+  headerValues(name: string): string[] {
+    const want = name.toLowerCase();
+    const out = new Array<string>();
+    for (let i = 0; i < this.headers.length; i++) {
+      if (this.headers[i].name.toLowerCase() == want) out.push(this.headers[i].value);
+    }
+    return out;
+  }
+  // The body as UTF-8 text.
+  text(): string {
+    return text(this.body);
+  }
+}
+
+function httpFailed(message: string): HttpResponse {
+  const r = new HttpResponse();
+  r.failure = HttpFailure.Failed;
+  r.message = message;
+  return r;
+}
+
+// Sends req and returns the response, or why there is none.
+export function http(req: HttpRequest): HttpResponse {
+  const w = new Writer();
+  if (req.method.length) w.string(1, req.method);
+  w.string(2, req.url);
+  for (let i = 0; i < req.headers.length; i++) w.entry(3, req.headers[i].name, req.headers[i].value);
+  if (req.body.length) w.bytes(4, req.body);
+  if (req.timeoutMs > 0) w.i64(5, req.timeoutMs);
+  const n = host_http_request(w.buf.dataStart, w.len);
+  if (n < 0) return httpFailed("the host refused the request: result " + n.toString() + " (outside a handler, or the call's deadline passed)");
+  const out = new Uint8Array(n);
+  const recs = host_http_result_read(out.dataStart, n) == n ? records(out) : null;
+  if (recs == null) return httpFailed("the http result does not decode");
+  const r = new HttpResponse();
+  for (let i = 0; i < recs.length; i++) {
+    const v = recs[i].value;
+    switch (recs[i].tag) {
+      case 1: if (v.length == 1) r.failure = v[0]; break;
+      case 2: r.message = text(v); break;
+      case 3: if (v.length == 4) r.status = load<u32>(v.dataStart); break;
+      case 4: { // a header entry: a name may repeat
+        const k = v.length >= 4 ? <i32>load<u32>(v.dataStart) : -1;
+        if (k < 0 || k > v.length - 4) return httpFailed("the http result does not decode");
+        r.headers.push(new Header(text(v.subarray(4, 4 + k)), text(v.subarray(4 + k))));
+        break;
+      }
+      case 5: r.body = v; break; // out is this result's alone
+      case 6: r.url = text(v); break;
+      default: break;
+    }
+  }
+  return r;
 }

@@ -56,6 +56,12 @@ impl Writer {
     }
 }
 
+/// A duration in whole milliseconds, rounded up (a TTL or an expiry under
+/// one millisecond is one, not none).
+pub(crate) fn ceil_millis(d: Duration) -> i64 {
+    (d.as_nanos().saturating_add(999_999) / 1_000_000).min(i64::MAX as u128) as i64
+}
+
 /// The records of an envelope, in order; an error when it is malformed.
 pub(crate) fn records(b: &[u8]) -> Result<Vec<(u8, &[u8])>, String> {
     let mut out = Vec::new();
@@ -117,6 +123,7 @@ pub(crate) fn decode_request(b: &[u8]) -> Result<Request, String> {
             11 => r.attempt = u32::from_le_bytes(fixed::<4>(v)?),
             12 => r.caller.user = text(v)?,
             13 => r.caller.client_id = text(v)?,
+            14 => r.topic = text(v)?,
             _ => {} // a later minor version's: skipped
         }
     }
@@ -179,6 +186,7 @@ mod tests {
         w.u32(11, 2);
         w.string(12, "alice");
         w.string(13, "alice-1");
+        w.string(14, "sensors/d1/temp");
         w.bytes(99, b"a later version's record");
         w.finish()
     }
@@ -199,6 +207,7 @@ mod tests {
         assert_eq!(r.attempt, 2);
         assert_eq!(r.caller, crate::Caller { user: "alice".into(), client_id: "alice-1".into() });
         assert!(r.caller.verified());
+        assert_eq!(r.topic, "sensors/d1/temp");
     }
 
     #[test]

@@ -21,6 +21,9 @@ mod imports {
         pub fn state_delete(ns: *const u8, nsn: i32, k: *const u8, kn: i32, if_version: i64) -> i32;
         pub fn state_add(ns: *const u8, nsn: i32, k: *const u8, kn: i32, delta: i64, out: *mut u8) -> i32;
         pub fn state_list(ns: *const u8, nsn: i32, p: *const u8, pn: i32, a: *const u8, an: i32, buf: *mut u8, cap: i32) -> i32;
+        pub fn publish(ptr: *const u8, len: i32) -> i32;
+        pub fn http_request(ptr: *const u8, len: i32) -> i32;
+        pub fn http_result_read(ptr: *mut u8, cap: i32) -> i32;
     }
 }
 
@@ -81,12 +84,18 @@ pub(crate) fn var_add(key: &[u8], delta: i64) -> (i64, i32) {
 /// Runs an encoded Invocation and returns the encoded InvocationResult.
 #[cfg(target_arch = "wasm32")]
 pub(crate) fn invoke(inv: &[u8]) -> Result<Vec<u8>, i32> {
-    let n = unsafe { imports::invoke(inv.as_ptr(), inv.len() as i32) };
+    read_result(unsafe { imports::invoke(inv.as_ptr(), inv.len() as i32) }, imports::invoke_result_read)
+}
+
+/// Reads the result of n bytes a host call left (invoke, http_request)
+/// with read; Err(n) when the call failed with the result n.
+#[cfg(target_arch = "wasm32")]
+fn read_result(n: i32, read: unsafe extern "C" fn(*mut u8, i32) -> i32) -> Result<Vec<u8>, i32> {
     if n < 0 {
         return Err(n);
     }
     let mut buf = vec![0u8; n as usize];
-    let got = unsafe { imports::invoke_result_read(buf.as_mut_ptr(), n) };
+    let got = unsafe { read(buf.as_mut_ptr(), n) };
     if got != n {
         return Err(got.min(-1));
     }
@@ -125,9 +134,23 @@ pub(crate) fn state_list(ns: &[u8], prefix: &[u8], after: &[u8], buf: &mut [u8])
     unsafe { imports::state_list(ns.as_ptr(), ns.len() as i32, prefix.as_ptr(), prefix.len() as i32, after.as_ptr(), after.len() as i32, buf.as_mut_ptr(), buf.len() as i32) }
 }
 
+/// Hands an encoded Message to the host (ABI section 18).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn publish(msg: &[u8]) -> i32 {
+    unsafe { imports::publish(msg.as_ptr(), msg.len() as i32) }
+}
+
+/// Sends an encoded HTTPRequest and returns the encoded HTTPResult (ABI
+/// section 19).
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn http(req: &[u8]) -> Result<Vec<u8>, i32> {
+    read_result(unsafe { imports::http_request(req.as_ptr(), req.len() as i32) }, imports::http_result_read)
+}
+
 // Off wasm: nothing is there. A handler's native unit test sees no config,
 // no variables and no nested calls, and its log goes to stderr; the state
-// store is a stand-in in memory (standin, below).
+// store and publishing are stand-ins in memory (standin, below), and HTTP
+// is answered by the test's function (http::standin).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn describe(_: &[u8]) -> i32 {
     -6
@@ -165,12 +188,16 @@ pub(crate) fn invoke(_: &[u8]) -> Result<Vec<u8>, i32> {
     Err(-6)
 }
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use standin::{state_add, state_delete, state_get, state_list, state_set};
+pub(crate) use crate::http::standin::http;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use standin::{publish, state_add, state_delete, state_get, state_list, state_set};
 
-/// The state store's stand-in off wasm, for handlers' native tests: in
+/// The stand-ins off wasm, for handlers' native tests. The state store: in
 /// memory, one store per thread (so tests running at once stay apart),
 /// every write visible at once (there is no call to commit with),
 /// conditions checked as the host checks them, expiry and bounds ignored.
+/// Publishing: each thread's messages kept in order, checked as any host
+/// checks them, grants and bounds ignored.
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod standin {
     use std::cell::RefCell;
@@ -180,6 +207,21 @@ pub(crate) mod standin {
 
     thread_local! {
         static STORE: RefCell<(BTreeMap<Vec<u8>, Space>, u64)> = RefCell::new((BTreeMap::new(), 0));
+        static PUBLISHED: RefCell<Vec<crate::Message>> = RefCell::new(Vec::new());
+    }
+
+    /// Keeps the message (in this thread) unless the host would refuse it
+    /// whatever its grants (ResultInvalid).
+    pub(crate) fn publish(msg: &[u8]) -> i32 {
+        match crate::publish::decode_message(msg) {
+            Some(m) => PUBLISHED.with(|p| p.borrow_mut().push(m)),
+            None => return -7,
+        }
+        0
+    }
+
+    pub(crate) fn take_published() -> Vec<crate::Message> {
+        PUBLISHED.with(|p| std::mem::take(&mut *p.borrow_mut()))
     }
 
     pub(crate) fn reset() {

@@ -29,10 +29,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod envelope;
 mod host;
+mod http;
 mod invoke;
+mod publish;
 mod state;
 
+pub use http::{http, HttpError, HttpReason, HttpRequest, HttpResponse};
+#[cfg(not(target_arch = "wasm32"))]
+pub use http::{reset_test_http, set_test_http};
 pub use invoke::{call_command, fan_out, Call, CallError, CallResult, Outcome, Reason, Strategy, Sync};
+#[cfg(not(target_arch = "wasm32"))]
+pub use publish::take_published;
+pub use publish::{publish, Event, Message, PublishError};
 #[cfg(not(target_arch = "wasm32"))]
 pub use state::reset_test_state;
 pub use state::{shared_state, state, ListPage, SetOptions, StateError, StateSpace};
@@ -63,6 +71,10 @@ pub struct Request {
     /// tags 12 and 13); empty when the host knows no verified caller.
     /// Unlike `invoker_id`, which the invoker wrote, no client chooses it.
     pub caller: Caller,
+    /// The topic a trigger's message came on (ABI section 20; its filter's
+    /// `{token}` levels' values are in `topic_tokens`); empty for a
+    /// command's request.
+    pub topic: String,
 }
 
 /// The verified caller of a request (abi.Caller): the user name and the
@@ -168,21 +180,67 @@ impl<E: std::fmt::Display> From<E> for Error {
 /// A handler: one request in, a reply or an error out.
 pub type Handler = fn(&Request) -> Result<Response, Error>;
 
-/// A command the plugin serves, with its settings (ABI section 10).
+/// A trigger's handler ([`Command::on_message`]): one message in; Ok: it
+/// is handled (the host commits what the call wrote and published, and
+/// acknowledges the message); an error (or a panic, the deadline) fails
+/// this attempt: the host runs it again, up to the trigger's attempts,
+/// then drops the message.
+pub type MessageHandler = fn(&Request) -> Result<(), Error>;
+
+/// What a command runs.
+#[derive(Clone, Copy)]
+enum Run {
+    Request(Handler),
+    Message(MessageHandler),
+}
+
+/// A command the plugin serves, or a trigger, with its settings (ABI
+/// section 10).
 #[derive(Clone)]
 pub struct Command {
     name: String,
-    handler: Handler,
+    run: Run,
     idempotent: bool,
     ttl: Duration,
     content_types: Vec<String>,
     timeout: Duration,
     topic: String,
+    trigger: String,
 }
 
 impl Command {
     pub fn new(name: &str, handler: Handler) -> Command {
-        Command { name: name.into(), handler, idempotent: false, ttl: Duration::ZERO, content_types: Vec::new(), timeout: Duration::ZERO, topic: String::new() }
+        Command::of(name, Run::Request(handler))
+    }
+    fn of(name: &str, run: Run) -> Command {
+        Command {
+            name: name.into(),
+            run,
+            idempotent: false,
+            ttl: Duration::ZERO,
+            content_types: Vec::new(),
+            timeout: Duration::ZERO,
+            topic: String::new(),
+            trigger: String::new(),
+        }
+    }
+    /// A trigger (ABI section 20): handler runs for each message published
+    /// on the topic filter, whose levels are literal, a `{token}` (any one
+    /// level, its value in the message's `topic_tokens`), `+` (any one
+    /// level) or, last, `#` (any levels). The host subscribes only when the
+    /// plugin's operator file confirms it by name (`"triggers": {"NAME":
+    /// {}}`), and never to its own topics (a first level of rpc, cmdhost,
+    /// clients, statestore, or one starting with $). Its name is
+    /// [`trigger_name`]'s unless `.name` gives one; `.timeout`,
+    /// `.idempotent` and `.content_types` apply as to a command (a message
+    /// of another content type is dropped unrun).
+    pub fn on_message(filter: &str, handler: MessageHandler) -> Command {
+        Command { trigger: filter.into(), ..Command::of(&trigger_name(filter), Run::Message(handler)) }
+    }
+    /// Names it: a trigger's operator file confirms it by this name.
+    pub fn name(mut self, name: &str) -> Command {
+        self.name = name.into();
+        self
     }
     /// Running it twice with the same input is harmless: the host may
     /// reuse its replies.
@@ -295,9 +353,18 @@ pub fn add_var(key: &str, delta: i64) -> Result<i64, VarError> {
 
 #[doc(hidden)]
 pub fn __describe(commands: fn() -> Vec<Command>) -> i32 {
+    if host::describe(&description(registry(commands))) == 0 {
+        0
+    } else {
+        1
+    }
+}
+
+/// The Description envelope (ABI section 10).
+fn description(commands: &[Command]) -> Vec<u8> {
     let mut d = envelope::Writer::new();
     d.u32(1, ABI_VERSION);
-    for c in registry(commands) {
+    for c in commands {
         let mut w = envelope::Writer::new();
         w.string(1, &c.name);
         if c.idempotent {
@@ -315,13 +382,12 @@ pub fn __describe(commands: fn() -> Vec<Command>) -> i32 {
         if !c.topic.is_empty() {
             w.string(6, &c.topic);
         }
+        if !c.trigger.is_empty() {
+            w.string(7, &c.trigger);
+        }
         d.bytes(2, &w.finish());
     }
-    if host::describe(&d.finish()) == 0 {
-        0
-    } else {
-        1
-    }
+    d.finish()
 }
 
 #[doc(hidden)]
@@ -353,11 +419,32 @@ pub fn __handle(commands: fn() -> Vec<Command>) -> i32 {
 
 /// Runs req on the command it names and encodes the reply.
 fn dispatch(commands: &[Command], req: &Request) -> Vec<u8> {
-    let result = match commands.iter().find(|c| c.name == req.command) {
-        Some(c) => (c.handler)(req),
+    envelope::encode_response(&run(commands, req))
+}
+
+/// Runs req on the command it names: a trigger's handled message is a 204.
+fn run(commands: &[Command], req: &Request) -> Result<Response, Error> {
+    match commands.iter().find(|c| c.name == req.command).map(|c| c.run) {
+        Some(Run::Request(h)) => h(req),
+        Some(Run::Message(h)) => h(req).map(|_| Response::no_content()),
         None => Err(Error::app(format!("this module serves no command {:?}", req.command))),
-    };
-    envelope::encode_response(&result)
+    }
+}
+
+/// The name a trigger on filter has when `.name` gives none: the filter's
+/// levels joined with '.', a `{token}` level giving its name, `+` "any" and
+/// `#` "all": "sensors/{device}/temp" is "sensors.device.temp".
+pub fn trigger_name(filter: &str) -> String {
+    let levels: Vec<&str> = filter
+        .split('/')
+        .map(|l| match l {
+            "+" => "any",
+            "#" => "all",
+            l if l.len() >= 2 && l.starts_with('{') && l.ends_with('}') => &l[1..l.len() - 1],
+            l => l,
+        })
+        .collect();
+    levels.join(".")
 }
 
 /// The commands, made once per instance (wasm runs one thread).
@@ -376,13 +463,10 @@ fn registry(commands: fn() -> Vec<Command>) -> &'static [Command] {
 /// Runs one request through the plugin's commands as the host would, and
 /// returns the decoded reply: for handlers' native unit tests (host calls
 /// such as config and variables find nothing off wasm; the state store is
-/// an in-memory stand-in, [`reset_test_state`]).
+/// an in-memory stand-in, [`reset_test_state`], published messages are
+/// kept for [`take_published`], and [`set_test_http`] answers HTTP).
 pub fn invoke_for_test(commands: fn() -> Vec<Command>, req: &Request) -> Result<Response, Error> {
-    let list = commands();
-    match list.iter().find(|c| c.name == req.command) {
-        Some(c) => (c.handler)(req),
-        None => Err(Error::app(format!("this module serves no command {:?}", req.command))),
-    }
+    run(&commands(), req)
 }
 
 /// Generates the module's exports from a function returning its commands:
@@ -403,4 +487,68 @@ macro_rules! plugin {
             $crate::__handle($commands)
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use envelope::records;
+
+    fn handled(m: &Request) -> Result<(), Error> {
+        match m.payload.as_slice() {
+            b"bad" => Err(Error::app(format!("bad reading on {}", m.topic))),
+            _ => Ok(()),
+        }
+    }
+
+    fn echo(req: &Request) -> Result<Response, Error> {
+        Ok(Response::new(req.payload.clone()))
+    }
+
+    fn commands() -> Vec<Command> {
+        vec![
+            Command::on_message("sensors/{device}/temp", handled).name("on-temp").timeout(Duration::from_secs(2)),
+            Command::on_message("alarms/+/#", handled),
+            Command::new("t-echo", echo),
+        ]
+    }
+
+    /// A trigger is a command of the description with its filter (tag 7),
+    /// named by .name or after its filter.
+    #[test]
+    fn triggers_in_the_description() {
+        let d = description(&commands());
+        let recs = records(&d).unwrap();
+        assert_eq!(recs[0], (1, &1u32.to_le_bytes()[..]));
+        let cmds: Vec<Vec<(u8, &[u8])>> = recs[1..]
+            .iter()
+            .map(|(tag, v)| {
+                assert_eq!(*tag, 2);
+                records(v).unwrap()
+            })
+            .collect();
+        assert_eq!(cmds[0], vec![(1, &b"on-temp"[..]), (5, &2000i64.to_le_bytes()[..]), (7, &b"sensors/{device}/temp"[..])]);
+        assert_eq!(cmds[1], vec![(1, &b"alarms.any.all"[..]), (7, &b"alarms/+/#"[..])]);
+        assert_eq!(cmds[2], vec![(1, &b"t-echo"[..])]);
+    }
+
+    /// A trigger's handled message is a 204, its error an application
+    /// error; the handler reads the message's topic.
+    #[test]
+    fn triggers_run() {
+        let mut msg = Request { command: "on-temp".into(), topic: "sensors/d1/temp".into(), payload: b"21.5".to_vec(), ..Default::default() };
+        let ok = invoke_for_test(commands, &msg).expect("handled");
+        assert_eq!(envelope::encode_response(&Ok(ok)), envelope::encode_response(&Ok(Response::no_content())));
+        msg.payload = b"bad".to_vec();
+        assert_eq!(invoke_for_test(commands, &msg).unwrap_err(), Error::app("bad reading on sensors/d1/temp"));
+        let req = Request { command: "t-echo".into(), payload: b"hi".to_vec(), ..Default::default() };
+        assert_eq!(invoke_for_test(commands, &req).expect("echo").payload, b"hi");
+    }
+
+    #[test]
+    fn trigger_names() {
+        for (filter, want) in [("sensors/{device}/temp", "sensors.device.temp"), ("alarms/+/#", "alarms.any.all"), ("a/{}/b", "a..b"), ("x", "x")] {
+            assert_eq!(trigger_name(filter), want, "{}", filter);
+        }
+    }
 }

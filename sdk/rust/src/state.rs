@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::envelope::records;
+use crate::envelope::{ceil_millis, records};
 use crate::host;
 
 /// ABI results the state functions answer.
@@ -159,9 +159,7 @@ impl StateSpace {
 
     /// Stages key = value, on conditions or with an expiry.
     pub fn set_with(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, opts: SetOptions) -> Result<(), StateError> {
-        // Whole milliseconds, a TTL under one rounded up to one (0 is
-        // never).
-        let ttl_ms = opts.ttl.map_or(0, |d| d.as_nanos().saturating_add(999_999) / 1_000_000).min(i64::MAX as u128) as i64;
+        let ttl_ms = opts.ttl.map_or(0, ceil_millis); // 0 is never
         let flags = if opts.if_absent { 1 } else { 0 };
         check(host::state_set(self.ns.as_bytes(), key.as_ref(), value.as_ref(), ttl_ms, opts.if_version, flags)).map(|_| ())
     }
