@@ -10,7 +10,7 @@ import (
 )
 
 // The operator file's "publish": where, and how much, the plugin may
-// publish (docs/publish.md).
+// publish (docs/messages.md).
 //
 //	"publish": {
 //	  "topics": ["devices/{executorId}/events/#", "alarms/+"],

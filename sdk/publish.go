@@ -7,7 +7,7 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 )
 
-// Publishing (abi/ABI.md section 18, docs/publish.md): a handler sends a
+// Publishing (abi/ABI.md section 18, docs/messages.md): a handler sends a
 // message to a topic its operator file grants. A non-idempotent command's
 // messages go out once its reply is recorded (with its state writes),
 // once, and never for a call that failed; an idempotent command's go out
