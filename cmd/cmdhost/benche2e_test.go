@@ -54,17 +54,23 @@ func TestBenchE2E(t *testing.T) {
 	}
 	var rows []*benchRow
 	for _, broker := range []string{"mosquitto", "embedded"} {
-		var baseURL, forkURL, hostURL *url.URL
+		var baseURL, forkURL, hostURL, memURL *url.URL
 		if broker == "mosquitto" {
 			baseURL = brokertest.StartMosquitto(t)
 			hostURL = baseURL
 			forkURL = baseURL
+			memURL = baseURL
 			launchServe(t, plugins, nil, "--broker", baseURL.String())
+			// The same host with the outcomes in memory: what the durable
+			// default (the outcome on disk before the reply) costs.
+			launchServe(t, plugins, nil, "--broker", baseURL.String(), "--id", "cli-host-mem", "--state-dir", "off")
 			startRawEcho(t, raw, "--broker", baseURL.String())
 			startRawEcho(t, rawFork, "--broker", baseURL.String(), "--id", "rawecho-fork", "--topic", "rpc/raw-fork/echo")
 		} else {
 			addr, _, _ := launchServe(t, plugins, nil)
 			hostURL = &url.URL{Scheme: "mqtt", Host: addr}
+			memAddr, _, _ := launchServe(t, plugins, nil, "--id", "cli-host-mem", "--state-dir", "off")
+			memURL = &url.URL{Scheme: "mqtt", Host: memAddr}
 			baseAddr, forkAddr := freeAddr(t), freeAddr(t)
 			baseURL = &url.URL{Scheme: "mqtt", Host: baseAddr}
 			forkURL = &url.URL{Scheme: "mqtt", Host: forkAddr}
@@ -75,6 +81,7 @@ func TestBenchE2E(t *testing.T) {
 			{broker: broker, executor: baselineExecutor, topic: "rpc/raw/echo", payload: "x"},
 			{broker: broker, executor: "bare paho echo, cmdhost's paho", topic: "rpc/raw-fork/echo", payload: "x"},
 			{broker: broker, executor: "cmdhost, Go echo", topic: "rpc/cli-host/echo", payload: "x"},
+			{broker: broker, executor: memExecutor, topic: "rpc/cli-host-mem/echo", payload: "x"},
 			{broker: broker, executor: "cmdhost, WAT echo", topic: "rpc/cli-host/wat-echo", payload: "x"},
 			{broker: broker, executor: "cmdhost, reuse hit", topic: "rpc/cli-host/counter-idem", payload: "x"},
 		}
@@ -86,11 +93,13 @@ func TestBenchE2E(t *testing.T) {
 		for _, f := range benchInFlight {
 			for i, r := range group {
 				u := hostURL
-				switch i {
-				case 0:
+				switch {
+				case i == 0:
 					u = baseURL
-				case 1:
+				case i == 1:
 					u = forkURL
+				case r.executor == memExecutor:
+					u = memURL
 				}
 				res, err := loadgen.Run(context.Background(), loadgen.Config{Broker: u, Topic: r.topic,
 					Payload: []byte(strings.Repeat(r.payload, 64)), Requests: f.n, Warmup: f.n / 10, InFlight: f.w})
@@ -112,6 +121,10 @@ func TestBenchE2E(t *testing.T) {
 // baselineExecutor is the baseline's row: rawecho built against
 // paho.golang as released.
 const baselineExecutor = "baseline (bare paho echo)"
+
+// memExecutor is the row of the host whose outcomes are in memory
+// (--state-dir off), beside the default's, on disk.
+const memExecutor = "cmdhost, Go echo, outcomes in memory"
 
 // buildRawEcho builds rawecho against paho.golang as released (upstream:
 // with a copy of go.mod less its replace of paho.golang by third_party,
@@ -199,11 +212,21 @@ func benchTable(rows []*benchRow) string {
 		}
 	}
 	b.WriteString("\n")
+	mem := map[string]*benchRow{}
+	for _, r := range rows {
+		if r.executor == memExecutor {
+			mem[r.broker] = r
+		}
+	}
 	for _, r := range slices.Backward(rows) { // mosquitto's last
 		if r.executor == "cmdhost, Go echo" {
 			base := baseline[r.broker].results
 			fmt.Fprintf(&b, "bench-e2e: cmdhost/baseline = %.2f at W=16, %.2f at W=128 (%s)\n", r.results[16].Rate()/base[16].Rate(),
 				r.results[128].Rate()/base[128].Rate(), r.broker)
+			if m := mem[r.broker]; m != nil {
+				fmt.Fprintf(&b, "bench-e2e: outcomes on disk / in memory = %.2f at W=16, %.2f at W=128 (%s)\n",
+					r.results[16].Rate()/m.results[16].Rate(), r.results[128].Rate()/m.results[128].Rate(), r.broker)
+			}
 		}
 	}
 	return b.String()
