@@ -283,6 +283,11 @@ func (t *Txn) stage(ctx context.Context, sp Space, op *Op, cur *Item, mine bool)
 	if mine {
 		op.If = Cond{} // relative to the call's own write, which carries the key's condition
 	}
+	if c, ok := t.b.(OpChecker); ok {
+		if err := c.CheckOp(*op, t.conditionalStaged()); err != nil {
+			return err
+		}
+	}
 	if op.Kind == OpSet {
 		if err := t.checkQuota(ctx, sp, op, cur); err != nil {
 			return err
@@ -312,6 +317,28 @@ func (t *Txn) stagedSize() (ops, size int) {
 		p.mu.Unlock()
 	}
 	return ops, size
+}
+
+// conditionalStaged counts the writes staged by the call and its callers
+// that carry a condition. t.mu is held.
+func (t *Txn) conditionalStaged() int {
+	n := countConditional(t.ops)
+	for p := t.parent; p != nil; p = p.parent {
+		p.mu.Lock()
+		n += countConditional(p.ops)
+		p.mu.Unlock()
+	}
+	return n
+}
+
+func countConditional(ops []Op) int {
+	n := 0
+	for i := range ops {
+		if !ops[i].If.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // checkQuota refuses a set that would take its namespace over its bound,
