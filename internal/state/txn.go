@@ -274,6 +274,15 @@ func (t *Txn) stage(ctx context.Context, sp Space, op *Op, cur *Item, mine bool)
 		return fmt.Errorf("%w: a call writes at most %d bytes", ErrTooLarge, t.limits.MaxCommitBytes)
 	}
 	size = len(op.Key) + len(op.Value)
+	if c, ok := t.b.(OpChecker); ok { // a write it cannot do is refused whether its condition holds or not
+		check := *op
+		if mine {
+			check.If = Cond{} // as it commits: below
+		}
+		if err := c.CheckOp(check, t.conditionalStaged()); err != nil {
+			return err
+		}
+	}
 	if mine && op.If.Version != 0 {
 		return &ConflictError{Namespace: sp.NS, Key: op.Key, Why: "the call wrote the key: it has no version until the call commits"}
 	}
@@ -282,11 +291,6 @@ func (t *Txn) stage(ctx context.Context, sp Space, op *Op, cur *Item, mine bool)
 	}
 	if mine {
 		op.If = Cond{} // relative to the call's own write, which carries the key's condition
-	}
-	if c, ok := t.b.(OpChecker); ok {
-		if err := c.CheckOp(*op, t.conditionalStaged()); err != nil {
-			return err
-		}
 	}
 	if op.Kind == OpSet {
 		if err := t.checkQuota(ctx, sp, op, cur); err != nil {

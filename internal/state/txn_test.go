@@ -264,9 +264,11 @@ func (l *limitedStore) CheckOp(op Op, conditional int) error {
 }
 
 // A store that cannot do some ops (OpChecker) is asked at each write
-// staged, after the call's own write has dropped its condition, with
-// the conditional writes staged before it by the call and its callers:
-// the handler learns at once, and nothing it refuses is staged.
+// staged, before its condition is checked (a write it cannot do is
+// refused whether its condition holds or not), as it would commit (the
+// call's own write has dropped its condition), with the conditional
+// writes staged before it by the call and its callers: the handler
+// learns at once, and nothing it refuses is staged.
 func TestTxnAsksTheStoreWhatItCannotDo(t *testing.T) {
 	d := open(t, nil, Limits{})
 	v := commit(t, d, set("a", "k", "1"))[0].Version
@@ -275,6 +277,9 @@ func TestTxnAsksTheStoreWhatItCannotDo(t *testing.T) {
 	tx := NewTxn(l, d.Limits(), time.Now)
 	if err := tx.Set(ctx, sp, []byte("k"), []byte("2"), SetOptions{IfVersion: v}); !errors.Is(err, errNoVersions) {
 		t.Fatalf("a version condition: %v", err)
+	}
+	if err := tx.Set(ctx, sp, []byte("k"), []byte("2"), SetOptions{IfVersion: v + 1}); !errors.Is(err, errNoVersions) {
+		t.Fatalf("a version condition that does not hold: %v, want the store's refusal, not a conflict", err)
 	}
 	if _, err := tx.Add(ctx, sp, []byte("k"), 1); !errors.Is(err, errNoVersions) {
 		t.Fatalf("an add to a key that exists (a set on the version it read): %v", err)
@@ -292,8 +297,8 @@ func TestTxnAsksTheStoreWhatItCannotDo(t *testing.T) {
 	if err := child.Set(ctx, sp, []byte("m"), []byte("x"), SetOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(l.asked) != "[0 0 0 1 1 1]" {
-		t.Fatalf("asked with %v conditional writes staged, want [0 0 0 1 1 1]", l.asked)
+	if fmt.Sprint(l.asked) != "[0 0 0 0 1 1 1]" {
+		t.Fatalf("asked with %v conditional writes staged, want [0 0 0 0 1 1 1]", l.asked)
 	}
 	if got := len(tx.Staged()); got != 2 {
 		t.Fatalf("%d writes staged, want the add's 2", got)
