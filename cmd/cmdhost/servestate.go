@@ -27,7 +27,7 @@ const stateDirOff = "off"
 
 func stateFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "state", Usage: "where the handlers' state lives: leave it out for the state folder (--state-dir; with --store, the store's Redis), or aio: the Azure IoT Operations state store of the broker --broker names, through its protocol, the state folder keeping the outcomes of requests and the outbox (docs/state.md)", EnvVars: []string{"CMDHOST_STATE"}},
+		&cli.StringFlag{Name: "state", Usage: "where the handlers' state lives, `KIND`: leave it out for the state folder (--state-dir; with --store, the store's Redis), or aio: the Azure IoT Operations state store of the broker --broker names, through its protocol, the state folder keeping the outcomes of requests and the outbox (docs/state.md)", EnvVars: []string{"CMDHOST_STATE"}},
 		&cli.StringFlag{Name: "state-dir", Usage: "the handlers' state store `DIR`, which also keeps the outcomes of non-idempotent requests through a restart (one host at a time); off: none (default: the plugins folder's path with .state appended; with --store, the store's Redis, shared by the replicas)", EnvVars: []string{"CMDHOST_STATE_DIR"}},
 		&cli.Int64Flag{Name: "state-max-bytes", Value: state.DefaultMaxTotalBytes, Usage: "bound of the state store's keys and values, all namespaces together; past it, a write that adds is refused (guests get a quota error)", EnvVars: []string{"CMDHOST_STATE_MAX_BYTES"}},
 		&cli.Int64Flag{Name: "state-namespace-bytes", Value: state.DefaultNamespaceBytes, Usage: "bound of one namespace's keys and values, unless the plugin's operator file sets its own (\"state\": {\"maxBytes\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_BYTES"}},
