@@ -382,15 +382,22 @@ func TestCommitsAreNotAtomic(t *testing.T) {
 }
 
 // A broker whose state store does not answer: a read is ErrUnavailable,
-// a write sent ErrUnknown (it may have applied); Health says so. A
-// broker gone: a write is not sent, ErrUnavailable.
+// a write sent ErrUnknown (it may have applied), and the record that its
+// commit began stays in the state folder, through a restart: the
+// request's outcome is unknown. Health says so. A broker gone: a write
+// is not sent, ErrUnavailable.
 func TestBrokerAway(t *testing.T) {
 	e, err := broker.Start(broker.Config{Addr: "127.0.0.1:0"}) // no state store there
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	s := open(t, e.URL(), stateaio.Config{Timeout: 300 * time.Millisecond})
+	dir := t.TempDir()
+	outcomes, err := state.OpenDisk(state.DiskConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, e.URL(), stateaio.Config{Timeout: 300 * time.Millisecond, Outcomes: outcomes})
 	ctx := ctxT(t)
 	ns := state.PluginNamespace("p")
 	if err := s.Health(); err != nil {
@@ -399,8 +406,21 @@ func TestBrokerAway(t *testing.T) {
 	if _, err := s.Get(ctx, ns, []byte("k")); !errors.Is(err, state.ErrUnavailable) {
 		t.Fatalf("a read not answered: %v", err)
 	}
-	if _, err := s.Commit(ctx, &state.Commit{Ops: []state.Op{set(ns, "k", "v")}}); !errors.Is(err, state.ErrUnknown) {
+	id := state.OutcomeID{Correlation: "c", ResponseTopic: "r"}
+	_, err = s.Commit(ctx, &state.Commit{Ops: []state.Op{set(ns, "k", "v")}, Outcome: &state.Outcome{ID: id, Value: []byte("ok"), KeepUntil: time.Now().Add(time.Hour)}})
+	if !errors.Is(err, state.ErrUnknown) {
 		t.Fatalf("a write not answered: %v", err)
+	}
+	if err := outcomes.Close(); err != nil { // the host restarted
+		t.Fatal(err)
+	}
+	if outcomes, err = state.OpenDisk(state.DiskConfig{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	defer outcomes.Close()
+	again := open(t, e.URL(), stateaio.Config{Timeout: 300 * time.Millisecond, Outcomes: outcomes})
+	if _, _, err := again.Outcome(ctx, id); !errors.Is(err, state.ErrUnknown) {
+		t.Fatalf("the outcome of a commit not answered, after a restart: %v", err)
 	}
 	if err := s.Health(); !errors.Is(err, state.ErrUnavailable) {
 		t.Fatalf("health: %v", err)
