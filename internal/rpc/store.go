@@ -35,6 +35,9 @@ var (
 	// executor released unrun (the claim's answer was lost).
 	releasedReply  = statusReply(abi.StatusServiceUnavailable, "the request was not run: send it again", "", "")
 	storeDownReply = statusReply(abi.StatusServiceUnavailable, "the dedup store is unreachable: the request was not run; send it again", "", "")
+	// begunReply answers a request whose state writes began to be
+	// committed and never ended (state.ErrUnknown from the outcomes).
+	begunReply = statusReply(abi.StatusInternalError, "outcome unknown: the commit of this request's state writes began and did not end (its host stopped, or the state store stopped answering); they may have applied", "", "")
 )
 
 // Stores makes an executor's dedup store and reuse cache from its
@@ -278,7 +281,7 @@ type outcomeDedup struct {
 // it twice. One that says the request's commit began and its fate is
 // unknown (state.ErrUnknown: the host stopped while a store without
 // transactions applied its writes, package stateaio) answers it
-// ownerGoneReply, never a second run.
+// begunReply, never a second run.
 func (d *outcomeDedup) Claim(invoker string, key cache.Key, expiry time.Time, idempotent bool) (*cache.Entry[*reply], bool, error) {
 	if idempotent || d.Lookup(key) != nil {
 		return d.DedupStore.Claim(invoker, key, expiry, idempotent)
@@ -292,7 +295,7 @@ func (d *outcomeDedup) Claim(invoker string, key cache.Key, expiry time.Time, id
 	if err != nil || !first || !found && !unknown {
 		return e, first, err
 	}
-	r := ownerGoneReply
+	r := begunReply
 	if !unknown {
 		if r, err = decodeReply(v); err != nil {
 			r = statusReply(abi.StatusInternalError, "outcome unknown: the outcome kept for this request cannot be read", "", "")
