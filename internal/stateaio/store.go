@@ -307,7 +307,9 @@ func (s *Store) Commit(ctx context.Context, c *state.Commit) ([]state.Result, er
 	}
 	if keeps {
 		if err := s.record(ctx, c); err != nil {
-			return nil, fmt.Errorf("%w: the writes applied and their outcome could not be recorded: %w", state.ErrUnknown, err)
+			// %v: the cause's kind (a full outbox's quota, say) is not this
+			// error's, which must never make a caller commit it again.
+			return nil, fmt.Errorf("%w: the writes applied and their outcome could not be recorded: %v", state.ErrUnknown, err)
 		}
 	}
 	return res, nil
