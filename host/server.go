@@ -39,6 +39,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/signing"
 	"github.com/cmdhost/cmdhost/internal/state"
+	"github.com/cmdhost/cmdhost/internal/stateaio"
 	"github.com/cmdhost/cmdhost/internal/statestore"
 	"github.com/cmdhost/cmdhost/internal/trigger"
 	"github.com/cmdhost/cmdhost/internal/wasm"
@@ -172,6 +173,12 @@ type Config struct {
 	// default keys and bytes, a key, a value, a call's writes
 	// (state.Limits; zero fields: its defaults).
 	StateLimits state.Limits
+	// StateAIO keeps the handlers' state in the Azure IoT Operations
+	// state store of Broker (package stateaio: the broker's state store
+	// protocol, spoken as a client), not in StateDir, which then keeps
+	// the outcomes of non-idempotent requests and the outbox only (and is
+	// required). It needs an external Broker and no Store.
+	StateAIO bool
 	// StateProtocolOff does not serve the Azure IoT Operations state store
 	// protocol (package statestore) on the embedded broker. By default a
 	// host with a state store and its embedded broker serves it, so that
@@ -286,6 +293,9 @@ type Server struct {
 	gate     *gate.Gate  // who may call the plugins' commands, how often (gate.go)
 	gateDone io.Closer   // closes the gate's Redis client; nil: none
 	state    *state.Disk // the handlers' state store; nil without Config.StateDir
+	// aio is the handlers' state store with Config.StateAIO (state then
+	// keeps only the outcomes and the outbox); nil otherwise.
+	aio *stateaio.Store
 	// stateProto serves the Azure IoT Operations state store protocol
 	// over state on the embedded broker; nil when it is not served.
 	stateProto *statestore.Server
@@ -403,6 +413,9 @@ func New(cfg Config) (_ *Server, err error) {
 			s.close()
 		}
 	}()
+	if err := CheckStateAIO(cfg); err != nil {
+		return nil, err
+	}
 	if s.broker == nil {
 		if s.embedded, err = broker.Start(embeddedConfig(cfg, s.log)); err != nil {
 			return nil, err
@@ -453,6 +466,9 @@ func New(cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 		s.log.Info("state store open", "dir", cfg.StateDir)
+	}
+	if err := s.newStateAIO(); err != nil { // stateaio.go
+		return nil, err
 	}
 	s.exec, err = rpc.NewExecutor(rpc.Config{
 		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.ShareGroup, Logger: s.log,
@@ -505,6 +521,8 @@ func (s *Server) stores() rpc.Stores {
 		r := redisConfig(s.cfg)
 		r.State = !s.cfg.NoState
 		return rpc.RedisStores(r)
+	case s.aio != nil: // the outcomes in the state folder, around the writes
+		return rpc.StateStores(s.aio)
 	case s.state != nil:
 		return rpc.StateStores(s.state)
 	}
@@ -514,7 +532,10 @@ func (s *Server) stores() rpc.Stores {
 // stateBackend is the state store as the executor takes it: nil when
 // there is none (a nil *state.Disk in the interface would not be nil).
 func (s *Server) stateBackend() state.Backend {
-	if s.state == nil {
+	switch {
+	case s.aio != nil:
+		return s.aio
+	case s.state == nil:
 		return nil
 	}
 	return s.state
@@ -600,6 +621,9 @@ func (s *Server) Run(ctx context.Context) error {
 		s.log.Error("plugin not loaded", "err", err)
 	}
 	s.loaded.Store(true)
+	if err := s.startStateAIO(ctx); err != nil {
+		return err
+	}
 	if s.publish != nil {
 		s.log.Info("publishing timeout events", "topic", admin.EventsTopic(s.cfg.ExecutorID))
 	}
@@ -801,6 +825,9 @@ func (s *Server) close() {
 	}
 	if s.stateProto != nil { // after the executor: no request reaches it any more
 		s.stateProto.Close()
+	}
+	if s.aio != nil { // after the executor and the plugins: no call stages or commits any more
+		_ = s.aio.Close()
 	}
 	if s.state != nil { // after the executor and the plugins: no call stages or commits any more
 		_ = s.state.Close()

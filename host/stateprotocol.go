@@ -19,7 +19,7 @@ import (
 // nor reach, and which may serve the protocol itself: an AIO broker does).
 func (s *Server) newStateProtocol() (*statestore.Server, error) {
 	switch {
-	case s.state == nil || s.cfg.StateProtocolOff:
+	case s.state == nil || s.cfg.StateProtocolOff || s.aio != nil: // with aio, the broker serves it
 		return nil, nil
 	case s.embedded == nil:
 		s.log.Info("the Azure IoT Operations state store protocol is served on the embedded broker only: not served on " + redact.URL(s.broker))

@@ -204,6 +204,10 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--plugins", plugins, "--session-expiry", "-1s"}, "--session-expiry must be between 0 and 136 years"},
 		{[]string{"serve", "--plugins", plugins, "--log-level", "loud"}, "--log-level"},
 		{[]string{"serve", "--plugins", plugins, "--state-protocol", "maybe"}, `--state-protocol "maybe": give on or off`},
+		{[]string{"serve", "--plugins", plugins, "--state", "disk"}, `--state "disk": give aio`},
+		{[]string{"serve", "--plugins", plugins, "--state", "aio"}, "this host runs its embedded broker, whose state store is this host's own: name the Azure IoT Operations broker with --broker"},
+		{[]string{"serve", "--plugins", plugins, "--state", "aio", "--broker", "mqtt://127.0.0.1:1", "--store", "redis://127.0.0.1:1"}, "--state aio and --store"},
+		{[]string{"serve", "--plugins", plugins, "--state", "aio", "--broker", "mqtt://127.0.0.1:1", "--state-dir", "off"}, "give a --state-dir, not off"},
 		{[]string{"serve"}, "--plugins DIR is required"},
 		{[]string{"invoke"}, "invoke needs a command name"},
 	}

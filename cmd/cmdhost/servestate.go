@@ -14,14 +14,20 @@ import (
 // The handlers' state store (docs/state.md): a folder next to the
 // plugins folder by default, so that a host started again on the same
 // plugins finds its state, and the outcomes it recorded, where it left
-// them; with --store, in the store's Redis, shared by the replicas;
-// --state-dir off runs without one.
+// them; with --store, in the store's Redis, shared by the replicas; with
+// --state aio, in the Azure IoT Operations state store of --broker (the
+// folder keeping the outcomes); --state-dir off runs without one.
+
+// stateAIO is the --state value of the Azure IoT Operations broker's
+// state store.
+const stateAIO = "aio"
 
 // stateDirOff is the --state-dir value that turns the state store off.
 const stateDirOff = "off"
 
 func stateFlags() []cli.Flag {
 	return []cli.Flag{
+		&cli.StringFlag{Name: "state", Usage: "where the handlers' state lives, `KIND`: leave it out for the state folder (--state-dir; with --store, the store's Redis), or aio: the Azure IoT Operations state store of the broker --broker names, through its protocol, the state folder keeping the outcomes of requests and the outbox (docs/state.md)", EnvVars: []string{"CMDHOST_STATE"}},
 		&cli.StringFlag{Name: "state-dir", Usage: "the handlers' state store `DIR`, which also keeps the outcomes of non-idempotent requests through a restart (one host at a time); off: none (default: the plugins folder's path with .state appended; with --store, the store's Redis, shared by the replicas)", EnvVars: []string{"CMDHOST_STATE_DIR"}},
 		&cli.Int64Flag{Name: "state-max-bytes", Value: state.DefaultMaxTotalBytes, Usage: "bound of the state store's keys and values, all namespaces together; past it, a write that adds is refused (guests get a quota error)", EnvVars: []string{"CMDHOST_STATE_MAX_BYTES"}},
 		&cli.Int64Flag{Name: "state-namespace-bytes", Value: state.DefaultNamespaceBytes, Usage: "bound of one namespace's keys and values, unless the plugin's operator file sets its own (\"state\": {\"maxBytes\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_BYTES"}},
@@ -43,6 +49,16 @@ func stateSettings(c *cli.Context, cfg *host.Config) error {
 		cfg.StateDir = defaultStateDir(cfg.PluginsDir)
 	default:
 		cfg.StateDir = dir
+	}
+	switch st := c.String("state"); st {
+	case "":
+	case stateAIO:
+		cfg.StateAIO = true
+		if err := host.CheckStateAIO(*cfg); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("--state %q: give aio (the Azure IoT Operations state store of --broker), or leave it out (the state folder; with --store, its Redis)", st)
 	}
 	switch p := c.String("state-protocol"); p {
 	case "on", "off":

@@ -55,7 +55,7 @@ func (a *Ops) stateOps(op opMaker) []rpc.Command {
 
 // noState answers a state op on a host without a state store.
 func noState() *abi.Response {
-	return &abi.Response{Status: abi.StatusServiceUnavailable, Message: "this host has no state store (serve --state-dir off)"}
+	return &abi.Response{Status: abi.StatusServiceUnavailable, Message: "this host has no state store the admin ops can read (serve --state-dir off, or its state is in --store's Redis or in the broker of --state aio)"}
 }
 
 // stateNamespaces answers admin.OpStateNamespaces.

@@ -35,6 +35,8 @@ var layer = map[string]int{
 
 	"internal/outbox": 64,
 
+	"internal/stateaio": 63,
+
 	"internal/gate":       62,
 	"internal/statestore": 62,
 

@@ -37,7 +37,9 @@ import (
 //     still can); up to maxStateRuns runs while the request's expiry
 //     leaves time; then it is answered 503, nothing written;
 //   - a store that cannot write answers 503, nothing written; one that
-//     stopped answering once the commit was sent, 500 outcome unknown;
+//     stopped answering once the commit was sent, or applied part of it
+//     (a store without transactions: package stateaio), 500 outcome
+//     unknown;
 //   - on Redis, a commit whose answer was lost (Redis did not answer or
 //     confirm) is settled by the dedup store when Redis answers: the
 //     request is answered what was settled (its outcome, if the script
@@ -160,7 +162,7 @@ func durable(r *reply) bool { return !r.none && r != notRunReply && r != stopped
 func (e *Executor) commitRefused(in *incoming, err error, runs int) *reply {
 	if errors.Is(err, state.ErrUnknown) {
 		e.log.Error("the state store did not answer a commit: its writes may have applied (500)", "command", in.route.cmd.Name, "err", err)
-		return statusReply(abi.StatusInternalError, "outcome unknown: the state store did not answer the commit; its writes may have applied", "", "")
+		return statusReply(abi.StatusInternalError, "outcome unknown: the state store did not answer the commit, or applied only part of it; its writes may have applied", "", "")
 	}
 	if errors.Is(err, state.ErrUnavailable) {
 		e.log.Error("the state store cannot commit: the call's writes are dropped (503)", "command", in.route.cmd.Name, "err", err)

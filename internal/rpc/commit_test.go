@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +90,34 @@ func TestStateWritesCommitWithTheOutcome(t *testing.T) {
 	}
 	if third := h.roundTrip(req("rpc/exec-1/add", 3), 2); string(third.Payload) != "3" {
 		t.Fatalf("a new request after the restart: %q", third.Payload)
+	}
+}
+
+// begunStore is a state store whose outcomes say that the commit of
+// every request began and its fate is unknown (a store without
+// transactions whose host stopped while it applied a commit: stateaio).
+type begunStore struct{ *state.Disk }
+
+func (begunStore) Outcome(context.Context, state.OutcomeID) ([]byte, bool, error) {
+	return nil, false, fmt.Errorf("%w: the commit began before the host stopped", state.ErrUnknown)
+}
+
+// TestStateCommitBegunIsNotRunAgain: a request whose commit began and
+// whose fate the store does not know is answered 500 outcome unknown,
+// not run (its writes may have applied), and not refused as a store
+// that cannot be read (503 "send it again" would be answered again and
+// again).
+func TestStateCommitBegunIsNotRunAgain(t *testing.T) {
+	d := openState(t, t.TempDir())
+	defer d.Close()
+	var runs atomic.Int64
+	h := start(t, Config{Stores: StateStores(begunStore{d})}, Command{Name: "add", Handler: adder(&runs)})
+	r := h.roundTrip(req("rpc/exec-1/add", 1), 1)
+	if statusOf(r) != "500" || !strings.HasPrefix(msgOf(r), "outcome unknown") || runs.Load() != 0 {
+		t.Fatalf("status %s %q after %d runs, want 500 outcome unknown and no run", statusOf(r), msgOf(r), runs.Load())
+	}
+	if got := counterValue(t, d); got != "absent" {
+		t.Fatalf("the counter is %s", got)
 	}
 }
 

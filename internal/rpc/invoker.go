@@ -103,6 +103,11 @@ type Call struct {
 	// takes longer than the ack window fails with ErrNoExecutor: call it
 	// without Ack. A call without Ack is plain v1.0.
 	Ack bool
+	// Timestamp, when not "", is the request's __ts (an HLC) in place of
+	// a reading of the invoker's clock: a client of a protocol that
+	// orders what it writes after the request's timestamp (the Azure IoT
+	// Operations state store: package stateaio) sends its own clock's.
+	Timestamp string
 }
 
 // Result is an executor's response.
@@ -403,6 +408,9 @@ func checkCall(c Call) error {
 			return fmt.Errorf("metadata %.64q: %s", k, problem)
 		}
 	}
+	if problem := session.WireProblem(c.Timestamp); problem != "" {
+		return fmt.Errorf("timestamp %.64q: %s", c.Timestamp, problem)
+	}
 	return nil
 }
 
@@ -523,7 +531,7 @@ func (inv *Invoker) ended(ctx context.Context, c Call, state string) error {
 // end, rounded up to whole seconds (at least 1).
 func (inv *Invoker) request(c Call, corr []byte, end time.Time) *paho.Publish {
 	expiry := uint32(max(math.Ceil(time.Until(end).Seconds()), 1))
-	props := inv.protocolProps()
+	props := inv.protocolProps(c.Timestamp)
 	if c.Ack {
 		props = append(props, paho.UserProperty{Key: propAck, Value: "1"})
 	}
@@ -545,13 +553,16 @@ func (inv *Invoker) request(c Call, corr []byte, end time.Time) *paho.Publish {
 }
 
 // protocolProps are the protocol's user properties of every message the
-// invoker sends.
-func (inv *Invoker) protocolProps() paho.UserProperties {
-	ts, _ := inv.hlc.Now()
+// invoker sends; ts is its __ts ("": a reading of the invoker's clock).
+func (inv *Invoker) protocolProps(ts string) paho.UserProperties {
+	if ts == "" {
+		now, _ := inv.hlc.Now()
+		ts = now.String()
+	}
 	return paho.UserProperties{
 		{Key: propProtocol, Value: protocolVersion},
 		{Key: propSourceID, Value: inv.cfg.Session.ClientID},
-		{Key: propTimestamp, Value: ts.String()},
+		{Key: propTimestamp, Value: ts},
 	}
 }
 
@@ -626,7 +637,7 @@ func (inv *Invoker) cancel(c Call, corr []byte) {
 		QoS: 1, Topic: c.Topic,
 		Properties: &paho.PublishProperties{
 			CorrelationData: corr, ResponseTopic: inv.responseTopic, MessageExpiry: &expiry,
-			User: append(inv.protocolProps(), paho.UserProperty{Key: propCancel, Value: "1"}),
+			User: append(inv.protocolProps(""), paho.UserProperty{Key: propCancel, Value: "1"}),
 		},
 	}
 	ctx, stop := context.WithTimeout(context.Background(), cancelWait)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
+	"github.com/cmdhost/cmdhost/internal/hlc"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -297,6 +298,38 @@ func checkCancel(t *testing.T, req, cancel *paho.Publish) {
 	}
 	if _, ok := prop(cancel, "cmdhost-ack"); ok {
 		t.Error("a cancel asks for no ack")
+	}
+}
+
+// A call's Timestamp is its request's __ts, in place of the invoker's
+// clock (one __ts, not two); without one, the invoker's clock's.
+func TestCallTimestamp(t *testing.T) {
+	u := brokertest.StartEmbedded(t)
+	r := newResponder(t, u)
+	inv := newInvoker(t, u, rpc.InvokerConfig{})
+	for _, ts := range []string{"001800000000000:00007:mine", ""} {
+		out := invokeAsync(ctxT(t), inv, rpc.Call{Topic: askTopic, Payload: []byte("x"), Timeout: 5 * time.Second, Timestamp: ts})
+		req := r.next()
+		var got []string
+		for _, up := range req.Properties.User {
+			if up.Key == "__ts" {
+				got = append(got, up.Value)
+			}
+		}
+		switch {
+		case len(got) != 1:
+			t.Fatalf("Timestamp %q: __ts %q, want one", ts, got)
+		case ts != "" && got[0] != ts:
+			t.Fatalf("__ts %q, want the call's %q", got[0], ts)
+		case ts == "":
+			if _, err := hlc.Parse(got[0]); err != nil || strings.HasSuffix(got[0], ":mine") {
+				t.Fatalf("__ts %q, want a reading of the invoker's clock: %v", got[0], err)
+			}
+		}
+		r.answer(req, abi.StatusOK, "done")
+		if o := wait(t, out); o.err != nil {
+			t.Fatal(o.err)
+		}
 	}
 }
 

@@ -47,6 +47,8 @@ func TestCallStringsCheckedBeforeSending(t *testing.T) {
 			func(c *rpc.Call) { c.Metadata = map[string]string{"k\x01": "v"} }},
 		{"metadata value too long", "value of 16385 bytes, more than 16384",
 			func(c *rpc.Call) { c.Metadata = map[string]string{"k": strings.Repeat("v", rpc.MaxMetadataValue+1)} }},
+		{"timestamp with a newline", `timestamp "1\n": character U+000A`,
+			func(c *rpc.Call) { c.Timestamp = "1\n" }},
 		{"content type with a newline", `content type "text/plain\n": character U+000A`,
 			func(c *rpc.Call) { c.ContentType = "text/plain\n" }},
 		{"topic with a control", `topic "rpc/scripted/\u0085": character U+0085`,

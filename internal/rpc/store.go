@@ -35,6 +35,9 @@ var (
 	// executor released unrun (the claim's answer was lost).
 	releasedReply  = statusReply(abi.StatusServiceUnavailable, "the request was not run: send it again", "", "")
 	storeDownReply = statusReply(abi.StatusServiceUnavailable, "the dedup store is unreachable: the request was not run; send it again", "", "")
+	// begunReply answers a request whose state writes began to be
+	// committed and never ended (state.ErrUnknown from the outcomes).
+	begunReply = statusReply(abi.StatusInternalError, "outcome unknown: the commit of this request's state writes began and did not end (its host stopped, or the state store stopped answering); they may have applied", "", "")
 )
 
 // Stores makes an executor's dedup store and reuse cache from its
@@ -275,22 +278,28 @@ type outcomeDedup struct {
 // Claim looks in memory, then, for a non-idempotent command's request
 // new here, in the state store. A store that cannot be read refuses the
 // claim (cache.ErrStoreUnavailable: 503, not run): running it could run
-// it twice.
+// it twice. One that says the request's commit began and its fate is
+// unknown (state.ErrUnknown: the host stopped while a store without
+// transactions applied its writes, package stateaio) answers it
+// begunReply, never a second run.
 func (d *outcomeDedup) Claim(invoker string, key cache.Key, expiry time.Time, idempotent bool) (*cache.Entry[*reply], bool, error) {
 	if idempotent || d.Lookup(key) != nil {
 		return d.DedupStore.Claim(invoker, key, expiry, idempotent)
 	}
 	v, found, err := d.outcomes.Outcome(context.Background(), state.OutcomeID(key))
-	if err != nil {
+	unknown := errors.Is(err, state.ErrUnknown)
+	if err != nil && !unknown {
 		return nil, false, fmt.Errorf("%w: reading the outcomes kept: %w", cache.ErrStoreUnavailable, err)
 	}
 	e, first, err := d.DedupStore.Claim(invoker, key, expiry, idempotent)
-	if err != nil || !first || !found {
+	if err != nil || !first || !found && !unknown {
 		return e, first, err
 	}
-	r, err := decodeReply(v)
-	if err != nil {
-		r = statusReply(abi.StatusInternalError, "outcome unknown: the outcome kept for this request cannot be read", "", "")
+	r := begunReply
+	if !unknown {
+		if r, err = decodeReply(v); err != nil {
+			r = statusReply(abi.StatusInternalError, "outcome unknown: the outcome kept for this request cannot be read", "", "")
+		}
 	}
 	d.Complete(e, r, expiry)
 	return e, false, nil

@@ -87,6 +87,21 @@ type Cond struct {
 	HasValue bool
 }
 
+// IsZero reports whether c always holds (no condition).
+func (c Cond) IsZero() bool { return !c.Absent && c.Version == 0 && !c.HasValue }
+
+// OpChecker is a Backend that cannot commit every op the interface
+// allows: a store reached through a protocol without compare-and-set or
+// transactions (package stateaio, the Azure IoT Operations state store).
+// A Txn asks it of each write it stages, so that the handler learns at
+// once (its Commit refuses the same ops again).
+type OpChecker interface {
+	// CheckOp refuses op with an error wrapping ErrInvalid that names
+	// the limit; conditional is how many of the writes the call (and
+	// its callers) staged before it carry a condition.
+	CheckOp(op Op, conditional int) error
+}
+
 // holds checks c against the key's current item (nil: absent) and says
 // why not.
 func (c Cond) holds(cur *Item) (bool, string) {

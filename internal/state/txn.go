@@ -274,6 +274,15 @@ func (t *Txn) stage(ctx context.Context, sp Space, op *Op, cur *Item, mine bool)
 		return fmt.Errorf("%w: a call writes at most %d bytes", ErrTooLarge, t.limits.MaxCommitBytes)
 	}
 	size = len(op.Key) + len(op.Value)
+	if c, ok := t.b.(OpChecker); ok { // a write it cannot do is refused whether its condition holds or not
+		check := *op
+		if mine {
+			check.If = Cond{} // as it commits: below
+		}
+		if err := c.CheckOp(check, t.conditionalStaged()); err != nil {
+			return err
+		}
+	}
 	if mine && op.If.Version != 0 {
 		return &ConflictError{Namespace: sp.NS, Key: op.Key, Why: "the call wrote the key: it has no version until the call commits"}
 	}
@@ -312,6 +321,28 @@ func (t *Txn) stagedSize() (ops, size int) {
 		p.mu.Unlock()
 	}
 	return ops, size
+}
+
+// conditionalStaged counts the writes staged by the call and its callers
+// that carry a condition. t.mu is held.
+func (t *Txn) conditionalStaged() int {
+	n := countConditional(t.ops)
+	for p := t.parent; p != nil; p = p.parent {
+		p.mu.Lock()
+		n += countConditional(p.ops)
+		p.mu.Unlock()
+	}
+	return n
+}
+
+func countConditional(ops []Op) int {
+	n := 0
+	for i := range ops {
+		if !ops[i].If.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // checkQuota refuses a set that would take its namespace over its bound,

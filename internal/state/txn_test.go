@@ -241,3 +241,66 @@ func TestTxnChildren(t *testing.T) {
 		t.Fatal("a child committed on its own")
 	}
 }
+
+// limitedStore is a Disk that refuses what an OpChecker refuses: every
+// version condition, and a second conditional write in a call. It
+// records the counts it was asked with.
+type limitedStore struct {
+	*Disk
+	asked []int
+}
+
+var errNoVersions = fmt.Errorf("%w: no version conditions here", ErrInvalid)
+
+func (l *limitedStore) CheckOp(op Op, conditional int) error {
+	l.asked = append(l.asked, conditional)
+	switch {
+	case op.If.Version != 0:
+		return errNoVersions
+	case !op.If.IsZero() && conditional > 0:
+		return fmt.Errorf("%w: one conditional write a call", ErrInvalid)
+	}
+	return nil
+}
+
+// A store that cannot do some ops (OpChecker) is asked at each write
+// staged, before its condition is checked (a write it cannot do is
+// refused whether its condition holds or not), as it would commit (the
+// call's own write has dropped its condition), with the conditional
+// writes staged before it by the call and its callers: the handler
+// learns at once, and nothing it refuses is staged.
+func TestTxnAsksTheStoreWhatItCannotDo(t *testing.T) {
+	d := open(t, nil, Limits{})
+	v := commit(t, d, set("a", "k", "1"))[0].Version
+	l := &limitedStore{Disk: d}
+	sp := Space{NS: "a"}
+	tx := NewTxn(l, d.Limits(), time.Now)
+	if err := tx.Set(ctx, sp, []byte("k"), []byte("2"), SetOptions{IfVersion: v}); !errors.Is(err, errNoVersions) {
+		t.Fatalf("a version condition: %v", err)
+	}
+	if err := tx.Set(ctx, sp, []byte("k"), []byte("2"), SetOptions{IfVersion: v + 1}); !errors.Is(err, errNoVersions) {
+		t.Fatalf("a version condition that does not hold: %v, want the store's refusal, not a conflict", err)
+	}
+	if _, err := tx.Add(ctx, sp, []byte("k"), 1); !errors.Is(err, errNoVersions) {
+		t.Fatalf("an add to a key that exists (a set on the version it read): %v", err)
+	}
+	if n, err := tx.Add(ctx, sp, []byte("n"), 1); err != nil || n != 1 {
+		t.Fatalf("an add to a key that does not exist (only if absent): %d %v", n, err)
+	}
+	if n, err := tx.Add(ctx, sp, []byte("n"), 1); err != nil || n != 2 {
+		t.Fatalf("an add to the call's own write (no condition left): %d %v", n, err)
+	}
+	child := tx.Child()
+	if err := child.Set(ctx, sp, []byte("m"), []byte("x"), SetOptions{IfAbsent: true}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a nested call's second conditional write: %v", err)
+	}
+	if err := child.Set(ctx, sp, []byte("m"), []byte("x"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(l.asked) != "[0 0 0 0 1 1 1]" {
+		t.Fatalf("asked with %v conditional writes staged, want [0 0 0 0 1 1 1]", l.asked)
+	}
+	if got := len(tx.Staged()); got != 2 {
+		t.Fatalf("%d writes staged, want the add's 2", got)
+	}
+}

@@ -122,7 +122,7 @@ func FuzzRESP(f *testing.F) {
 			t.Fatalf("%q: reply %q", payload, r.Payload)
 		}
 		if r.Timestamp != "" {
-			if _, ok := parseTimestamp(r.Timestamp); !ok {
+			if _, ok := ParseTimestamp(r.Timestamp); !ok {
 				t.Fatalf("%q: __ts %q", payload, r.Timestamp)
 			}
 		}

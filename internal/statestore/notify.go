@@ -47,7 +47,7 @@ func (s *Server) keyNotify(c abi.Caller, r *request) []byte {
 		return errorReply("notifications need the client id the broker vouches for, and this broker gives none")
 	}
 	if !s.regs.add(c.ClientID, string(r.key), s.cfg.MaxClientRegistrations, s.cfg.MaxRegistrations) {
-		return errorReply(errQuota)
+		return errorReply(MsgQuota)
 	}
 	if s.cfg.Reach != nil {
 		if err := s.cfg.Reach(c.ClientID, NotifyFilter(c.ClientID)); err != nil {

@@ -36,20 +36,20 @@ const (
 )
 
 // The error messages of the protocol, which the clients match (`-ERR
-// <message>`).
+// <message>`; package stateaio, a client, too).
 const (
-	errTimestampSkew      = "the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized"
-	errFencingRequired    = "a fencing token is required for this request"
-	errFencingSkew        = "the request fencing token timestamp is too far in the future; ensure that the client and broker system clocks are synchronized"
-	errFencingLower       = "the request fencing token is a lower version than the fencing token protecting the resource"
-	errQuota              = "the quota has been exceeded"
-	errSyntax             = "syntax error"
-	errNotAuthorized      = "not authorized"
-	errUnknownCommand     = "unknown command"
-	errArity              = "wrong number of arguments"
-	errMissingTimestamp   = "missing timestamp"
-	errMalformedTimestamp = "malformed timestamp"
-	errKeyLengthZero      = "the key length is zero"
+	MsgTimestampSkew      = "the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized"
+	MsgFencingRequired    = "a fencing token is required for this request"
+	MsgFencingSkew        = "the request fencing token timestamp is too far in the future; ensure that the client and broker system clocks are synchronized"
+	MsgFencingLower       = "the request fencing token is a lower version than the fencing token protecting the resource"
+	MsgQuota              = "the quota has been exceeded"
+	MsgSyntax             = "syntax error"
+	MsgNotAuthorized      = "not authorized"
+	MsgUnknownCommand     = "unknown command"
+	MsgArity              = "wrong number of arguments"
+	MsgMissingTimestamp   = "missing timestamp"
+	MsgMalformedTimestamp = "malformed timestamp"
+	MsgKeyLengthZero      = "the key length is zero"
 )
 
 // Store is what the server needs of the state store: a Backend whose
@@ -217,11 +217,11 @@ type request struct {
 func (s *Server) do(ctx context.Context, raw *rpc.RawRequest) ([]byte, uint64, error) {
 	args, err := parseRequest(raw.Payload)
 	if err != nil {
-		return errorReply(errSyntax), 0, nil
+		return errorReply(MsgSyntax), 0, nil
 	}
 	r := &request{args: args[1:]}
 	if len(args[0]) > len("KEYNOTIFY") {
-		return errorReply(errUnknownCommand), 0, nil
+		return errorReply(MsgUnknownCommand), 0, nil
 	}
 	r.verb = strings.ToUpper(string(args[0]))
 	if msg := r.checkArity(); msg != "" {
@@ -229,7 +229,7 @@ func (s *Server) do(ctx context.Context, raw *rpc.RawRequest) ([]byte, uint64, e
 	}
 	r.key = r.args[0]
 	if len(r.key) == 0 {
-		return errorReply(errKeyLengthZero), 0, nil
+		return errorReply(MsgKeyLengthZero), 0, nil
 	}
 	if msg := s.readTimestamps(r, raw.Reserved); msg != "" {
 		return errorReply(msg), 0, nil
@@ -238,11 +238,11 @@ func (s *Server) do(ctx context.Context, raw *rpc.RawRequest) ([]byte, uint64, e
 	switch r.verb {
 	case "SET":
 		if set, err = parseSetOptions(r.args[2:]); err != nil {
-			return errorReply(errSyntax), 0, nil
+			return errorReply(MsgSyntax), 0, nil
 		}
 	case "KEYNOTIFY":
 		if len(r.args) == 2 && !strings.EqualFold(string(r.args[1]), "STOP") {
-			return errorReply(errSyntax), 0, nil
+			return errorReply(MsgSyntax), 0, nil
 		}
 	}
 	if r.ns, r.k, err = state.ProtocolKey(r.key); err != nil {
@@ -254,7 +254,7 @@ func (s *Server) do(ctx context.Context, raw *rpc.RawRequest) ([]byte, uint64, e
 	write := r.verb == "SET" || r.verb == "DEL" || r.verb == "VDEL"
 	if s.cfg.Authorize != nil && !s.cfg.Authorize(raw.Caller, r.key, write) {
 		s.refused(raw.Caller, r, write)
-		return errorReply(errNotAuthorized), 0, nil
+		return errorReply(MsgNotAuthorized), 0, nil
 	}
 	switch r.verb {
 	case "SET":
@@ -283,10 +283,10 @@ func (r *request) checkArity() string {
 	case "KEYNOTIFY":
 		ok = n == 1 || n == 2
 	default:
-		return errUnknownCommand
+		return MsgUnknownCommand
 	}
 	if !ok {
-		return errArity
+		return MsgArity
 	}
 	return ""
 }
@@ -298,27 +298,27 @@ func (s *Server) readTimestamps(r *request, reserved map[string]string) string {
 	v, ok := reserved[TimestampProperty]
 	switch {
 	case !ok && r.verb == "SET":
-		return errMissingTimestamp
+		return MsgMissingTimestamp
 	case ok:
-		ts, good := parseTimestamp(v)
+		ts, good := ParseTimestamp(v)
 		if !good {
-			return errMalformedTimestamp
+			return MsgMalformedTimestamp
 		}
 		if ahead(ts, now, s.cfg.MaxSkew) {
-			return errTimestampSkew
+			return MsgTimestampSkew
 		}
-		r.after = after(ts)
+		r.after = Version(ts)
 	}
 	if r.verb != "SET" && r.verb != "DEL" && r.verb != "VDEL" {
 		return "" // GET and KEYNOTIFY ignore a fencing token
 	}
 	if v, ok := reserved[FencingTokenProperty]; ok {
-		ft, good := parseTimestamp(v)
+		ft, good := ParseTimestamp(v)
 		if !good {
-			return errMalformedTimestamp
+			return MsgMalformedTimestamp
 		}
 		if ahead(ft, now, s.cfg.MaxSkew) {
-			return errFencingSkew
+			return MsgFencingSkew
 		}
 		r.fence = ft.String()
 	}
@@ -472,11 +472,11 @@ func (s *Server) storeError(r *request, err error) ([]byte, uint64, error) {
 	var fe *state.FenceError
 	switch {
 	case errors.As(err, &fe) && fe.Missing:
-		return errorReply(errFencingRequired), 0, nil
+		return errorReply(MsgFencingRequired), 0, nil
 	case errors.As(err, &fe):
-		return errorReply(errFencingLower), 0, nil
+		return errorReply(MsgFencingLower), 0, nil
 	case errors.Is(err, state.ErrQuota):
-		return errorReply(errQuota), 0, nil
+		return errorReply(MsgQuota), 0, nil
 	case errors.Is(err, state.ErrTooLarge), errors.Is(err, state.ErrInvalid):
 		return errorReply(err.Error()), 0, nil
 	case errors.Is(err, state.ErrUnavailable):

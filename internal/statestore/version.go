@@ -19,23 +19,24 @@ func versionString(v uint64, node string) string {
 	return hlc.Timestamp{Millis: ms, Counter: uint32(counter), NodeID: node}.String()
 }
 
-// after is the store version a write's must follow: its request's
-// timestamp's (a counter past the version's 16 bits takes the last of
-// the millisecond: the next version is in the next millisecond, still
-// later).
-func after(ts hlc.Timestamp) uint64 {
+// Version is the store version of an HLC (state.VersionOf): a write's
+// must follow its request's timestamp's, and a client reads a reply's
+// __ts as the key's version. A counter past the version's 16 bits
+// takes the last of the millisecond (a write after it is in the next
+// millisecond, still later).
+func Version(ts hlc.Timestamp) uint64 {
 	if ts.Millis < 0 {
 		return 0
 	}
 	return state.VersionOf(ts.Millis, uint16(min(ts.Counter, 0xffff)))
 }
 
-// parseTimestamp reads an HLC as the clients write it: three fields
+// ParseTimestamp reads an HLC as the clients write it: three fields
 // split on ':', milliseconds (1 to 15 digits) and a counter (1 to 5
 // digits, hlc.MaxCounter at most) in decimal, padded or not, and a
 // node id that is not empty. Its String is the canonical form, which
 // the store compares fencing tokens in.
-func parseTimestamp(s string) (hlc.Timestamp, bool) {
+func ParseTimestamp(s string) (hlc.Timestamp, bool) {
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 || parts[2] == "" {
 		return hlc.Timestamp{}, false
