@@ -275,6 +275,17 @@ type outcomeDedup struct {
 	outcomes state.Backend
 }
 
+// mayHaveOutcome reports whether the store may hold an outcome of key
+// that a process before this one recorded: those of this process are in
+// memory. A store that can tell at once that it holds none (state.Disk's
+// MayHaveOutcome) saves a lookup on the receiving path.
+func (d *outcomeDedup) mayHaveOutcome(key cache.Key) bool {
+	if p, ok := d.outcomes.(state.OutcomeFilter); ok {
+		return p.MayHaveOutcome(state.OutcomeID(key))
+	}
+	return true
+}
+
 // Claim looks in memory, then, for a non-idempotent command's request
 // new here, in the state store. A store that cannot be read refuses the
 // claim (cache.ErrStoreUnavailable: 503, not run): running it could run
@@ -283,7 +294,7 @@ type outcomeDedup struct {
 // transactions applied its writes, package stateaio) answers it
 // begunReply, never a second run.
 func (d *outcomeDedup) Claim(invoker string, key cache.Key, expiry time.Time, idempotent bool) (*cache.Entry[*reply], bool, error) {
-	if idempotent || d.Lookup(key) != nil {
+	if idempotent || d.Lookup(key) != nil || !d.mayHaveOutcome(key) {
 		return d.DedupStore.Claim(invoker, key, expiry, idempotent)
 	}
 	v, found, err := d.outcomes.Outcome(context.Background(), state.OutcomeID(key))

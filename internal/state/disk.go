@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/cmdhost/cmdhost/internal/clock"
 	"github.com/cmdhost/cmdhost/internal/logx"
@@ -58,6 +59,7 @@ type Disk struct {
 
 	observers observers
 	stats     diskStats
+	prior     priorOutcomes // the outcomes kept before Open (prior.go); read only
 
 	// The outbox (outbox.go): ready is signalled when messages join it;
 	// queueBytes is what it holds, as last committed.
@@ -87,11 +89,18 @@ func OpenDisk(cfg DiskConfig) (*Disk, error) {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
 	log := logx.OrDiscard(cfg.Logger)
-	db, err := pebble.Open(cfg.Dir, &pebble.Options{
+	opts := &pebble.Options{
 		Logger:       pebbleLogger{log},
 		Cache:        nil, // Pebble's default: 8 MiB of block cache
 		MemTableSize: 4 << 20,
-	})
+	}
+	// Bloom filters on every level: most lookups are of keys that are not
+	// there (each new request's outcome, on the receiving path), which
+	// without them read and decompress a data block of every table.
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(cfg.Dir, opts)
 	if err != nil {
 		if isLockHeld(err) {
 			return nil, &InUseError{Dir: cfg.Dir}
@@ -100,6 +109,10 @@ func OpenDisk(cfg DiskConfig) (*Disk, error) {
 	}
 	d := &Disk{db: db, limits: cfg.Limits.WithDefaults(), clock: clock.OrSystem(cfg.Clock), log: log, dir: cfg.Dir,
 		queue: make(chan *pending, queueLen), stopped: make(chan struct{}), ready: make(chan struct{}, 1)}
+	if d.prior, err = notePriorOutcomes(db); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	every := cfg.SweepEvery
 	if every <= 0 {
 		every = time.Second

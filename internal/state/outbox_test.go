@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 func TestOutbox(t *testing.T) {
@@ -87,5 +90,51 @@ func TestTxnPublish(t *testing.T) {
 	q, _ := d.Queued(ctx, 10)
 	if fmt.Sprint(ids(q)) != "[m0 m1]" || string(q[1].Body) != "nested" {
 		t.Fatalf("queued %v", q)
+	}
+}
+
+// TestMayHaveOutcome: the outcomes found at Open are told apart from
+// those never recorded, in memory; those recorded since are not counted
+// (their process remembers them), and none after the last keep-until.
+func TestMayHaveOutcome(t *testing.T) {
+	dir := t.TempDir()
+	clk := testkit.NewClock(time.Unix(1_800_000_000, 0))
+	d, err := OpenDisk(DiskConfig{Dir: dir, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []OutcomeID
+	for i := range 1000 {
+		id := OutcomeID{Correlation: fmt.Sprint(i), ResponseTopic: "r"}
+		ids = append(ids, id)
+		if _, err := d.Commit(ctx, &Commit{Outcome: &Outcome{ID: id, Value: []byte("v"), KeepUntil: clk.Now().Add(time.Hour)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.MayHaveOutcome(ids[0]) {
+		t.Fatal("an outcome of this process's counted as a prior one")
+	}
+	_ = d.Close()
+	if d, err = OpenDisk(DiskConfig{Dir: dir, Clock: clk}); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, id := range ids {
+		if !d.MayHaveOutcome(id) {
+			t.Fatalf("%v: recorded before Open, said surely not", id)
+		}
+	}
+	false_ := 0
+	for i := range 10000 {
+		if d.MayHaveOutcome(OutcomeID{Correlation: fmt.Sprint("new-", i), ResponseTopic: "r"}) {
+			false_++
+		}
+	}
+	if false_ > 300 { // about 1% expected
+		t.Fatalf("%d of 10,000 new ids may have an outcome", false_)
+	}
+	clk.Add(time.Hour)
+	if d.MayHaveOutcome(ids[0]) {
+		t.Fatal("an outcome past its keep-until")
 	}
 }

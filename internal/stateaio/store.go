@@ -432,6 +432,16 @@ func (s *Store) Outcome(ctx context.Context, id state.OutcomeID) ([]byte, bool, 
 	return v, ok, err
 }
 
+// MayHaveOutcome reports whether Config.Outcomes may hold an outcome of
+// id recorded before this process (state.Disk's MayHaveOutcome): the
+// record that a commit began is one.
+func (s *Store) MayHaveOutcome(id state.OutcomeID) bool {
+	if p, ok := s.cfg.Outcomes.(state.OutcomeFilter); ok {
+		return p.MayHaveOutcome(id)
+	}
+	return s.cfg.Outcomes != nil
+}
+
 // record commits c's outcome and messages to Config.Outcomes.
 func (s *Store) record(ctx context.Context, c *state.Commit) error {
 	_, err := s.cfg.Outcomes.Commit(ctx, &state.Commit{Outcome: c.Outcome, Messages: c.Messages})
