@@ -127,23 +127,40 @@ func TestInvokeHonoursTheCallContext(t *testing.T) {
 	}))
 	p := loadNest(t, e)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	// On a loaded machine the guest may see its deadline pass before it
+	// asks the host (the SDK refuses a call from a done context, and the
+	// guest answers that): the host was not asked, so try again with more
+	// time, until the deadline finds the guest waiting in the Nester.
+	for timeout := 150 * time.Millisecond; ; timeout *= 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		start := time.Now()
+		v, err := nestCall(t, ctx, p, `{"command":"spin"}`)
+		took := time.Since(start)
+		cancel()
+		select {
+		case <-entered:
+		default:
+			if (err != nil && !errors.Is(err, KindDeadline)) || (err == nil && !strings.Contains(v.Error, "deadline")) || timeout > 20*time.Second {
+				t.Fatalf("the Nester was not asked: %+v, %v after %v", v, err, took)
+			}
+			continue
+		}
+		if !errors.Is(err, KindDeadline) || took > 30*time.Second { // the guest spins forever
+			t.Fatalf("deadline: %+v, %v after %v", v, err, took)
+		}
+		break
+	}
+	cut := p.Stats().Replaced // the one found waiting, and any cut before it asked
+
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() { <-entered; cancel() }()
 	start := time.Now()
 	_, err := nestCall(t, ctx, p, `{"command":"spin"}`)
-	if took := time.Since(start); !errors.Is(err, KindDeadline) || took > 30*time.Second { // the guest spins forever
-		t.Fatalf("deadline: %v after %v", err, took)
-	}
-	<-entered
-
-	ctx, cancel = context.WithCancel(context.Background())
-	go func() { <-entered; cancel() }()
-	start = time.Now()
-	_, err = nestCall(t, ctx, p, `{"command":"spin"}`)
 	if took := time.Since(start); !errors.Is(err, KindCanceled) || took > 30*time.Second { // the guest spins forever
 		t.Fatalf("cancel: %v after %v", err, took)
 	}
-	if st := p.Stats(); st.Replaced != 2 {
-		t.Fatalf("both cut instances are discarded: %+v", st)
+	if st := p.Stats(); cut < 1 || st.Replaced != cut+1 {
+		t.Fatalf("both cut instances are discarded: %d, then %+v", cut, st)
 	}
 }
