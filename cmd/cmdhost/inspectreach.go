@@ -96,20 +96,15 @@ func reachOf(imports []string, desc *abi.Description, op *pluginmgr.Operator) []
 	}
 	add(reachView{Capability: "config", Asks: host(abi.FnConfigGet), Granted: strings.Join(config, "; ")},
 		`"config": {"NAME": "VALUE"}, or "secrets": {"NAME": "/path/to/file"}`)
-	var topics []string
+	var topics, hosts []string
 	if op.Publish != nil {
-		for _, g := range op.Publish.Topics {
-			topics = append(topics, g.String())
-		}
+		topics = strs(op.Publish.Topics)
+	}
+	if op.HTTP != nil {
+		hosts = strs(op.HTTP.Hosts)
 	}
 	add(reachView{Capability: "publish", Asks: host(abi.FnPublish), Granted: grantedList("topics", topics)},
 		`"publish": {"topics": ["TOPIC/#"]}`)
-	var hosts []string
-	if op.HTTP != nil {
-		for _, h := range op.HTTP.Hosts {
-			hosts = append(hosts, h.String())
-		}
-	}
 	add(reachView{Capability: "http", Asks: host(abi.FnHTTPRequest), Granted: grantedList("hosts", hosts)},
 		`"http": {"hosts": ["api.example.com"]}`)
 	for _, c := range desc.Commands {
@@ -140,6 +135,15 @@ func reachOf(imports []string, desc *abi.Description, op *pluginmgr.Operator) []
 		env = `none (the guest sees no variables; "grants": {"env": {...}} gives some)`
 	}
 	add(reachView{Capability: "environment", Asks: envAsks, Granted: env}, "")
+	return out
+}
+
+// strs is each item's String.
+func strs[T fmt.Stringer](items []T) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.String()
+	}
 	return out
 }
 
