@@ -335,8 +335,9 @@ const (
 )
 
 // checkProjectName checks that name can be a command name (and so can
-// name with each suffix: NAME-count, NAME-event, NAME-fetch) and a file name, and in Go a module path (a single
-// element), so that the toolchain and the host accept it.
+// name with each suffix: NAME-count, NAME-event, NAME-fetch) and a file
+// name, and in Go a module path (a single element), so that the
+// toolchain and the host accept it.
 func checkProjectName(name, lang string) error {
 	if err := abi.ValidateCommandName(name); err != nil {
 		msg := strings.TrimPrefix(err.Error(), abi.ErrMalformed.Error()+": ")

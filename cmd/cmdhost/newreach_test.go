@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -103,6 +104,8 @@ func (rc *reach) grant(t *testing.T, pluginsDir, name string) {
 // one are refused, each saying why.
 func (rc *reach) check(t *testing.T, broker, name string) {
 	t.Helper()
+	start := time.Now()
+	defer func() { t.Logf("%s: publishing and HTTP checked in %v", name, time.Since(start).Round(time.Millisecond)) }()
 	invoke := func(command, payload string) (string, string, int) {
 		t.Helper()
 		return run(t, "invoke", command, "-d", payload, "--broker", broker, "--executor", "cli-host")
