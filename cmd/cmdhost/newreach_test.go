@@ -105,7 +105,9 @@ func (rc *reach) grant(t *testing.T, pluginsDir, name string) {
 func (rc *reach) check(t *testing.T, broker, name string) {
 	t.Helper()
 	start := time.Now()
-	defer func() { t.Logf("%s: publishing and HTTP checked in %v", name, time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("%s: publishing and HTTP checked in %v", name, time.Since(start).Round(time.Millisecond))
+	}()
 	invoke := func(command, payload string) (string, string, int) {
 		t.Helper()
 		return run(t, "invoke", command, "-d", payload, "--broker", broker, "--executor", "cli-host")
