@@ -345,7 +345,10 @@ func TestNewFiles(t *testing.T) {
 		t.Errorf("stderr %q", errOut)
 	}
 	if m := read("main.go"); !strings.Contains(m, `sdk.Handle("my-tool.v2", echo)`) || !strings.Contains(m, "sdk.Infof(") || !strings.Contains(m, "sdk.InvalidPayload(") ||
-		!strings.Contains(m, `sdk.Handle("my-tool.v2-count", count)`) || !strings.Contains(m, `sdk.State()`) {
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-count", count)`) || !strings.Contains(m, `sdk.State()`) ||
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-event", event)`) || !strings.Contains(m, `sdk.Publish(`) ||
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-fetch", fetch, sdk.Idempotent())`) || !strings.Contains(m, `sdk.HTTP(ctx, r)`) ||
+		!strings.Contains(m, `sdk.Config("apiKey")`) {
 		t.Errorf("main.go:\n%s", m)
 	}
 	if m := read("Makefile"); !strings.Contains(m, "build:\n\tGOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o my-tool.v2.wasm .\n") || !strings.Contains(m, "plugin install my-tool.v2.wasm") {
@@ -355,7 +358,12 @@ func TestNewFiles(t *testing.T) {
 	for _, want := range []string{"make ", "replace github.com/cmdhost/cmdhost/sdk => ./cmdhost/sdk", "replace github.com/cmdhost/cmdhost/abi => ./cmdhost/abi",
 		"cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
 		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart",
-		"`my-tool.v2-count`", "cmdhost call my-tool.v2.wasm my-tool.v2-count -d hi --state-dir st", "docs/state.md"} {
+		"`my-tool.v2-count`", "cmdhost call my-tool.v2.wasm my-tool.v2-count -d hi --state-dir st", "docs/state.md",
+		// The operator file that grants the event's topic, the fetch's host and its key.
+		"`my-tool.v2-event`", "`my-tool.v2-fetch`", "`my-tool.v2.json` beside `my-tool.v2.wasm`",
+		`"publish": {"topics": ["my-tool.v2/events/#"]}`, `"http": {"hosts": ["api.example.com"]}`,
+		`"secrets": {"apiKey": "/etc/cmdhost/secrets/my-tool.v2-api-key"}`, "cmdhost plugin inspect DIR/my-tool.v2.wasm",
+		"`sdk.Config(\"apiKey\")`", "docs/plugins.md#what-a-plugin-may-do", "`sdk.SetTestHTTP`"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README.md lacks %q", want)
 		}
