@@ -2,27 +2,12 @@ package cache
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
-
-// stallReplica stalls the Sentinel set-up's replica for secs seconds
-// (DEBUG SLEEP) and returns once it does not answer; the returned
-// channel gets DEBUG SLEEP's error once the replica is back.
-func stallReplica(t *testing.T, rs *testkit.RedisSentinel, secs float64) <-chan error {
-	t.Helper()
-	stall := make(chan error, 1)
-	go func() {
-		_, err := testkit.RedisCLI(rs.Replica.Addr, "DEBUG", "SLEEP", strconv.FormatFloat(secs, 'f', -1, 64))
-		stall <- err
-	}()
-	testkit.WaitFor(t, "the replica to stall", func() bool { return !testkit.RedisAnswers(rs.Replica.Addr, 200*time.Millisecond) })
-	return stall
-}
 
 // A replica slower than a WAIT (connected, in sync, but stalled 1.5 s, as
 // a loaded machine can make it) does not get a claim refused: the claim
@@ -36,7 +21,7 @@ func TestRedisClaimWaitsForASlowReplica(t *testing.T) {
 	defer s.Close()
 	testkit.WaitFor(t, "the replica online", func() bool { return s.waitingFor() == 1 })
 
-	stall := stallReplica(t, rs, 1.5)
+	stall := rs.StallReplica(t, 1.5)
 	res := s.ClaimAll([]ClaimRequest{{Invoker: "inv", Key: Key{"batch", "resp"}, Expiry: time.Now().Add(time.Minute)}})[0]
 	if res.Err != nil || !res.First {
 		t.Fatalf("ClaimAll while the replica stalls 1.5 s: first=%v %v, want the claim", res.First, res.Err)
@@ -46,7 +31,7 @@ func TestRedisClaimWaitsForASlowReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stall = stallReplica(t, rs, 1.5)
+	stall = rs.StallReplica(t, 1.5)
 	e, first, err := s.Claim("inv", Key{"alone", "resp"}, time.Now().Add(time.Minute), false)
 	if err != nil || !first {
 		t.Fatalf("Claim while the replica stalls 1.5 s: first=%v %v, want the claim", first, err)
@@ -58,7 +43,7 @@ func TestRedisClaimWaitsForASlowReplica(t *testing.T) {
 
 	// Past the bound: refused while the replica still stalls, not
 	// before redisConfirmMax.
-	stall = stallReplica(t, rs, 8)
+	stall = rs.StallReplica(t, 8)
 	start := time.Now()
 	res = s.ClaimAll([]ClaimRequest{{Invoker: "inv", Key: Key{"lagging", "resp"}, Expiry: time.Now().Add(time.Minute)}})[0]
 	took := time.Since(start)

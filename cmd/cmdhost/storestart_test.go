@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
@@ -35,17 +34,6 @@ func invokeLedger(t *testing.T, broker, prefix string, n int) {
 	wg.Wait()
 }
 
-// stallReplica stalls rs's replica for secs seconds (DEBUG SLEEP), as a
-// loaded machine can starve it, and returns once it does not answer; the
-// channel gets DEBUG SLEEP's error once it is back.
-func stallReplica(t *testing.T, rs *testkit.RedisSentinel, secs string) <-chan error {
-	t.Helper()
-	stall := make(chan error, 1)
-	go func() { _, err := testkit.RedisCLI(rs.Replica.Addr, "DEBUG", "SLEEP", secs); stall <- err }()
-	testkit.WaitFor(t, "the replica to stall", func() bool { return !testkit.RedisAnswers(rs.Replica.Addr, 200*time.Millisecond) })
-	return stall
-}
-
 // Five times in a row, a new Sentinel set-up and a new host on it, its
 // replica (online, in sync) starved for 6 s as the host starts: the
 // first requests, sent as soon as serve logs that it serves, are all
@@ -58,7 +46,7 @@ func TestSentinelFirstRequestsAnswered(t *testing.T) {
 		t.Run(fmt.Sprintf("run-%d", n), func(t *testing.T) {
 			rs := testkit.StartRedisSentinel(t)
 			l := newLedger(t)
-			stall := stallReplica(t, rs, "6")
+			stall := rs.StallReplica(t, 6)
 			addr, _ := startServeIn(t, l.plugins, nil, "--store", rs.URL)
 			invokeLedger(t, "mqtt://"+addr, fmt.Sprintf("first-%d", n), 8)
 			if err := <-stall; err != nil {
@@ -76,7 +64,7 @@ func TestSentinelSlowReplicaAnswered(t *testing.T) {
 	l := newLedger(t)
 	addr, _ := startServeIn(t, l.plugins, nil, "--store", rs.URL)
 	invokeLedger(t, "mqtt://"+addr, "warm", 1)
-	stall := stallReplica(t, rs, "3")
+	stall := rs.StallReplica(t, 3)
 	invokeLedger(t, "mqtt://"+addr, "slow", 4)
 	if err := <-stall; err != nil {
 		t.Fatal(err)
