@@ -168,10 +168,10 @@ func (e *Executor) logCancelled(in *incoming, c *running) {
 		"after", after)
 }
 
-// acceptEarly sends the 202 of an ask request unless it went already: as
+// accept sends the 202 of an ask request unless it went already: as
 // it is accepted for execution (start) or, with a shared store, as it
 // arrives, before its claim (receive).
-func (e *Executor) acceptEarly(in *incoming) {
+func (e *Executor) accept(in *incoming) {
 	if in.askAck && in.accepted == nil {
 		in.accepted = make(chan struct{})
 		go e.sendAccepted(in, in.accepted)

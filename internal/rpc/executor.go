@@ -548,7 +548,7 @@ func (e *Executor) receive(m session.Received) {
 		// replica (up to 5 s: cache/redis_confirm.go): the ack goes
 		// first, so that an invoker never takes a host that is there for
 		// absent. A request the claim then refuses gets its 503 after it.
-		e.acceptEarly(in)
+		e.accept(in)
 		e.claims.add(in, key)
 		return
 	}
@@ -654,7 +654,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 		}
 	}
 	c := e.calls.begin(key) // in progress: a cancel can find it from now on
-	e.acceptEarly(in)
+	e.accept(in)
 	turn := in.route.slots.enqueue() // here, in receipt order
 	e.workers.Run(func() {
 		defer e.pending.Add(-1)
