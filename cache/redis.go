@@ -220,7 +220,8 @@ type redisEntry[V any] struct {
 	settling   bool // its outcome is being stored (complete)
 }
 
-// NewRedisDedup connects to cfg.URL, checks that Redis answers, and
+// NewRedisDedup connects to cfg.URL, checks that Redis answers, readies
+// the store (prepare: its scripts, its replicas confirming a write), and
 // starts the heartbeat and the duplicates' loop.
 func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 	conn := redisConn{url: cfg.URL, tls: cfg.TLS, password: cfg.Password}
@@ -252,9 +253,13 @@ func NewRedisDedup[V any](cfg RedisConfig[V]) (*RedisDedup[V], error) {
 	link.onDown = s.markDown
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
-	if err := s.beat(ctx); err != nil {
+	err = s.beat(ctx)
+	if err == nil {
+		err = s.prepare()
+	}
+	if err != nil {
 		_ = s.rdb.Close()
-		return nil, fmt.Errorf("dedup store %s: %w%s", conn.redacted(), err, topologyHint(err))
+		return nil, fmt.Errorf("dedup store %s: %w%s", conn.redacted(), err, conn.hint(err))
 	}
 	s.done.Add(2)
 	go s.heartbeat()
@@ -324,6 +329,8 @@ func (s *RedisDedup[V]) heartbeat() {
 			if !s.down.Swap(true) {
 				s.log.Warn("dedup store: Redis did not answer the heartbeat: requests to non-idempotent commands are refused (503, not run) until it does", "err", err)
 			}
+		case redisFull(err):
+			s.log.Warn("dedup store: Redis is full (maxmemory): it refused the heartbeat; requests to non-idempotent commands are refused (503, not run) until memory is freed or maxmemory raised", "err", err)
 		default:
 			s.log.Warn("dedup store: Redis refused the heartbeat", "err", err)
 		}
@@ -412,7 +419,13 @@ func (s *RedisDedup[V]) Claim(_ string, key Key, expiry time.Time, idempotent bo
 	defer cancel()
 	var gone string // a claim of a gone process, to take over
 	for range 3 {
-		held, err := s.runScript(ctx, claimScript, k, claim, gone, keepUntil(expiry).UnixMilli())
+		sent, keep := time.Now(), keepUntil(expiry).UnixMilli()
+		held, err := s.runScript(ctx, claimScript, k, claim, gone, keep)
+		if held == "" && errors.Is(err, errNotReplicated) { // wait for a slow replica (redis_confirm.go)
+			u := &unconfirmed{k: k, claim: claim, keep: keep, until: confirmUntil(sent, expiry), err: err}
+			s.confirm([]*unconfirmed{u})
+			err = u.err
+		}
 		if err != nil {
 			// Redis may hold the claim all the same: release it.
 			s.release(k, claim, keepUntil(expiry))

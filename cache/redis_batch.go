@@ -71,8 +71,12 @@ func (s *RedisDedup[V]) ClaimAll(reqs []ClaimRequest) []ClaimResult[V] {
 		k     string
 		claim string
 		cmd   *redis.Cmd
+		keep  int64 // the claim's PXAT
 		reuse reuseLookup
 		asked bool
+		// slow, when set, is the claim waiting for its replicas
+		// (redis_confirm.go).
+		slow *unconfirmed
 	}
 	var (
 		batch []sent
@@ -91,11 +95,13 @@ func (s *RedisDedup[V]) ClaimAll(reqs []ClaimRequest) []ClaimResult[V] {
 	}
 	s.mu.Unlock()
 	if len(batch) > 0 {
+		sentAt := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 		pipe := s.rdb.Pipeline()
 		for j := range batch {
 			b := &batch[j]
-			b.cmd = claimScript.EvalSha(ctx, pipe, []string{b.k}, b.claim, "", keepUntil(reqs[b.i].Expiry).UnixMilli())
+			b.keep = keepUntil(reqs[b.i].Expiry).UnixMilli()
+			b.cmd = claimScript.EvalSha(ctx, pipe, []string{b.k}, b.claim, "", b.keep)
 			b.reuse, b.asked = s.lookupReuse(ctx, pipe, reqs[b.i].Reuse, &res[b.i])
 		}
 		w := s.waitCmd(ctx, pipe)
@@ -110,14 +116,25 @@ func (s *RedisDedup[V]) ClaimAll(reqs []ClaimRequest) []ClaimResult[V] {
 			}
 			batch = nil
 		}
+		if werr != nil {
+			var slow []*unconfirmed
+			for j := range batch {
+				b := &batch[j]
+				if held, err := b.cmd.Text(); err == nil && held == "" {
+					b.slow = &unconfirmed{k: b.k, claim: b.claim, keep: b.keep, until: confirmUntil(sentAt, reqs[b.i].Expiry), err: werr}
+					slow = append(slow, b.slow)
+				}
+			}
+			s.confirm(slow)
+		}
 		for _, b := range batch {
 			held, err := b.cmd.Text()
 			switch {
-			case err == nil && held == "" && werr != nil:
+			case err == nil && held == "" && b.slow != nil && b.slow.err != nil:
 				// Claimed, but no replica confirmed it: not run.
 				s.release(b.k, b.claim, keepUntil(reqs[b.i].Expiry))
-				s.markDown(werr)
-				res[b.i].Err = unavailable("the claim", werr)
+				s.markDown(b.slow.err)
+				res[b.i].Err = unavailable("the claim", b.slow.err)
 			case err == nil && held == "":
 				e := &Entry[V]{key: reqs[b.i].Key, expiry: reqs[b.i].Expiry, done: make(chan struct{})}
 				s.track(b.k, &redisEntry[V]{entry: e, claim: b.claim, idempotent: reqs[b.i].Idempotent, first: true})

@@ -68,7 +68,23 @@ func RedisTopology(rawURL string) (string, error) {
 	case "redis-cluster", "rediss-cluster":
 		return redisCluster, nil
 	}
-	return "", fmt.Errorf("scheme %q (want %s)", scheme, RedisURLForms)
+	return "", fmt.Errorf("scheme %q is not one a store URL takes: %s%s (want %s)",
+		scheme, strings.Join(redisSchemes, ", "), schemeHint(scheme), RedisURLForms)
+}
+
+// redisSchemes are the schemes of RedisURLForms.
+var redisSchemes = []string{"redis", "rediss", "redis+sentinel", "rediss+sentinel", "redis-cluster", "rediss-cluster"}
+
+// schemeHint names the scheme of redisSchemes that scheme misspells (its
+// case, its '+' or '-'): "" when none.
+func schemeHint(scheme string) string {
+	norm := strings.NewReplacer("+", "", "-", "", "_", "").Replace
+	for _, s := range redisSchemes {
+		if norm(strings.ToLower(scheme)) == norm(s) {
+			return fmt.Sprintf("; did you mean %s://?", s)
+		}
+	}
+	return ""
 }
 
 // multiURL is a redis+sentinel:// or redis-cluster:// URL parsed.

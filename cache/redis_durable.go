@@ -17,7 +17,8 @@ import (
 // owner no longer knows its request. So with replicas (Sentinel's
 // default, RedisConfig.Replicas), every pipeline that writes claims or
 // outcomes ends with WAIT: a claim counts only once a replica holds it
-// (else the request is refused, not run, and the claim released), and an
+// (a slow replica is waited for a while, redis_confirm.go; else the
+// request is refused, not run, and the claim released), and an
 // outcome is taken for stored only then (else it is kept here and stored
 // again until a replica confirms it, while the request's reply goes out:
 // its claim, confirmed, keeps every replay from running it).
@@ -30,9 +31,10 @@ import (
 // lose what it took (a primary that fails alone loses its writes as a
 // single Redis does). So the service goes on with one replica left after
 // a failover. A replica connected but still syncing counts (Sentinel may
-// promote it): until it is in sync, WAIT fails and requests are refused
-// (503, not run). Replicas > 0 waits for that many always: with none online,
-// requests to non-idempotent commands are refused (503, not run). The
+// promote it): until it is in sync, WAIT fails, and claims wait for it
+// (redisConfirmMax), then are refused (503, not run). Replicas > 0 waits
+// for that many always: with fewer online, requests to non-idempotent
+// commands are refused (503, not run). The
 // Redis setting min-replicas-to-write makes the primary itself refuse
 // writes without replicas (docs/operations.md).
 

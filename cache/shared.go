@@ -40,6 +40,18 @@ type Dedup[V any] interface {
 // without dedup.
 var ErrStoreUnavailable = errors.New("cache: the shared dedup store is unreachable")
 
+// ErrStoreFull is wrapped by a shared store's Claim when Redis refused
+// the write for want of memory (OOM: its maxmemory reached, and its
+// maxmemory-policy evicts nothing). It matches ErrStoreUnavailable
+// (errors.Is): nothing is recorded, and the same requests are refused;
+// only the fix differs — Redis's memory, not the way to it.
+var ErrStoreFull error = storeFull{}
+
+type storeFull struct{}
+
+func (storeFull) Error() string        { return "cache: the shared dedup store is full" }
+func (storeFull) Is(target error) bool { return target == ErrStoreUnavailable }
+
 var _ Dedup[int] = (*DedupStore[int])(nil)
 
 // Reuse is the executor's reuse cache of idempotent replies: ReuseCache,

@@ -168,6 +168,16 @@ func (e *Executor) logCancelled(in *incoming, c *running) {
 		"after", after)
 }
 
+// accept sends the 202 of an ask request unless it went already: as
+// it is accepted for execution (start) or, with a shared store, as it
+// arrives, before its claim (receive).
+func (e *Executor) accept(in *incoming) {
+	if in.askAck && in.accepted == nil {
+		in.accepted = make(chan struct{})
+		go e.sendAccepted(in, in.accepted)
+	}
+}
+
 // sendAccepted publishes the 202 of an ask request; done is closed once it
 // is sent, so that the final reply never overtakes it.
 func (e *Executor) sendAccepted(in *incoming, done chan<- struct{}) {

@@ -544,6 +544,11 @@ func (e *Executor) receive(m session.Received) {
 	}
 	key := cache.Key{Correlation: string(in.correlation), ResponseTopic: in.responseTopic}
 	if e.claims != nil {
+		// The claim is a round trip to Redis, and may wait for a slow
+		// replica (up to 5 s: cache/redis_confirm.go): the ack goes
+		// first, so that an invoker never takes a host that is there for
+		// absent. A request the claim then refuses gets its 503 after it.
+		e.accept(in)
 		e.claims.add(in, key)
 		return
 	}
@@ -556,13 +561,13 @@ func (e *Executor) receive(m session.Received) {
 func (e *Executor) admitClaimed(in *incoming, key cache.Key, entry *cache.Entry[*reply], first bool, err error) {
 	switch {
 	case errors.Is(err, cache.ErrStoreUnavailable) && in.route.cmd.Idempotent:
-		e.log.Warn("the dedup store is unreachable: an idempotent request runs unrecorded", "command", in.route.cmd.Name, "err", err)
+		e.log.Warn(storeTrouble(err)+": an idempotent request runs unrecorded", "command", in.route.cmd.Name, "err", err)
 		e.storeDown(in)
 		e.start(in, key, nil)
 	case errors.Is(err, cache.ErrStoreUnavailable):
-		e.log.Error("the dedup store is unreachable: a request to a non-idempotent command is not run (503)", "command", in.route.cmd.Name, "err", err)
+		e.log.Error(storeTrouble(err)+": a request to a non-idempotent command is not run (503)", "command", in.route.cmd.Name, "err", err)
 		e.storeDown(in)
-		go e.finishFirst(in, storeDownReply)
+		go e.finishFirst(in, storeRefusal(err))
 	case err != nil:
 		go e.finishFirst(in, dedupRefusal(err))
 	case !first && !entry.Expiry().After(in.received):
@@ -588,7 +593,7 @@ func (e *Executor) cancel(in *incoming) {
 
 // answerDuplicate gives a duplicate the original's reply once it exists.
 func (e *Executor) answerDuplicate(in *incoming, entry *cache.Entry[*reply]) {
-	if in.askAck {
+	if in.askAck && in.accepted == nil {
 		select {
 		case <-entry.Done():
 		default: // still in progress: ack it again (ask.go)
@@ -649,10 +654,7 @@ func (e *Executor) start(in *incoming, key cache.Key, entry *cache.Entry[*reply]
 		}
 	}
 	c := e.calls.begin(key) // in progress: a cancel can find it from now on
-	if in.askAck {
-		in.accepted = make(chan struct{})
-		go e.sendAccepted(in, in.accepted)
-	}
+	e.accept(in)
 	turn := in.route.slots.enqueue() // here, in receipt order
 	e.workers.Run(func() {
 		defer e.pending.Add(-1)

@@ -35,10 +35,30 @@ var (
 	// executor released unrun (the claim's answer was lost).
 	releasedReply  = statusReply(abi.StatusServiceUnavailable, "the request was not run: send it again", "", "")
 	storeDownReply = statusReply(abi.StatusServiceUnavailable, "the dedup store is unreachable: the request was not run; send it again", "", "")
+	// storeFullReply is storeDownReply when Redis is full (cache.ErrStoreFull).
+	storeFullReply = statusReply(abi.StatusServiceUnavailable, "the dedup store is full (its Redis reached maxmemory): the request was not run; send it again once the operator has freed memory or raised maxmemory", "", "")
 	// begunReply answers a request whose state writes began to be
 	// committed and never ended (state.ErrUnknown from the outcomes).
 	begunReply = statusReply(abi.StatusInternalError, "outcome unknown: the commit of this request's state writes began and did not end (its host stopped, or the state store stopped answering); they may have applied", "", "")
 )
+
+// storeRefusal is the 503 of a request to a non-idempotent command that
+// the shared store could not record (err wraps cache.ErrStoreUnavailable).
+func storeRefusal(err error) *reply {
+	if errors.Is(err, cache.ErrStoreFull) {
+		return storeFullReply
+	}
+	return storeDownReply
+}
+
+// storeTrouble names, for the log, what kept the shared store from
+// recording a request.
+func storeTrouble(err error) string {
+	if errors.Is(err, cache.ErrStoreFull) {
+		return "the dedup store is full (Redis maxmemory)"
+	}
+	return "the dedup store is unreachable"
+}
 
 // Stores makes an executor's dedup store and reuse cache from its
 // resolved Config: MemoryStores or RedisStores. The replies they hold are
