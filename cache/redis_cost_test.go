@@ -279,7 +279,7 @@ func requestCommit(tb testing.TB, d *RedisDedup[string], corr string, write bool
 		return
 	}
 	op := state.Op{Kind: state.OpSet, NS: "plugin/bench", Key: []byte(corr), Value: []byte("v")}
-	if _, err := d.CommitOutcome(res.Entry, "reply "+corr, time.Time{}, []state.Op{op}, "unknown"); err != nil {
+	if _, err := d.CommitOutcome(res.Entry, "reply "+corr, time.Time{}, []state.Op{op}, nil, "unknown"); err != nil {
 		tb.Fatal(err)
 	}
 }

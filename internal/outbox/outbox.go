@@ -38,11 +38,24 @@ import (
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
+// Store keeps the outbox of non-idempotent commands: the embedded state
+// store (*state.Disk), or the one in Redis (*cache.RedisOutbox).
+type Store interface {
+	// Queued returns up to limit messages to send, first in first.
+	Queued(ctx context.Context, limit int) ([]state.Queued, error)
+	// Dequeue takes the messages under keys (from Queued) out, sent.
+	Dequeue(ctx context.Context, keys [][]byte) error
+	// OutboxReady is signalled when messages join the outbox.
+	OutboxReady() <-chan struct{}
+	// OutboxBytes is what the outbox holds.
+	OutboxBytes() int64
+}
+
 // Config configures an Outbox.
 type Config struct {
 	// Store keeps the outbox of non-idempotent commands; nil: none (every
 	// message goes out at once).
-	Store *state.Disk
+	Store Store
 	// Send publishes one message and returns once the broker acknowledged
 	// it (rpc.Executor.PublishMessage).
 	Send func(ctx context.Context, m rpc.Message) error
@@ -65,7 +78,7 @@ type Outbox struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	sent, dropped atomic.Uint64
+	sent, dropped, retries atomic.Uint64
 }
 
 // queued is a message on its way: its id and body (encodeBody).
@@ -100,15 +113,24 @@ func (o *Outbox) Close() {
 // Stats are what the outbox sent and dropped.
 type Stats struct {
 	Sent, Dropped uint64
+	// Retries counts the sends that failed and are tried again (the
+	// broker did not take the message in time, or is not connected).
+	Retries uint64
+	// TakenOver counts the messages this host took over from a replica
+	// that had read them and not sent them (the outbox in Redis).
+	TakenOver uint64
 	// Queued is what the store's outbox holds, in bytes.
 	Queued int64
 }
 
 // Stats returns the counters.
 func (o *Outbox) Stats() Stats {
-	s := Stats{Sent: o.sent.Load(), Dropped: o.dropped.Load()}
+	s := Stats{Sent: o.sent.Load(), Dropped: o.dropped.Load(), Retries: o.retries.Load()}
 	if o.cfg.Store != nil {
 		s.Queued = o.cfg.Store.OutboxBytes()
+		if t, ok := o.cfg.Store.(interface{ TakenOver() uint64 }); ok {
+			s.TakenOver = t.TakenOver()
+		}
 	}
 	return s
 }
@@ -122,7 +144,7 @@ func (o *Outbox) Publish(ctx context.Context, caller wasm.Caller, m *abi.Message
 	body := encodeBody(caller.Plugin, time.Now(), m)
 	tx := state.TxnFrom(ctx)
 	if tx != nil && o.cfg.Store != nil && !o.cfg.Idempotent(caller.Request.Command) {
-		switch err := tx.Publish(body); {
+		switch err := tx.Publish(state.PluginNamespace(caller.Plugin), body); {
 		case err == nil:
 			return abi.ResultOK
 		case errors.Is(err, state.ErrQuota):
@@ -242,6 +264,7 @@ func (o *Outbox) send(q queued) bool {
 		o.log.Warn("outbox: a message that cannot be delivered is dropped", "id", q.id, "err", err)
 		return true
 	}
+	o.retries.Add(1)
 	return false
 }
 
