@@ -33,18 +33,25 @@ import (
 // where the command also publishes its value through the outbox to a
 // subscriber that stays: there every request answered 200 has its message,
 // each message one id however often it came, and no failed call's message
-// ever came.
+// ever came. And the same on mosquitto with the state, the outcomes and
+// the outbox in Redis (--store): there a request whose host died running
+// it is answered "outcome unknown", and neither its write nor its message
+// ever applies.
 func TestStateCountedThroughKills(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
-	t.Run("embedded", func(t *testing.T) { countThroughKills(t, nil) })
-	t.Run("mosquitto, outbox", func(t *testing.T) { countThroughKills(t, brokertest.StartMosquitto(t)) })
+	t.Run("embedded", func(t *testing.T) { countThroughKills(t, nil, "") })
+	t.Run("mosquitto, outbox", func(t *testing.T) { countThroughKills(t, brokertest.StartMosquitto(t), "") })
+	t.Run("mosquitto, outbox in Redis", func(t *testing.T) {
+		countThroughKills(t, brokertest.StartMosquitto(t), testkit.StartRedis(t).URL)
+	})
 }
 
 // countThroughKills is TestStateCountedThroughKills on mosquitto at
-// broker, or the embedded broker when nil.
-func countThroughKills(t *testing.T, broker *url.URL) {
+// broker, or the embedded broker when nil; with the state in the Redis
+// at store, or in a state folder when "".
+func countThroughKills(t *testing.T, broker *url.URL, store string) {
 	const total, inFlight = 1500, 16
-	dir, stateDir := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
 	bin, err := os.ReadFile("../../testdata/plugins-alt/tally.wasm")
 	if err != nil {
 		t.Fatalf("%v (run `make plugins`)", err)
@@ -52,7 +59,10 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 	if err := os.WriteFile(filepath.Join(dir, "tally.wasm"), bin, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--id", "tally-host", "--state-dir", stateDir}
+	args := []string{"--id", "tally-host", "--state-dir", t.TempDir()}
+	if store != "" {
+		args = []string{"--id", "tally-host", "--store", store}
+	}
 	var msgs *messageLog
 	u := broker
 	if broker != nil {
@@ -71,7 +81,7 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 		return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	}
 	kill := serve()
-	load := startTally(t, u, "tally-host", total, inFlight, false)
+	load := startTally(t, u, "tally-host", total, inFlight, store != "")
 	for _, at := range []int64{total / 3, 2 * total / 3} {
 		load.waitAnswered(t, at)
 		kill()
