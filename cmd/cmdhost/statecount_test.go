@@ -114,7 +114,9 @@ func countThroughKills(t *testing.T, broker *url.URL, store string) {
 // commit's answer the failover lost is answered as the store settles it
 // (its outcome, or "nothing was written; send the request again"). The
 // counter ends equal to the requests answered 200, each one value, no
-// two the same.
+// two the same. The command publishes its value through the outbox in
+// Redis, which the two replicas share: every request answered 200 has
+// its message, each one id, and no failed call's message came.
 func TestStateCountedThroughSentinelFailover(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	const total, inFlight = 1500, 16
@@ -122,6 +124,10 @@ func TestStateCountedThroughSentinelFailover(t *testing.T) {
 	mosq := brokertest.StartMosquitto(t)
 	dir := t.TempDir()
 	testkit.InstallFile(t, "../../testdata/plugins-alt/tally.wasm", dir, "tally.wasm")
+	if err := os.WriteFile(filepath.Join(dir, "tally.json"), []byte(`{"publish": {"topics": ["tally/#"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msgs := receiveMessages(t, mosq, "tally/#")
 	replica := func(i int) *exec.Cmd {
 		_, cmd, _ := launchServe(t, dir, nil, "--broker", mosq.String(), "--client-id", fmt.Sprintf("replica-%d", i), "--share", "g", "--store", rs.URL)
 		return cmd
@@ -152,7 +158,7 @@ func TestStateCountedThroughSentinelFailover(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("the replica promoted %v after the primary's kill", promoted.Round(time.Millisecond))
-	checkTally(t, load, tallyRead(t, mosq, "cli-host"))
+	msgs.check(t, checkTally(t, load, tallyRead(t, mosq, "cli-host")))
 }
 
 // checkTally checks the end of a tally load: the counter equals the
