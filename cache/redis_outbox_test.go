@@ -211,3 +211,62 @@ func TestRedisOutboxKeys(t *testing.T) {
 		t.Fatalf("stream %s, counter %s", stream, counter)
 	}
 }
+
+// On a Redis Cluster each namespace's stream is in its slot: a call's
+// writes and messages commit together there (the outcome after, in the
+// request's slot), a trigger's messages alone too, and the sender reads
+// and takes out the streams of every node.
+func TestRedisOutboxOnCluster(t *testing.T) {
+	rc := testkit.StartRedisCluster(t, 3)
+	d, err := NewRedisDedup(RedisConfig[string]{URL: rc.URL, Name: "a",
+		Encode: func(v string) ([]byte, error) { return []byte(v), nil }, Decode: func(b []byte) (string, error) { return string(b), nil },
+		OwnerGone: func(bool) string { return "gone" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rs := d.State(state.Limits{})
+	ob := d.Outbox(RedisOutboxConfig{Group: "host", Consumer: "a"})
+	ctx := context.Background()
+	want := map[string]bool{}
+	for i := range 12 {
+		ns := fmt.Sprintf("plugin/p%d", i)
+		op := state.Op{Kind: state.OpSet, NS: ns, Key: []byte("k"), Value: []byte("v")}
+		ms := msgs(ns, fmt.Sprintf("call%d", i), 2)
+		if i%2 == 0 {
+			e, first, err := d.Claim("inv", Key{fmt.Sprintf("c%d", i), "resp"}, time.Now().Add(time.Minute), false)
+			if err != nil || !first {
+				t.Fatalf("claim: %v", err)
+			}
+			if got, err := d.CommitOutcome(e, "ok", time.Time{}, []state.Op{op}, ms, "unknown"); err != nil || got != "ok" {
+				t.Fatalf("CommitOutcome in %s: %q %v", ns, got, err)
+			}
+		} else if _, err := rs.Commit(ctx, &state.Commit{Messages: ms}); err != nil {
+			t.Fatalf("a commit of messages alone in %s: %v", ns, err)
+		}
+		for _, m := range ms {
+			want[m.ID] = true
+		}
+	}
+	q, err := ob.Queued(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([][]byte, 0, len(q))
+	for _, m := range q {
+		if !want[m.ID] {
+			t.Errorf("queued %s: not committed, or twice", m.ID)
+		}
+		delete(want, m.ID)
+		keys = append(keys, m.Key)
+	}
+	if len(want) > 0 {
+		t.Fatalf("not queued: %v", want)
+	}
+	if err := ob.Dequeue(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := ob.Queued(ctx, 100); err != nil || len(again) != 0 || ob.OutboxBytes() != 0 {
+		t.Fatalf("after Dequeue: %q %v, %d bytes", queuedIDs(again), err, ob.OutboxBytes())
+	}
+}
