@@ -42,10 +42,18 @@ func TestRedisOutboxCommitsWithOutcome(t *testing.T) {
 	rs := a.State(state.Limits{})
 	ob := a.Outbox(RedisOutboxConfig{Group: "host", Consumer: "a"})
 	ctx := context.Background()
+	rt := &roundTrips{}
+	a.rdb.AddHook(rt)
+	warmUp(t, a)
 
 	e := claimFirst(t, a, "c1")
-	if got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, msgs(tallyNS, "c1", 2), "unknown"); err != nil || got != "1" {
+	op := addOp(t, rs)
+	before := rt.n.Load()
+	if got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{op}, msgs(tallyNS, "c1", 2), "unknown"); err != nil || got != "1" {
 		t.Fatalf("CommitOutcome: %q %v", got, err)
+	}
+	if n := rt.n.Load() - before; n != 1 {
+		t.Errorf("the commit with messages took %d round trips, want 1 (the outcome's)", n)
 	}
 	select {
 	case <-ob.OutboxReady():

@@ -60,8 +60,10 @@ func countThroughKills(t *testing.T, broker *url.URL, store string) {
 		t.Fatal(err)
 	}
 	args := []string{"--id", "tally-host", "--state-dir", t.TempDir()}
+	metricsAddr := ""
 	if store != "" {
-		args = []string{"--id", "tally-host", "--store", store}
+		metricsAddr = freeAddr(t)
+		args = []string{"--id", "tally-host", "--store", store, "--metrics", metricsAddr}
 	}
 	var msgs *messageLog
 	u := broker
@@ -97,6 +99,18 @@ func countThroughKills(t *testing.T, broker *url.URL, store string) {
 	values := checkTally(t, load, tallyRead(t, u, "tally-host"))
 	if msgs != nil {
 		msgs.check(t, values)
+	}
+	if metricsAddr != "" {
+		// The last host's sends, and an outbox it found empty.
+		testkit.WaitFor(t, "the outbox metrics to show an empty outbox", func() bool {
+			return metricValue(t, scrapeMetrics(t, metricsAddr), "cmdhost_outbox_queued_bytes") == 0
+		})
+		scrape := scrapeMetrics(t, metricsAddr)
+		if sent := metricValue(t, scrape, "cmdhost_outbox_sent_total"); sent <= 0 {
+			t.Errorf("cmdhost_outbox_sent_total is %v after the last third of the load", sent)
+		}
+		t.Logf("the last host's outbox: sent %v, retries %v, taken over %v", metricValue(t, scrape, "cmdhost_outbox_sent_total"),
+			metricValue(t, scrape, "cmdhost_outbox_retries_total"), metricValue(t, scrape, "cmdhost_outbox_taken_over_total"))
 	}
 }
 
