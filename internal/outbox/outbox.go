@@ -12,6 +12,11 @@
 // cmdhost-message-id, and the CloudEvents id), so that a receiver drops
 // what it has already.
 //
+// The outbox is a Store: the embedded state store's (state.Disk), or,
+// with serve --store, a Redis Stream per namespace shared by the host's
+// replicas (cache.RedisOutbox), whose messages a replica takes over from
+// one that died.
+//
 // An idempotent command's messages go out as the call runs (a run again
 // sends them again: the command said running again is harmless), through
 // a bounded queue in memory, in order. So do every command's on a host
