@@ -54,6 +54,9 @@ type RedisOutbox struct {
 	index string
 	ready chan struct{}
 
+	// mu guards the maps and lastClaim: commits (prepare, bytesIn) run on
+	// the executor's goroutines, Queued and Dequeue on the sender's (one
+	// goroutine, package outbox).
 	mu sync.Mutex
 	// streams are the streams this process committed to or found in the
 	// index; bytes and count what each held at the last read.
@@ -177,24 +180,19 @@ func (o *RedisOutbox) signal() {
 func (o *RedisOutbox) OutboxReady() <-chan struct{} { return o.ready }
 
 // OutboxBytes is what the host set's streams held at the last read.
-func (o *RedisOutbox) OutboxBytes() int64 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var n int64
-	for _, b := range o.bytes {
-		n += b
-	}
-	return n
-}
+func (o *RedisOutbox) OutboxBytes() int64 { return o.total(o.bytes) }
 
 // OutboxMessages is the messages the host set's streams held at the
 // last read.
-func (o *RedisOutbox) OutboxMessages() int64 {
+func (o *RedisOutbox) OutboxMessages() int64 { return o.total(o.count) }
+
+// total sums per-stream figures (bytes or count) under o.mu.
+func (o *RedisOutbox) total(per map[string]int64) int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var n int64
-	for _, c := range o.count {
-		n += c
+	for _, v := range per {
+		n += v
 	}
 	return n
 }

@@ -38,6 +38,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/wasm"
@@ -84,6 +85,9 @@ type Outbox struct {
 	wg   sync.WaitGroup
 
 	sent, dropped, retries atomic.Uint64
+	// readFails bounds the warnings of a store that cannot be read (a
+	// Redis down for minutes is one line a minute, not one a second).
+	readFails ratelog.Limiter
 }
 
 // queued is a message on its way: its id and body (encodeBody).
@@ -97,7 +101,8 @@ func New(cfg Config) *Outbox {
 	if cfg.MaxImmediate <= 0 {
 		cfg.MaxImmediate = 4096
 	}
-	o := &Outbox{cfg: cfg, log: logx.OrDiscard(cfg.Logger), now: make(chan queued, cfg.MaxImmediate), stop: make(chan struct{})}
+	o := &Outbox{cfg: cfg, log: logx.OrDiscard(cfg.Logger), now: make(chan queued, cfg.MaxImmediate), stop: make(chan struct{}),
+		readFails: ratelog.Limiter{Interval: time.Minute}}
 	o.wg.Add(1)
 	go o.sendImmediate()
 	if cfg.Store != nil {
@@ -219,7 +224,9 @@ func (o *Outbox) drain() {
 	for {
 		batch, err := o.cfg.Store.Queued(context.Background(), 256)
 		if err != nil {
-			o.log.Warn("outbox: reading the messages to send failed; trying again in a second", "err", err)
+			if ok, left := o.readFails.Allow(time.Now()); ok {
+				o.log.Warn("outbox: reading the messages to send failed; trying again every second", "err", err, "not_logged", left)
+			}
 			return
 		}
 		if len(batch) == 0 {
