@@ -278,3 +278,36 @@ func TestRedisOutboxOnCluster(t *testing.T) {
 		t.Fatalf("after Dequeue: %q %v, %d bytes", queuedIDs(again), err, ob.OutboxBytes())
 	}
 }
+
+// Over rediss:// as an ACL user allowed only the keys cmdhost:* (the
+// set-up docs/operations.md gives), the outbox commits, reads and takes
+// out its messages: every key it uses is one of those.
+func TestRedisOutboxOverTLS(t *testing.T) {
+	pki := testkit.NewPKI(t)
+	r := testkit.StartSecureRedis(t, testkit.RedisOptions{TLS: pki, Users: map[string]string{"cmdhost": "pw"}})
+	d, err := NewRedisDedup(RedisConfig[string]{URL: strings.Replace(r.URL, "rediss://", "rediss://cmdhost@", 1), Name: "a",
+		TLS: tlsTo(t, pki, "", ""), Password: func() (string, error) { return "pw", nil },
+		Encode: func(v string) ([]byte, error) { return []byte(v), nil }, Decode: func(b []byte) (string, error) { return string(b), nil },
+		OwnerGone: func(bool) string { return "gone" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rs := d.State(state.Limits{})
+	ob := d.Outbox(RedisOutboxConfig{Group: "host", Consumer: "a", ClaimIdle: time.Millisecond})
+	e := claimFirst(t, d, "c1")
+	if _, err := d.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, msgs(tallyNS, "c1", 2), "unknown"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	q, err := ob.Queued(ctx, 10) // a takeover round too (ClaimIdle 1 ms): XAUTOCLAIM, XINFO CONSUMERS
+	if err != nil || queuedIDs(q) != "c1-0 c1-1" {
+		t.Fatalf("queued %q %v", queuedIDs(q), err)
+	}
+	if err := ob.Dequeue(ctx, [][]byte{q[0].Key, q[1].Key}); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := ob.Queued(ctx, 10); err != nil || len(again) != 0 {
+		t.Fatalf("after Dequeue: %q %v", queuedIDs(again), err)
+	}
+}
