@@ -20,9 +20,11 @@ import (
 // script that stores the outcome in place of the request's claim, when
 // the state store is in the dedup store's Redis (RedisStores with
 // RedisConfig.State: cache.StateCarrier), which costs no round trip more
-// than the outcome. So a request whose outcome is found again (a
-// duplicate, a redelivery after a restart, another replica) never writes
-// twice, and a call that failed writes nothing:
+// than the outcome. The messages the call published (for the outbox)
+// commit with its writes, even when it wrote nothing. So a request whose
+// outcome is found again (a duplicate, a redelivery after a restart,
+// another replica) never writes twice, and a call that failed writes and
+// sends nothing:
 //
 //   - the writes commit when the handler answered below 400 (or, with the
 //     command's CommitErrors, answered at all); a trap, a cut, a cancel or
@@ -129,8 +131,9 @@ func (in *incoming) nameMessages() {
 var unconfirmedReply = statusReply(abi.StatusServiceUnavailable,
 	"the state store did not confirm the commit: nothing was written; send the request again", "", "")
 
-// commitInOutcome commits ops and msgs in the script that stores r as entry's
-// outcome (cache.StateCarrier): the entry is complete after, and the
+// commitInOutcome commits ops and msgs (the outbox's) in the script that
+// stores r as entry's outcome (cache.StateCarrier): the entry is complete
+// after, and the
 // outcome to answer is r, or the one stored first (the dedup store took
 // this executor for gone), or, when the answer was lost, the one the
 // store settles (awaitSettled).
