@@ -207,6 +207,14 @@ func TestRedisOutboxFull(t *testing.T) {
 	if got := rs.OutboxBytesIn(tallyNS); got != int64(len("c2-0")+len("body of c2")) {
 		t.Fatalf("OutboxBytesIn = %d", got)
 	}
+	// The guest is told at publish, in its namespace only.
+	tx := state.NewTxn(rs, rs.Limits(), time.Now)
+	if err := tx.Publish(tallyNS, make([]byte, 990)); !errors.As(err, &qe) {
+		t.Fatalf("a publish over what the outbox has left: %v", err)
+	}
+	if err := tx.Publish("plugin/other", make([]byte, 990)); err != nil {
+		t.Fatalf("a publish into another namespace's outbox: %v", err)
+	}
 }
 
 // The streams, their counters and the index of a host set are keys of
