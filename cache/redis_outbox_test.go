@@ -21,6 +21,20 @@ func msgs(ns, prefix string, n int) []state.Message {
 	return out
 }
 
+// dedupWith is a dedup store of strings at cfg's URL, with cfg's name,
+// TLS and password.
+func dedupWith(t *testing.T, cfg RedisConfig[string]) *RedisDedup[string] {
+	t.Helper()
+	cfg.Encode = func(v string) ([]byte, error) { return []byte(v), nil }
+	cfg.Decode = func(b []byte) (string, error) { return string(b), nil }
+	cfg.OwnerGone = func(bool) string { return "gone" }
+	d, err := NewRedisDedup(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func queuedIDs(q []state.Queued) string {
 	ids := make([]string, len(q))
 	for i, m := range q {
@@ -46,14 +60,13 @@ func TestRedisOutboxCommitsWithOutcome(t *testing.T) {
 	a.rdb.AddHook(rt)
 	warmUp(t, a)
 
-	e := claimFirst(t, a, "c1")
-	op := addOp(t, rs)
-	before := rt.n.Load()
+	e, op := claimFirst(t, a, "c1"), addOp(t, rs)
+	trips := rt.n.Load()
 	if got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{op}, msgs(tallyNS, "c1", 2), "unknown"); err != nil || got != "1" {
 		t.Fatalf("CommitOutcome: %q %v", got, err)
 	}
-	if n := rt.n.Load() - before; n != 1 {
-		t.Errorf("the commit with messages took %d round trips, want 1 (the outcome's)", n)
+	if trips = rt.n.Load() - trips; trips != 1 {
+		t.Errorf("the commit with messages took %d round trips, want 1 (the outcome's)", trips)
 	}
 	select {
 	case <-ob.OutboxReady():
@@ -234,12 +247,7 @@ func TestRedisOutboxKeys(t *testing.T) {
 // and takes out the streams of every node.
 func TestRedisOutboxOnCluster(t *testing.T) {
 	rc := testkit.StartRedisCluster(t, 3)
-	d, err := NewRedisDedup(RedisConfig[string]{URL: rc.URL, Name: "a",
-		Encode: func(v string) ([]byte, error) { return []byte(v), nil }, Decode: func(b []byte) (string, error) { return string(b), nil },
-		OwnerGone: func(bool) string { return "gone" }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := dedupWith(t, RedisConfig[string]{URL: rc.URL, Name: "a"})
 	defer d.Close()
 	rs := d.State(state.Limits{})
 	ob := d.Outbox(RedisOutboxConfig{Group: "host", Consumer: "a"})
@@ -293,13 +301,8 @@ func TestRedisOutboxOnCluster(t *testing.T) {
 func TestRedisOutboxOverTLS(t *testing.T) {
 	pki := testkit.NewPKI(t)
 	r := testkit.StartSecureRedis(t, testkit.RedisOptions{TLS: pki, Users: map[string]string{"cmdhost": "pw"}})
-	d, err := NewRedisDedup(RedisConfig[string]{URL: strings.Replace(r.URL, "rediss://", "rediss://cmdhost@", 1), Name: "a",
-		TLS: tlsTo(t, pki, "", ""), Password: func() (string, error) { return "pw", nil },
-		Encode: func(v string) ([]byte, error) { return []byte(v), nil }, Decode: func(b []byte) (string, error) { return string(b), nil },
-		OwnerGone: func(bool) string { return "gone" }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := dedupWith(t, RedisConfig[string]{URL: strings.Replace(r.URL, "rediss://", "rediss://cmdhost@", 1), Name: "a",
+		TLS: tlsTo(t, pki, "", ""), Password: func() (string, error) { return "pw", nil }})
 	defer d.Close()
 	rs := d.State(state.Limits{})
 	ob := d.Outbox(RedisOutboxConfig{Group: "host", Consumer: "a", ClaimIdle: time.Millisecond})
