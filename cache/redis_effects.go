@@ -14,8 +14,9 @@ import (
 // Effects commit with the outcome. A call's state writes, on the state
 // store in the dedup store's Redis (State), are applied by the script
 // that stores its request's outcome in place of its claim
-// (CommitOutcome): one round trip, the one the outcome costs anyway, and
-// one atomic step, guarded by the claim. So:
+// (CommitOutcome), and the messages it published join the outbox there
+// (Outbox, redis_outbox.go): one round trip, the one the outcome costs
+// anyway, and one atomic step, guarded by the claim. So:
 //
 //   - a request whose process died after that script has its outcome and
 //     its writes: a duplicate gets the outcome;
