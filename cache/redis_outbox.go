@@ -226,12 +226,11 @@ func (o *RedisOutbox) Queued(ctx context.Context, limit int) ([]state.Queued, er
 	}
 	claim := o.claimDue()
 	type reads struct {
-		stream        string
-		own, new      *redis.XStreamSliceCmd
-		claimed       *redis.XAutoClaimCmd
-		length        *redis.IntCmd
-		counter       *redis.StringCmd
-		group, create bool
+		stream   string
+		own, new *redis.XStreamSliceCmd
+		claimed  *redis.XAutoClaimCmd
+		length   *redis.IntCmd
+		counter  *redis.StringCmd
 	}
 	pipe := o.link.rdb.Pipeline()
 	all := make([]*reads, 0, len(streams))
@@ -292,10 +291,14 @@ func (o *RedisOutbox) Queued(ctx context.Context, limit int) ([]state.Queued, er
 	return out, nil
 }
 
-// counterOf is the bytes counter of stream ("…:q:G" → "…:qb:G").
+// counterOf is the bytes counter of stream ("…{T}:q:G" → "…{T}:qb:G":
+// the first "}:q:" ends the hash tag, where '}' is written %7D).
 func counterOf(stream string) string {
-	i := strings.LastIndex(stream, ":q:")
-	return stream[:i] + ":qb:" + stream[i+3:]
+	i := strings.Index(stream, "}:q:")
+	if i < 0 {
+		return stream + ":qb"
+	}
+	return stream[:i] + "}:qb:" + stream[i+4:]
 }
 
 // appendQueued adds a stream's entries to out; an entry without fields
@@ -324,7 +327,7 @@ func (o *RedisOutbox) allStreams(ctx context.Context) ([]string, error) {
 	}
 	o.mu.Lock()
 	for _, m := range members {
-		if strings.Contains(m, ":q:") {
+		if strings.Contains(m, "}:q:") {
 			o.streams[m] = true
 		}
 	}

@@ -234,10 +234,15 @@ func TestRedisOutboxFull(t *testing.T) {
 // the namespace's hash tag (the stream and counter: one slot with the
 // namespace's keys on a cluster).
 func TestRedisOutboxKeys(t *testing.T) {
-	o := &RedisOutbox{cfg: RedisOutboxConfig{Group: "g1"}}
-	stream, counter := o.streamOf("plugin/a}b")
-	if stream != "cmdhost:state:{plugin/a%7Db}:q:g1" || counter != "cmdhost:state:{plugin/a%7Db}:qb:g1" || counterOf(stream) != counter {
-		t.Fatalf("stream %s, counter %s", stream, counter)
+	for _, c := range []struct{ ns, group, stream, counter string }{
+		{"plugin/a}b", "g1", "cmdhost:state:{plugin/a%7Db}:q:g1", "cmdhost:state:{plugin/a%7Db}:qb:g1"},
+		{"plugin/x:q:y", "host:q:z", "cmdhost:state:{plugin/x:q:y}:q:host:q:z", "cmdhost:state:{plugin/x:q:y}:qb:host:q:z"},
+	} {
+		o := &RedisOutbox{cfg: RedisOutboxConfig{Group: c.group}}
+		stream, counter := o.streamOf(c.ns)
+		if stream != c.stream || counter != c.counter || counterOf(stream) != counter {
+			t.Errorf("%s, %s: stream %s, counter %s (%s from the stream)", c.ns, c.group, stream, counter, counterOf(stream))
+		}
 	}
 }
 
