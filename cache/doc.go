@@ -27,7 +27,9 @@
 // Reuse interfaces: RedisDedup, which replicas and restarts share so that
 // a request runs once across them, and RedisReuse, a ReuseCache in front
 // of Redis so that a reply computed on one replica is reused by the
-// others.
+// others. RedisDedup's Redis keeps the handlers' state too (RedisState),
+// and the outbox of the messages they publish (RedisOutbox), both
+// committed in the script that stores a request's outcome.
 //
 // Keeping the two apart, with separate types and separate memory bounds,
 // means the reuse cache's size pressure can never evict a deduplication entry,

@@ -268,8 +268,9 @@ func BenchmarkRedisSentinelWait(b *testing.B) {
 
 // requestCommit is an executor's work for one request to a
 // non-idempotent command, writing nothing or one key: the claim, then
-// the outcome alone (Complete) or with the write (CommitOutcome).
-func requestCommit(tb testing.TB, d *RedisDedup[string], corr string, write bool) {
+// the outcome alone (Complete) or with the write (CommitOutcome), and,
+// with msg, a message of 64 bytes into the outbox (which d must have).
+func requestCommit(tb testing.TB, d *RedisDedup[string], corr string, write bool, msg ...bool) {
 	res := d.ClaimAll([]ClaimRequest{{Invoker: "inv", Key: Key{corr, "resp"}, Expiry: time.Now().Add(time.Minute)}})[0]
 	if res.Err != nil || !res.First {
 		tb.Fatalf("%s: first=%v %v", corr, res.First, res.Err)
@@ -279,7 +280,11 @@ func requestCommit(tb testing.TB, d *RedisDedup[string], corr string, write bool
 		return
 	}
 	op := state.Op{Kind: state.OpSet, NS: "plugin/bench", Key: []byte(corr), Value: []byte("v")}
-	if _, err := d.CommitOutcome(res.Entry, "reply "+corr, time.Time{}, []state.Op{op}, "unknown"); err != nil {
+	var ms []state.Message
+	if len(msg) > 0 && msg[0] {
+		ms = []state.Message{{ID: corr, Body: make([]byte, 64), NS: "plugin/bench"}}
+	}
+	if _, err := d.CommitOutcome(res.Entry, "reply "+corr, time.Time{}, []state.Op{op}, ms, "unknown"); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -306,19 +311,23 @@ func TestRedisWriteRidesInTheOutcome(t *testing.T) {
 }
 
 // BenchmarkRedisRequestCommit measures a request to a non-idempotent
-// command that writes nothing ("outcome") and one that writes one key
-// ("outcome+write": the write in the outcome's script), 1 and 16 at a
+// command that writes nothing ("outcome"), one that writes one key
+// ("outcome+write": the write in the outcome's script), and one that
+// writes a key and publishes a message ("outcome+write+message": both in
+// the script, the message into the outbox's stream), 1 and 16 at a
 // time: round trips, Redis CPU and time per request.
 func BenchmarkRedisRequestCommit(b *testing.B) {
 	r := testkit.StartRedis(b)
 	for _, inFlight := range []int{1, 16} {
-		for _, write := range []bool{false, true} {
-			name := map[bool]string{false: "outcome", true: "outcome+write"}[write]
+		for _, kind := range []int{0, 1, 2} {
+			name := []string{"outcome", "outcome+write", "outcome+write+message"}[kind]
+			write, msg := kind > 0, kind > 1
 			b.Run(fmt.Sprintf("%s/inflight=%d", name, inFlight), func(b *testing.B) {
 				d, _, rt := carriedStores(b, r.URL, name, false)
 				d.State(state.Limits{})
+				d.Outbox(RedisOutboxConfig{Group: "bench", Consumer: name, MaxMessages: 1 << 40, MaxBytes: 1 << 40})
 				run := fmt.Sprintf("%s-%d-%d", name, inFlight, time.Now().UnixNano())
-				requestCommit(b, d, run+"-warm", write)
+				requestCommit(b, d, run+"-warm", write, msg)
 				cpu0, rt0 := redisCPU(b, r.Addr), rt.n.Load()
 				var next atomic.Int64
 				b.ResetTimer()
@@ -328,7 +337,7 @@ func BenchmarkRedisRequestCommit(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
-							requestCommit(b, d, fmt.Sprintf("%s-%d", run, i), write)
+							requestCommit(b, d, fmt.Sprintf("%s-%d", run, i), write, msg)
 						}
 					}()
 				}

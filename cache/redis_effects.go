@@ -14,8 +14,9 @@ import (
 // Effects commit with the outcome. A call's state writes, on the state
 // store in the dedup store's Redis (State), are applied by the script
 // that stores its request's outcome in place of its claim
-// (CommitOutcome): one round trip, the one the outcome costs anyway, and
-// one atomic step, guarded by the claim. So:
+// (CommitOutcome), and the messages it published join the outbox there
+// (Outbox, redis_outbox.go): one round trip, the one the outcome costs
+// anyway, and one atomic step, guarded by the claim. So:
 //
 //   - a request whose process died after that script has its outcome and
 //     its writes: a duplicate gets the outcome;
@@ -43,8 +44,12 @@ type StateCarrier[V any] interface {
 	// State is the state store in the dedup store's Redis, on its client,
 	// bounded by limits (the first call's: one store per dedup store).
 	State(limits state.Limits) *RedisState
-	// CommitOutcome is Complete with state writes: see RedisDedup.
-	CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops []state.Op, unknown V) (V, error)
+	// CommitOutcome is Complete with state writes and messages: see
+	// RedisDedup.
+	CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops []state.Op, msgs []state.Message, unknown V) (V, error)
+	// Outbox is the outbox the messages join, made by the first call
+	// (see RedisOutbox).
+	Outbox(cfg RedisOutboxConfig) *RedisOutbox
 }
 
 var _ StateCarrier[int] = (*RedisDedup[int])(nil)
@@ -65,8 +70,9 @@ func (s *RedisDedup[V]) State(limits state.Limits) *RedisState {
 
 // CommitOutcome stores v as the outcome of this process's first receipt
 // e, as Complete does, and applies ops (writes of the store State
-// returned) in the same script, all or nothing; it returns the outcome to
-// answer e's request with:
+// returned) and adds msgs to the outbox (Outbox, which must be made) in
+// the same script, all or nothing; it returns the outcome to answer e's
+// request with:
 //
 //   - v, once both are stored (and confirmed by the replicas WAIT asks
 //     for); e is done;
@@ -79,7 +85,7 @@ func (s *RedisDedup[V]) State(limits state.Limits) *RedisState {
 //     it when Redis answers (see above), unknown taking the claim's place
 //     if the script did not run, and e is done then with the outcome
 //     settled. Duplicates here wait for it meanwhile.
-func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops []state.Op, unknown V) (V, error) {
+func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops []state.Op, msgs []state.Message, unknown V) (V, error) {
 	var zero V
 	k := redisKey(e.key)
 	s.mu.Lock()
@@ -112,7 +118,7 @@ func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops
 		return zero, fmt.Errorf("%w: encoding an outcome: %w", state.ErrUnavailable, err)
 	}
 	value := formatRedisValue(outcomeMark, e.expiry, string(b))
-	c := &state.Commit{Ops: ops}
+	c := &state.Commit{Ops: ops, Messages: msgs}
 	if err := rs.limits.CheckCommit(c); err != nil {
 		unsettle()
 		return zero, err
@@ -149,10 +155,12 @@ func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops
 	switch {
 	case err == nil:
 		s.markUp()
+		rs.committed(call)
 		s.finish(k, e, v)
 		return v, nil
 	case errors.As(err, &held) && held.held != nil && *held.held == value:
 		s.markUp() // a retry of the script that applied
+		rs.committed(call)
 		s.finish(k, e, v)
 		return v, nil
 	case errors.As(err, &held):
@@ -237,6 +245,7 @@ func (s *RedisDedup[V]) commitThenSettle(e *Entry[V], le *redisEntry[V], rs *Red
 	switch {
 	case err == nil:
 		s.markUp()
+		rs.committed(call)
 		s.mu.Lock()
 		le.settling = false // complete takes it from here
 		s.mu.Unlock()

@@ -40,7 +40,7 @@ func warmUp(t *testing.T, d *RedisDedup[string]) {
 	d.State(state.Limits{})
 	e := claimFirst(t, d, "warm-up-"+d.instance)
 	op := state.Op{Kind: state.OpSet, NS: "warm-up", Key: []byte("k")}
-	if _, err := d.CommitOutcome(e, "warm", time.Time{}, []state.Op{op}, "unknown"); err != nil {
+	if _, err := d.CommitOutcome(e, "warm", time.Time{}, []state.Op{op}, nil, "unknown"); err != nil {
 		t.Fatal(err)
 	}
 	d.Complete(claimFirst(t, d, "warm-up-settle-"+d.instance), "warm", time.Time{})
@@ -85,7 +85,7 @@ func TestRedisCommitOutcome(t *testing.T) {
 	e := claimFirst(t, a, "c1")
 	op := addOp(t, rs)
 	before := rt.n.Load()
-	got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{op}, "unknown")
+	got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{op}, nil, "unknown")
 	if err != nil || got != "1" || waitDone(t, e) != "1" {
 		t.Fatalf("CommitOutcome: %q %v", got, err)
 	}
@@ -105,7 +105,7 @@ func TestRedisCommitOutcome(t *testing.T) {
 	if _, err := b.State(state.Limits{}).Commit(context.Background(), &state.Commit{Ops: []state.Op{addOp(t, rs)}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.CommitOutcome(e2, "2", time.Time{}, []state.Op{stale}, "unknown")
+	_, err = a.CommitOutcome(e2, "2", time.Time{}, []state.Op{stale}, nil, "unknown")
 	var ce *state.ConflictError
 	if !errors.As(err, &ce) || !errors.Is(err, state.ErrConflict) {
 		t.Fatalf("a stale write: %v, want a ConflictError", err)
@@ -119,7 +119,7 @@ func TestRedisCommitOutcome(t *testing.T) {
 		t.Fatalf("after a refused commit the key holds %q, want the claim", v)
 	}
 	// The call runs again, on the new value.
-	if got, err := a.CommitOutcome(e2, "3", time.Time{}, []state.Op{addOp(t, rs)}, "unknown"); err != nil || got != "3" {
+	if got, err := a.CommitOutcome(e2, "3", time.Time{}, []state.Op{addOp(t, rs)}, nil, "unknown"); err != nil || got != "3" {
 		t.Fatalf("run again: %q %v", got, err)
 	}
 	if c := counter(t, rs); c != "3" {
@@ -129,7 +129,7 @@ func TestRedisCommitOutcome(t *testing.T) {
 	// refusal's outcome.
 	e3 := claimFirst(t, a, "c3")
 	big := state.Op{Kind: state.OpSet, NS: tallyNS, Key: []byte("big"), Value: make([]byte, 100), Quota: state.Quota{MaxBytes: 50}}
-	if _, err := a.CommitOutcome(e3, "big", time.Time{}, []state.Op{big}, "unknown"); !errors.As(err, new(*state.QuotaError)) {
+	if _, err := a.CommitOutcome(e3, "big", time.Time{}, []state.Op{big}, nil, "unknown"); !errors.As(err, new(*state.QuotaError)) {
 		t.Fatalf("over quota: %v", err)
 	}
 	a.Complete(e3, "refused", time.Time{})
@@ -153,7 +153,7 @@ func TestRedisCommitOutcomeHeld(t *testing.T) {
 	if err := a.rdb.Set(context.Background(), redisKey(e.key), taken, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, "unknown")
+	got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, nil, "unknown")
 	if err != nil || got != "outcome unknown" || waitDone(t, e) != "outcome unknown" {
 		t.Fatalf("CommitOutcome over another outcome: %q %v", got, err)
 	}
@@ -212,7 +212,7 @@ func TestRedisCommitOutcomeLostAnswer(t *testing.T) {
 			a.rdb.AddHook(lose)
 			lose.armed.Store(true)
 			e := claimFirst(t, a, "lost")
-			_, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, "not applied")
+			_, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, nil, "not applied")
 			if !errors.Is(err, ErrOutcomeUnknown) {
 				t.Fatalf("a lost answer: %v, want ErrOutcomeUnknown", err)
 			}
@@ -245,7 +245,7 @@ func TestRedisStateOutOfMemory(t *testing.T) {
 	if _, err := testkit.RedisCLI(r.Addr, "CONFIG", "SET", "maxmemory", "1"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, "unknown")
+	_, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, nil, "unknown")
 	if !errors.Is(err, state.ErrUnavailable) || !strings.Contains(err.Error(), "maxmemory") {
 		t.Fatalf("a commit out of memory: %v", err)
 	}
@@ -258,7 +258,7 @@ func TestRedisStateOutOfMemory(t *testing.T) {
 	if _, err := testkit.RedisCLI(r.Addr, "CONFIG", "SET", "maxmemory", "0"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, "unknown"); err != nil || got != "1" {
+	if got, err := a.CommitOutcome(e, "1", time.Time{}, []state.Op{addOp(t, rs)}, nil, "unknown"); err != nil || got != "1" {
 		t.Fatalf("with room again: %q %v", got, err)
 	}
 }
@@ -318,7 +318,7 @@ func TestRedisStateCluster(t *testing.T) {
 		t.Fatalf("a commit to two namespaces: %v, want ErrInvalid", err)
 	}
 	e := claimFirst(t, a, "two")
-	if _, err := a.CommitOutcome(e, "x", time.Time{}, two.Ops, "unknown"); !errors.Is(err, state.ErrInvalid) {
+	if _, err := a.CommitOutcome(e, "x", time.Time{}, two.Ops, nil, "unknown"); !errors.Is(err, state.ErrInvalid) {
 		t.Fatalf("a call's commit to two namespaces: %v, want ErrInvalid", err)
 	}
 	a.Complete(e, "refused", time.Time{})
@@ -367,7 +367,7 @@ func TestRedisStateCluster(t *testing.T) {
 				e := claimFirst(t, d, "add-"+strconv.Itoa(i))
 				for run := 0; ; run++ {
 					op := addOp(t, drs)
-					got, err := d.CommitOutcome(e, string(op.Value), time.Time{}, []state.Op{op}, "unknown")
+					got, err := d.CommitOutcome(e, string(op.Value), time.Time{}, []state.Op{op}, nil, "unknown")
 					if errors.Is(err, state.ErrConflict) && run < 50 {
 						continue
 					}
@@ -406,7 +406,7 @@ func TestRedisStateCluster(t *testing.T) {
 		lose.armed.Store(true)
 		e := claimFirst(t, a, "lost-"+strconv.FormatBool(sent))
 		op := addOp(t, rs)
-		if _, err := a.CommitOutcome(e, string(op.Value), time.Time{}, []state.Op{op}, "not applied"); !errors.Is(err, ErrOutcomeUnknown) {
+		if _, err := a.CommitOutcome(e, string(op.Value), time.Time{}, []state.Op{op}, nil, "not applied"); !errors.Is(err, ErrOutcomeUnknown) {
 			t.Fatalf("a lost answer: %v", err)
 		}
 		want, count := string(op.Value), before+1

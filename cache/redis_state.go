@@ -58,6 +58,10 @@ type RedisState struct {
 	link   *redisLink
 	limits state.Limits
 	closed atomic.Bool
+	// outbox takes the messages commits carry (redis_outbox.go); nil
+	// until RedisDedup.Outbox makes it, and then a commit with messages
+	// is refused.
+	outbox atomic.Pointer[RedisOutbox]
 }
 
 var _ state.Backend = (*RedisState)(nil)
@@ -320,7 +324,7 @@ func (r *RedisState) Commit(ctx context.Context, c *state.Commit) ([]state.Resul
 	if err := r.up(); err != nil {
 		return nil, err
 	}
-	if len(c.Ops) == 0 {
+	if len(c.Ops) == 0 && len(c.Messages) == 0 {
 		if c.Outcome == nil {
 			return nil, nil
 		}
@@ -348,12 +352,31 @@ func (r *RedisState) Commit(ctx context.Context, c *state.Commit) ([]state.Resul
 	if err != nil {
 		return nil, err
 	}
+	r.committed(call)
 	if c.Outcome != nil && r.link.cluster {
 		if err := r.storeOutcome(c.Outcome); err != nil {
 			return nil, fmt.Errorf("the writes are committed, but %w", err)
 		}
 	}
 	return res, nil
+}
+
+// committed tells the outbox's sender that call's messages are in.
+func (r *RedisState) committed(call *stateCall) {
+	if call.outbox != nil {
+		if o := r.outbox.Load(); o != nil {
+			o.signal()
+		}
+	}
+}
+
+// OutboxBytesIn is what the outbox of ns held at its sender's last read
+// (state.Txn.Publish refuses a message that would pass its bound).
+func (r *RedisState) OutboxBytesIn(ns string) int64 {
+	if o := r.outbox.Load(); o != nil {
+		return o.bytesIn(ns)
+	}
+	return 0
 }
 
 // outcomeSet is the extra key of a recorded outcome.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -37,17 +38,20 @@ type redisSet struct {
 
 // stateCall is a commit ready to send.
 type stateCall struct {
-	keys  []string
-	args  []any
-	ops   []state.Op
-	guard redisGuard
+	keys   []string
+	args   []any
+	ops    []state.Op
+	guard  redisGuard
+	outbox *outboxCall // its messages; nil: none
 }
 
 // opArgs is how many arguments each op takes (stateCommitScript).
 const opArgs = 13
 
 // call makes c's keys and arguments with guard and extra. On a cluster
-// its namespaces must be one.
+// its namespaces must be one. Its messages (c.Messages) go to the
+// outbox of its first namespace, or, with no writes, of the namespace of
+// the plugin that published the first.
 func (r *RedisState) call(c *state.Commit, guard redisGuard, extra []redisSet) (*stateCall, error) {
 	var spaces []string
 	index := map[string]int{}
@@ -61,12 +65,37 @@ func (r *RedisState) call(c *state.Commit, guard redisGuard, extra []redisSet) (
 		return nil, fmt.Errorf("%w: a commit to %d namespaces (%s, %s…) on a Redis Cluster, where each namespace is in a slot of its own: a call writes one namespace there",
 			state.ErrInvalid, len(spaces), spaces[0], spaces[1])
 	}
-	keys := make([]string, 0, 1+4*len(spaces)+len(c.Ops)+len(extra))
+	var q *outboxCall
+	if len(c.Messages) > 0 {
+		o := r.outbox.Load()
+		if o == nil {
+			return nil, fmt.Errorf("%w: messages to send, and no outbox in Redis", state.ErrUnavailable)
+		}
+		ns := c.Messages[0].NS
+		if len(spaces) > 0 {
+			ns = spaces[0]
+		}
+		if err := state.CheckNamespace(ns); err != nil {
+			return nil, err
+		}
+		var err error
+		if q, err = o.prepare(context.Background(), ns, c.Messages); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([]string, 0, 1+4*len(spaces)+len(c.Ops)+len(extra)+3)
 	if guard.marker {
 		if guard.id == "" {
 			guard.id = newCommitID()
 		}
-		keys = append(keys, spaceOf(spaces[0]).marker(guard.id))
+		markerNS := ""
+		switch {
+		case len(spaces) > 0:
+			markerNS = spaces[0]
+		case q != nil:
+			markerNS = q.ns
+		}
+		keys = append(keys, spaceOf(markerNS).marker(guard.id))
 	} else {
 		keys = append(keys, guard.key)
 	}
@@ -78,8 +107,13 @@ func (r *RedisState) call(c *state.Commit, guard redisGuard, extra []redisSet) (
 	if guard.marker {
 		mode = "M"
 	}
-	args := make([]any, 0, 9+opArgs*len(c.Ops)+2*len(extra))
-	args = append(args, mode, guard.claim, guard.value, redisKeep(guard.keep), am, ac, len(spaces), len(c.Ops), len(extra))
+	var nq, maxQ, maxQB int64
+	if q != nil {
+		nq, maxQ, maxQB = int64(q.n), q.max, q.maxBytes
+	}
+	args := make([]any, 0, 12+opArgs*len(c.Ops)+2*len(extra)+2*len(c.Messages))
+	args = append(args, mode, guard.claim, guard.value, redisKeep(guard.keep), am, ac, len(spaces), len(c.Ops), len(extra),
+		nq, maxQ, maxQB)
 	for i := range c.Ops {
 		op := &c.Ops[i]
 		keys = append(keys, spaceOf(op.NS).item(op.Key))
@@ -97,7 +131,11 @@ func (r *RedisState) call(c *state.Commit, guard redisGuard, extra []redisSet) (
 		keys = append(keys, e.key)
 		args = append(args, e.value, e.at)
 	}
-	return &stateCall{keys: keys, args: args, ops: c.Ops, guard: guard}, nil
+	if q != nil {
+		keys = append(keys, q.keys...)
+		args = append(args, q.args...)
+	}
+	return &stateCall{keys: keys, args: args, ops: c.Ops, guard: guard, outbox: q}, nil
 }
 
 func flag(b bool) string {
@@ -179,6 +217,12 @@ func (r *RedisState) answer(call *stateCall, cmd *redis.Cmd, werr error) ([]stat
 	case "FENCED":
 		_, o := op()
 		return nil, &state.FenceError{Namespace: o.NS, Key: o.Key, Missing: num(2) == 1}
+	case "OUTBOX":
+		ns := ""
+		if call.outbox != nil {
+			ns = call.outbox.ns
+		}
+		return nil, &state.QuotaError{Namespace: ns, What: "outbox " + str(vals[1]), Limit: num(2)}
 	}
 	return nil, stateUnavailable("committing", fmt.Errorf("a reply of %q", kind))
 }

@@ -87,21 +87,28 @@ end
 //	KEYS[1]                the guard (a request's dedup key) or the marker
 //	KEYS[2 … 1+4N]         each namespace's i, x, s, u
 //	KEYS[2+4N … 1+4N+M]    each op's item key
-//	KEYS[2+4N+M … ]        the extra keys set on success (an outcome)
+//	KEYS[2+4N+M … 1+4N+M+E] the extra keys set on success (an outcome)
+//	KEYS[2+4N+M+E …]       with messages (Q > 0): the outbox's stream,
+//	                       its bytes counter, and (not on a cluster) the
+//	                       index of the host set's streams
 //	ARGV[1]  'G': KEYS[1] must hold ARGV[2] (the request's claim), and
 //	         holds ARGV[3] after, until ARGV[4] (unix ms);
 //	         'M': KEYS[1] must not exist, and holds the results after
 //	ARGV[5], ARGV[6]  Commit.After's milliseconds and counter
 //	ARGV[7], ARGV[8], ARGV[9]  N namespaces, M ops, E extra keys
+//	ARGV[10], ARGV[11], ARGV[12]  Q messages, the stream's bounds:
+//	         messages and bytes
 //	then 13 per op: kind (s, d), namespace (1…N), key, value, TTL ms,
 //	absent (1), has value (1), value, version ms, version counter,
-//	fence, quota keys, quota bytes; then 2 per extra key: value, PXAT.
+//	fence, quota keys, quota bytes; then 2 per extra key: value, PXAT;
+//	then 2 per message: its id, its body (redis_outbox.go).
 //
 // It returns {'OK', existed, ms, counter, …} (a result per op), or why
 // not, having written nothing but the removal of keys that expired:
 // {'HELD', value} (the guard holds another value, or nothing), {'DONE',
 // marker}, {'CONFLICT', op, why[, ms, counter]}, {'QUOTA', op, what,
-// limit}, {'FENCED', op, missing}.
+// limit}, {'FENCED', op, missing}, {'OUTBOX', what, limit} (the stream
+// is full).
 var stateCommitScript = redis.NewScript("#!lua\n" + stateLuaCommon + `
 local mode, gk = ARGV[1], KEYS[1]
 if mode == 'G' then
@@ -112,7 +119,18 @@ else
   if v then return {'DONE', v} end
 end
 local N, M, E = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local W, A = 13, 9
+local W, A = 13, 12
+
+-- the outbox's bounds, before anything is written
+local Q, qk, qb, qx, qadd = tonumber(ARGV[10]), nil, nil, nil, 0
+local qa = A + M * W + 2 * E
+if Q > 0 then
+  local kb = 1 + 4 * N + M + E
+  qk, qb, qx = KEYS[kb + 1], KEYS[kb + 2], KEYS[kb + 3]
+  for m = 1, Q do qadd = qadd + #ARGV[qa + 2 * m - 1] + #ARGV[qa + 2 * m] end
+  if redis.call('XLEN', qk) + Q > tonumber(ARGV[11]) then return {'OUTBOX', 'messages', tonumber(ARGV[11])} end
+  if (tonumber(redis.call('GET', qb)) or 0) + qadd > tonumber(ARGV[12]) then return {'OUTBOX', 'bytes', tonumber(ARGV[12])} end
+end
 
 -- the commit's versions follow every namespace's last and Commit.After
 local lm, lc = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -230,6 +248,12 @@ end
 local ek, ea = 1 + 4 * N + M, A + M * W
 for e = 1, E do
   redis.call('SET', KEYS[ek + e], ARGV[ea + 2 * e - 1], 'PXAT', ARGV[ea + 2 * e])
+end
+if Q > 0 then
+  if redis.call('EXISTS', qk) == 0 then redis.call('XGROUP', 'CREATE', qk, 'cmdhost', '0', 'MKSTREAM') end
+  for m = 1, Q do redis.call('XADD', qk, '*', 'i', ARGV[qa + 2 * m - 1], 'b', ARGV[qa + 2 * m]) end
+  redis.call('INCRBY', qb, qadd)
+  if qx then redis.call('SADD', qx, qk) end
 end
 return res`)
 

@@ -300,6 +300,9 @@ type Server struct {
 	// over state on the embedded broker; nil when it is not served.
 	stateProto *statestore.Server
 	triggers   *trigger.Receiver
+	// outbox sends the messages handlers publish while Run serves
+	// (startOutbox); nil before and after.
+	outbox atomic.Pointer[outbox.Outbox]
 	// triggerNotes is why each trigger not subscribed is not, as last
 	// logged (triggers.go); read and written by Run's goroutines in turn.
 	triggerNotes map[string]string
@@ -447,7 +450,7 @@ func New(cfg Config) (_ *Server, err error) {
 		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}, TriggerStats: s.triggerStats})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
 		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory,
-		HTTP: s.engine.HTTPStats, State: s.metricsState})
+		HTTP: s.engine.HTTPStats, State: s.metricsState, Outbox: s.outboxStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
@@ -755,20 +758,46 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 
 // startOutbox gives the engine its publisher (package outbox): the
 // messages handlers publish go out on the executor's connection, a
-// non-idempotent command's through the state store's outbox. The returned
-// function stops it; what the store's outbox still holds goes at the next
-// start.
+// non-idempotent command's through the state store's outbox (outboxStore).
+// The returned function stops it; what the store's outbox still holds
+// goes at the next start (or, in Redis, from another replica).
 func (s *Server) startOutbox() func() {
-	o := outbox.New(outbox.Config{Store: s.state, Send: s.exec.PublishMessage, ExecutorID: s.cfg.ExecutorID, Logger: s.log,
+	o := outbox.New(outbox.Config{Store: s.outboxStore(), Send: s.exec.PublishMessage, ExecutorID: s.cfg.ExecutorID, Logger: s.log,
 		Idempotent: func(command string) bool {
 			c, ok := s.plugins.Command(command)
 			return ok && c.Declared.Idempotent
 		}})
 	s.engine.SetPublisher(o)
+	s.outbox.Store(o)
 	return func() {
 		s.engine.SetPublisher(nil)
 		o.Close()
+		s.outbox.Store(nil)
 	}
+}
+
+// outboxStore is where non-idempotent calls' messages wait: the state
+// folder's outbox; with Store, a stream per namespace in its Redis,
+// shared by the replicas of this executor id (cache.RedisOutbox); nil
+// without a state store.
+func (s *Server) outboxStore() outbox.Store {
+	if s.state != nil {
+		return s.state
+	}
+	if o := s.exec.RedisOutbox(cache.RedisOutboxConfig{Group: s.cfg.ExecutorID, Consumer: executorClientID(s.cfg)}); o != nil {
+		return o
+	}
+	return nil
+}
+
+// outboxStats are the outbox's counters for the metrics.
+func (s *Server) outboxStats() metrics.OutboxStats {
+	o := s.outbox.Load()
+	if o == nil {
+		return metrics.OutboxStats{}
+	}
+	st := o.Stats()
+	return metrics.OutboxStats{Sent: st.Sent, Dropped: st.Dropped, Retries: st.Retries, TakenOver: st.TakenOver, QueuedBytes: st.Queued}
 }
 
 // commandTimeout is a local command's execution timeout, as a request of

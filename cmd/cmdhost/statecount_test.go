@@ -33,18 +33,25 @@ import (
 // where the command also publishes its value through the outbox to a
 // subscriber that stays: there every request answered 200 has its message,
 // each message one id however often it came, and no failed call's message
-// ever came.
+// ever came. And the same on mosquitto with the state, the outcomes and
+// the outbox in Redis (--store): there a request whose host died running
+// it is answered "outcome unknown", and neither its write nor its message
+// ever applies.
 func TestStateCountedThroughKills(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
-	t.Run("embedded", func(t *testing.T) { countThroughKills(t, nil) })
-	t.Run("mosquitto, outbox", func(t *testing.T) { countThroughKills(t, brokertest.StartMosquitto(t)) })
+	t.Run("embedded", func(t *testing.T) { countThroughKills(t, nil, "") })
+	t.Run("mosquitto, outbox", func(t *testing.T) { countThroughKills(t, brokertest.StartMosquitto(t), "") })
+	t.Run("mosquitto, outbox in Redis", func(t *testing.T) {
+		countThroughKills(t, brokertest.StartMosquitto(t), testkit.StartRedis(t).URL)
+	})
 }
 
 // countThroughKills is TestStateCountedThroughKills on mosquitto at
-// broker, or the embedded broker when nil.
-func countThroughKills(t *testing.T, broker *url.URL) {
+// broker, or the embedded broker when nil; with the state in the Redis
+// at store, or in a state folder when "".
+func countThroughKills(t *testing.T, broker *url.URL, store string) {
 	const total, inFlight = 1500, 16
-	dir, stateDir := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
 	bin, err := os.ReadFile("../../testdata/plugins-alt/tally.wasm")
 	if err != nil {
 		t.Fatalf("%v (run `make plugins`)", err)
@@ -52,7 +59,12 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 	if err := os.WriteFile(filepath.Join(dir, "tally.wasm"), bin, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--id", "tally-host", "--state-dir", stateDir}
+	args := []string{"--id", "tally-host", "--state-dir", t.TempDir()}
+	metricsAddr := ""
+	if store != "" {
+		metricsAddr = freeAddr(t)
+		args = []string{"--id", "tally-host", "--store", store, "--metrics", metricsAddr}
+	}
 	var msgs *messageLog
 	u := broker
 	if broker != nil {
@@ -71,7 +83,7 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 		return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	}
 	kill := serve()
-	load := startTally(t, u, "tally-host", total, inFlight, false)
+	load := startTally(t, u, "tally-host", total, inFlight, store != "")
 	for _, at := range []int64{total / 3, 2 * total / 3} {
 		load.waitAnswered(t, at)
 		kill()
@@ -87,6 +99,18 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 	values := checkTally(t, load, tallyRead(t, u, "tally-host"))
 	if msgs != nil {
 		msgs.check(t, values)
+	}
+	if metricsAddr != "" {
+		// The last host's sends, and an outbox it found empty.
+		testkit.WaitFor(t, "the outbox metrics to show an empty outbox", func() bool {
+			return metricValue(t, scrapeMetrics(t, metricsAddr), "cmdhost_outbox_queued_bytes") == 0
+		})
+		scrape := scrapeMetrics(t, metricsAddr)
+		if sent := metricValue(t, scrape, "cmdhost_outbox_sent_total"); sent <= 0 {
+			t.Errorf("cmdhost_outbox_sent_total is %v after the last third of the load", sent)
+		}
+		t.Logf("the last host's outbox: sent %v, retries %v, taken over %v", metricValue(t, scrape, "cmdhost_outbox_sent_total"),
+			metricValue(t, scrape, "cmdhost_outbox_retries_total"), metricValue(t, scrape, "cmdhost_outbox_taken_over_total"))
 	}
 }
 
@@ -104,7 +128,9 @@ func countThroughKills(t *testing.T, broker *url.URL) {
 // commit's answer the failover lost is answered as the store settles it
 // (its outcome, or "nothing was written; send the request again"). The
 // counter ends equal to the requests answered 200, each one value, no
-// two the same.
+// two the same. The command publishes its value through the outbox in
+// Redis, which the two replicas share: every request answered 200 has
+// its message, each one id, and no failed call's message came.
 func TestStateCountedThroughSentinelFailover(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	const total, inFlight = 1500, 16
@@ -112,6 +138,10 @@ func TestStateCountedThroughSentinelFailover(t *testing.T) {
 	mosq := brokertest.StartMosquitto(t)
 	dir := t.TempDir()
 	testkit.InstallFile(t, "../../testdata/plugins-alt/tally.wasm", dir, "tally.wasm")
+	if err := os.WriteFile(filepath.Join(dir, "tally.json"), []byte(`{"publish": {"topics": ["tally/#"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msgs := receiveMessages(t, mosq, "tally/#")
 	replica := func(i int) *exec.Cmd {
 		_, cmd, _ := launchServe(t, dir, nil, "--broker", mosq.String(), "--client-id", fmt.Sprintf("replica-%d", i), "--share", "g", "--store", rs.URL)
 		return cmd
@@ -142,7 +172,7 @@ func TestStateCountedThroughSentinelFailover(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("the replica promoted %v after the primary's kill", promoted.Round(time.Millisecond))
-	checkTally(t, load, tallyRead(t, mosq, "cli-host"))
+	msgs.check(t, checkTally(t, load, tallyRead(t, mosq, "cli-host")))
 }
 
 // checkTally checks the end of a tally load: the counter equals the

@@ -59,6 +59,11 @@
 //	cmdhost_state_bytes                          gauge; every namespace together
 //	cmdhost_state_max_bytes                      gauge; serve --state-max-bytes
 //	cmdhost_state_healthy                        gauge; 0 once a write failed or the store closed (/readyz says why)
+//	cmdhost_outbox_sent_total                    counter; messages handlers published, acknowledged by the broker
+//	cmdhost_outbox_dropped_total                 counter; refused by the broker, never sendable, or in memory at a stop
+//	cmdhost_outbox_retries_total                 counter; sends that failed and are tried again
+//	cmdhost_outbox_taken_over_total              counter; messages taken over from a replica that did not send them (--store)
+//	cmdhost_outbox_queued_bytes                  gauge; non-idempotent calls' messages not yet acknowledged
 //	cmdhost_trigger_messages_total{trigger,outcome} counter; handled, duplicate or dropped (triggers.go)
 //	cmdhost_trigger_failures_total{trigger,reason}  counter; failed attempts: error, timeout, commit
 //	cmdhost_trigger_duration_seconds{trigger}       histogram, receipt to done
@@ -111,6 +116,8 @@ type Sources struct {
 	// State returns the handlers' state store (state.go); nil, or nil
 	// returned: no state metrics.
 	State func() StateSource
+	// Outbox reads the outbox's counters (outbox.go); nil reads as zero.
+	Outbox func() OutboxStats
 }
 
 // Collector holds the host's metrics on a registry of its own (never the
@@ -230,6 +237,7 @@ func New(src Sources) *Collector {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	c.reg.MustRegister(c.boundCollectors()...)
+	c.reg.MustRegister(c.outboxCollectors()...)
 	c.reg.MustRegister(&httpCollector{stats: src.HTTP})
 	c.reg.MustRegister(&stateCollector{src: src.State})
 	c.triggers = newTriggerMetrics(c.reg)

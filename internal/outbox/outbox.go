@@ -12,6 +12,11 @@
 // cmdhost-message-id, and the CloudEvents id), so that a receiver drops
 // what it has already.
 //
+// The outbox is a Store: the embedded state store's (state.Disk), or,
+// with serve --store, a Redis Stream per namespace shared by the host's
+// replicas (cache.RedisOutbox), whose messages a replica takes over from
+// one that died.
+//
 // An idempotent command's messages go out as the call runs (a run again
 // sends them again: the command said running again is harmless), through
 // a bounded queue in memory, in order. So do every command's on a host
@@ -33,16 +38,30 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/logx"
+	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 )
 
+// Store keeps the outbox of non-idempotent commands: the embedded state
+// store (*state.Disk), or the one in Redis (*cache.RedisOutbox).
+type Store interface {
+	// Queued returns up to limit messages to send, first in first.
+	Queued(ctx context.Context, limit int) ([]state.Queued, error)
+	// Dequeue takes the messages under keys (from Queued) out, sent.
+	Dequeue(ctx context.Context, keys [][]byte) error
+	// OutboxReady is signalled when messages join the outbox.
+	OutboxReady() <-chan struct{}
+	// OutboxBytes is what the outbox holds.
+	OutboxBytes() int64
+}
+
 // Config configures an Outbox.
 type Config struct {
 	// Store keeps the outbox of non-idempotent commands; nil: none (every
 	// message goes out at once).
-	Store *state.Disk
+	Store Store
 	// Send publishes one message and returns once the broker acknowledged
 	// it (rpc.Executor.PublishMessage).
 	Send func(ctx context.Context, m rpc.Message) error
@@ -65,7 +84,10 @@ type Outbox struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
-	sent, dropped atomic.Uint64
+	sent, dropped, retries atomic.Uint64
+	// readFails bounds the warnings of a store that cannot be read (a
+	// Redis down for minutes is one line a minute, not one a second).
+	readFails ratelog.Limiter
 }
 
 // queued is a message on its way: its id and body (encodeBody).
@@ -79,7 +101,8 @@ func New(cfg Config) *Outbox {
 	if cfg.MaxImmediate <= 0 {
 		cfg.MaxImmediate = 4096
 	}
-	o := &Outbox{cfg: cfg, log: logx.OrDiscard(cfg.Logger), now: make(chan queued, cfg.MaxImmediate), stop: make(chan struct{})}
+	o := &Outbox{cfg: cfg, log: logx.OrDiscard(cfg.Logger), now: make(chan queued, cfg.MaxImmediate), stop: make(chan struct{}),
+		readFails: ratelog.Limiter{Interval: time.Minute}}
 	o.wg.Add(1)
 	go o.sendImmediate()
 	if cfg.Store != nil {
@@ -100,15 +123,24 @@ func (o *Outbox) Close() {
 // Stats are what the outbox sent and dropped.
 type Stats struct {
 	Sent, Dropped uint64
+	// Retries counts the sends that failed and are tried again (the
+	// broker did not take the message in time, or is not connected).
+	Retries uint64
+	// TakenOver counts the messages this host took over from a replica
+	// that had read them and not sent them (the outbox in Redis).
+	TakenOver uint64
 	// Queued is what the store's outbox holds, in bytes.
 	Queued int64
 }
 
 // Stats returns the counters.
 func (o *Outbox) Stats() Stats {
-	s := Stats{Sent: o.sent.Load(), Dropped: o.dropped.Load()}
+	s := Stats{Sent: o.sent.Load(), Dropped: o.dropped.Load(), Retries: o.retries.Load()}
 	if o.cfg.Store != nil {
 		s.Queued = o.cfg.Store.OutboxBytes()
+		if t, ok := o.cfg.Store.(interface{ TakenOver() uint64 }); ok {
+			s.TakenOver = t.TakenOver()
+		}
 	}
 	return s
 }
@@ -122,7 +154,7 @@ func (o *Outbox) Publish(ctx context.Context, caller wasm.Caller, m *abi.Message
 	body := encodeBody(caller.Plugin, time.Now(), m)
 	tx := state.TxnFrom(ctx)
 	if tx != nil && o.cfg.Store != nil && !o.cfg.Idempotent(caller.Request.Command) {
-		switch err := tx.Publish(body); {
+		switch err := tx.Publish(state.PluginNamespace(caller.Plugin), body); {
 		case err == nil:
 			return abi.ResultOK
 		case errors.Is(err, state.ErrQuota):
@@ -192,7 +224,9 @@ func (o *Outbox) drain() {
 	for {
 		batch, err := o.cfg.Store.Queued(context.Background(), 256)
 		if err != nil {
-			o.log.Warn("outbox: reading the messages to send failed; trying again in a second", "err", err)
+			if ok, left := o.readFails.Allow(time.Now()); ok {
+				o.log.Warn("outbox: reading the messages to send failed; trying again every second", "err", err, "not_logged", left)
+			}
 			return
 		}
 		if len(batch) == 0 {
@@ -242,6 +276,7 @@ func (o *Outbox) send(q queued) bool {
 		o.log.Warn("outbox: a message that cannot be delivered is dropped", "id", q.id, "err", err)
 		return true
 	}
+	o.retries.Add(1)
 	return false
 }
 

@@ -20,9 +20,11 @@ import (
 // script that stores the outcome in place of the request's claim, when
 // the state store is in the dedup store's Redis (RedisStores with
 // RedisConfig.State: cache.StateCarrier), which costs no round trip more
-// than the outcome. So a request whose outcome is found again (a
-// duplicate, a redelivery after a restart, another replica) never writes
-// twice, and a call that failed writes nothing:
+// than the outcome. The messages the call published (for the outbox)
+// commit with its writes, even when it wrote nothing. So a request whose
+// outcome is found again (a duplicate, a redelivery after a restart,
+// another replica) never writes twice, and a call that failed writes and
+// sends nothing:
 //
 //   - the writes commit when the handler answered below 400 (or, with the
 //     command's CommitErrors, answered at all); a trap, a cut, a cancel or
@@ -90,8 +92,9 @@ func (e *Executor) runCommitted(in *incoming, turn *turn, c *running, entry *cac
 // commitInOutcome).
 func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, writes bool) (*reply, error) {
 	if writes && in.txn != nil && e.effects != nil && entry != nil {
-		if ops := in.txn.Staged(); len(ops) > 0 {
-			return e.commitInOutcome(in, entry, r, ops)
+		in.nameMessages()
+		if ops, msgs := in.txn.Staged(), in.txn.StagedMessages(); len(ops) > 0 || len(msgs) > 0 {
+			return e.commitInOutcome(in, entry, r, ops, msgs)
 		}
 	}
 	var outcome *state.Outcome
@@ -104,10 +107,7 @@ func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, wr
 	}
 	switch {
 	case writes && in.txn != nil:
-		if in.txn.Messages() > 0 { // their ids: the same at every run (the outbox's receivers drop a repeat)
-			corr, topic := string(in.correlation), in.responseTopic
-			in.txn.NameMessages(func(i int) string { return state.MessageID(corr, topic, i) })
-		}
+		in.nameMessages()
 		_, err := in.txn.Commit(context.Background(), outcome, 0)
 		return r, err
 	case outcome != nil:
@@ -117,18 +117,28 @@ func (e *Executor) commit(in *incoming, entry *cache.Entry[*reply], r *reply, wr
 	return r, nil
 }
 
+// nameMessages gives the messages the call staged their ids: the same
+// at every run (the outbox's receivers drop a repeat).
+func (in *incoming) nameMessages() {
+	if in.txn.Messages() > 0 {
+		corr, topic := string(in.correlation), in.responseTopic
+		in.txn.NameMessages(func(i int) string { return state.MessageID(corr, topic, i) })
+	}
+}
+
 // unconfirmedReply is the outcome of a request whose commit's answer was
 // lost and which the dedup store found not run: it never will.
 var unconfirmedReply = statusReply(abi.StatusServiceUnavailable,
 	"the state store did not confirm the commit: nothing was written; send the request again", "", "")
 
-// commitInOutcome commits ops in the script that stores r as entry's
-// outcome (cache.StateCarrier): the entry is complete after, and the
+// commitInOutcome commits ops and msgs (the outbox's) in the script that
+// stores r as entry's outcome (cache.StateCarrier): the entry is complete
+// after, and the
 // outcome to answer is r, or the one stored first (the dedup store took
 // this executor for gone), or, when the answer was lost, the one the
 // store settles (awaitSettled).
-func (e *Executor) commitInOutcome(in *incoming, entry *cache.Entry[*reply], r *reply, ops []state.Op) (*reply, error) {
-	got, err := e.effects.CommitOutcome(entry, r, keepUntil(in), ops, unconfirmedReply)
+func (e *Executor) commitInOutcome(in *incoming, entry *cache.Entry[*reply], r *reply, ops []state.Op, msgs []state.Message) (*reply, error) {
+	got, err := e.effects.CommitOutcome(entry, r, keepUntil(in), ops, msgs, unconfirmedReply)
 	if errors.Is(err, cache.ErrOutcomeUnknown) {
 		e.log.Warn("the state store did not answer or confirm a commit: the request is answered once it is settled", "command", in.route.cmd.Name)
 		return e.awaitSettled(in, entry), nil
@@ -198,4 +208,15 @@ func (in *incoming) leaveLane() {
 		in.unlane()
 		in.unlane = nil
 	}
+}
+
+// RedisOutbox is the outbox in the dedup store's Redis, which the
+// messages of non-idempotent calls join in their outcome's script, made
+// by the first call with cfg (cache.RedisOutbox); nil when the state
+// store is not in that Redis (RedisStores with RedisConfig.State).
+func (e *Executor) RedisOutbox(cfg cache.RedisOutboxConfig) *cache.RedisOutbox {
+	if e.effects == nil {
+		return nil
+	}
+	return e.effects.Outbox(cfg)
 }

@@ -154,6 +154,10 @@ type Commit struct {
 type Message struct {
 	ID   string
 	Body []byte
+	// NS is the namespace of the plugin that published it: the Redis
+	// outbox keeps a commit's messages in the slot of its namespace
+	// (cache.RedisOutbox); the embedded store's outbox is one.
+	NS string
 }
 
 // Result is what one op did.

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The kinds of error a store operation returns; every error of this
@@ -59,6 +60,13 @@ type QuotaError struct {
 }
 
 func (e *QuotaError) Error() string {
+	if strings.HasPrefix(e.What, "outbox") {
+		where := "the outbox"
+		if e.Namespace != "" {
+			where = "the outbox of namespace " + e.Namespace
+		}
+		return fmt.Sprintf("%s is full: its %s would pass %d (its messages wait for the broker to take them; docs/messages.md)", where, strings.TrimPrefix(e.What, "outbox "), e.Limit)
+	}
 	if e.Namespace == "" {
 		return fmt.Sprintf("the state store is full: its %s would pass %d (serve --state-max-bytes)", e.What, e.Limit)
 	}

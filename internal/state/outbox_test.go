@@ -72,17 +72,17 @@ func TestTxnPublish(t *testing.T) {
 	d := open(t, nil, Limits{})
 	tx := newTxn(d)
 	child := tx.Child()
-	if err := tx.Publish([]byte("first")); err != nil {
+	if err := tx.Publish("ns", []byte("first")); err != nil {
 		t.Fatal(err)
 	}
-	if err := child.Publish([]byte("nested")); err != nil {
+	if err := child.Publish("ns", []byte("nested")); err != nil {
 		t.Fatal(err)
 	}
 	if err := child.Merge(); err != nil {
 		t.Fatal(err)
 	}
 	dropped := tx.Child()
-	_ = dropped.Publish([]byte("a failed nested call's"))
+	_ = dropped.Publish("ns", []byte("a failed nested call's"))
 	tx.NameMessages(func(i int) string { return fmt.Sprint("m", i) })
 	if _, err := tx.Commit(ctx, nil, 0); err != nil {
 		t.Fatal(err)

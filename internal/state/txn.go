@@ -112,20 +112,29 @@ func (t *Txn) Reset() {
 	t.ops, t.msgs, t.view, t.bytes, t.grown, t.keys, t.used = nil, nil, nil, 0, nil, nil, nil
 }
 
-// Publish stages a message for the outbox: sent once the call commits
-// (with its id, NameMessages). It counts against the call's bytes, and
-// is refused when the outbox is full already.
-func (t *Txn) Publish(body []byte) error {
+// Publish stages a message for the outbox, published by a plugin whose
+// namespace is ns: sent once the call commits (with its id,
+// NameMessages). It counts against the call's bytes, and is refused when
+// the outbox is full already (the store's, or, in Redis, ns's:
+// OutboxBytesIn).
+func (t *Txn) Publish(ns string, body []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, size := t.stagedSize()
 	if size+len(body) > t.limits.MaxCommitBytes {
 		return fmt.Errorf("%w: a call writes and publishes at most %d bytes", ErrTooLarge, t.limits.MaxCommitBytes)
 	}
-	if o, ok := t.b.(interface{ OutboxBytes() int64 }); ok && o.OutboxBytes()+int64(len(body)) > t.limits.MaxOutboxBytes {
+	held := int64(0)
+	switch o := t.b.(type) {
+	case interface{ OutboxBytes() int64 }:
+		held = o.OutboxBytes()
+	case interface{ OutboxBytesIn(ns string) int64 }:
+		held = o.OutboxBytesIn(ns)
+	}
+	if held+int64(len(body)) > t.limits.MaxOutboxBytes {
 		return &QuotaError{What: "outbox bytes", Limit: t.limits.MaxOutboxBytes}
 	}
-	t.msgs = append(t.msgs, Message{Body: slices.Clone(body)})
+	t.msgs = append(t.msgs, Message{NS: ns, Body: slices.Clone(body)})
 	t.bytes += len(body)
 	return nil
 }
@@ -433,6 +442,14 @@ func (t *Txn) List(ctx context.Context, sp Space, prefix, after []byte, limit in
 		merged, more = merged[:limit], true
 	}
 	return merged, more, nil
+}
+
+// StagedMessages returns the messages staged, in order, for a store that
+// commits them itself (Staged).
+func (t *Txn) StagedMessages() []Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.msgs)
 }
 
 // Staged returns the writes staged, in order, for a store that commits
