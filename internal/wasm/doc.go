@@ -70,9 +70,10 @@
 //   - its compilation: the compile weight of each function and of all of
 //     them (modlimits.go, compileWeight: about 1 KiB of the compiler's
 //     memory a unit), since wazero's compiler spends more than linear time
-//     on a function's blocks, and CompileTimeout (default 1 minute), past
-//     which the compile stops at the end of the function it is compiling
-//     and the module is refused;
+//     on a function's blocks, and CompileTimeout (default 1 minute of the
+//     compiling thread's CPU time: compilebudget.go), past which the
+//     compile stops at the end of the function it is compiling and the
+//     module is refused;
 //   - the call stack: wazero grows it while the stack and the one it grows
 //     from together fit in 8 MiB (cmdhost's copy of wazero; ~5 MiB of
 //     stack, ~130,000 frames of a small function) and then traps (stack

@@ -301,18 +301,19 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 // compile checks a guest module against the plugin's limits and compiles
 // it, with errors that say what to fix. What it compiles is the module
 // with its tables bounded (boundModule). cfg.CompileTimeout bounds the
-// compilation: cmdhost's copy of wazero abandons it between two functions
-// once its context is done (third_party/wazero/CMDHOST.md).
+// compilation's CPU time (compilebudget.go): cmdhost's copy of wazero
+// abandons it between two functions once its context is done
+// (third_party/wazero/CMDHOST.md).
 func compile(ctx context.Context, rt wazero.Runtime, wasm []byte, cfg PluginConfig) (_ wazero.CompiledModule, err error) {
 	parent := ctx
 	if cfg.CompileTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.CompileTimeout)
-		defer cancel()
+		var stop func()
+		ctx, stop = withCompileBudget(ctx, cfg.CompileTimeout) // CPU time (compilebudget.go)
+		defer stop()
 	}
 	defer func() {
 		if err != nil && ctx.Err() != nil && parent.Err() == nil {
-			err = fmt.Errorf("the module took longer than the compile timeout of %v to compile: make it smaller (%w)", cfg.CompileTimeout, err)
+			err = fmt.Errorf("the module took longer than the compile timeout of %v (of a core's time) to compile: make it smaller (%w)", cfg.CompileTimeout, err)
 		}
 	}()
 	if len(wasm) == 0 {
