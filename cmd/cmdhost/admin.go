@@ -381,7 +381,7 @@ func reloadCommand() *cli.Command {
 }
 
 func removeCommand() *cli.Command {
-	return namedOp("remove", "stop serving a plugin of a running host and delete its file (needs --token-file)", "remove")
+	return namedOp("remove", "stop serving a plugin of a running host and delete its file, or clear one that failed (needs --token-file)", "remove")
 }
 
 func installCommand() *cli.Command {
