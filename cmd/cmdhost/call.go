@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,6 +91,13 @@ func runCall(c *cli.Context) error {
 	resp, err := p.Invoke(ctx, req)
 	if c.IsSet("fuel") {
 		printFuel(c.App.ErrWriter, p.Stats().Fuel.Last, c.Int64("fuel"))
+	}
+	var fuel *wasm.FuelError
+	if errors.As(err, &fuel) {
+		// The budget is --fuel's (call reads no operator file), not the
+		// "fuel" of an operator file that the error names for a host.
+		return cli.Exit(fmt.Sprintf("command %s: fuel exhausted: the call used %d units of fuel, its budget is %d, from --fuel: raise --fuel (--fuel 0: no budget)",
+			req.Command, fuel.Used, fuel.Budget), exitFailed)
 	}
 	if err != nil {
 		return err
