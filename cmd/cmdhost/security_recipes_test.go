@@ -225,8 +225,9 @@ func (b *recipeBroker) serve(t *testing.T) {
 	startServe(t, nil, append(strings.Fields(b.names.apply(cmds[0].text))[2:], b.hostTLS...)...)
 }
 
-// invoke runs a recipe's invoke line and checks what its comment says:
-// "→ OUT" or "TEXT on stderr, exit N".
+// invoke runs a recipe's cmdhost line (an invoke, an admin command) and
+// checks what its comment says: "→ OUT", or "TEXT on stderr, exit N"
+// (or on stdout).
 func (b *recipeBroker) invoke(t *testing.T, c docCommand) {
 	t.Helper()
 	args := append(strings.Fields(b.names.apply(c.text))[1:], b.clientTLS...)
@@ -238,11 +239,15 @@ func (b *recipeBroker) invoke(t *testing.T, c docCommand) {
 		}
 		return
 	}
-	m := regexp.MustCompile(`^(.+) on stderr, exit (\d+)$`).FindStringSubmatch(comment)
+	m := regexp.MustCompile(`^(.+) on (stderr|stdout), exit (\d+)$`).FindStringSubmatch(comment)
 	if m == nil {
-		t.Fatalf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"TEXT on stderr, exit N\"", c.text, c.comment)
+		t.Fatalf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"TEXT on stderr (or stdout), exit N\"", c.text, c.comment)
 	}
-	if !strings.Contains(errOut, m[1]) || strconv.Itoa(code) != m[2] {
+	where := errOut
+	if m[2] == "stdout" {
+		where = out
+	}
+	if !strings.Contains(where, m[1]) || strconv.Itoa(code) != m[3] {
 		t.Errorf("%s\nstdout %q, stderr %q, exit %d; the recipe says %q", c.text, out, errOut, code, c.comment)
 	}
 }
