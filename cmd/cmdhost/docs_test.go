@@ -189,8 +189,9 @@ func securityRecipeCommand(t *testing.T, c docCommand) {
 	t.Helper()
 	recipes := append(recipeCommands(t, tlsRecipe), recipeCommands(t, aclRecipe)...)
 	recipes = append(recipes, recipeCommands(t, aioRecipe)...)
+	recipes = append(recipes, recipeCommands(t, embeddedRecipe)...)
 	if !slices.ContainsFunc(recipes, func(r docCommand) bool { return r.text == c.text }) {
-		t.Errorf("%s: %q is in no recipe TestDocsSecurityRecipes runs (the ```sh blocks under %q, %q and %q)", c.where, c.text, tlsRecipe, aclRecipe, aioRecipe)
+		t.Errorf("%s: %q is in no recipe TestDocsSecurityRecipes runs (the ```sh blocks under %q, %q, %q and %q)", c.where, c.text, tlsRecipe, aclRecipe, aioRecipe, embeddedRecipe)
 	}
 	words := strings.Fields(c.text)
 	var flags []string
