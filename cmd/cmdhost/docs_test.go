@@ -200,7 +200,11 @@ func securityRecipeCommand(t *testing.T, c docCommand) {
 			flags = append(flags, w)
 		}
 	}
-	checkFlags(t, words[1:2], flags)
+	path := words[1:2]
+	if slices.Contains([]string{"plugin", "user"}, words[1]) { // commands of subcommands
+		path = words[1:3]
+	}
+	checkFlags(t, path, flags)
 }
 
 // makeDryRun checks that the make target exists (make -n) and returns
