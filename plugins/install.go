@@ -62,6 +62,14 @@ func (e *RefusedError) Unwrap() error { return e.err }
 // into place after it is served, so that the file and the served version
 // agree and a watcher never sees half a file.
 func (m *Manager) Install(ctx context.Context, name string, bin, sig []byte) (Installed, error) {
+	return m.onEntry(ctx, name, func(e *entry) (Installed, outcome, error) {
+		return m.install(ctx, e, bin, sig, true)
+	})
+}
+
+// onEntry runs f with the lock of plugin name's entry held, then settles
+// its outcome and calls the OnChange callbacks.
+func (m *Manager) onEntry(ctx context.Context, name string, f func(e *entry) (Installed, outcome, error)) (Installed, error) {
 	if err := checkName(name); err != nil {
 		return Installed{}, err
 	}
@@ -73,7 +81,7 @@ func (m *Manager) Install(ctx context.Context, name string, bin, sig []byte) (In
 	if err := e.acquire(ctx); err != nil {
 		return Installed{}, fmt.Errorf("plugin %s: %w", name, err)
 	}
-	in, res, err := m.install(ctx, e, bin, sig, true)
+	in, res, err := f(e)
 	e.release()
 	m.settle(res)
 	m.notify()
@@ -192,35 +200,22 @@ func (m *Manager) Rollback(ctx context.Context, name string) (Installed, error) 
 // serves the version from before the rejected install, never the
 // rejected one.
 func (m *Manager) Reject(ctx context.Context, name string) (Installed, error) {
-	if err := checkName(name); err != nil {
-		return Installed{}, err
-	}
-	if err := m.begin(); err != nil {
-		return Installed{}, err
-	}
-	defer m.ops.Done()
-	e := m.entryFor(name)
-	if err := e.acquire(ctx); err != nil {
-		return Installed{}, fmt.Errorf("plugin %s: %w", name, err)
-	}
-	bin, sig, err := m.readPrevious(name)
-	if err != nil {
-		e.release()
-		return Installed{}, err
-	}
-	in, res, err := m.install(ctx, e, bin, sig, false)
-	if err == nil {
-		if in.Previous, err = m.restoreOlder(name); err != nil {
-			// Served; the previous slot holds the version serving, so a
-			// Rollback would change nothing.
-			m.log.Warn("plugin rolled back, but the version before its previous one could not be kept for a rollback", "plugin", name, "err", err)
-			in.Previous, err = in.Digest, nil
+	return m.onEntry(ctx, name, func(e *entry) (Installed, outcome, error) {
+		bin, sig, err := m.readPrevious(name)
+		if err != nil {
+			return Installed{}, outcome{}, err
 		}
-	}
-	e.release()
-	m.settle(res)
-	m.notify()
-	return in, err
+		in, res, err := m.install(ctx, e, bin, sig, false)
+		if err == nil {
+			if in.Previous, err = m.restoreOlder(name); err != nil {
+				// Served; the previous slot holds the version serving, so a
+				// Rollback would change nothing.
+				m.log.Warn("plugin rolled back, but the version before its previous one could not be kept for a rollback", "plugin", name, "err", err)
+				in.Previous, err = in.Digest, nil
+			}
+		}
+		return in, res, err
+	})
 }
 
 // readPrevious reads the plugin's previous version and its signature
