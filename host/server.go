@@ -591,11 +591,17 @@ func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
+	return append(s.hostCommands(), commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
+}
+
+// hostCommands are the host's own ops: admin, and the state protocol
+// when it is served.
+func (s *Server) hostCommands() []rpc.Command {
 	host := s.admin.Commands()
 	if s.stateProto != nil {
 		host = append(host, s.stateProto.Command())
 	}
-	return append(host, commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
+	return host
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
@@ -659,8 +665,13 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	// The line that says the host is ready for calls (make run's user
 	// waits for it): with the broker and id an invoker needs.
-	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", redact.URL(s.broker), "commands", len(s.exec.Filters()), "topics", s.exec.Filters(),
+	// Counts, not topics: a folder of many plugins would make it a page
+	// (the topics are at debug level, and in plugin list).
+	filters := s.exec.Filters()
+	commands, own := s.countTopics(filters)
+	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", redact.URL(s.broker), "commands", commands, "host_ops", own,
 		"session_expiry", s.exec.SessionExpiry())
+	s.log.Debug("serving topics", "topics", filters)
 	// Three goroutines live as long as ctx: the folder's watcher, the
 	// re-sync of the executor with what the plugins serve, and a
 	// replica's announcements (admin.ReplicasTopic; none for a lone host).
@@ -723,10 +734,20 @@ func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
 				s.log.Error("updating the served commands", "err", err)
 			} else if now := s.exec.Filters(); !slices.Equal(now, topics) {
 				topics = now
-				s.log.Info("serving", "commands", len(topics), "topics", topics)
+				commands, own := s.countTopics(topics)
+				s.log.Info("serving", "commands", commands, "host_ops", own)
+				s.log.Debug("serving topics", "topics", topics)
 			}
 		}
 	}
+}
+
+// countTopics splits the executor's topic filters, one per command,
+// into the plugins' commands and the host's own ops (admin, the state
+// protocol), which are served first (commands).
+func (s *Server) countTopics(filters []string) (commands, own int) {
+	own = min(len(s.hostCommands()), len(filters))
+	return len(filters) - own, own
 }
 
 // startNested gives the engine its nested-call dispatcher: local commands

@@ -59,7 +59,7 @@ func (m *Manager) Check(ctx context.Context, name string, bin []byte) error {
 		}
 	}
 	// The pin; a signature is the host's to check (its --trust keys).
-	if err := checkPin(name, sha(bin), op); err != nil {
+	if err := CheckPin(name, sha(bin), op); err != nil {
 		return err
 	}
 	p, topics, err := m.loadVersion(ctx, name, bin, op)

@@ -16,7 +16,16 @@ import (
 // PreviousDir is the folder, inside the plugins folder, where Install
 // keeps each plugin's previous module, PreviousDir/NAME.wasm, one per
 // plugin, for Rollback. A dotfolder: the manager never serves from it.
+//
+// The previous module it replaces moves to PreviousDir/.older/NAME.wasm,
+// one per plugin too, so that Reject, which drops the version serving,
+// can keep that one as the previous again: a rollout's rejected version
+// is never what a later Rollback serves.
 const PreviousDir = ".previous"
+
+// olderDir is the folder, inside PreviousDir, of the versions kept before
+// the previous ones.
+const olderDir = ".older"
 
 // Installed is what Install served.
 type Installed struct {
@@ -53,6 +62,14 @@ func (e *RefusedError) Unwrap() error { return e.err }
 // into place after it is served, so that the file and the served version
 // agree and a watcher never sees half a file.
 func (m *Manager) Install(ctx context.Context, name string, bin, sig []byte) (Installed, error) {
+	return m.onEntry(ctx, name, func(e *entry) (Installed, outcome, error) {
+		return m.install(ctx, e, bin, sig, true)
+	})
+}
+
+// onEntry runs f with the lock of plugin name's entry held, then settles
+// its outcome and calls the OnChange callbacks.
+func (m *Manager) onEntry(ctx context.Context, name string, f func(e *entry) (Installed, outcome, error)) (Installed, error) {
 	if err := checkName(name); err != nil {
 		return Installed{}, err
 	}
@@ -64,15 +81,16 @@ func (m *Manager) Install(ctx context.Context, name string, bin, sig []byte) (In
 	if err := e.acquire(ctx); err != nil {
 		return Installed{}, fmt.Errorf("plugin %s: %w", name, err)
 	}
-	in, res, err := m.install(ctx, e, bin, sig)
+	in, res, err := f(e)
 	e.release()
 	m.settle(res)
 	m.notify()
 	return in, err
 }
 
-// install is Install with e's lock held.
-func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Installed, outcome, error) {
+// install is Install with e's lock held; keep false does not keep the
+// version it replaces as the previous one (Reject).
+func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte, keep bool) (Installed, outcome, error) {
 	l := load{path: m.path(e.name), opPath: m.opPath(e.name), digest: sha(bin)}
 	if len(m.cfg.Trust) > 0 && sig != nil {
 		l.sig, l.sigDigest = sig, sha(sig)
@@ -107,7 +125,7 @@ func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Insta
 	}
 	m.mu.Unlock()
 	var old, oldSig []byte
-	if l.err == nil && serving != "" && serving != l.digest { // kept for a rollback: not read for a refused install
+	if keep && l.err == nil && serving != "" && serving != l.digest { // kept for a rollback: not read for a refused install
 		if b, err := wasm.ReadModule(l.path, m.cfg.Plugin.MaxModuleBytes); err == nil && sha(b) == serving {
 			old = b
 			oldSig, _ = readSignature(m.sigPath(e.name))
@@ -138,7 +156,7 @@ func (m *Manager) install(ctx context.Context, e *entry, bin, sig []byte) (Insta
 		} else {
 			in.Previous = serving
 		}
-	} else if prev, err := m.Previous(e.name); err == nil {
+	} else if prev, err := m.Previous(e.name); err == nil && keep {
 		in.Previous = prev
 	}
 	// The signature goes first, so that a watcher seeing the new module
@@ -167,18 +185,53 @@ func (m *Manager) Rollback(ctx context.Context, name string) (Installed, error) 
 	if err := checkName(name); err != nil {
 		return Installed{}, err
 	}
-	bin, err := wasm.ReadModule(m.previousPath(name), m.cfg.Plugin.MaxModuleBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Installed{}, fmt.Errorf("plugin %s has no previous version to roll back to: one is kept when an install replaces a version (cmdhost plugin install)", name)
+	bin, sig, err := m.readPrevious(name)
+	if err != nil {
+		return Installed{}, err
 	}
-	var sig []byte
+	return m.Install(ctx, name, bin, sig)
+}
+
+// Reject serves again the plugin's previous version, as Rollback does,
+// and drops the version serving, which was found bad (a rollout's
+// automatic rollback): it is not kept, and the version kept before the
+// previous one becomes the previous again (none: none is kept). So a
+// later Rollback, on this host as on a host the rollout never reached,
+// serves the version from before the rejected install, never the
+// rejected one.
+func (m *Manager) Reject(ctx context.Context, name string) (Installed, error) {
+	return m.onEntry(ctx, name, func(e *entry) (Installed, outcome, error) {
+		bin, sig, err := m.readPrevious(name)
+		if err != nil {
+			return Installed{}, outcome{}, err
+		}
+		in, res, err := m.install(ctx, e, bin, sig, false)
+		if err == nil {
+			if in.Previous, err = m.restoreOlder(name); err != nil {
+				// Served; the previous slot holds the version serving, so a
+				// Rollback would change nothing.
+				m.log.Warn("plugin rolled back, but the version before its previous one could not be kept for a rollback", "plugin", name, "err", err)
+				in.Previous, err = in.Digest, nil
+			}
+		}
+		return in, res, err
+	})
+}
+
+// readPrevious reads the plugin's previous version and its signature
+// (nil: none).
+func (m *Manager) readPrevious(name string) (bin, sig []byte, err error) {
+	bin, err = wasm.ReadModule(m.previousPath(name), m.cfg.Plugin.MaxModuleBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("plugin %s has no previous version to roll back to: one is kept when an install replaces a version (cmdhost plugin install)", name)
+	}
 	if err == nil {
 		sig, err = readSignature(m.previousPath(name) + signing.Ext)
 	}
 	if err != nil {
-		return Installed{}, fmt.Errorf("plugin %s: its previous version: %w", name, err)
+		return nil, nil, fmt.Errorf("plugin %s: its previous version: %w", name, err)
 	}
-	return m.Install(ctx, name, bin, sig)
+	return bin, sig, nil
 }
 
 // Previous returns the hex sha256 of the plugin's previous version kept
@@ -198,12 +251,20 @@ func (m *Manager) previousPath(name string) string {
 	return filepath.Join(m.cfg.Dir, PreviousDir, name+".wasm")
 }
 
+// olderPath is where the version kept before the previous one is.
+func (m *Manager) olderPath(name string) string {
+	return filepath.Join(m.cfg.Dir, PreviousDir, olderDir, name+".wasm")
+}
+
 // keepPrevious writes bin as the plugin's previous version, and sig as
-// its signature (nil: none), replacing the one kept before (one per
-// plugin: the folder's size stays bounded).
+// its signature (nil: none); the one kept before moves to olderPath (one
+// of each per plugin: the folder's size stays bounded).
 func (m *Manager) keepPrevious(name string, bin, sig []byte) error {
 	dir := filepath.Join(m.cfg.Dir, PreviousDir)
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.MkdirAll(filepath.Join(dir, olderDir), 0o755); err != nil {
+		return err
+	}
+	if err := moveKept(m.previousPath(name), m.olderPath(name)); err != nil {
 		return err
 	}
 	if err := m.placeSignature(dir, m.previousPath(name)+signing.Ext, sig); err != nil {
@@ -216,6 +277,35 @@ func (m *Manager) keepPrevious(name string, bin, sig []byte) error {
 	if err := os.Rename(tmp, m.previousPath(name)); err != nil {
 		_ = os.Remove(tmp)
 		return err
+	}
+	return nil
+}
+
+// restoreOlder makes the version kept before the previous one the
+// previous again, and returns its hex sha256; with none kept, no previous
+// version is kept ("").
+func (m *Manager) restoreOlder(name string) (string, error) {
+	if err := moveKept(m.olderPath(name), m.previousPath(name)); err != nil {
+		return "", err
+	}
+	prev, err := m.Previous(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return prev, err
+}
+
+// moveKept moves the kept module at from, and its signature file, to to;
+// with no module at from, what is at to goes (module and signature).
+func moveKept(from, to string) error {
+	for _, ext := range []string{signing.Ext, ""} { // the signature first: a module is never beside another's
+		err := os.Rename(from+ext, to+ext)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = os.Remove(to + ext)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }

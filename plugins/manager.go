@@ -393,7 +393,10 @@ func (m *Manager) Reload(ctx context.Context, name string) error {
 // Remove stops serving the plugin, as if its file were deleted, without
 // deleting the file: its commands go at once and its version closes once
 // its calls in flight are done. The file is loaded again when its content
-// (or its operator file's) changes, or by Reload.
+// (or its operator file's) changes, or by Reload. A plugin that serves
+// nothing because it failed (a refused Install of a plugin new here, a
+// file that does not load) has its failure cleared: Status no longer
+// lists it once its file is gone.
 func (m *Manager) Remove(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -411,7 +414,14 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	if err := e.acquire(ctx); err != nil {
 		return fmt.Errorf("plugin %s: %w", name, err)
 	}
+	_, statErr := os.Lstat(m.path(name)) // read before Manager.mu is taken
 	m.mu.Lock()
+	if e.cur == nil && e.lastErr != nil && !e.loading {
+		m.clearFailure(e, statErr == nil)
+		m.mu.Unlock()
+		e.release()
+		return nil
+	}
 	if e.cur == nil {
 		m.mu.Unlock()
 		e.release()
@@ -428,6 +438,20 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 	m.settle(res)
 	m.notify()
 	return nil
+}
+
+// clearFailure forgets the failure of a plugin that serves nothing (a
+// refused install, a file that does not load), for Remove: with no file
+// in the folder it is no longer listed; a file there stays refused as a
+// removed plugin's is, until it changes or Reload. Manager.mu is held.
+func (m *Manager) clearFailure(e *entry, fileThere bool) {
+	e.lastErr, e.lastErrAt = nil, time.Time{}
+	if fileThere {
+		e.refused = refusal{key: e.refused.key, reason: refusedRemoved}
+	} else {
+		e.refused = refusal{}
+	}
+	m.log.Info("plugin's failure cleared: nothing served, nothing retried", "plugin", e.name)
 }
 
 // Close stops watching, waits for the operations in progress, stops

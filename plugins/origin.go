@@ -26,7 +26,7 @@ const SignatureExt = ".wasm" + signing.Ext
 // signature file's content; nil when there is none) is not by one of
 // them.
 func (m *Manager) checkOrigin(name, digest string, op *Operator, sig []byte) error {
-	if err := checkPin(name, digest, op); err != nil {
+	if err := CheckPin(name, digest, op); err != nil {
 		return err
 	}
 	if len(m.cfg.Trust) == 0 {
@@ -41,9 +41,10 @@ func (m *Manager) checkOrigin(name, digest string, op *Operator, sig []byte) err
 	return nil
 }
 
-// checkPin refuses the module of hex digest for plugin name when op pins
-// another digest.
-func checkPin(name, digest string, op *Operator) error {
+// CheckPin refuses the module of hex digest for plugin name when op, its
+// operator file (nil: none), pins another digest: the host's rule, for a
+// client that fetches a module too (cmdhost plugin pull).
+func CheckPin(name, digest string, op *Operator) error {
 	if op != nil && op.Digest != "" && op.Digest != "sha256:"+digest {
 		return fmt.Errorf("plugin %s: the module is sha256:%s, not the %s its operator file %s pins (\"digest\"): install the module pinned, or change the pin", name, digest, op.Digest, op.File)
 	}

@@ -381,7 +381,7 @@ func reloadCommand() *cli.Command {
 }
 
 func removeCommand() *cli.Command {
-	return namedOp("remove", "stop serving a plugin of a running host and delete its file (needs --token-file)", "remove")
+	return namedOp("remove", "stop serving a plugin of a running host and delete its file, or clear one that failed (needs --token-file)", "remove")
 }
 
 func installCommand() *cli.Command {
@@ -422,6 +422,12 @@ func installCommand() *cli.Command {
 			if c.Bool("host-pulls") {
 				return runHostPulls(c, c.Args().First())
 			}
+			if dir := c.String("plugins"); dir != "" {
+				// Before a pull, which may take a while and ask for credentials.
+				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+					return cli.Exit(fmt.Sprintf("--plugins %s: not a directory", dir), 2)
+				}
+			}
 			src, done, err := pulledFile(c, c.Args().First())
 			if err != nil {
 				return err
@@ -436,10 +442,7 @@ func installCommand() *cli.Command {
 }
 
 func runInstall(c *cli.Context, src string) error {
-	dir := c.String("plugins")
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return cli.Exit(fmt.Sprintf("--plugins %s: not a directory", dir), 2)
-	}
+	dir := c.String("plugins") // a folder: checked before the module was pulled
 	e, err := newEngine(c)
 	if err != nil {
 		return err

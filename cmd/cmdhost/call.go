@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,19 +20,19 @@ import (
 func callCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "call",
-		Usage:     "run one command of a module file locally, without a broker",
-		ArgsUsage: "FILE.wasm COMMAND",
+		Usage:     "run one command of a module file (or oci:// reference) locally, without a broker",
+		ArgsUsage: "FILE.wasm|oci://REGISTRY/REPO[:TAG|@sha256:…] COMMAND",
 		Description: "Loads the module as the host would, runs COMMAND once and prints the reply's\n" +
 			"payload. An error status is printed to stderr with exit status 1.\n\n" +
 			"The call has a state store, as in a host: its writes commit when it answers below\n" +
 			"400. By default the store is the call's own and starts empty; --state-dir DIR keeps\n" +
 			"it in DIR between calls, --state-dir off runs without one.",
-		Flags: append(requestFlags("deadline of the call", defaultExecTimeout),
+		Flags: append(append(requestFlags("deadline of the call", defaultExecTimeout),
 			&cli.StringSliceFlag{Name: "config", Usage: "plugin config `key=value` (repeatable)"},
 			&cli.UintFlag{Name: "memory-pages", Value: 1024, Usage: "memory limit in 64 KiB pages"},
 			&cli.Int64Flag{Name: "fuel", Usage: "budget of work units for the call (0: none); prints to stderr what the call used, to size \"fuel\" in an operator file"},
 			callStateFlag(),
-		),
+		), registryFlags()...),
 		Action: runCall,
 	}
 }
@@ -64,7 +65,12 @@ func runCall(c *cli.Context) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	p, _, err := loadFile(c, e, c.Args().Get(0), wasm.PluginConfig{
+	path, done, err := pulledFile(c, c.Args().Get(0))
+	if err != nil {
+		return err
+	}
+	defer done()
+	p, _, err := loadFile(c, e, path, wasm.PluginConfig{
 		PoolSize: 1, MemoryPages: uint32(c.Uint("memory-pages")), Config: config, Fuel: c.Int64("fuel"), CountFuel: c.IsSet("fuel"),
 	})
 	if err != nil {
@@ -90,6 +96,13 @@ func runCall(c *cli.Context) error {
 	resp, err := p.Invoke(ctx, req)
 	if c.IsSet("fuel") {
 		printFuel(c.App.ErrWriter, p.Stats().Fuel.Last, c.Int64("fuel"))
+	}
+	var fuel *wasm.FuelError
+	if errors.As(err, &fuel) {
+		// The budget is --fuel's (call reads no operator file), not the
+		// "fuel" of an operator file that the error names for a host.
+		return cli.Exit(fmt.Sprintf("command %s: fuel exhausted: the call used %d units of fuel, its budget is %d, from --fuel: raise --fuel (--fuel 0: no budget)",
+			req.Command, fuel.Used, fuel.Budget), exitFailed)
 	}
 	if err != nil {
 		return err

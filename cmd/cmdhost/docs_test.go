@@ -189,8 +189,9 @@ func securityRecipeCommand(t *testing.T, c docCommand) {
 	t.Helper()
 	recipes := append(recipeCommands(t, tlsRecipe), recipeCommands(t, aclRecipe)...)
 	recipes = append(recipes, recipeCommands(t, aioRecipe)...)
+	recipes = append(recipes, recipeCommands(t, embeddedRecipe)...)
 	if !slices.ContainsFunc(recipes, func(r docCommand) bool { return r.text == c.text }) {
-		t.Errorf("%s: %q is in no recipe TestDocsSecurityRecipes runs (the ```sh blocks under %q, %q and %q)", c.where, c.text, tlsRecipe, aclRecipe, aioRecipe)
+		t.Errorf("%s: %q is in no recipe TestDocsSecurityRecipes runs (the ```sh blocks under %q, %q, %q and %q)", c.where, c.text, tlsRecipe, aclRecipe, aioRecipe, embeddedRecipe)
 	}
 	words := strings.Fields(c.text)
 	var flags []string
@@ -199,7 +200,11 @@ func securityRecipeCommand(t *testing.T, c docCommand) {
 			flags = append(flags, w)
 		}
 	}
-	checkFlags(t, words[1:2], flags)
+	path := words[1:2]
+	if slices.Contains([]string{"plugin", "user"}, words[1]) { // commands of subcommands
+		path = words[1:3]
+	}
+	checkFlags(t, path, flags)
 }
 
 // makeDryRun checks that the make target exists (make -n) and returns

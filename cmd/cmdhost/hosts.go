@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/buildinfo"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
 
@@ -34,10 +35,11 @@ func hostsCommand() *cli.Command {
 type hostRow struct {
 	Executor string `json:"executor"`
 	admin.ReplicaID
-	Version string          `json:"version,omitempty"`
-	Started time.Time       `json:"started,omitzero"`
-	Plugins []pluginVersion `json:"plugins"`
-	Error   string          `json:"error,omitempty"`
+	Version string            `json:"version,omitempty"`
+	Started time.Time         `json:"started,omitzero"`
+	Plugins []pluginVersion   `json:"plugins"`
+	Error   string            `json:"error,omitempty"`
+	build   buildinfo.Version // the table's VERSION: Short
 }
 
 // pluginVersion is a plugin of a host: its state and, when it serves,
@@ -53,6 +55,16 @@ func (p pluginVersion) String() string {
 		return shown(p.Name) + "@" + short(p.Digest)
 	}
 	return shown(p.Name) + "(" + shown(string(p.State)) + ")"
+}
+
+// hostVersion is a host's version as the table shows it: a release's
+// tag, or dev with its commit and date (buildinfo.Version.Short); ""
+// from a host that does not say.
+func hostVersion(v hostRow) string {
+	if v.Version == "" {
+		return ""
+	}
+	return v.build.Short()
 }
 
 func runHosts(c *cli.Context) error {
@@ -92,7 +104,7 @@ func runHosts(c *cli.Context) error {
 			v.Error = err.Error()
 			return
 		}
-		v.ReplicaID, v.Version, v.Started = st.ReplicaID, st.Build.Version, st.Started
+		v.ReplicaID, v.Version, v.Started, v.build = st.ReplicaID, st.Build.Version, st.Started, st.Build
 		for _, p := range st.Plugins {
 			v.Plugins = append(v.Plugins, pluginVersion{Name: p.Name, State: p.State, Digest: p.Digest})
 		}
@@ -116,7 +128,7 @@ func runHosts(c *cli.Context) error {
 			plugins = append(plugins, p.String())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", shown(v.Executor), orDash(shown(v.ClientID)), orDash(shown(v.Share)),
-			orDash(shown(v.Version)), uptime, orDash(strings.Join(plugins, " ")))
+			orDash(shown(hostVersion(v))), uptime, orDash(strings.Join(plugins, " ")))
 	}
 	return tw.Flush()
 }

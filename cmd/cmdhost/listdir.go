@@ -71,7 +71,7 @@ func runListDir(c *cli.Context, dir string) error {
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
-	} else if err := printFolder(c.App.Writer, out); err != nil {
+	} else if err := printFolder(c.App.Writer, dir, out); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -96,17 +96,30 @@ func folderManager(e *wasm.Engine, dir string, defaults pluginmgr.Defaults) (*pl
 	}
 }
 
-// printFolder prints one row per command (plugin and state repeated, for
-// grep), one per plugin that serves none, then the errors.
-func printFolder(w io.Writer, plugins []folderPlugin) error {
+// printFolder prints what the folder dir holds, read offline (no host
+// is asked: its words are what a host would do, never "serving"): one row
+// per command (plugin repeated, for grep), one per plugin that serves
+// none, then the errors.
+func printFolder(w io.Writer, dir string, plugins []folderPlugin) error {
+	served := 0
+	for _, p := range plugins {
+		if p.State == string(pluginmgr.StateServing) {
+			served++
+		}
+	}
+	noun := "plugins"
+	if len(plugins) == 1 {
+		noun = "plugin"
+	}
+	fmt.Fprintf(w, "plugins folder %s, read offline (no host asked): %d %s, %d a host would serve\n\n", dir, len(plugins), noun, served)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PLUGIN\tSTATE\tCOMMAND\tIDEMPOTENT\tTIMEOUT\tON TIMEOUT")
+	fmt.Fprintln(tw, "PLUGIN\tIN A HOST\tCOMMAND\tIDEMPOTENT\tTIMEOUT\tON TIMEOUT")
 	for _, p := range plugins {
 		if len(p.Commands) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\n", p.Name, p.State)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\n", p.Name, folderState(p.State))
 		}
 		for _, cmd := range p.Commands {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\t%s\n", p.Name, p.State, cmd.Name, cmd.Idempotent, timeoutWithSource(cmd.TimeoutView), timeoutPolicy(cmd.TimeoutView))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\t%s\n", p.Name, folderState(p.State), cmd.Name, cmd.Idempotent, timeoutWithSource(cmd.TimeoutView), timeoutPolicy(cmd.TimeoutView))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -120,4 +133,17 @@ func printFolder(w io.Writer, plugins []folderPlugin) error {
 		}
 	}
 	return nil
+}
+
+// folderState says what a host would do with a plugin of the folder,
+// given the state the offline load gave it: "served", "refused" (it
+// failed: its error follows the table), or the state itself (disabled).
+func folderState(state string) string {
+	switch pluginmgr.State(state) {
+	case pluginmgr.StateServing:
+		return "served"
+	case pluginmgr.StateFailed:
+		return "refused"
+	}
+	return state
 }

@@ -120,7 +120,10 @@ func TestCallFuel(t *testing.T) {
 	}
 	budget := strconv.FormatInt(used-1, 10)
 	out, errOut, code = run(t, "call", "--fuel", budget, echo, "wat-echo", "-d", "hi")
-	if code != 1 || out != "" || !strings.Contains(errOut, "fuel exhausted") || !strings.Contains(errOut, "budget "+budget) {
+	// The budget came from --fuel: the message says to raise it, not an
+	// operator file's "fuel" (issue 39).
+	if code != 1 || out != "" || !strings.Contains(errOut, "fuel exhausted") || !strings.Contains(errOut, "budget "+budget) ||
+		!strings.Contains(errOut, "from --fuel: raise --fuel") || strings.Contains(errOut, "operator file") {
 		t.Fatalf("a budget below the call's use: stdout %q, stderr %q, status %d", out, errOut, code)
 	}
 }

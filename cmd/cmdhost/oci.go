@@ -118,14 +118,9 @@ func pulledFile(c *cli.Context, src string) (path string, done func(), err error
 	if !strings.HasPrefix(src, oci.Scheme) {
 		return src, func() {}, nil
 	}
-	cfg, err := registryConfig(c)
+	pulled, err := pull(c, src)
 	if err != nil {
 		return "", nil, err
-	}
-	cfg.MaxBytes = maxSentModule
-	pulled, err := oci.Pull(c.Context, src, cfg)
-	if err != nil {
-		return "", nil, cli.Exit(err, exitFailed)
 	}
 	dir, err := os.MkdirTemp("", "cmdhost-pull-")
 	if err != nil {

@@ -28,8 +28,8 @@ func pluginCommand() *cli.Command {
 		Usage: "work with plugin module files",
 		Subcommands: []*cli.Command{{
 			Name:      "inspect",
-			Usage:     "load a module file offline and show what it declares and how the host would serve it",
-			ArgsUsage: "FILE.wasm",
+			Usage:     "load a module file (or oci:// reference) offline and show what it declares and how the host would serve it",
+			ArgsUsage: "FILE.wasm|oci://REGISTRY/REPO[:TAG|@sha256:…]",
 			Description: "Shows the module's digest, ABI version, capabilities and commands. Each command's\n" +
 				"execution timeout is shown with the setting it comes from (the operator file\n" +
 				"NAME.json beside the module, per command or per plugin; the module; the host\n" +
@@ -37,19 +37,19 @@ func pluginCommand() *cli.Command {
 				"module asks for (its imports: publish, http, state, invoke, config...; its\n" +
 				"triggers) beside what the operator file grants, and the key to add for what\n" +
 				"is not granted. An invalid operator file is an error, as it is for the host.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}, execTimeoutFlag()},
+			Flags:  append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}, execTimeoutFlag()}, registryFlags()...),
 			Action: runInspect,
 		}, {
 			Name:      "validate",
-			Usage:     "load module files offline as the host would and report whether each loads",
-			ArgsUsage: "FILE.wasm...",
+			Usage:     "load module files (or oci:// references) offline as the host would and report whether each loads",
+			ArgsUsage: "FILE.wasm|oci://REGISTRY/REPO[:TAG|@sha256:…]...",
 			Description: "Loads each module as the host would (default plugin settings), prints one line\n" +
 				"per file as it finishes: its commands, or why the host refuses it. Exit status\n" +
 				"1 when any file is invalid. What fails only when called (a bad reply) is not\n" +
 				"caught: try it with cmdhost call.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {file, ok, commands, error}"}},
+			Flags:  append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {file, ok, commands, error}"}}, registryFlags()...),
 			Action: runValidate,
-		}, listCommand(), reloadCommand(), removeCommand(), installCommand(), rollbackCommand(), rolloutCommand(), pushCommand(), signCommand(), keygenCommand()},
+		}, listCommand(), reloadCommand(), removeCommand(), installCommand(), rollbackCommand(), rolloutCommand(), pushCommand(), pullCommand(), signCommand(), keygenCommand()},
 	}
 }
 
@@ -128,7 +128,7 @@ func readOperator(path string, d *abi.Description) (*pluginmgr.Operator, error) 
 
 func runInspect(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return cli.Exit("inspect needs one module file: cmdhost plugin inspect FILE.wasm", 2)
+		return cli.Exit("inspect needs one module file or oci:// reference: cmdhost plugin inspect FILE.wasm", 2)
 	}
 	hostTimeout, err := execTimeout(c)
 	if err != nil {
@@ -139,7 +139,11 @@ func runInspect(c *cli.Context) error {
 		return err
 	}
 	defer e.Close(context.Background())
-	path := c.Args().First()
+	path, done, err := pulledFile(c, c.Args().First())
+	if err != nil {
+		return err
+	}
+	defer done()
 	p, bin, err := loadFile(c, e, path, wasm.PluginConfig{PoolSize: 1})
 	if err != nil {
 		return err
@@ -153,7 +157,7 @@ func runInspect(c *cli.Context) error {
 		return err
 	}
 	in := inspection{
-		Name: p.Name(), File: path, Size: len(bin), Digest: "sha256:" + hex.EncodeToString(sum[:]),
+		Name: p.Name(), File: c.Args().First(), Size: len(bin), Digest: "sha256:" + hex.EncodeToString(sum[:]),
 		ABIVersion: d.Version, Capabilities: append([]wasm.Capability{}, p.Capabilities()...),
 		// A module may import one function under several types: listed once.
 		Imports: append([]string{}, slices.Compact(slices.Sorted(slices.Values(p.Imports())))...),
@@ -263,6 +267,15 @@ func runValidate(c *cli.Context) error {
 	// soon as it and the files before it are done, so the output keeps the
 	// arguments' order.
 	files := c.Args().Slice()
+	paths := make([]string, len(files)) // a reference's pulled file
+	for i, f := range files {
+		path, done, err := pulledFile(c, f)
+		if err != nil {
+			return err
+		}
+		defer done()
+		paths[i] = path
+	}
 	results := make([]validation, len(files))
 	done := make([]chan struct{}, len(files))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -272,7 +285,10 @@ func runValidate(c *cli.Context) error {
 			defer close(done[i])
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = validateFile(c, e, path)
+			results[i] = validateFile(c, e, paths[i])
+			if paths[i] != path { // pulled: named by its reference
+				results[i].File, results[i].Error = path, strings.ReplaceAll(results[i].Error, paths[i], path)
+			}
 		}()
 	}
 	invalid := 0

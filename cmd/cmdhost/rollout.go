@@ -209,7 +209,9 @@ func hostPluginView(ctx context.Context, h *adminHost, t target, name string, ti
 
 // rollBack undoes the install on host t: it serves the version it served
 // before again, or removes a plugin that was new there; a host that
-// already served this version is left as it was.
+// already served this version is left as it was. The rejected version is
+// not kept for a rollback (admin.Client.Reject): a later `plugin
+// rollback` of the fleet serves one version on every host.
 func rollBack(ctx context.Context, h *adminHost, t target, r *rolloutRow, name string, timeout time.Duration) {
 	if r.Outcome != outcomeServed || r.before == r.Digest {
 		return
@@ -219,13 +221,16 @@ func rollBack(ctx context.Context, h *adminHost, t target, r *rolloutRow, name s
 		_, err = h.callOn(ctx, t.client, admin.OpRemove, admin.Request{Name: name}, timeout)
 	} else {
 		var v admin.Verdict
-		v, err = t.client.WithTimeout(timeout).Rollback(ctx, name)
+		v, err = t.client.WithTimeout(timeout).Reject(ctx, name)
 		switch {
 		case err != nil:
 		case !v.Served:
 			err = fmt.Errorf("rollback refused: %s", v.Reason)
 		case v.Digest != r.before:
 			err = fmt.Errorf("the version kept, %s, is not the one served before, %s", short(v.Digest), short(r.before))
+		case v.Previous == r.Digest:
+			// A host older than admin.Request.Reject.
+			r.Detail = "the host keeps the rejected version for a rollback: `plugin rollback` there would serve it again"
 		}
 	}
 	if err != nil {

@@ -118,3 +118,96 @@ func TestRolloutP99(t *testing.T) {
 		t.Errorf("the batch: %+v, want rolled back for its p99", r)
 	}
 }
+
+// TestRollbackAfterRejectedRollout (issue 39): two hosts serve v1 of a
+// plugin with v0 kept for a rollback; a rollout of v2 is rolled back on
+// its first host on its own. v2 is not what that host keeps for a
+// rollback, so a later `plugin rollback` of both serves v0 on both (it
+// used to put the first on v2 and the second on v0). An install the
+// host refuses for a plugin new there, listed as NAME(failed), is
+// cleared by `plugin remove` (which used to answer "not being served").
+func TestRollbackAfterRejectedRollout(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	broker := brokertest.StartMosquitto(t).String()
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte("reject-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"rej-a", "rej-b"} {
+		startServeIn(t, t.TempDir(), nil, "--broker", broker, "--id", id, "--admin-token-file", tokFile)
+	}
+	admin := func(args ...string) (string, string, int) {
+		return run(t, append(args, "--broker", broker, "--executor", "rej-*", "--token-file", tokFile)...)
+	}
+	// v0 and v1: wat-echo, v1 with a custom section (another digest); v2
+	// fails every call.
+	v0, v1, v2 := filepath.Join(plugins, "wat-echo.wasm"), filepath.Join(t.TempDir(), "v1.wasm"), filepath.Join(plugins, "fail.wasm")
+	bin, err := os.ReadFile(v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(v1, append(bin, 0, 4, 2, 'v', '1', 'x'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{v0, v1} {
+		if out, errOut, code := admin("plugin", "install", v, "--name", "app"); code != 0 {
+			t.Fatalf("install %s: %q %q %d", v, out, errOut, code)
+		}
+	}
+
+	done := make(chan int, 1)
+	go func() {
+		// A module of 3 MB compiles for a while on a loaded machine.
+		_, _, code := admin("plugin", "rollout", v2, "--name", "app", "--batch", "1", "--watch", "3s", "--max-error-rate", "0.2", "--timeout", "60s")
+		done <- code
+	}()
+	code := -1
+	for code < 0 {
+		select {
+		case code = <-done:
+		default:
+			run(t, "invoke", "fail", "--broker", broker, "--executor", "rej-a", "--timeout", "2s")
+		}
+	}
+	if code != 1 {
+		t.Fatalf("rollout of a failing module: exit %d, want 1 (rolled back)", code)
+	}
+
+	if out, errOut, code := admin("plugin", "rollback", "app"); code != 0 {
+		t.Fatalf("rollback after the rollout: %q %q %d", out, errOut, code)
+	}
+	want := fileDigest(t, v0)
+	for _, h := range fleetHosts(t, broker) {
+		if len(h.Plugins) != 1 || h.Plugins[0].Digest != want {
+			t.Errorf("%s after the rollback: %+v, want app at v0 %s", h.Executor, h.Plugins, short(want))
+		}
+	}
+
+	// A plugin dup declaring wat-echo, app's command, is refused on
+	// every host.
+	if out, errOut, code := admin("plugin", "install", v1, "--name", "dup"); code != 1 || !strings.Contains(out, "already served by plugin app") {
+		t.Fatalf("install of a clashing plugin: %q %q %d, want refused", out, errOut, code)
+	}
+	if out, _, _ := run(t, "hosts", "--broker", broker, "--executor", "rej-*"); strings.Count(out, "dup(failed)") != 2 {
+		t.Fatalf("hosts after the refused install:\n%s", out)
+	}
+	if out, errOut, code := admin("plugin", "remove", "dup"); code != 0 {
+		t.Fatalf("remove of a failed plugin: %q %q %d", out, errOut, code)
+	}
+	for _, h := range fleetHosts(t, broker) {
+		if len(h.Plugins) != 1 || h.Plugins[0].Name != "app" {
+			t.Errorf("%s after removing dup: %+v, want app alone", h.Executor, h.Plugins)
+		}
+	}
+}
+
+// fleetHosts is `cmdhost hosts --json` of the hosts named rej-*.
+func fleetHosts(t *testing.T, broker string) []hostRow {
+	t.Helper()
+	out, errOut, code := run(t, "hosts", "--broker", broker, "--executor", "rej-*", "--json")
+	var hosts []hostRow
+	if code != 0 || json.Unmarshal([]byte(out), &hosts) != nil || len(hosts) != 2 {
+		t.Fatalf("hosts --json: %q %q %d", out, errOut, code)
+	}
+	return hosts
+}

@@ -94,6 +94,8 @@ const (
 	tlsRecipe = "### mosquitto with TLS and passwords"
 	aclRecipe = "### mosquitto: who may call which command"
 	aioRecipe = "### The Azure IoT Operations broker: TLS and a service account token"
+	// embeddedRecipe is the embedded broker's users, TLS and ACL at once.
+	embeddedRecipe = "### The embedded broker with users, TLS and an ACL"
 )
 
 // recipeNames replaces, in a recipe's text, the names that stand for the
@@ -225,8 +227,9 @@ func (b *recipeBroker) serve(t *testing.T) {
 	startServe(t, nil, append(strings.Fields(b.names.apply(cmds[0].text))[2:], b.hostTLS...)...)
 }
 
-// invoke runs a recipe's invoke line and checks what its comment says:
-// "→ OUT" or "TEXT on stderr, exit N".
+// invoke runs a recipe's cmdhost line (an invoke, an admin command) and
+// checks what its comment says: "→ OUT", or "TEXT on stderr, exit N"
+// (or on stdout).
 func (b *recipeBroker) invoke(t *testing.T, c docCommand) {
 	t.Helper()
 	args := append(strings.Fields(b.names.apply(c.text))[1:], b.clientTLS...)
@@ -238,11 +241,15 @@ func (b *recipeBroker) invoke(t *testing.T, c docCommand) {
 		}
 		return
 	}
-	m := regexp.MustCompile(`^(.+) on stderr, exit (\d+)$`).FindStringSubmatch(comment)
+	m := regexp.MustCompile(`^(.+) on (stderr|stdout), exit (\d+)$`).FindStringSubmatch(comment)
 	if m == nil {
-		t.Fatalf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"TEXT on stderr, exit N\"", c.text, c.comment)
+		t.Fatalf("%s: the comment %q says nothing this test can check: write \"→ OUTPUT\" or \"TEXT on stderr (or stdout), exit N\"", c.text, c.comment)
 	}
-	if !strings.Contains(errOut, m[1]) || strconv.Itoa(code) != m[2] {
+	where := errOut
+	if m[2] == "stdout" {
+		where = out
+	}
+	if !strings.Contains(where, m[1]) || strconv.Itoa(code) != m[3] {
 		t.Errorf("%s\nstdout %q, stderr %q, exit %d; the recipe says %q", c.text, out, errOut, code, c.comment)
 	}
 }
@@ -329,6 +336,54 @@ func TestDocsSecurityACL(t *testing.T) {
 	host.publish(t, own, "mark")
 	if got := op.next(t); got.Topic != own || string(got.Payload) != "mark" {
 		t.Errorf("the operator got %s %q before the mark: a refused subscription delivered", got.Topic, got.Payload)
+	}
+}
+
+// TestDocsSecurityEmbedded runs docs/security.md's "The embedded broker
+// with users, TLS and an ACL" as it is written (issue 39): its ACL file,
+// its two user add lines, its serve, then each client line, checked as
+// its comment says (the operator's echo answered, another command and
+// the admin ops refused by the broker; the admin's plugin list served).
+func TestDocsSecurityEmbedded(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
+	acls := recipeBlocks(t, embeddedRecipe, "conf")
+	cmds := recipeCommands(t, embeddedRecipe)
+	if len(acls) != 1 || len(cmds) < 5 || !strings.HasPrefix(cmds[0].text, "cmdhost user add ") || !strings.HasPrefix(cmds[2].text, "cmdhost serve ") {
+		t.Fatalf("the recipe is an ACL file, two user add lines, a serve and client lines; found %d config blocks and %q", len(acls), cmds)
+	}
+	tmp := t.TempDir()
+	pki := testkit.NewPKI(t)
+	serverCert, serverKey := pki.Server(t, "broker")
+	dir := t.TempDir()
+	testkit.InstallFile(t, filepath.Join(plugins, "echo.wasm"), dir, "echo.wasm")
+	tlsAddr := freeAddr(t)
+	names := recipeNames{
+		"/etc/cmdhost/users":  filepath.Join(tmp, "users"),
+		"/etc/cmdhost/acl":    filepath.Join(tmp, "acl"),
+		"operator-password":   secretFile(t, recipeOperatorPassword),
+		"admin-password":      secretFile(t, recipeHostPassword),
+		"server.pem":          serverCert,
+		"server-key.pem":      serverKey,
+		"ca.pem":              pki.CAFile,
+		"0.0.0.0:8883":        tlsAddr,
+		"broker.example:8883": tlsAddr,
+		"DIR":                 dir,
+		"ID":                  recipeExecutor,
+	}
+	if err := os.WriteFile(names["/etc/cmdhost/acl"], []byte(names.apply(acls[0])), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cmds[:2] {
+		if out, errOut, code := run(t, strings.Fields(names.apply(c.text))[1:]...); code != 0 {
+			t.Fatalf("%s: %q %q exit %d", c.text, out, errOut, code)
+		}
+	}
+	// startServeIn gives --plugins, --listen and --id of its own; those
+	// the recipe gives come after, and are the same.
+	startServeIn(t, dir, nil, strings.Fields(names.apply(cmds[2].text))[2:]...)
+	b := &recipeBroker{names: names}
+	for _, c := range cmds[3:] {
+		b.invoke(t, c)
 	}
 }
 

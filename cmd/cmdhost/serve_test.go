@@ -390,3 +390,23 @@ func checkInvokeOutputs(t *testing.T, broker string) {
 		t.Errorf("invoke on a terminal: %q, %v; want the payload and a newline", tty, err)
 	}
 }
+
+// TestServingLine (issue 39): the line that says a host is ready is
+// short: counts, not its topics (a folder of many plugins made it 2 KB),
+// and the host's own ops are not counted among the commands.
+func TestServingLine(t *testing.T) {
+	var mu sync.Mutex
+	var line string
+	startServeIn(t, t.TempDir(), func(l string) {
+		if strings.Contains(l, "msg=serving") {
+			mu.Lock()
+			line = l
+			mu.Unlock()
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(line, " commands=0 host_ops=") || strings.Contains(line, "topics=") || len(line) > 300 {
+		t.Fatalf("serving line of an empty folder: %q (%d bytes)", line, len(line))
+	}
+}

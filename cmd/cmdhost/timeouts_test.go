@@ -214,20 +214,25 @@ func TestListDir(t *testing.T) {
 		rows[strings.Join(strings.Fields(l), " ")] = true
 	}
 	for _, w := range []string{
-		"PLUGIN STATE COMMAND IDEMPOTENT TIMEOUT ON TIMEOUT",
-		"bad-net failed - - - -",
-		"counter failed - - - -",
-		"counter-idem serving counter-idem true 750ms (operator plugin) retry ×2",
+		"PLUGIN IN A HOST COMMAND IDEMPOTENT TIMEOUT ON TIMEOUT",
+		"bad-net refused - - - -",
+		"counter refused - - - -",
+		"counter-idem served counter-idem true 750ms (operator plugin) retry ×2",
 		"echo disabled - - - -",
-		"probe serving probe-idem true 500ms (operator command) retry ×1",
-		"probe serving probe-request false 3s (module) fail",
-		"probe serving probe-status false 6s (host default) fail",
+		"probe served probe-idem true 500ms (operator command) retry ×1",
+		"probe served probe-request false 3s (module) fail",
+		"probe served probe-status false 6s (host default) fail",
 		`counter: plugin counter: counter.json: "onTimeout": "retry" applies to every command of the plugin, and the module does not declare counter idempotent (a retry would run its effects twice): remove "onTimeout" and "retries": the module declares no idempotent command`,
 		"bad-net: loading plugin bad-net: imports wasi_snapshot_preview1.sock_accept: network access is never granted to plugins",
 	} {
 		if !rows[w] {
 			t.Errorf("no row %q", w)
 		}
+	}
+	// Offline, nothing is "serving" (issue 39): the first line says
+	// what the folder holds.
+	if !strings.HasPrefix(out, "plugins folder "+dir+", read offline (no host asked): 5 plugins, 2 a host would serve\n") || strings.Contains(out, "serving") {
+		t.Errorf("the folder's summary, or a plugin said serving:\n%s", out)
 	}
 	if code != 1 || !strings.Contains(errOut, "2 of 5 plugins would not be served") {
 		t.Errorf("status %d, stderr %q; want 1", code, errOut)
@@ -271,7 +276,7 @@ func TestListDir(t *testing.T) {
 	// A folder serve would serve whole: status 0.
 	ok := pluginsFolder(t, []string{"counter-idem.wasm"}, nil)
 	out, errOut, code = run(t, "plugin", "list", ok)
-	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "counter-idem serving counter-idem true 10s (host default) fail") {
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "counter-idem served counter-idem true 10s (host default) fail") {
 		t.Errorf("status %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

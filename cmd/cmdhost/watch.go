@@ -87,7 +87,7 @@ func runWatch(c *cli.Context) error {
 			return writeJSONLine(c.App.Writer, f)
 		}
 		recent = keepRecent(recent, f.Happenings)
-		printFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, closed(sawEvent))
+		printFrame(c.App.Writer, viewWidth(c.App.Writer), f, redact.URL(h.broker), interval, recent, closed(sawEvent))
 		return nil
 	})
 }

@@ -80,7 +80,7 @@ func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher
 			recent = keepRecent(recent, r.Happenings)
 		}
 		recent = keepRecent(recent, f.Happenings)
-		printAllFrame(c.App.Writer, f, redact.URL(h.broker), interval, recent, closed(sawEvent))
+		printAllFrame(c.App.Writer, viewWidth(c.App.Writer), f, redact.URL(h.broker), interval, recent, closed(sawEvent))
 		return nil
 	})
 }
@@ -88,15 +88,15 @@ func watchAll(ctx context.Context, c *cli.Context, h *adminHost, events *watcher
 // printAllFrame draws watch --all on a terminal: a block per replica (its
 // name, then its plugins), then the last errors, each replica's reuse
 // cache and the recent happenings of all.
-func printAllFrame(w io.Writer, f watchAllFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
+func printAllFrame(w io.Writer, width int, f watchAllFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
-	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: host %s, %d replicas, on %s, %s, every %v (Ctrl-C quits)",
-		shown(f.Executor), len(f.Replicas), broker, f.Time.Format("15:04:05"), interval), watchWidth))
+	header(w, width, append(hostParts(fmt.Sprintf("cmdhost watch: host %s, %d replicas,", shown(f.Executor), len(f.Replicas)), "on "+broker, width),
+		f.Time.Format("15:04:05"), fmt.Sprintf("every %v (Ctrl-C quits)", interval))...)
 	var failing []watchPlugin
 	var total watchFrame
 	for _, r := range f.Replicas {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, clip(fmt.Sprintf("replica %s (reuse cache: %d hits, %d misses)", shown(r.ClientID), r.ReuseHits, r.ReuseMisses), watchWidth))
+		fmt.Fprintln(w, clip(fmt.Sprintf("replica %s (reuse cache: %d hits, %d misses)", shown(r.ClientID), r.ReuseHits, r.ReuseMisses), width))
 		for _, p := range printPluginRows(w, r.Plugins) {
 			p.Name = clip(shown(r.ClientID), 12) + ":" + p.Name
 			failing = append(failing, p)
@@ -104,5 +104,5 @@ func printAllFrame(w io.Writer, f watchAllFrame, broker string, interval time.Du
 		total.ReuseHits += r.ReuseHits
 		total.ReuseMisses += r.ReuseMisses
 	}
-	printTail(w, total, failing, recent, sawEvent)
+	printTail(w, width, total, failing, recent, sawEvent)
 }

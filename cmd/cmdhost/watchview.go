@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/cmdhost/cmdhost/host/admin"
 	"github.com/cmdhost/cmdhost/internal/events"
@@ -207,25 +210,70 @@ func (w *watcher) drain() []happening {
 // recentShown is how many happenings the terminal view keeps.
 const recentShown = 10
 
-// watchWidth is the width of the terminal view: every line fits 80
-// columns, longer names and texts are cut with an ellipsis.
+// watchWidth is the narrowest the terminal view gets: its tables are 79
+// columns. Every line fits the view's width (viewWidth); longer names and
+// texts are cut with an ellipsis, the header is wrapped.
 const watchWidth = 80
 
-// printFrame draws a frame on a terminal, in place: the cursor home and
-// the screen cleared first. recent are the happenings to show, oldest
-// first. The totals of calls and errors are in --json.
-func printFrame(w io.Writer, f watchFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
+// offTerminalWidth is the view's width on what is not a terminal, or one
+// whose size is not known.
+const offTerminalWidth = 100
+
+// viewWidth is the width of the view on w: the terminal's, at least
+// watchWidth; offTerminalWidth when w is no terminal.
+func viewWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return max(cols, watchWidth)
+		}
+	}
+	return offTerminalWidth
+}
+
+// header writes the view's first lines: its parts joined by ", ",
+// wrapped to width, each line after the first indented (a part longer
+// than a line alone is cut with an ellipsis).
+func header(w io.Writer, width int, parts ...string) {
+	line := ""
+	for _, p := range parts {
+		p = clip(p, width-3) // room for the indent and the comma
+		switch {
+		case line == "":
+			line = p
+		case utf8.RuneCountInString(line)+2+utf8.RuneCountInString(p) < width: // and a comma
+			line += ", " + p
+		default:
+			fmt.Fprintln(w, line+",")
+			line = "  " + p
+		}
+	}
+	fmt.Fprintln(w, line)
+}
+
+// hostParts are the header's parts that name the host and the broker:
+// one, "HOST on BROKER", when it fits width, else two.
+func hostParts(host, on string, width int) []string {
+	if utf8.RuneCountInString(host)+1+utf8.RuneCountInString(on) <= width {
+		return []string{host + " " + on}
+	}
+	return []string{host, on}
+}
+
+// printFrame draws a frame on a terminal of width columns, in place: the
+// cursor home and the screen cleared first. recent are the happenings to
+// show, oldest first.
+func printFrame(w io.Writer, width int, f watchFrame, broker string, interval time.Duration, recent []happening, sawEvent bool) {
 	fmt.Fprint(w, "\x1b[H\x1b[2J")
-	fmt.Fprintln(w, clip(fmt.Sprintf("cmdhost watch: host %s on %s, %s, every %v (Ctrl-C quits)", shown(f.Executor), broker, f.Time.Format("15:04:05"), interval), watchWidth))
-	// The replica that answered, on a line of its own: the header is
-	// full.
+	header(w, width, append(hostParts("cmdhost watch: host "+shown(f.Executor), "on "+broker, width),
+		f.Time.Format("15:04:05"), fmt.Sprintf("every %v (Ctrl-C quits)", interval))...)
+	// The replica that answered, on a line of its own.
 	if r := replicaLine(f.Executor, f.ReplicaID); r != "" {
-		fmt.Fprintln(w, clip(r, watchWidth))
+		fmt.Fprintln(w, clip(r, width))
 	}
 	fmt.Fprintln(w)
 	failing := printPluginRows(w, f.Plugins)
 	printTriggerRows(w, f.Triggers)
-	printTail(w, f, failing, recent, sawEvent)
+	printTail(w, width, f, failing, recent, sawEvent)
 }
 
 // printPluginRows writes the table of plugins and returns those with a
@@ -251,7 +299,21 @@ func printPluginRows(w io.Writer, plugins []watchPlugin) []watchPlugin {
 			failing = append(failing, p)
 		}
 	}
+	printTotals(w, plugins)
 	return failing
+}
+
+// printTotals writes the sums of the plugins' rows: the calls and errors
+// since the host started, and their rates now.
+func printTotals(w io.Writer, plugins []watchPlugin) {
+	var calls, errs int64
+	var callRate, errRate float64
+	for _, p := range plugins {
+		calls, errs = calls+p.Calls, errs+p.Errors
+		callRate, errRate = callRate+p.CallsPerSec, errRate+p.ErrorsPerSec
+	}
+	fmt.Fprintf(w, "total %s calls/s, %s err/s; %s calls, %s errors since start\n",
+		rate(callRate, 7), rate(errRate, 7), count(calls, 9), count(errs, 9))
 }
 
 // printTriggerRows writes the table of triggers, when there are any.
@@ -268,12 +330,12 @@ func printTriggerRows(w io.Writer, triggers []watchTrigger) {
 }
 
 // printTail writes the last errors of failing, the reuse cache's counters
-// of f and the recent happenings.
-func printTail(w io.Writer, f watchFrame, failing []watchPlugin, recent []happening, sawEvent bool) {
+// of f and the recent happenings, in width columns.
+func printTail(w io.Writer, width int, f watchFrame, failing []watchPlugin, recent []happening, sawEvent bool) {
 	if len(failing) > 0 {
 		fmt.Fprintln(w, "\nlast errors:")
 		for _, p := range failing {
-			fmt.Fprintln(w, clip(fmt.Sprintf("  %s: %s", clip(shown(p.Name), 20), shown(p.LastError)), watchWidth))
+			fmt.Fprintln(w, clip(fmt.Sprintf("  %s: %s", clip(shown(p.Name), 20), shown(p.LastError)), width))
 		}
 	}
 	fmt.Fprintf(w, "\nreuse cache: %d hits, %d misses\n\nrecent timeouts and reloads:\n", f.ReuseHits, f.ReuseMisses)
@@ -285,7 +347,7 @@ func printTail(w io.Writer, f watchFrame, failing []watchPlugin, recent []happen
 		if h.Command != "" {
 			what += "/" + h.Command
 		}
-		fmt.Fprintln(w, clip(fmt.Sprintf("  %s  %-14s %-20s %s", h.Time.Local().Format("15:04:05"), clip(shown(h.Kind), 14), clip(shown(what), 20), shown(h.Detail)), watchWidth))
+		fmt.Fprintln(w, clip(fmt.Sprintf("  %s  %-14s %-20s %s", h.Time.Local().Format("15:04:05"), clip(shown(h.Kind), 14), clip(shown(what), 20), shown(h.Detail)), width))
 	}
 	if !sawEvent {
 		fmt.Fprintln(w, "  (timeouts show only from a host started with serve --events)")

@@ -273,8 +273,9 @@ func (c *Client) Reload(ctx context.Context, name string) (PluginView, error) {
 	return v, err
 }
 
-// Remove stops serving the plugin named and deletes its file; it needs
-// the token.
+// Remove stops serving the plugin named and deletes its file; a plugin
+// that failed (a refused install, a file that does not load) is cleared
+// from the host's list. It needs the token.
 func (c *Client) Remove(ctx context.Context, name string) error {
 	_, err := c.Call(ctx, OpRemove, Request{Name: name})
 	return err
@@ -286,6 +287,18 @@ func (c *Client) Remove(ctx context.Context, name string) error {
 func (c *Client) Rollback(ctx context.Context, name string) (Verdict, error) {
 	var v Verdict
 	err := c.decode(ctx, OpRollback, Request{Name: name}, &v, "the host's verdict on rolling back "+name)
+	return v, err
+}
+
+// Reject is Rollback for a version found bad (a rollout's automatic
+// rollback): the host also forgets the version it replaces, and keeps
+// the one kept before it for the next rollback, so that no later
+// rollback serves the rejected version. A host that predates it rolls
+// back as Rollback does: the Verdict's Previous is then the rejected
+// version's digest.
+func (c *Client) Reject(ctx context.Context, name string) (Verdict, error) {
+	var v Verdict
+	err := c.decode(ctx, OpRollback, Request{Name: name, Reject: true}, &v, "the host's verdict on rolling back "+name)
 	return v, err
 }
 

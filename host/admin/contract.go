@@ -48,13 +48,14 @@ const (
 	OpInspect = "inspect" // one plugin (PluginView) with its commands' settings, open
 	OpStats   = "stats"   // the plugins, the reuse cache and the host's version (Stats), open
 	OpReload  = "reload"  // reload a plugin from its file (PluginView), needs the token
-	OpRemove  = "remove"  // stop serving a plugin and delete its file, needs the token
+	OpRemove  = "remove"  // stop serving a plugin (or clear one that failed) and delete its file, needs the token
 	// OpInstall serves a module sent in the request (InstallKeys; in
 	// chunks when it is larger than a packet) and answers with the
 	// host's Verdict; needs the token.
 	OpInstall = "install"
 	// OpRollback serves again the version of a plugin that its last
-	// install replaced (Request; a Verdict); needs the token.
+	// install replaced (Request; a Verdict); needs the token. With
+	// Request.Reject it also forgets the version it replaces.
 	OpRollback = "rollback"
 )
 
@@ -251,4 +252,10 @@ func FolderID(dir string) string {
 // Request is the payload of inspect, reload, remove and rollback.
 type Request struct {
 	Name string `json:"name"`
+	// Reject, for rollback, drops the version rolled back from instead of
+	// keeping it for the next rollback: the version kept before it is
+	// kept again (a rollout rolling back a version it found bad;
+	// Client.Reject). A host that predates it ignores it: its Verdict's
+	// Previous is then the version rolled back from.
+	Reject bool `json:"reject,omitempty"`
 }

@@ -187,7 +187,11 @@ func (a *Ops) rollbackOp(ctx context.Context, r *abi.Request, req admin.Request)
 	if err := plugins.CheckName(req.Name); err != nil {
 		return bad(`name the plugin: {"name":"echo"}: ` + err.Error()), nil
 	}
-	in, err := a.cfg.Manager.Rollback(ctx, req.Name)
+	rollback := a.cfg.Manager.Rollback
+	if req.Reject {
+		rollback = a.cfg.Manager.Reject
+	}
+	in, err := rollback(ctx, req.Name)
 	return a.verdict(ctx, r, admin.OpRollback, req.Name, in.Digest, in, err)
 }
 
