@@ -127,3 +127,28 @@ func TestBuildToolchainMissing(t *testing.T) {
 		t.Errorf("build whose rustc has no wasm std: stderr %q, status %d", errOut, code)
 	}
 }
+
+// TestDevBuildsFromManifest: cmdhost dev builds as the manifest says
+// (its command, its module, its name) and installs nothing when the
+// build writes no module.
+func TestDevBuildsFromManifest(t *testing.T) {
+	echo := filepath.Join(repoRoot(t), "testdata", "plugins", "echo.wasm")
+	if _, err := os.Stat(echo); err != nil {
+		t.Fatalf("%v (make plugins builds it)", err)
+	}
+	plugins := t.TempDir()
+	dir := manifestProject(t, "proj", `{"lang": "go", "name": "e", "build": "mkdir -p out && cp `+shellWord(echo)+` out/e.wasm", "wasm": "out/e.wasm"}`)
+	out, errOut, code := run(t, "dev", dir, "--plugins", plugins, "--once", "--wait", "0")
+	if code != 0 || !strings.Contains(out, "building: mkdir -p out && cp ") || !strings.Contains(out, "built "+filepath.Join(dir, "out", "e.wasm")) ||
+		!strings.Contains(out, "installed as "+filepath.Join(plugins, "e.wasm")) {
+		t.Fatalf("dev --once: stdout %q, stderr %q, status %d", out, errOut, code)
+	}
+	dir = manifestProject(t, "none", `{"lang": "go", "build": "true"}`)
+	out, errOut, code = run(t, "dev", dir, "--plugins", plugins, "--once", "--wait", "0")
+	if code != exitFailed || !strings.Contains(out, "succeeded but made no none.wasm") || !strings.Contains(out, "nothing installed") || strings.Contains(out, "installed as") {
+		t.Fatalf("dev --once with a build that writes no module: stdout %q, stderr %q, status %d", out, errOut, code)
+	}
+	if _, err := os.Stat(filepath.Join(plugins, "none.wasm")); err == nil {
+		t.Fatal("dev installed none.wasm")
+	}
+}

@@ -120,9 +120,9 @@ func runDev(c *cli.Context) error {
 }
 
 // devLoop is one project under cmdhost dev: its folder, its manifest
-// (how it builds, its module), where it prints, how its module is checked and installed
-// (installModule, into the host's folder) and how the host's verdict on
-// it is had (hostVerdict).
+// (how it builds, its module), where it prints, how its module is
+// checked and installed (installModule, into the host's folder) and how
+// the host's verdict on it is had (hostVerdict).
 type devLoop struct {
 	dir     string
 	m       manifest
@@ -139,8 +139,13 @@ func (d *devLoop) round(ctx context.Context) bool {
 	fmt.Fprintf(d.out, "building: %s in %s\n", d.m.Build, d.dir)
 	var output bytes.Buffer
 	src, err := buildProject(ctx, d.dir, d.m, &output)
-	if err != nil {
+	var failed *buildFailure
+	switch {
+	case errors.As(err, &failed):
 		fmt.Fprintf(d.out, "build failed (%v), nothing installed:\n%s", err, indent(output.String()))
+		return false
+	case err != nil: // a toolchain missing, or no module made
+		fmt.Fprintf(d.out, "%v; nothing installed\n", err)
 		return false
 	}
 	fmt.Fprintf(d.out, "built %s in %v\n", src, time.Since(start).Round(time.Millisecond))
