@@ -196,7 +196,8 @@ func rustBuildEnv(env []string) []string { return nil }
 var buildHints = []struct{ lang, output, hint string }{
 	{"rust", "E0463", "this rustc has no standard library for the WASI target: install Debian's libstd-rust-dev-wasm32 " +
 		"(with /usr/bin/rustc: RUSTC=/usr/bin/rustc CARGO=/usr/bin/cargo cmdhost build), or rustup target add wasm32-wasip1"},
-	{"c", "file not found", "clang finds no WASI headers: install wasi-libc (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32)"},
+	{"c", "'stdlib.h' file not found", "clang finds no WASI C library: install wasi-libc (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32)"},
+	{"c", "'string.h' file not found", "clang finds no WASI C library: install wasi-libc (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32)"},
 	{"c", "libclang_rt.builtins", "clang has no WebAssembly runtime library: install libclang-rt-14-dev-wasm32 (or the one of your clang's version)"},
 	{"c", "wasm-ld", "install lld, the WebAssembly linker (Debian: lld)"},
 }

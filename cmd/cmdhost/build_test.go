@@ -126,6 +126,20 @@ func TestBuildToolchainMissing(t *testing.T) {
 	if code != exitFailed || !strings.Contains(errOut, "failed: exit status 1; this rustc has no standard library for the WASI target: install Debian's libstd-rust-dev-wasm32") {
 		t.Errorf("build whose rustc has no wasm std: stderr %q, status %d", errOut, code)
 	}
+	// clang without wasi-libc: the hint; a header of the project's own
+	// missing: none.
+	for _, tool := range []string{"clang", "wasm-ld"} {
+		if err := os.WriteFile(filepath.Join(bin, tool), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for header, want := range map[string]string{"stdlib.h": "failed: exit status 1; clang finds no WASI C library: install wasi-libc", "mine.h": "failed: exit status 1\n"} {
+		dir = manifestProject(t, "c-"+header, `{"lang": "c", "build": "echo \"handler.c:1:10: fatal error: '`+header+`' file not found\" >&2; exit 1"}`)
+		_, errOut, code = runEnv(t, []string{"PATH=" + bin}, "build", dir)
+		if code != exitFailed || !strings.Contains(errOut, want) {
+			t.Errorf("build whose %s is missing: stderr %q, status %d; want %q", header, errOut, code, want)
+		}
+	}
 }
 
 // TestDevBuildsFromManifest: cmdhost dev builds as the manifest says
