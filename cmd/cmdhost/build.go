@@ -160,13 +160,14 @@ func missingTool(m manifest, env []string) string {
 	}
 	need = append(need, toolchains[m.Lang]...)
 	for _, t := range need {
+		where := "is not on PATH"
 		if m.Lang == "rust" && t.name == "rustc" {
 			if rustc := envValue(env, "RUSTC"); rustc != "" {
-				t.name = rustc
+				t.name, where = rustc, "(RUSTC) is not found"
 			}
 		}
 		if _, err := exec.LookPath(t.name); err != nil {
-			return fmt.Sprintf("%s is not on PATH: install %s", t.name, t.install)
+			return fmt.Sprintf("%s %s: install %s", t.name, where, t.install)
 		}
 	}
 	return ""

@@ -113,7 +113,7 @@ func TestBuildToolchainMissing(t *testing.T) {
 	}
 	// RUSTC names the compiler to look for.
 	dir := manifestProject(t, "rustc", `{"lang": "rust", "build": "true"}`)
-	if _, errOut, code := runEnv(t, []string{"RUSTC=/no/such/rustc"}, "build", dir); code != exitFailed || !strings.Contains(errOut, "/no/such/rustc is not on PATH") {
+	if _, errOut, code := runEnv(t, []string{"RUSTC=/no/such/rustc"}, "build", dir); code != exitFailed || !strings.Contains(errOut, "/no/such/rustc (RUSTC) is not found: install Rust with a WASI target") {
 		t.Errorf("build with RUSTC=/no/such/rustc: stderr %q, status %d", errOut, code)
 	}
 	// rustc's E0463: no standard library for the target.
