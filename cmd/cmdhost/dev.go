@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -28,8 +27,9 @@ func devCommand() *cli.Command {
 		Usage:     "rebuild a handler project on every change and install it into a host's plugins folder",
 		ArgsUsage: "[DIR]",
 		Description: "Watches the handler project in DIR (default: the current folder; one made by\n" +
-			"cmdhost new, or any with a Makefile whose default target builds NAME.wasm).\n" +
-			"At the start and after every change it runs make, loads the module as the\n" +
+			"cmdhost new, or any with a cmdhost.json, or a Makefile whose default target builds\n" +
+			"NAME.wasm). At the start and after every change it builds as cmdhost build does\n" +
+			"(the manifest's build command; without one, make), loads the module as the\n" +
 			"host would, and installs it into --plugins as plugin install does (a module\n" +
 			"whose command or topic another plugin there serves is refused, not copied),\n" +
 			"then waits up to --wait for the running host (--broker, --executor) to serve\n" +
@@ -54,8 +54,9 @@ func runDev(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "Makefile")); err != nil {
-		return cli.Exit(fmt.Sprintf("%s has no Makefile: dev runs make there (make a project with cmdhost new NAME)", dir), exitUsage)
+	m, err := devManifest(dir, c.String("name"))
+	if err != nil {
+		return cli.Exit(err, exitUsage)
 	}
 	plugins := c.String("plugins")
 	if st, err := os.Stat(plugins); err != nil || !st.IsDir() {
@@ -71,12 +72,12 @@ func runDev(c *cli.Context) error {
 	defer e.Close(context.Background())
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	name := cmp.Or(c.String("name"), filepath.Base(dir))
+	name := m.Name
 	// One offline view of the folder for the whole session: each round
 	// loads only the files changed since the round before.
 	folder, closeFolder := folderManager(e, plugins, pluginmgr.Defaults{ExecTimeout: pluginmgr.NoTimeout})
 	defer closeFolder()
-	d := &devLoop{dir: dir, name: name, out: c.App.Writer,
+	d := &devLoop{dir: dir, m: m, out: c.App.Writer,
 		install: func(src string) (installed, error) { return installModule(c, e, src, plugins, name, folder) },
 		verdict: func(in installed) (string, error) { return hostVerdict(ctx, c, in.name, in.digest, plugins) }}
 	if c.Bool("once") {
@@ -85,7 +86,7 @@ func runDev(c *cli.Context) error {
 		}
 		return nil
 	}
-	output := d.name + ".wasm"
+	output := filepath.Base(m.Wasm)
 	changes, err := watchProject(ctx, dir, c.Duration("debounce"), output)
 	if err != nil {
 		return err
@@ -118,13 +119,13 @@ func runDev(c *cli.Context) error {
 	}
 }
 
-// devLoop is one project under cmdhost dev: its folder, its module's
-// name, where it prints, how its module is checked and installed
-// (installModule, into the host's folder) and how the host's verdict on
-// it is had (hostVerdict).
+// devLoop is one project under cmdhost dev: its folder, its manifest
+// (how it builds, its module), where it prints, how its module is
+// checked and installed (installModule, into the host's folder) and how
+// the host's verdict on it is had (hostVerdict).
 type devLoop struct {
 	dir     string
-	name    string
+	m       manifest
 	out     io.Writer
 	install func(src string) (installed, error)
 	verdict func(installed) (string, error)
@@ -135,18 +136,16 @@ type devLoop struct {
 // the build.
 func (d *devLoop) round(ctx context.Context) bool {
 	start := time.Now()
-	fmt.Fprintf(d.out, "building: make in %s\n", d.dir)
-	cmd := exec.CommandContext(ctx, "make")
-	cmd.Dir = d.dir
+	fmt.Fprintf(d.out, "building: %s in %s\n", d.m.Build, d.dir)
 	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	if err := cmd.Run(); err != nil {
+	src, err := buildProject(ctx, d.dir, d.m, &output)
+	var failed *buildFailure
+	switch {
+	case errors.As(err, &failed):
 		fmt.Fprintf(d.out, "build failed (%v), nothing installed:\n%s", err, indent(output.String()))
 		return false
-	}
-	src := filepath.Join(d.dir, d.name+".wasm")
-	if _, err := os.Stat(src); err != nil {
-		fmt.Fprintf(d.out, "build made no %s (see --name), nothing installed\n", src)
+	case err != nil: // a toolchain missing, or no module made
+		fmt.Fprintf(d.out, "%v; nothing installed\n", err)
 		return false
 	}
 	fmt.Fprintf(d.out, "built %s in %v\n", src, time.Since(start).Round(time.Millisecond))

@@ -78,7 +78,7 @@ func TestDev(t *testing.T) {
 		t.Fatalf("dev --once: %q, exit %d", out, code)
 	}
 	untilAnswer(t, broker, "devc", "v3", time.Minute)
-	if _, errOut, code := run(t, "dev", t.TempDir(), "--plugins", pluginsDir); code != exitUsage || !strings.Contains(errOut, "has no Makefile") {
-		t.Fatalf("dev in a folder without a Makefile: %q, exit %d", errOut, code)
+	if _, errOut, code := run(t, "dev", t.TempDir(), "--plugins", pluginsDir); code != exitUsage || !strings.Contains(errOut, "has no cmdhost.json: cmdhost new NAME writes one") || !strings.Contains(errOut, "or give it a Makefile") {
+		t.Fatalf("dev in a folder without a manifest or a Makefile: %q, exit %d", errOut, code)
 	}
 }

@@ -53,7 +53,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
 			cli.HelpFlag, // urfave/cli adds it only with its own help command (helpCommand)
 		},
-		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), publishCommand(), callCommand(), pluginCommand(), userCommand(), newCommand(), versionCommand(), completionCommand(), watchCommand(), devCommand(), hostsCommand(), stateCommand(), helpCommand()}),
+		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), publishCommand(), callCommand(), pluginCommand(), userCommand(), newCommand(), buildCommand(), versionCommand(), completionCommand(), watchCommand(), devCommand(), hostsCommand(), stateCommand(), helpCommand()}),
 		// Completion scripts (completion.go) ask the binary what may follow.
 		EnableBashCompletion: true,
 		OnUsageError:         usageError,

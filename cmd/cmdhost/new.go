@@ -163,6 +163,7 @@ func runNew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	files = append(files, newManifest(p))
 	if err := writeProject(c.String("dir"), target, append(files, sdkCopy...)); err != nil {
 		return err
 	}

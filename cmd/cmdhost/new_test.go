@@ -25,7 +25,8 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// TestNewBuildsAndLoads: a new project in each language builds as is,
+// TestNewBuildsAndLoads: a new project in each language builds as is (with
+// cmdhost build, which reads the manifest new wrote),
 // with no flag and nothing but what the binary carries, its own test
 // passes, and the module it builds installs into a running host, which
 // serves it. With --cmdhost-src a Go project builds against the source
@@ -91,7 +92,12 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				t.Fatalf("new: stdout %q, stderr %q, status %d", out, errOut, code)
 			}
 			proj := filepath.Join(tmp, c.name)
-			build := runIn(t, proj, "make")
+			// cmdhost build reads the manifest new wrote and builds with
+			// the project's Makefile (its output shown), as make does.
+			build := runIn(t, proj, binary, "--cache-dir", cliCache(), "build")
+			if want := "built " + filepath.Join(proj, c.name+".wasm") + " in "; !strings.Contains(build, "building "+c.name+" ("+c.lang+"): make in "+proj) || !strings.Contains(build, want) {
+				t.Errorf("cmdhost build: want %q:\n%s", want, build)
+			}
 			tests := runIn(t, proj, "make", "test")
 			if c.lang == "rust" {
 				// Cargo's build and its lock file, offline; or rustc alone.
