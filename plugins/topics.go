@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -146,8 +147,9 @@ type servedTopic struct {
 // one of topics (those of plugin name's new version) overlaps the topic of
 // a command another plugin serves now. Manager.mu is held.
 func (m *Manager) topicClash(name string, topics []commandTopic) error {
+	others := slices.Concat(m.unpublished.topics, m.served.Load().topics)
 	for _, ct := range topics {
-		for _, other := range m.served.Load().topics {
+		for _, other := range others {
 			if other.plugin == name || !ct.overlaps(other.commandTopic) {
 				continue
 			}
