@@ -263,7 +263,9 @@ const (
 
 // rewriteBenchSection replaces the text between the markers in path
 // with table.
-func rewriteBenchSection(path, table string) error { return rewriteSection(path, benchStart, benchEnd, table) }
+func rewriteBenchSection(path, table string) error {
+	return rewriteSection(path, benchStart, benchEnd, table)
+}
 
 // rewriteSection replaces the text between the markers start and end in
 // path with text.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -144,9 +146,9 @@ func scaleClients(t *testing.T) string {
 	defer idle.close()
 	base := h.rssNow()
 	for _, n := range []int{0, 100, 1000, 3000, 10000} {
-		if n > maxClients {
-			fmt.Fprintf(&b, "| %d | not measured: %d file descriptors allow %d |  |  |  |\n", n, fdRoom(t), maxClients)
-			break
+		if n > maxClients { // the last step: as many as the file descriptors allow
+			fmt.Fprintf(io.MultiWriter(&b, os.Stdout), "(%d file descriptors: %d idle clients, not %d)\n\n", fdRoom(t), maxClients, n)
+			n = maxClients
 		}
 		if err := idle.grow(n); err != nil {
 			t.Fatalf("%d idle clients: %v", n, err)
@@ -160,15 +162,17 @@ func scaleClients(t *testing.T) string {
 		fmt.Fprintf(io.MultiWriter(&b, os.Stdout), "| %d | %.1f | %s | %.0f | %.2f | %s |\n", n, mibOf(rss), per, res.Rate(), ms(res.P99), loadAvg())
 	}
 	idle.close()
+	// The host answers 503 past 1,024 requests pending (rpc's bound), so
+	// that the active clients stop at 500.
 	b.WriteString("\n| active clients (1 request in flight each) | peak RSS MiB | req/s | p50 ms | p99 ms | load |\n|---|---|---|---|---|---|\n")
-	for _, w := range []int{16, 100, 1000} {
+	for _, w := range []int{16, 100, 500} {
 		if w > maxClients {
 			break
 		}
 		peak := h.sampleRSS()
 		res := runLoad(t, loadgen.Config{Broker: broker, Topic: "rpc/cli-host/echo", Payload: []byte("x"), Requests: max(4000, 4*w),
 			Warmup: w, InFlight: w, Expiry: 30 * time.Second})
-		fmt.Fprintf(&b, "| %d | %.1f | %.0f | %.2f | %.2f | %s |\n", w, mibOf(peak()), res.Rate(), ms(res.P50), ms(res.P99), loadAvg())
+		fmt.Fprintf(io.MultiWriter(&b, os.Stdout), "| %d | %.1f | %.0f | %.2f | %.2f | %s |\n", w, mibOf(peak()), res.Rate(), ms(res.P50), ms(res.P99), loadAvg())
 	}
 	h.stop()
 	b.WriteString("\n")
@@ -186,9 +190,14 @@ func scalePayload(t *testing.T) string {
 	for _, size := range []int{1 << 10, 16 << 10, 256 << 10, 1 << 20, 4 << 20} {
 		n := min(4000, max(64, (256<<20)/size))
 		peak := h.sampleRSS()
-		res := runLoad(t, loadgen.Config{Broker: broker, Topic: "rpc/cli-host/echo", Payload: make([]byte, size), Requests: n,
-			Warmup: n / 10, InFlight: 16, Expiry: 60 * time.Second})
-		fmt.Fprintf(&b, "| %s | %.0f | %.1f | %.2f | %.2f | %.1f | %s |\n", sizeName(size), res.Rate(), res.Rate()*float64(size)/(1<<20),
+		res, err := loadgen.Run(context.Background(), loadgen.Config{Broker: broker, Topic: "rpc/cli-host/echo", Payload: make([]byte, size),
+			Requests: n, Warmup: n / 10, InFlight: 16, Expiry: 30 * time.Second})
+		w := io.MultiWriter(&b, os.Stdout)
+		if err != nil { // a limit found: said in the table, and the larger sizes not tried
+			fmt.Fprintf(w, "| %s | failed: %s |  |  |  | %.1f | %s |\n", sizeName(size), strings.SplitN(err.Error(), "\n", 2)[0], mibOf(peak()), loadAvg())
+			break
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %.1f | %.2f | %.2f | %.1f | %s |\n", sizeName(size), res.Rate(), res.Rate()*float64(size)/(1<<20),
 			ms(res.P50), ms(res.P99), mibOf(peak()), loadAvg())
 	}
 	b.WriteString("\n")
@@ -219,7 +228,7 @@ func scaleCommands(t *testing.T, wat []byte) string {
 		cpu := h.cpuNow()
 		res := runLoad(t, loadgen.Config{Broker: broker, Topics: topics, Payload: []byte("x"), Requests: 4000, Warmup: 0, InFlight: 16})
 		used := h.cpuNow() - cpu
-		fmt.Fprintf(&b, "| %d | %.0f | %.2f | %.2f | %.3f | %s |\n", k, res.Rate(), ms(res.P50), ms(res.P99),
+		fmt.Fprintf(io.MultiWriter(&b, os.Stdout), "| %d | %.0f | %.2f | %.2f | %.3f | %s |\n", k, res.Rate(), ms(res.P50), ms(res.P99),
 			float64(used.Microseconds())/1000/float64(res.Requests), loadAvg())
 	}
 	b.WriteString("\n")
@@ -275,6 +284,15 @@ type scaleHost struct {
 	compiled int           // modules its start compiled: files it added to the compilation cache
 	done     chan struct{}
 	stopped  bool
+	logMu    sync.Mutex
+	log      []string // its last lines of log
+}
+
+// lastLines are the host's last lines of log, for a failure's message.
+func (h *scaleHost) lastLines() string {
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	return strings.Join(h.log, "\n")
 }
 
 // startHost starts serve on dir's plugins with the compilation cache in
@@ -296,7 +314,6 @@ func startHost(t *testing.T, dir, cache string, extra ...string) *scaleHost {
 	}
 	t.Cleanup(h.stop)
 	serving := make(chan struct{})
-	var last strings.Builder
 	go func() {
 		defer close(h.done)
 		sc := bufio.NewScanner(stderr)
@@ -306,15 +323,18 @@ func startHost(t *testing.T, dir, cache string, extra ...string) *scaleHost {
 				close(serving)
 				serving = nil
 			}
-			if strings.Contains(sc.Text(), "level=ERROR") && last.Len() < 4096 {
-				last.WriteString(sc.Text() + "\n")
+			h.logMu.Lock()
+			h.log = append(h.log, sc.Text())
+			if len(h.log) > 40 {
+				h.log = h.log[1:]
 			}
+			h.logMu.Unlock()
 		}
 	}()
 	select {
 	case <-serving:
 	case <-h.done:
-		t.Fatalf("serve %v exited: %s", args, last.String())
+		t.Fatalf("serve %v exited:\n%s", args, h.lastLines())
 	case <-time.After(10 * time.Minute):
 		t.Fatalf("serve %v did not start within 10 minutes", args)
 	}
@@ -338,7 +358,7 @@ func (h *scaleHost) stop() {
 func (h *scaleHost) cpuNow() time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", h.cmd.Process.Pid))
 	if err != nil {
-		h.t.Fatalf("reading the host's CPU time: %v", err)
+		h.t.Fatalf("reading the host's CPU time: %v; its last lines:\n%s", err, h.lastLines())
 	}
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:])) // fields from the third on
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
@@ -348,39 +368,48 @@ func (h *scaleHost) cpuNow() time.Duration {
 
 // rssNow is the process's resident set in bytes, from /proc.
 func (h *scaleHost) rssNow() int64 {
+	rss, err := h.readRSS()
+	if err != nil {
+		h.t.Fatalf("%v; its last lines:\n%s", err, h.lastLines())
+	}
+	return rss
+}
+
+func (h *scaleHost) readRSS() (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", h.cmd.Process.Pid))
 	if err != nil {
-		h.t.Fatalf("reading the host's memory: %v", err)
+		return 0, fmt.Errorf("reading the host's memory: %w", err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kib << 10
+			return kib << 10, nil
 		}
 	}
-	h.t.Fatal("no VmRSS in /proc/PID/status")
-	return 0
+	return 0, errors.New("no VmRSS in /proc/PID/status: the host exited")
 }
 
 // sampleRSS samples the resident set every 20 ms until the returned
-// function is called, which returns the largest seen.
+// function is called, which returns the largest seen (a failed read,
+// the host gone, counts as none: the test's goroutine reports it).
 func (h *scaleHost) sampleRSS() func() int64 {
 	quit, result := make(chan struct{}), make(chan int64)
 	go func() {
-		peak := h.rssNow()
+		var peak int64
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
+			rss, _ := h.readRSS()
+			peak = max(peak, rss)
 			select {
 			case <-tick.C:
-				peak = max(peak, h.rssNow())
 			case <-quit:
-				result <- max(peak, h.rssNow())
+				result <- peak
 				return
 			}
 		}
 	}()
-	return func() int64 { close(quit); return <-result }
+	return func() int64 { close(quit); return max(<-result, h.rssNow()) }
 }
 
 func countFiles(dir string) int {
