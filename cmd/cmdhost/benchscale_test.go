@@ -187,13 +187,22 @@ func scalePayload(t *testing.T) string {
 	defer h.stop()
 	broker := &url.URL{Scheme: "mqtt", Host: h.addr}
 	b.WriteString("### Payload size (Go echo, 16 in flight)\n\n| payload | req/s | MiB/s each way | p50 ms | p99 ms | peak RSS MiB | load |\n|---|---|---|---|---|---|---|\n")
-	for _, size := range []int{1 << 10, 16 << 10, 256 << 10, 1 << 20, 4 << 20} {
+	sizes := []int{1 << 10, 16 << 10, 256 << 10, 1 << 20, 4 << 20}
+	if v := os.Getenv("CMDHOST_BENCH_SCALE_PAYLOAD"); v != "" { // one size, in bytes: to look into a limit
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("CMDHOST_BENCH_SCALE_PAYLOAD=%q: want a size in bytes", v)
+		}
+		sizes = []int{n}
+	}
+	for _, size := range sizes {
 		n := min(4000, max(64, (256<<20)/size))
 		peak := h.sampleRSS()
 		res, err := loadgen.Run(context.Background(), loadgen.Config{Broker: broker, Topic: "rpc/cli-host/echo", Payload: make([]byte, size),
 			Requests: n, Warmup: n / 10, InFlight: 16, Expiry: 30 * time.Second})
 		w := io.MultiWriter(&b, os.Stdout)
 		if err != nil { // a limit found: said in the table, and the larger sizes not tried
+			t.Logf("payload %s failed; the host's last lines:\n%s", sizeName(size), h.lastLines())
 			fmt.Fprintf(w, "| %s | failed: %s |  |  |  | %.1f | %s |\n", sizeName(size), strings.SplitN(err.Error(), "\n", 2)[0], mibOf(peak()), loadAvg())
 			break
 		}
