@@ -366,9 +366,12 @@ func compileError(err error, cfg PluginConfig) error {
 
 // instantiateHostModules instantiates in rt the host modules among cmdhost,
 // metering (m, when not nil) and WASI that the guest imports (imported):
-// only those. A module's functions cost memory in every runtime (~20 KiB
+// only those. A module's functions cost memory in every runtime (~33 KiB
 // for WASI's), and a guest that imports none of WASI, as the WAT echo,
-// has no use for them (BENCHMARKS.md, Cost per plugin).
+// has no use for them (BENCHMARKS.md, "What held ~207 KiB per plugin").
+// A host module's system context is never used (its functions reach the
+// calling instance's); the shared crypto/rand.Reader spares it the
+// math/rand state of ~5 KiB wazero would give it.
 func instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs, m *meterHost, imported map[string]bool) error {
 	var builders []wazero.HostModuleBuilder
 	if imported[abi.HostModule] {
@@ -381,9 +384,6 @@ func instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFu
 		builders = append(builders, wasiBuilder(rt))
 	}
 	for _, b := range builders {
-		// A host module's system context is never used (its functions
-		// reach the calling instance's); a random source of its own would
-		// be a math/rand state of ~5 KiB per module and plugin.
 		compiled, err := b.Compile(ctx)
 		if err != nil {
 			return fmt.Errorf("compiling host module: %w", err)
