@@ -9,6 +9,7 @@
 #   make bench      runs the engine benchmarks
 #   make bench-compute runs compute kernels: the engine against bare wazero
 #   make bench-e2e  measures cmdhost against a bare paho echo executor, end to end
+#   make bench-scale measures how cmdhost's cost grows: plugins, clients, payloads, commands
 #   make soak       the long fault-cycling run of the engine
 #   make replicas   measures a replica killed in its share group
 
@@ -53,7 +54,7 @@ ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
 KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
-.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-compute bench-e2e soak clean docs-check replicas sdk-tests paho-tests wazero-tests wazero-upstream
+.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-compute bench-e2e bench-scale soak clean docs-check replicas sdk-tests paho-tests wazero-tests wazero-upstream
 
 all: build plugins
 
@@ -278,6 +279,12 @@ bench-compute: plugins $(BENCH_DIR)/bench-c.wasm $(BENCH_DIR)/bench-rust.wasm
 # embedded broker; rewrites its table in BENCHMARKS.md (a few minutes).
 bench-e2e: deps plugins
 	CMDHOST_BENCH_E2E=1 $(GO) test ./cmd/cmdhost -run '^TestBenchE2E$$' -v -count=1 -timeout 20m
+
+# How cmdhost's cost grows with the work: start and memory against the
+# number of plugins, the embedded broker's clients, payload sizes, commands
+# called at random; rewrites its section of BENCHMARKS.md (< 15 minutes).
+bench-scale: plugins
+	CMDHOST_BENCH_SCALE=1 $(GO) test ./cmd/cmdhost -run '^TestBenchScale$$' -v -count=1 -timeout 30m
 
 soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./internal/wasm -run TestFaultSoak -v -count=1 -timeout 20m

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,6 +118,11 @@ type Manager struct {
 	watchErr error          // why the running Watch does not watch the folder now (watch.go); nil when it does
 	ops      sync.WaitGroup // operations in progress (Close waits for them)
 	drains   sync.WaitGroup // old versions draining
+
+	// unpublished are the plugins a LoadAll committed as first loads and
+	// has not yet published (batch.go): their commands and topics, which
+	// the clash checks count as served.
+	unpublished unpublished
 
 	notifyMu sync.Mutex
 	notified uint64 // the seq the callbacks last ran for
@@ -355,13 +361,14 @@ func (m *Manager) loadAll(ctx context.Context) []error {
 			l := m.prepare(ctx, e, syncChanged)
 			<-sem
 			<-turns[i]
-			res, err := m.commit(ctx, e, l)
+			res, err := m.commitBatched(ctx, e, l)
 			e.release()
 			m.settle(res)
 			errs[i] = err
 		}()
 	}
 	wg.Wait()
+	m.publishBatch()
 	m.notify()
 	var out []error
 	for _, err := range errs {
@@ -706,9 +713,15 @@ func sha(b []byte) string {
 
 // commit publishes what prepare found. The caller holds e's lock.
 func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error) {
-	res := outcome{e: e}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.commitLocked(ctx, e, l, false)
+}
+
+// commitLocked is commit with Manager.mu held; batched, a first load is
+// left unpublished (batch.go).
+func (m *Manager) commitLocked(ctx context.Context, e *entry, l load, batched bool) (outcome, error) {
+	res := outcome{e: e}
 	e.loading = false
 	switch {
 	case l.skip:
@@ -766,7 +779,8 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 		return res, clash
 	}
 
-	if e.cur == nil {
+	first := e.cur == nil
+	if first {
 		e.loads++
 	} else {
 		e.reloads++
@@ -776,7 +790,11 @@ func (m *Manager) commit(ctx context.Context, e *entry, l load) (outcome, error)
 	e.cur = &version{p: l.p, topics: l.topics, digest: l.digest, op: l.op, opDigest: l.opDigest, sigDigest: l.sigDigest, since: time.Now()}
 	e.refused = refusal{}
 	e.lastErr, e.lastErrAt = nil, time.Time{}
-	res.freed = m.publish()
+	if batched && first {
+		m.unpublished.add(e.name, e.cur)
+	} else {
+		res.freed = m.publish()
+	}
 	msg := "plugin loaded"
 	if res.old != nil {
 		msg = "plugin reloaded: new version serving, old one draining"
@@ -815,14 +833,21 @@ func (m *Manager) fail(e *entry, l load, err error, clashed bool) {
 func (m *Manager) clash(name string, p *wasm.Plugin) error {
 	t := m.served.Load()
 	for _, c := range p.Description().Commands {
-		if other, ok := t.byCommand[c.Name]; ok && other.Name() != name {
-			err := &ClashError{Plugin: name, Command: c.Name, Other: other.Name(), OtherCommand: c.Name}
+		other, ok := m.unpublished.commands[c.Name]
+		if !ok {
+			var op *wasm.Plugin
+			if op, ok = t.byCommand[c.Name]; ok {
+				other = op.Name()
+			}
+		}
+		if ok && other != name {
+			err := &ClashError{Plugin: name, Command: c.Name, Other: other, OtherCommand: c.Name}
 			if e := m.entries[name]; e != nil && e.cur != nil {
 				err.msg = fmt.Sprintf("plugin %s: command %s is already served by plugin %s; the new version of %s is refused and the old one keeps serving",
-					name, c.Name, other.Name(), name)
+					name, c.Name, other, name)
 			} else {
 				err.msg = fmt.Sprintf("plugin %s: command %s is already served by plugin %s; %s not loaded",
-					name, c.Name, other.Name(), name)
+					name, c.Name, other, name)
 			}
 			return err
 		}
@@ -853,10 +878,11 @@ func (m *Manager) publish() (freed bool) {
 	}
 	sort.Slice(t.commands, func(i, j int) bool { return t.commands[i].Name() < t.commands[j].Name() })
 	resolveOverlaps(t.commands, old.commands)
-	sort.Slice(t.topics, func(i, j int) bool { // a clash names the same plugin every time
-		return t.topics[i].plugin+"\x00"+t.topics[i].command < t.topics[j].plugin+"\x00"+t.topics[j].command
+	slices.SortFunc(t.topics, func(a, b servedTopic) int { // a clash names the same plugin every time
+		return cmp.Or(strings.Compare(a.plugin, b.plugin), strings.Compare(a.command, b.command))
 	})
 	m.served.Store(t)
+	m.unpublished = unpublished{}
 	if !reflect.DeepEqual(old.commands, t.commands) {
 		m.seq++
 	}

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -146,8 +147,9 @@ type servedTopic struct {
 // one of topics (those of plugin name's new version) overlaps the topic of
 // a command another plugin serves now. Manager.mu is held.
 func (m *Manager) topicClash(name string, topics []commandTopic) error {
+	served := m.served.Load().topics
 	for _, ct := range topics {
-		for _, other := range m.served.Load().topics {
+		for other := range chainTopics(m.unpublished.topics, served) {
 			if other.plugin == name || !ct.overlaps(other.commandTopic) {
 				continue
 			}
@@ -163,4 +165,17 @@ func (m *Manager) topicClash(name string, topics []commandTopic) error {
 		}
 	}
 	return nil
+}
+
+// chainTopics yields the topics of a, then those of b, copying neither.
+func chainTopics(a, b []servedTopic) iter.Seq[servedTopic] {
+	return func(yield func(servedTopic) bool) {
+		for _, s := range [][]servedTopic{a, b} {
+			for _, t := range s {
+				if !yield(t) {
+					return
+				}
+			}
+		}
+	}
 }

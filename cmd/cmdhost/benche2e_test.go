@@ -264,15 +264,21 @@ const (
 // rewriteBenchSection replaces the text between the markers in path
 // with table.
 func rewriteBenchSection(path, table string) error {
+	return rewriteSection(path, benchStart, benchEnd, table)
+}
+
+// rewriteSection replaces the text between the markers start and end in
+// path with text.
+func rewriteSection(path, start, end, text string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	s := string(b)
-	i, j := strings.Index(s, benchStart), strings.Index(s, benchEnd)
+	i, j := strings.Index(s, start), strings.Index(s, end)
 	if i < 0 || j < i {
-		return fmt.Errorf("%s: no section between %q and %q to rewrite", path, benchStart, benchEnd)
+		return fmt.Errorf("%s: no section between %q and %q to rewrite", path, start, end)
 	}
-	s = s[:i+len(benchStart)] + "\n" + table + s[j:]
+	s = s[:i+len(start)] + "\n" + text + s[j:]
 	return os.WriteFile(path, []byte(s), 0o644)
 }

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -21,6 +21,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/logx"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
 	"github.com/cmdhost/cmdhost/internal/setting"
+	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
 // Config configures an Engine.
@@ -257,10 +258,6 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	if p.countsFuel {
 		meter = p.meter
 	}
-	provided, err := e.instantiateHostModules(ctx, rt, host, meter)
-	if err != nil {
-		return nil, err
-	}
 	if p.compiled, err = compile(ctx, rt, wasm, cfg); err != nil {
 		return nil, err
 	}
@@ -269,10 +266,17 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		return nil, fmt.Errorf("one instance needs %s (its memory limit, tables and the runtime's overhead), more than the whole guest memory budget of %s: raise the budget (serve --max-guest-memory) or lower the plugin's memory limit",
 			mib(p.instanceCost), mib(l))
 	}
+	provided, err := hostExports(host, meter)
+	if err != nil {
+		return nil, err
+	}
 	if p.caps, err = checkImports(p.compiled, provided); err != nil {
 		return nil, err
 	}
 	if err = checkExports(p.compiled); err != nil {
+		return nil, err
+	}
+	if err = instantiateHostModules(ctx, rt, host, meter, importedModules(p.compiled)); err != nil {
 		return nil, err
 	}
 
@@ -361,29 +365,52 @@ func compileError(err error, cfg PluginConfig) error {
 	return fmt.Errorf("not a valid WebAssembly module for this host: %w", err)
 }
 
-// instantiateHostModules instantiates the cmdhost, metering (m, when not
-// nil) and WASI host modules in rt and returns, per module, the functions
-// they provide.
-func (e *Engine) instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs, m *meterHost) (map[string]map[string]api.FunctionDefinition, error) {
-	provided := map[string]map[string]api.FunctionDefinition{}
-	builders := []wazero.HostModuleBuilder{host.builder(rt)}
-	if m != nil {
+// instantiateHostModules instantiates in rt the host modules among cmdhost,
+// metering (m, when not nil) and WASI that the guest imports (imported):
+// only those. A module's functions cost memory in every runtime (~33 KiB
+// for WASI's), and a guest that imports none of WASI, as the WAT echo,
+// has no use for them (BENCHMARKS.md, "What held ~207 KiB per plugin").
+// A host module's system context is never used (its functions reach the
+// calling instance's); the shared crypto/rand.Reader spares it the
+// math/rand state of ~5 KiB wazero would give it.
+func instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs, m *meterHost, imported map[string]bool) error {
+	var builders []wazero.HostModuleBuilder
+	if imported[abi.HostModule] {
+		builders = append(builders, host.builder(rt))
+	}
+	if m != nil && imported[meter.ImportModule] {
 		builders = append(builders, m.builder(rt))
 	}
-	wasi := rt.NewHostModuleBuilder(wasiModule)
-	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
-	builders = append(builders, wasi)
+	if imported[wasiModule] {
+		builders = append(builders, wasiBuilder(rt))
+	}
 	for _, b := range builders {
 		compiled, err := b.Compile(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("compiling host module: %w", err)
+			return fmt.Errorf("compiling host module: %w", err)
 		}
-		if _, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig()); err != nil {
-			return nil, fmt.Errorf("instantiating host module: %w", err)
+		if _, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithRandSource(rand.Reader)); err != nil {
+			return fmt.Errorf("instantiating host module: %w", err)
 		}
-		provided[compiled.Name()] = compiled.ExportedFunctions()
 	}
-	return provided, nil
+	return nil
+}
+
+func wasiBuilder(rt wazero.Runtime) wazero.HostModuleBuilder {
+	wasi := rt.NewHostModuleBuilder(wasiModule)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
+	return wasi
+}
+
+// importedModules returns the names of the modules the guest imports
+// functions from.
+func importedModules(guest wazero.CompiledModule) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range guest.ImportedFunctions() {
+		mod, _, _ := f.Import()
+		out[mod] = true
+	}
+	return out
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -1,9 +1,12 @@
 package wasm
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/httpout"
+	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
 // Grants are what a plugin may reach beyond its own memory and the cmdhost
@@ -91,7 +95,7 @@ func capabilityOf(name string) Capability {
 // of the module is a function the host provides with the same signature,
 // and that no import needs a capability the host never grants. It returns
 // the capabilities the imports ask for.
-func checkImports(guest wazero.CompiledModule, provided map[string]map[string]api.FunctionDefinition) ([]Capability, error) {
+func checkImports(guest wazero.CompiledModule, provided map[string]map[string]funcSig) ([]Capability, error) {
 	for _, m := range guest.ImportedMemories() {
 		mod, name, _ := m.Import()
 		return nil, fmt.Errorf("imports memory %s.%s: the host provides only functions", mod, name)
@@ -107,8 +111,8 @@ func checkImports(guest wazero.CompiledModule, provided map[string]map[string]ap
 		if !ok {
 			return nil, fmt.Errorf("imports %s.%s: the host has no such function", mod, name)
 		}
-		if !sameTypes(def.ParamTypes(), f.ParamTypes()) || !sameTypes(def.ResultTypes(), f.ResultTypes()) {
-			return nil, fmt.Errorf("imports %s.%s with signature %s, the host's is %s", mod, name, signature(f), signature(def))
+		if own := (funcSig{f.ParamTypes(), f.ResultTypes()}); !own.equal(def) {
+			return nil, fmt.Errorf("imports %s.%s with signature %s, the host's is %s", mod, name, own, def)
 		}
 		if mod != wasiModule {
 			continue
@@ -129,19 +133,15 @@ func checkImports(guest wazero.CompiledModule, provided map[string]map[string]ap
 	return out, nil
 }
 
-func sameTypes(a, b []api.ValueType) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+// funcSig is a function's signature, as checkImports compares a guest's
+// import with the host's function.
+type funcSig struct{ params, results []api.ValueType }
+
+func (a funcSig) equal(b funcSig) bool {
+	return slices.Equal(a.params, b.params) && slices.Equal(a.results, b.results)
 }
 
-func signature(f api.FunctionDefinition) string {
+func (a funcSig) String() string {
 	names := func(ts []api.ValueType) string {
 		s := make([]string, len(ts))
 		for i, t := range ts {
@@ -149,8 +149,46 @@ func signature(f api.FunctionDefinition) string {
 		}
 		return "(" + strings.Join(s, ", ") + ")"
 	}
-	return names(f.ParamTypes()) + " -> " + names(f.ResultTypes())
+	return names(a.params) + " -> " + names(a.results)
 }
+
+// hostExports returns, per host module a plugin may import, the
+// signatures of its functions: cmdhost's (host), metering's (m, when not
+// nil) and WASI's. They are read from the tables the modules are built
+// from, WASI's once per process, so that checking a guest's imports
+// builds no module it does not import.
+func hostExports(host *hostFuncs, m *meterHost) (map[string]map[string]funcSig, error) {
+	wasi, err := wasiExports()
+	if err != nil {
+		return nil, err
+	}
+	own := map[string]funcSig{}
+	for name, f := range host.table() {
+		own[name] = funcSig{f.params, f.results}
+	}
+	out := map[string]map[string]funcSig{abi.HostModule: own, wasiModule: wasi}
+	if m != nil {
+		out[meter.ImportModule] = map[string]funcSig{meter.ImportName: {[]api.ValueType{i64}, []api.ValueType{i64}}}
+	}
+	return out, nil
+}
+
+// wasiExports are the signatures of WASI's functions, read once from a
+// runtime built for that.
+var wasiExports = sync.OnceValues(func() (map[string]funcSig, error) {
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	compiled, err := wasiBuilder(rt).Compile(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the WASI host module: %w", err)
+	}
+	out := map[string]funcSig{}
+	for name, def := range compiled.ExportedFunctions() {
+		out[name] = funcSig{def.ParamTypes(), def.ResultTypes()}
+	}
+	return out, nil
+})
 
 // checkExports verifies the module exports the ABI's functions and memory.
 func checkExports(guest wazero.CompiledModule) error {
@@ -160,8 +198,8 @@ func checkExports(guest wazero.CompiledModule) error {
 		if !ok {
 			return fmt.Errorf("does not export %s: not a cmdhost plugin (see abi/ABI.md; Go guests import github.com/cmdhost/cmdhost/sdk)", name)
 		}
-		if len(f.ParamTypes()) != 0 || !sameTypes(f.ResultTypes(), []api.ValueType{api.ValueTypeI32}) {
-			return fmt.Errorf("exports %s with signature %s, want () -> (i32)", name, signature(f))
+		if sig := (funcSig{f.ParamTypes(), f.ResultTypes()}); !sig.equal(funcSig{nil, []api.ValueType{api.ValueTypeI32}}) {
+			return fmt.Errorf("exports %s with signature %s, want () -> (i32)", name, sig)
 		}
 	}
 	if _, ok := guest.ExportedMemories()[abi.ExportMemory]; !ok {

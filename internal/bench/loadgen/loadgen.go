@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"slices"
@@ -35,6 +36,9 @@ type Config struct {
 	// Topic is the request topic; Payload, each request's payload.
 	Topic   string
 	Payload []byte
+	// Topics, when not empty, are request topics each request picks one
+	// of at random, in place of Topic: calls spread over many commands.
+	Topics []string
 	// Requests is how many requests to time, after Warmup untimed ones;
 	// InFlight, how many are outstanding at any time.
 	Requests, Warmup, InFlight int
@@ -172,8 +176,12 @@ func (g *generator) one(ctx context.Context, client *paho.Client, respTopic stri
 	g.waiting[id] = done
 	g.mu.Unlock()
 	expiry := uint32(g.cfg.Expiry / time.Second)
+	topic := g.cfg.Topic
+	if len(g.cfg.Topics) > 0 {
+		topic = g.cfg.Topics[rand.IntN(len(g.cfg.Topics))]
+	}
 	start := time.Now()
-	if _, err := client.Publish(ctx, &paho.Publish{Topic: g.cfg.Topic, QoS: 1, Payload: g.cfg.Payload,
+	if _, err := client.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: g.cfg.Payload,
 		Properties: &paho.PublishProperties{ResponseTopic: respTopic, CorrelationData: corr[:], ContentType: "text/plain",
 			MessageExpiry: &expiry}}); err != nil {
 		return 0, fmt.Errorf("publish: %w", err)
