@@ -67,7 +67,7 @@ type Engine struct {
 	mu      sync.Mutex
 	vars    map[string]*Vars     // by plugin name; survive instances and versions
 	plugins map[*Plugin]struct{} // loaded and not closed: their idle instances make room in the budget
-	// overBudget: their pools can hold more than the budget (warned once
+	// overBudget: their pools can hold more than the budget (said once
 	// when it became so, register)
 	overBudget bool
 	// budgetFull limits warnBudgetFull's lines to one a minute.
