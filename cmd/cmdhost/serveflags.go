@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -137,25 +139,12 @@ func categoryOf(f cli.Flag) string {
 	return ""
 }
 
-// setCategory sets f's Category (urfave/cli's flags have the field, but
-// no setter).
+// setCategory sets f's Category: every urfave/cli flag type has the
+// field and none a setter, so it is set by name.
 func setCategory(f cli.Flag, cat string) {
-	switch f := f.(type) {
-	case *cli.StringFlag:
-		f.Category = cat
-	case *cli.StringSliceFlag:
-		f.Category = cat
-	case *cli.BoolFlag:
-		f.Category = cat
-	case *cli.IntFlag:
-		f.Category = cat
-	case *cli.Int64Flag:
-		f.Category = cat
-	case *cli.DurationFlag:
-		f.Category = cat
-	case *cli.GenericFlag:
-		f.Category = cat
-	default:
-		panic("setCategory: a flag of a type it does not know")
+	field := reflect.ValueOf(f).Elem().FieldByName("Category")
+	if !field.IsValid() || field.Kind() != reflect.String {
+		panic(fmt.Sprintf("setCategory: a flag (%T) without a Category field", f))
 	}
+	field.SetString(cat)
 }
