@@ -19,6 +19,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/rpc/rpctest"
 	"github.com/cmdhost/cmdhost/internal/session"
+	"github.com/cmdhost/cmdhost/internal/state"
 	"github.com/cmdhost/cmdhost/internal/wasm"
 	pluginmgr "github.com/cmdhost/cmdhost/plugins"
 )
@@ -31,14 +32,28 @@ import (
 // checks, the dedup store, the WASM call, the ack) and the fake broker's
 // encoding of requests and decoding of replies. allocs/op counts both
 // sides too. "traced" runs with an OpenTelemetry tracer provider that
-// records every span (exporting none): the cost of tracing.
+// records every span (exporting none): the cost of tracing. "disk" keeps
+// the outcomes of the (non-idempotent) echo in a state store on disk, as
+// serve does by default: what the outcome written, and synced, before
+// each reply costs beside the same echo with its outcomes in memory.
 func BenchmarkHostCost(b *testing.B) {
 	for _, c := range []struct {
-		name   string
-		traced bool
-	}{{"wat-echo", false}, {"echo", false}, {"wat-echo", true}} {
+		name         string
+		traced, disk bool
+	}{{"wat-echo", false, false}, {"echo", false, false}, {"echo", false, true}, {"wat-echo", true, false}} {
 		name := c.name
 		label := name
+		var stores rpc.Stores
+		var backend state.Backend
+		if c.disk {
+			label += "/disk"
+			d, err := state.OpenDisk(state.DiskConfig{Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			stores, backend = rpc.StateStores(d), d
+		}
 		var tracer trace.Tracer
 		if c.traced {
 			label += "/traced"
@@ -60,7 +75,8 @@ func BenchmarkHostCost(b *testing.B) {
 			defer broker.Close()
 			exec, err := rpc.NewExecutor(rpc.Config{ExecutorID: "cost",
 				Session:            session.Config{ClientID: "cost", Broker: &url.URL{Scheme: "mqtt", Host: "fake:1883"}, Dial: broker.Dial},
-				MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tracer: tracer},
+				MaxDedupPerInvoker: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Tracer: tracer,
+				Stores: stores, State: backend},
 				commands.Fixed([]*wasm.Plugin{p}, pluginmgr.Defaults{ExecTimeout: 10 * time.Second, Concurrency: 4}))
 			if err != nil {
 				b.Fatal(err)

@@ -60,7 +60,8 @@
 //	  "tableEntries": 65536,
 //	  "idleTimeout": "5m",
 //	  "grants": {"env": {"REGION": "eu"}, "mounts": [{"host": "/srv/data", "guest": "/data", "readOnly": true}]},
-//	  "config": {"greeting": "hi"}
+//	  "config": {"greeting": "hi"},
+//	  "secrets": {"apiKey": "/etc/cmdhost/secrets/echo-api-key"}
 //	}
 //
 // Every field is optional. "enabled": false keeps the plugin from being
@@ -79,7 +80,9 @@
 // the host serves what Commands returns. "pool", "memoryPages",
 // "tableEntries" and "idleTimeout" set the wasm.PluginConfig fields of the
 // same meaning; "grants.env" and "config"
-// add to the host's values (the file's win); "grants.mounts" replaces the
+// add to the host's values (the file's win), and so do "secrets", config
+// values each read from a file the operator names, at every load
+// (operator_secrets.go: never logged nor shown); "grants.mounts" replaces the
 // host's mounts. See Operator.
 //
 // The file is strict JSON, read strictly (ParseOperator): no comments, no

@@ -86,6 +86,10 @@ type Operator struct {
 	// Config are values the guest reads with config_get ("config"), added to
 	// the host's (the file's value wins); nil: not set.
 	Config map[string]string
+	// Secrets are values the guest reads with config_get too, each read
+	// from a file the operator names ("secrets", operator_secrets.go);
+	// a name is in Config or here, never both. nil: not set.
+	Secrets map[string]Secret
 	// Allow is who may call the plugin's commands ("allow", callers.go);
 	// a "commands" entry's replaces it. nil: not set, anyone may.
 	Allow *Callers
@@ -122,7 +126,7 @@ const MaxFuel = 1 << 53
 
 // operatorFields are the fields of an operator file, in documentation
 // order.
-var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "allow", "quota", "digest", "fuel", "state", "publish", "http", "triggers"}
+var operatorFields = []string{"enabled", "timeout", "onTimeout", "retries", "commands", "concurrency", "pool", "memoryPages", "tableEntries", "maxResponseBytes", "idleTimeout", "grants", "config", "secrets", "allow", "quota", "digest", "fuel", "state", "publish", "http", "triggers"}
 
 // OperatorError is a problem of an operator file: its message names the
 // file, the field and what to write instead.
@@ -206,6 +210,8 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			err = p.grants(f.raw, f.key, op)
 		case "config":
 			op.Config, err = p.strMap(f.raw, f.key, nil)
+		case "secrets":
+			op.Secrets, err = p.secrets(f.raw, f.key)
 		case "allow":
 			op.Allow, err = p.callers(f.raw, f.key)
 		case "quota":
@@ -228,6 +234,9 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := p.checkSecretNames(op); err != nil {
+		return nil, err
 	}
 	return op, nil
 }
@@ -290,8 +299,8 @@ func (op *Operator) pluginConfig(base wasm.PluginConfig) wasm.PluginConfig {
 	if op.Mounts != nil {
 		cfg.Grants.Mounts = append([]wasm.Mount(nil), op.Mounts...)
 	}
-	if op.Config != nil {
-		cfg.Config = merged(base.Config, op.Config)
+	if values := op.configWithSecrets(); values != nil {
+		cfg.Config = merged(base.Config, values)
 	}
 	if op.Fuel > 0 {
 		cfg.Fuel = op.Fuel

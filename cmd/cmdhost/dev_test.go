@@ -52,7 +52,7 @@ func TestDev(t *testing.T) {
 
 	edit("cmdhost_reply(resp, req->payload, req->payload_len);", `cmdhost_reply_text(resp, "v2");`)
 	until("changed: " + filepath.Join(proj, "handler.c"))
-	until("valid: 2 command(s) (devc, devc-count)")
+	until("valid: 4 command(s) (devc, devc-count, devc-event, devc-fetch)")
 	until("installed as")
 	untilAnswer(t, broker, "devc", "v2", time.Minute)
 

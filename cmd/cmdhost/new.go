@@ -58,11 +58,13 @@ func newCommand() *cli.Command {
 		Name:      "new",
 		Usage:     "make a handler project in Go, Rust, C or AssemblyScript that builds into a plugin",
 		ArgsUsage: "NAME",
-		Description: "Writes DIR/NAME/: the commands NAME (an echo) and NAME-count (a count kept in the\n" +
-			"state store), their test, a Makefile (make → NAME.wasm, make test,\n" +
-			"make install PLUGINS=DIR), a README on building, installing and calling\n" +
-			"it, and the SDK of its language in ./cmdhost, from this binary: cmdhost's modules\n" +
-			"are not published, and the project builds with nothing else from cmdhost.\n" +
+		Description: "Writes DIR/NAME/: the commands NAME (an echo), NAME-count (a count kept in the\n" +
+			"state store), NAME-event (publishes an event) and NAME-fetch (calls an HTTP API),\n" +
+			"their test, a Makefile (make → NAME.wasm, make test, make install PLUGINS=DIR),\n" +
+			"a README on building, installing and calling it and on the operator file that\n" +
+			"grants its topics and hosts, and the SDK of its language in ./cmdhost, from this\n" +
+			"binary: cmdhost's modules are not published, and the project builds with nothing\n" +
+			"else from cmdhost.\n" +
 			"NAME must be a command name of at most 122 bytes (and, in Go, a module path element).\n\n" +
 			"--lang go (default), rust (cargo, or rustc alone; wasm32-wasip1, or wasm32-wasi\n" +
 			"before Rust 1.78), c (clang and wasi-libc)\n" +
@@ -81,6 +83,8 @@ func newCommand() *cli.Command {
 type project struct {
 	Name       string
 	Count      string // the second command, NAME-count, which shows the state store
+	Event      string // NAME-event, which shows publishing
+	Fetch      string // NAME-fetch, which shows outbound HTTP
 	Lang       string
 	GoVersion  string
 	SDKModule  string
@@ -105,7 +109,7 @@ func newProject(name, lang string) (project, error) {
 		return project{}, fmt.Errorf("the SDK's go.mod: %w", err)
 	}
 	return project{
-		Name: name, Count: name + countSuffix, Lang: lang, GoVersion: goModLine(gomod, "go"),
+		Name: name, Count: name + countSuffix, Event: name + eventSuffix, Fetch: name + fetchSuffix, Lang: lang, GoVersion: goModLine(gomod, "go"),
 		SDKModule: sdkModule, SDKVersion: moduleVersion(sdkModule), SDKDir: "./" + carriedSDK + "/sdk",
 		ABIModule: abiModule, ABIVersion: moduleVersion(abiModule), ABIDir: "./" + carriedSDK + "/abi",
 		Crate: crateName(name), NPMName: npmName(name),
@@ -320,13 +324,20 @@ func sdkFiles(p project) ([]projectFile, error) {
 // '~' (the shell expands it): ASCII letters, digits, '-', '_' and '.'.
 var modulePathElement = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-// countSuffix makes the name of a project's second command, NAME-count,
-// which shows the state store.
-const countSuffix = "-count"
+// The suffixes of the names of a project's other commands: NAME-count,
+// which shows the state store, NAME-event, publishing, and NAME-fetch,
+// outbound HTTP. They are as long as one another: the bound on NAME is
+// the same for each.
+const (
+	countSuffix = "-count"
+	eventSuffix = "-event"
+	fetchSuffix = "-fetch"
+)
 
 // checkProjectName checks that name can be a command name (and so can
-// name+countSuffix) and a file name, and in Go a module path (a single
-// element), so that the toolchain and the host accept it.
+// name with each suffix: NAME-count, NAME-event, NAME-fetch) and a file
+// name, and in Go a module path (a single element), so that the
+// toolchain and the host accept it.
 func checkProjectName(name, lang string) error {
 	if err := abi.ValidateCommandName(name); err != nil {
 		msg := strings.TrimPrefix(err.Error(), abi.ErrMalformed.Error()+": ")
@@ -500,6 +511,9 @@ func renderProject(p project) ([]projectFile, error) {
 		}
 		rel := strings.TrimSuffix(strings.TrimPrefix(name, root+"/"), ".tmpl")
 		t, err := template.New(rel).Funcs(template.FuncMap{"modpath": goModPath}).Parse(string(text))
+		if err == nil { // the sections every language's README shares
+			_, err = t.ParseFS(projectTemplates, "template/shared/*.tmpl")
+		}
 		if err != nil {
 			return err
 		}

@@ -35,6 +35,13 @@ func repoRoot(t *testing.T) string {
 // counter and its map (seen/PAYLOAD) in the host's state store through a
 // graceful restart of the host and a kill -9, started again each time on
 // the same plugins and state folders; a call that fails writes nothing.
+//
+// And issue 38's (newreach_test.go): a project of each language, granted
+// by its operator file, publishes an event on a granted topic (the test's
+// subscriber gets it) and is refused on another; calls HTTP servers the
+// test started, plain and TLS on a test CA, with an API key from a secret
+// file; and is refused for a host not granted, for 127.0.0.1 unless the
+// grant names it, and for a redirect to a refused address.
 func TestNewBuildsAndLoads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds modules with each language's toolchain")
@@ -47,6 +54,7 @@ func TestNewBuildsAndLoads(t *testing.T) {
 		return launchServe(t, pluginsDir, nil, "--state-dir", stateDir)
 	}
 	addr, _, stop := serve()
+	rc := newReach(t, addr)
 	var served []string // the projects the host serves
 	// The projects' Makefiles run the cmdhost that made them (no CMDHOST
 	// given, and none on PATH) for their tests and install; GOFLAGS without
@@ -91,8 +99,8 @@ func TestNewBuildsAndLoads(t *testing.T) {
 				if viaCargo := strings.Contains(build, "cargo build --offline"); viaCargo != (c.name == "greet-rust") || viaCargo != (lockErr == nil) {
 					t.Errorf("make with cargo %v: Cargo.lock %v:\n%s", c.name == "greet-rust", lockErr, build)
 				}
-				if !strings.Contains(tests, "3 passed") {
-					t.Errorf("make test ran not the project's 3 tests:\n%s", tests)
+				if !strings.Contains(tests, "5 passed") {
+					t.Errorf("make test ran not the project's 5 tests:\n%s", tests)
 				}
 			}
 			wasm := filepath.Join(proj, c.name+".wasm")
@@ -112,9 +120,18 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			if out, errOut, code = run(t, "call", wasm, c.name+"-count", "-d", "hi"); out != "count=1 seen=1" || code != 0 {
 				t.Fatalf("call %s-count -d hi: stdout %q, stderr %q, status %d; want count=1 seen=1", c.name, out, errOut, code)
 			}
+			// One project of each language reaches out (the others build
+			// the same code another way).
+			reaches := c.name != "greet-rustc" && c.name != "greet-src"
+			if reaches {
+				rc.grant(t, pluginsDir, c.name)
+			}
 			runIn(t, proj, "make", "install", "PLUGINS="+pluginsDir)
 			broker := "mqtt://" + addr
 			untilAnswer(t, broker, c.name, "hi", time.Minute)
+			if reaches {
+				rc.check(t, broker, c.name)
+			}
 			countIs(t, broker, c.name, "a", "count=1 seen=1")
 			countIs(t, broker, c.name, "b", "count=2 seen=1")
 			// A payload over the bound of a key fails the call after the
@@ -126,6 +143,7 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			served = append(served, c.name)
 		})
 	}
+	rc.sub.Close() // its broker goes with the host
 	if len(served) == 0 {
 		return
 	}
@@ -327,7 +345,10 @@ func TestNewFiles(t *testing.T) {
 		t.Errorf("stderr %q", errOut)
 	}
 	if m := read("main.go"); !strings.Contains(m, `sdk.Handle("my-tool.v2", echo)`) || !strings.Contains(m, "sdk.Infof(") || !strings.Contains(m, "sdk.InvalidPayload(") ||
-		!strings.Contains(m, `sdk.Handle("my-tool.v2-count", count)`) || !strings.Contains(m, `sdk.State()`) {
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-count", count)`) || !strings.Contains(m, `sdk.State()`) ||
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-event", event)`) || !strings.Contains(m, `sdk.Publish(`) ||
+		!strings.Contains(m, `sdk.Handle("my-tool.v2-fetch", fetch, sdk.Idempotent())`) || !strings.Contains(m, `sdk.HTTP(ctx, r)`) ||
+		!strings.Contains(m, `sdk.Config("apiKey")`) {
 		t.Errorf("main.go:\n%s", m)
 	}
 	if m := read("Makefile"); !strings.Contains(m, "build:\n\tGOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o my-tool.v2.wasm .\n") || !strings.Contains(m, "plugin install my-tool.v2.wasm") {
@@ -337,7 +358,12 @@ func TestNewFiles(t *testing.T) {
 	for _, want := range []string{"make ", "replace github.com/cmdhost/cmdhost/sdk => ./cmdhost/sdk", "replace github.com/cmdhost/cmdhost/abi => ./cmdhost/abi",
 		"cmdhost call my-tool.v2.wasm my-tool.v2 -d hi",
 		"cmdhost invoke my-tool.v2 -d hi", "cmdhost plugin install my-tool.v2.wasm --plugins DIR", "no restart",
-		"`my-tool.v2-count`", "cmdhost call my-tool.v2.wasm my-tool.v2-count -d hi --state-dir st", "docs/state.md"} {
+		"`my-tool.v2-count`", "cmdhost call my-tool.v2.wasm my-tool.v2-count -d hi --state-dir st", "docs/state.md",
+		// The operator file that grants the event's topic, the fetch's host and its key.
+		"`my-tool.v2-event`", "`my-tool.v2-fetch`", "`my-tool.v2.json` beside `my-tool.v2.wasm`",
+		`"publish": {"topics": ["my-tool.v2/events/#"]}`, `"http": {"hosts": ["api.example.com"]}`,
+		`"secrets": {"apiKey": "/etc/cmdhost/secrets/my-tool.v2-api-key"}`, "cmdhost plugin inspect DIR/my-tool.v2.wasm",
+		"`sdk.Config(\"apiKey\")`", "docs/plugins.md#what-a-plugin-may-do", "`sdk.SetTestHTTP`"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("README.md lacks %q", want)
 		}

@@ -33,8 +33,10 @@ func pluginCommand() *cli.Command {
 			Description: "Shows the module's digest, ABI version, capabilities and commands. Each command's\n" +
 				"execution timeout is shown with the setting it comes from (the operator file\n" +
 				"NAME.json beside the module, per command or per plugin; the module; the host\n" +
-				"default, --exec-timeout as serve's) and its on_timeout policy. An invalid\n" +
-				"operator file is an error, as it is for the host.",
+				"default, --exec-timeout as serve's) and its on_timeout policy. Then what the\n" +
+				"module asks for (its imports: publish, http, state, invoke, config...; its\n" +
+				"triggers) beside what the operator file grants, and the key to add for what\n" +
+				"is not granted. An invalid operator file is an error, as it is for the host.",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}, execTimeoutFlag()},
 			Action: runInspect,
 		}, {
@@ -81,6 +83,9 @@ type inspection struct {
 	Commands     []commandView     `json:"commands"`
 	Capabilities []wasm.Capability `json:"capabilities"`
 	Imports      []string          `json:"imports"`
+	// Reach is what the module asks for beside what the operator file
+	// grants (inspectreach.go).
+	Reach []reachView `json:"reach,omitempty"`
 }
 
 // commandView is a command as the module declares it (Timeout is its
@@ -156,6 +161,7 @@ func runInspect(c *cli.Context) error {
 	if op != nil {
 		in.Operator = op.File
 	}
+	in.Reach = reachOf(in.Imports, d, op)
 	for _, cmd := range d.Commands {
 		in.Commands = append(in.Commands, newCommandView(pluginmgr.Resolve(p.Name(), cmd, op, pluginmgr.Defaults{ExecTimeout: setting.ZeroIsOff(hostTimeout)})))
 	}
@@ -183,7 +189,10 @@ func printInspection(c *cli.Context, in inspection) error {
 		fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\n", cmd.Name, cmd.Idempotent, orDash(cmd.ResponseTTL),
 			timeoutWithSource(cmd.TimeoutView), timeoutPolicy(cmd.TimeoutView), orAny(cmd.ContentTypes), orDefault(cmd.Topic))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printReach(w, in.Reach, in.Operator)
 }
 
 func duration(d time.Duration) string {

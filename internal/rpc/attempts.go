@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
@@ -111,8 +112,9 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 	}
 	req := *in.req // each attempt its own copy: a late run keeps reading its own
 	req.Deadline, req.Attempt = deadline, attempt
-	if w := e.warnAt(in, turn.at, deadline, attempt); w != nil {
-		defer w.Stop()
+	warning := e.warnAt(in, turn.at, deadline, attempt)
+	if warning != nil {
+		defer warning.t.Stop()
 	}
 
 	if !r.cmd.Idempotent {
@@ -132,6 +134,11 @@ func (e *Executor) attempt(in *incoming, turn *turn, c *running, attempt int) (o
 	// order their timers' goroutines run in (conformance case
 	// DispatchConcurrencyBelowNeed_TimeoutErrors).
 	cut := ctx.Err() != nil || !time.Now().Before(deadline)
+	if cut && warning != nil && !cancelledBy(ctx) && !stoppedBy(ctx) {
+		// Cut at its deadline, the run passed its warning's point too,
+		// even when a busy machine ran the deadline's timer first.
+		warning.fire()
+	}
 	switch {
 	case cut && cancelledBy(ctx):
 		return cancelledReply, false
@@ -207,10 +214,20 @@ func faultSummary(err error) string {
 	return cleanText(strings.TrimSpace(line), maxFaultSummary) + " (details in the host log)"
 }
 
+// budgetWarning is a run's budget warning: its event goes once, from its
+// timer or from the cut of a run its timer had not yet warned of.
+type budgetWarning struct {
+	t    *time.Timer
+	once sync.Once
+	emit func()
+}
+
+func (w *budgetWarning) fire() { w.once.Do(w.emit) }
+
 // warnAt arms the budget warning of a run that started at start and is
 // cut at deadline: an event if it still runs at events.WarnFraction of
 // its budget. nil when there is no one to tell.
-func (e *Executor) warnAt(in *incoming, start, deadline time.Time, attempt int) *time.Timer {
+func (e *Executor) warnAt(in *incoming, start, deadline time.Time, attempt int) *budgetWarning {
 	if e.cfg.Events == nil {
 		return nil
 	}
@@ -222,12 +239,14 @@ func (e *Executor) warnAt(in *incoming, start, deadline time.Time, attempt int) 
 	if t := in.route.cmd.Timeout; t <= 0 || start.Add(t).After(deadline) {
 		typ = events.TypeExpiry // the request's expiry is the tighter budget
 	}
-	return time.AfterFunc(time.Duration(float64(budget)*events.WarnFraction), func() {
+	w := &budgetWarning{emit: func() {
 		e.cfg.Events.Emit(events.Finish(events.Event{
 			Kind: events.KindBudgetWarning, Command: in.route.cmd.Name, Correlation: CorrelationString(in.correlation),
 			Type: typ, Budget: budget, Elapsed: time.Since(start), Attempt: attempt,
 		}))
-	})
+	}}
+	w.t = time.AfterFunc(time.Duration(float64(budget)*events.WarnFraction), w.fire)
+	return w
 }
 
 // expired reports that the request's expiry ended it (typ: queued or

@@ -536,7 +536,9 @@ func (inv *Invoker) request(c Call, corr []byte, end time.Time) *paho.Publish {
 		props = append(props, paho.UserProperty{Key: propAck, Value: "1"})
 	}
 	for k, v := range c.Metadata {
-		props = append(props, paho.UserProperty{Key: k, Value: v})
+		if k != propHighPriority { // sent once, above
+			props = append(props, paho.UserProperty{Key: k, Value: v})
+		}
 	}
 	pub := &paho.Publish{
 		QoS: 1, Topic: c.Topic, Payload: c.Payload,
@@ -563,6 +565,7 @@ func (inv *Invoker) protocolProps(ts string) paho.UserProperties {
 		{Key: propProtocol, Value: protocolVersion},
 		{Key: propSourceID, Value: inv.cfg.Session.ClientID},
 		{Key: propTimestamp, Value: ts},
+		{Key: propHighPriority},
 	}
 }
 
@@ -699,7 +702,7 @@ func parseResult(p *paho.Publish) *Result {
 		case propTimestamp:
 			r.Timestamp = up.Value
 		default:
-			if !strings.HasPrefix(up.Key, "__") {
+			if !strings.HasPrefix(up.Key, "__") && up.Key != propHighPriority { // the transport's mark, not the handler's
 				if r.Metadata == nil {
 					r.Metadata = make(map[string]string)
 				}

@@ -28,6 +28,11 @@ const (
 	propSupportedMajor = "__supProtMajVer"
 	propRequestedVer   = "__requestProtVer"
 	protocolVersion    = "1.0"
+	// propHighPriority marks every request and reply as RPC traffic that
+	// an Azure IoT Operations broker lets past its backpressure (the
+	// SDKs' ADR 31): its presence is the mark, its value empty. Other
+	// brokers carry it as any user property.
+	propHighPriority = "$high_priority"
 )
 
 // reply is the outcome of one request, kept in the dedup store so that a
@@ -109,6 +114,7 @@ func (r *reply) render(in *incoming, expiry uint32, sourceID, ts string) (_ *pah
 		{Key: propStatusMessage, Value: cleanMessage(r.message)},
 		{Key: propProtocol, Value: protocolVersion},
 		{Key: propSourceID, Value: cleanText(sourceID, MaxPropertyValue)},
+		{Key: propHighPriority},
 	}
 	if ts != "" {
 		props = append(props, paho.UserProperty{Key: propTimestamp, Value: cleanText(ts, MaxPropertyValue)})
@@ -127,7 +133,7 @@ func (r *reply) render(in *incoming, expiry uint32, sourceID, ts string) (_ *pah
 	}
 	for k, v := range r.metadata {
 		switch {
-		case strings.HasPrefix(k, "__"): // never override the protocol's own
+		case strings.HasPrefix(k, "__"), k == propHighPriority: // never override the protocol's own, nor send the mark twice
 		case metadataProblem(k, v) != "":
 			dropped = append(dropped, cleanText(k, 64))
 		default:

@@ -107,7 +107,7 @@ func (in *incoming) read(executorID string) *reply {
 			in.askAck = up.Value == "1"
 		case up.Key == propCancel:
 			in.cancel = up.Value == "1"
-		case strings.HasPrefix(up.Key, "__"):
+		case strings.HasPrefix(up.Key, "__"), up.Key == propHighPriority: // the transport's mark: the host marks its own replies
 		default:
 			if req.Metadata == nil {
 				req.Metadata = make(map[string]string)
