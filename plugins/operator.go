@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/abi"
+	"github.com/cmdhost/cmdhost/internal/bytesize"
 	"github.com/cmdhost/cmdhost/internal/events"
 	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/setting"
@@ -199,7 +200,7 @@ func ParseOperator(path string, data []byte) (*Operator, error) {
 			n, err = p.integer(f.raw, f.key, 1, MaxTableEntries)
 			op.TableEntries = uint32(n)
 		case "maxResponseBytes":
-			op.MaxResponseBytes, err = p.integer(f.raw, f.key, 1, wasm.MaxResponseBytesLimit)
+			op.MaxResponseBytes, err = p.size(f.raw, f.key, 1, wasm.MaxResponseBytesLimit)
 		case "idleTimeout":
 			var d time.Duration
 			if d, err = p.duration(f.raw, f.key, true); err == nil {
@@ -487,6 +488,27 @@ func (p *opParser) integer(raw json.RawMessage, at string, lo, hi int) (int, err
 	}
 	if n < int64(lo) || n > int64(hi) {
 		return 0, p.errf(at, "%d is out of range: write a whole number from %d to %d", n, lo, hi)
+	}
+	return int(n), nil
+}
+
+// size reads a size in bytes from lo to hi: a whole number of bytes, or a
+// string with a unit ("1MiB", "64KiB", bytesize.Parse), as serve's flags
+// take sizes.
+func (p *opParser) size(raw json.RawMessage, at string, lo, hi int) (int, error) {
+	if kind(raw) == "a number" {
+		return p.integer(raw, at, lo, hi)
+	}
+	var text string
+	if kind(raw) != "a string" || json.Unmarshal(raw, &text) != nil {
+		return 0, p.errf(at, "is %s: write a size from %s to %s: bytes (1048576) or a string with a unit (\"1MiB\")", kind(raw), bytesize.Format(int64(lo)), bytesize.Format(int64(hi)))
+	}
+	n, err := bytesize.Parse(text)
+	if err != nil {
+		return 0, p.errf(at, "%q: %v", text, err)
+	}
+	if n < int64(lo) || n > int64(hi) {
+		return 0, p.errf(at, "%q is out of range: write a size from %s to %s", text, bytesize.Format(int64(lo)), bytesize.Format(int64(hi)))
 	}
 	return int(n), nil
 }

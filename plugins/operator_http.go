@@ -53,9 +53,9 @@ func (p *opParser) http(raw json.RawMessage, at string) (*httpout.Grant, error) 
 		case "maxRequests":
 			g.MaxRequests, err = p.integer(f.raw, where, 1, 1<<16)
 		case "maxRequestBytes":
-			g.MaxRequestBytes, err = p.integer(f.raw, where, 1, httpout.MaxBodyBytes)
+			g.MaxRequestBytes, err = p.size(f.raw, where, 1, httpout.MaxBodyBytes)
 		case "maxResponseBytes":
-			g.MaxResponseBytes, err = p.integer(f.raw, where, 1, httpout.MaxBodyBytes)
+			g.MaxResponseBytes, err = p.size(f.raw, where, 1, httpout.MaxBodyBytes)
 		case "timeout":
 			g.Timeout, err = p.duration(f.raw, where, false)
 		case "maxRedirects":

@@ -40,7 +40,7 @@ func (p *opParser) publish(raw json.RawMessage, at string) (*wasm.PublishGrant, 
 		case "maxMessages":
 			g.MaxMessages, err = p.integer(f.raw, where, 1, 1<<16)
 		case "maxBytes":
-			g.MaxBytes, err = p.integer(f.raw, where, 1, wasm.MaxResponseBytesLimit)
+			g.MaxBytes, err = p.size(f.raw, where, 1, wasm.MaxResponseBytesLimit)
 		case "rate":
 			var n int
 			n, err = p.integer(f.raw, where, 1, math.MaxInt32)

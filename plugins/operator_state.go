@@ -40,7 +40,7 @@ func (p *opParser) state(raw json.RawMessage, at string) (*wasm.StateGrant, erro
 			g.Own.MaxKeys = int64(n)
 		case "maxBytes":
 			var n int
-			n, err = p.integer(f.raw, where, 1, min(maxStateBound, math.MaxInt))
+			n, err = p.size(f.raw, where, 1, min(maxStateBound, math.MaxInt))
 			g.Own.MaxBytes = int64(n)
 		case "commitErrors":
 			err = p.boolean(f.raw, where, &g.CommitErrors)

@@ -56,10 +56,31 @@ func TestOperatorMaxResponseBytes(t *testing.T) {
 	if cfg := (&Operator{}).pluginConfig(wasm.PluginConfig{MaxResponseBytes: 7}); cfg.MaxResponseBytes != 7 {
 		t.Fatalf("a file without maxResponseBytes changed the host's bound to %d", cfg.MaxResponseBytes)
 	}
-	for _, bad := range []string{`{"maxResponseBytes": 0}`, `{"maxResponseBytes": 267386881}`, `{"maxResponseBytes": "4MiB"}`} {
+	for _, bad := range []string{`{"maxResponseBytes": 0}`, `{"maxResponseBytes": 267386881}`, `{"maxResponseBytes": "256MiB"}`} {
 		_, err := ParseOperator("/p/echo.json", []byte(bad))
-		if err == nil || !strings.Contains(err.Error(), `echo.json: "maxResponseBytes": `) || !strings.Contains(err.Error(), "from 1 to 267386880") {
+		if err == nil || !strings.Contains(err.Error(), `echo.json: "maxResponseBytes": `) || !strings.Contains(err.Error(), "from 1 to 2") {
 			t.Errorf("%s: %v; want an error naming the field and its range", bad, err)
+		}
+	}
+}
+
+// An operator file's sizes take units, as serve's flags do: "4MiB",
+// "64KiB", "2MB"; a bad one names the forms a size takes.
+func TestOperatorSizesTakeUnits(t *testing.T) {
+	op, err := ParseOperator("/p/echo.json", []byte(`{"maxResponseBytes": "4MiB", "state": {"maxBytes": "64KiB"},
+		"publish": {"topics": ["t/#"], "maxBytes": "2MB"}, "http": {"hosts": ["example.com"], "maxRequestBytes": "1KiB", "maxResponseBytes": 1000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.MaxResponseBytes != 4<<20 || op.State.Own.MaxBytes != 64<<10 || op.Publish.MaxBytes != 2e6 ||
+		op.HTTP.MaxRequestBytes != 1<<10 || op.HTTP.MaxResponseBytes != 1000 {
+		t.Errorf("sizes read: response %d, state %d, publish %d, http %d/%d", op.MaxResponseBytes, op.State.Own.MaxBytes,
+			op.Publish.MaxBytes, op.HTTP.MaxRequestBytes, op.HTTP.MaxResponseBytes)
+	}
+	for _, bad := range []string{`{"maxResponseBytes": "4 megs"}`, `{"maxResponseBytes": true}`, `{"state": {"maxBytes": "0.3KiB"}}`} {
+		_, err := ParseOperator("/p/echo.json", []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), "echo.json: ") || !strings.Contains(err.Error(), "bytes") {
+			t.Errorf("%s: %v; want an error naming the field and the forms of a size", bad, err)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func applyConfigFile(c *cli.Context) error {
 			continue
 		}
 		if err := c.Set(name, value.Value); err != nil {
-			return fmt.Errorf("%s: %q: %s", where, value.Value, valueProblem(flagOf(c, name), name))
+			return fmt.Errorf("%s: %q: %s", where, value.Value, valueProblem(flagOf(c, name), name, err))
 		}
 	}
 	return nil
@@ -89,8 +89,12 @@ func didYouMean(key string, names []string) string {
 	return ""
 }
 
-// valueProblem says what a setting of flag f wants, with an example.
-func valueProblem(f cli.Flag, name string) string {
+// valueProblem says what a setting of flag f wants, with an example;
+// err is the flag's own error.
+func valueProblem(f cli.Flag, name string, err error) string {
+	if isSizeFlag(f) { // bytesize's error names the forms it takes
+		return err.Error()
+	}
 	switch f.(type) {
 	case *cli.DurationFlag:
 		return fmt.Sprintf("not a duration: give its unit, e.g. %s: 5s (or 500ms, 2m, 1h)", name)

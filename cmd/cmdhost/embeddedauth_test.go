@@ -66,6 +66,11 @@ func TestEmbeddedBrokerUsers(t *testing.T) {
 			if code != exitRefused || !strings.Contains(errOut, c.want) {
 				t.Fatalf("status %d, stderr %q; want %d and %q", code, errOut, exitRefused, c.want)
 			}
+			// The broker's reason string says what the code says: not
+			// again ("(0x86): bad username or password").
+			if line, _, _ := strings.Cut(errOut, "\n"); !strings.HasSuffix(line, c.want[strings.Index(c.want, "(0x"):]) {
+				t.Errorf("the refusal repeats itself: %q", line)
+			}
 		})
 	}
 	// A user added while serve runs gets in; a removed one no longer.
@@ -82,6 +87,11 @@ func TestEmbeddedBrokerUsers(t *testing.T) {
 	}
 	log, _ := stop()
 	outputs.WriteString(log)
+	// Each refused login is one line of serve's log: four refused, four
+	// lines, none of mochi's with an empty message.
+	if n := strings.Count(log, "client refused:"); n != 4 || strings.Contains(log, `msg=""`) {
+		t.Errorf("serve logged %d refusals for 4 refused logins (or a line without a message):\n%s", n, log)
+	}
 	for _, want := range []string{"client refused: no user name", "client refused: unknown user or wrong password", "user=mallory", "remote=127.0.0.1:"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("serve's log lacks %q:\n%s", want, log)

@@ -19,6 +19,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "cmdhost:", err)
 		os.Exit(1)
 	}
+	cli.HelpPrinter = printHelp // urfave/cli's package variable: set once, here
 	app := newApp(os.Stdout, os.Stderr)
 	args, err := interspersed(app, os.Args)
 	if err == nil {

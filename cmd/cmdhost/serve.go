@@ -21,7 +21,6 @@ import (
 	"github.com/cmdhost/cmdhost/internal/otlp"
 	"github.com/cmdhost/cmdhost/internal/passwd"
 	"github.com/cmdhost/cmdhost/internal/redact"
-	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/setting"
 	"github.com/cmdhost/cmdhost/internal/signing"
@@ -47,42 +46,10 @@ func serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "serve the commands of the plugins folder over MQTT",
 		Description: "Loads every *.wasm in --plugins and serves its commands. Without --broker it\n" +
-			"starts an embedded MQTT broker on --listen. Stops gracefully on SIGINT/SIGTERM.",
-		Flags: append([]cli.Flag{
-			configFlag(),
-			// Required, but checked by serveConfig: it may come from --config.
-			&cli.StringFlag{Name: "plugins", Usage: "plugins `DIR` (required)", EnvVars: []string{"CMDHOST_PLUGINS"}},
-			brokersFlag("MQTT broker `URL` (mqtt://host:port); none: start the embedded broker"),
-			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "embedded broker `ADDR`", EnvVars: []string{"CMDHOST_LISTEN"}},
-			&cli.IntFlag{Name: "max-request-bytes", Value: broker.DefaultMaxPacketBytes, Usage: "largest request packet, in bytes: the embedded broker's Maximum Packet Size (a larger packet ends its sender's connection before it is read) and the one the host announces to an external broker (which then does not deliver a larger request)", EnvVars: []string{"CMDHOST_MAX_REQUEST_BYTES"}},
-			&cli.IntFlag{Name: "broker-max-clients", Value: broker.DefaultMaxClients, Usage: "clients the embedded broker admits at once (the host's own not counted); beyond: CONNACK 0x89 server busy", EnvVars: []string{"CMDHOST_BROKER_MAX_CLIENTS"}},
-			&cli.IntFlag{Name: "broker-max-inflight", Value: broker.DefaultMaxInflight, Usage: "QoS 1 messages a client of the embedded broker may leave unacknowledged; beyond, messages for it are dropped (counted) until it acknowledges", EnvVars: []string{"CMDHOST_BROKER_MAX_INFLIGHT"}},
-			&cli.IntFlag{Name: "broker-inflight-bytes", Value: broker.DefaultMaxInflightBytes, Usage: "bytes of QoS 1 messages a client of the embedded broker may leave unacknowledged; beyond, messages for it are dropped (counted) until it acknowledges", EnvVars: []string{"CMDHOST_BROKER_INFLIGHT_BYTES"}},
-			&cli.IntFlag{Name: "broker-held-bytes", Value: broker.DefaultMaxHeldBytes, Usage: "bytes the embedded broker holds for all its clients (unacknowledged, or queued for their sockets; the host's own not counted); beyond, the client holding the most is disconnected and its messages dropped", EnvVars: []string{"CMDHOST_BROKER_HELD_BYTES"}},
-			&cli.IntFlag{Name: "broker-queue-bytes", Usage: "bytes the embedded broker queues for one client's socket; a client that falls further behind is disconnected (as is one whose socket takes nothing for 10s); 0: --broker-inflight-bytes plus --max-request-bytes (72 MiB), above what a client that reads may be sent at once", EnvVars: []string{"CMDHOST_BROKER_QUEUE_BYTES"}},
-			&cli.StringFlag{Name: "id", Usage: "executor id (default: the host name)", EnvVars: []string{"CMDHOST_ID"}},
-			&cli.StringFlag{Name: "client-id", Usage: "MQTT client id (default: the executor id)", EnvVars: []string{"CMDHOST_CLIENT_ID"}},
-			&cli.StringFlag{Name: "share", Usage: "shared subscription `GROUP`: replicas split requests", EnvVars: []string{"CMDHOST_SHARE"}},
-			&cli.DurationFlag{Name: "exec-timeout", Value: defaultExecTimeout, Usage: "execution timeout of commands that declare none", EnvVars: []string{"CMDHOST_EXEC_TIMEOUT"}},
-			&cli.DurationFlag{Name: "session-expiry", Usage: "how long the broker keeps the host's session (its subscriptions and unacked requests) after a disconnect, in whole seconds; 0: none (default: 10m alone, 5s with --share; see docs/operations.md, Replicas)", EnvVars: []string{"CMDHOST_SESSION_EXPIRY"}},
-			&cli.DurationFlag{Name: "drain", Value: 10 * time.Second, Usage: "how long a stop waits for requests in flight", EnvVars: []string{"CMDHOST_DRAIN"}},
-			&cli.IntFlag{Name: "pool", Value: 4, Usage: "instances per plugin (its concurrent calls)", EnvVars: []string{"CMDHOST_POOL"}},
-			&cli.IntFlag{Name: "max-response-bytes", Value: wasm.DefaultMaxResponseBytes, Usage: "largest reply a plugin may give, in bytes (payload and properties); a plugin's operator file may set its own (maxResponseBytes)", EnvVars: []string{"CMDHOST_MAX_RESPONSE_BYTES"}},
-			&cli.Int64Flag{Name: "max-guest-memory", Value: wasm.DefaultMaxGuestMemory, Usage: "bound of all plugin instances' memory together, in bytes: each instance reserves its memory limit and the runtime's overhead while it lives; a call that needs an instance past it waits (a nested call gets 503)", EnvVars: []string{"CMDHOST_MAX_GUEST_MEMORY"}},
-			&cli.StringSliceFlag{Name: "trust", Usage: "Ed25519 public key `FILE` (PEM) whose signatures the host trusts (repeatable): with any, a module is served only when its NAME.wasm.sig is by one of them, at every load and reload (cmdhost plugin sign; docs/fleet.md)", EnvVars: []string{"CMDHOST_TRUST"}},
-			&cli.StringSliceFlag{Name: "pull-from", Usage: "OCI `REGISTRY` (HOST[:PORT]) the host may pull a module from itself when an install names it (cmdhost plugin install oci://… --host-pulls), with the --registry-* credentials (repeatable); none: the host pulls nothing", EnvVars: []string{"CMDHOST_PULL_FROM"}},
-			&cli.IntFlag{Name: "max-module-size", Value: wasm.DefaultMaxModuleBytes, Usage: "largest plugin module in bytes: a larger file is refused", EnvVars: []string{"CMDHOST_MAX_MODULE_SIZE"}},
-			&cli.DurationFlag{Name: "idle-timeout", Value: 5 * time.Minute, Usage: "release a plugin's instances after this long without calls (0: never)", EnvVars: []string{"CMDHOST_IDLE_TIMEOUT"}},
-			&cli.Int64Flag{Name: "reuse-max-bytes", Value: 64 << 20, Usage: "bound of the reuse cache of idempotent replies; 0 turns reuse off", EnvVars: []string{"CMDHOST_REUSE_MAX_BYTES"}},
-			&cli.Int64Flag{Name: "max-dedup-bytes", Value: rpc.DefaultMaxDedupBytes, Usage: "bound of the replies kept in memory for duplicates until their request expires; past it a reply is kept as a digest and a duplicate of its request gets 500, never a second run; 0: no bound but the entries'", EnvVars: []string{"CMDHOST_MAX_DEDUP_BYTES"}},
-			&cli.DurationFlag{Name: "max-expiry", Value: rpc.DefaultMaxExpiry, Usage: "longest message expiry honoured (at least 1s): a request asking for more gets 400, as its dedup entry would be kept that long", EnvVars: []string{"CMDHOST_MAX_EXPIRY"}},
-			&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
-			&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464), and the probes /healthz and /readyz (docs/operations.md); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
-			&cli.BoolFlag{Name: "nested-no-ack", Usage: "nested calls to other executors as plain v1.0 requests (no ack, no cancel), for executors without the ask extension", EnvVars: []string{"CMDHOST_NESTED_NO_ACK"}},
-			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send OpenTelemetry spans of every request, nested call and call to another host to this OTLP/HTTP collector `URL` (e.g. http://127.0.0.1:4318); none: no tracing", EnvVars: []string{"CMDHOST_OTLP_ENDPOINT"}},
-			&cli.BoolFlag{Name: "events", Usage: "publish timeout events as JSON telemetry on cmdhost/{id}/events", EnvVars: []string{"CMDHOST_EVENTS"}},
-			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CMDHOST_LOG_LEVEL"}},
-		}, append(append(append(append(append(embeddedSecurityFlags(), authFlags()...), secretFlags()...), identityFlags()...), registryFlags()...), stateFlags()...)...), // the embedded broker's security (below), the secured broker's (brokerauth.go), the store's and the admin token (servesecrets.go), the caller's identity (serveidentity.go)
+			"starts an embedded MQTT broker on --listen. Stops gracefully on SIGINT/SIGTERM.\n" +
+			"A SIZE is bytes or a number and a unit (4MiB, 64KiB, 2GB); a DURATION has its unit\n" +
+			"(500ms, 10s, 2m). Each flag may be set in --config's file or in its $CMDHOST_ variable.",
+		Flags:  serveFlags(),
 		Action: runServe,
 	}
 }
@@ -141,14 +108,14 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		PluginsDir: c.String("plugins"), Listen: c.String("listen"), ExecutorID: c.String("id"),
 		ClientID: c.String("client-id"), ShareGroup: c.String("share"),
 		ExecTimeout: c.Duration("exec-timeout"), Drain: c.Duration("drain"), Pool: c.Int("pool"),
-		ReuseMaxBytes: c.Int64("reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
+		ReuseMaxBytes: sizeOf(c, "reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
 		MetricsAddr: c.String("metrics"), MaxDepth: c.Int("max-depth"), MaxExpiry: c.Duration("max-expiry"),
-		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: c.Int("max-module-size"),
-		MaxResponseBytes: c.Int("max-response-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),
+		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: int(sizeOf(c, "max-module-size")),
+		MaxResponseBytes: int(sizeOf(c, "max-response-bytes")), MaxRequestBytes: int(sizeOf(c, "max-request-bytes")),
 		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
-		BrokerQueueBytes: c.Int("broker-queue-bytes"), BrokerInflightBytes: c.Int("broker-inflight-bytes"),
-		BrokerHeldBytes: c.Int("broker-held-bytes"), MaxGuestMemory: c.Int64("max-guest-memory"),
-		MaxDedupBytes: c.Int64("max-dedup-bytes"),
+		BrokerQueueBytes: int(sizeOf(c, "broker-queue-bytes")), BrokerInflightBytes: int(sizeOf(c, "broker-inflight-bytes")),
+		BrokerHeldBytes: int(sizeOf(c, "broker-held-bytes")), MaxGuestMemory: sizeOf(c, "max-guest-memory"),
+		MaxDedupBytes: sizeOf(c, "max-dedup-bytes"),
 		SessionExpiry: c.Duration("session-expiry"), TrustFiles: c.StringSlice("trust"),
 	}
 	if cfg.PullFrom = c.StringSlice("pull-from"); len(cfg.PullFrom) > 0 {

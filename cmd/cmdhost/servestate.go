@@ -29,8 +29,8 @@ func stateFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "state", Usage: "where the handlers' state lives, `KIND`: leave it out for the state folder (--state-dir; with --store, the store's Redis), or aio: the Azure IoT Operations state store of the broker --broker names, through its protocol, the state folder keeping the outcomes of requests and the outbox (docs/state.md)", EnvVars: []string{"CMDHOST_STATE"}},
 		&cli.StringFlag{Name: "state-dir", Usage: "the handlers' state store `DIR`, which also keeps the outcomes of non-idempotent requests through a restart (one host at a time); off: none (default: the plugins folder's path with .state appended; with --store, the store's Redis, shared by the replicas)", EnvVars: []string{"CMDHOST_STATE_DIR"}},
-		&cli.Int64Flag{Name: "state-max-bytes", Value: state.DefaultMaxTotalBytes, Usage: "bound of the state store's keys and values, all namespaces together; past it, a write that adds is refused (guests get a quota error)", EnvVars: []string{"CMDHOST_STATE_MAX_BYTES"}},
-		&cli.Int64Flag{Name: "state-namespace-bytes", Value: state.DefaultNamespaceBytes, Usage: "bound of one namespace's keys and values, unless the plugin's operator file sets its own (\"state\": {\"maxBytes\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_BYTES"}},
+		sizeFlag("state-max-bytes", state.DefaultMaxTotalBytes, "bound of the state store's keys and values, all namespaces together; past it, a write that adds is refused (guests get a quota error)", "CMDHOST_STATE_MAX_BYTES"),
+		sizeFlag("state-namespace-bytes", state.DefaultNamespaceBytes, "bound of one namespace's keys and values, unless the plugin's operator file sets its own (\"state\": {\"maxBytes\"})", "CMDHOST_STATE_NAMESPACE_BYTES"),
 		&cli.StringFlag{Name: "state-protocol", Value: "on", Usage: "serve the Azure IoT Operations state store protocol over the state store on the embedded broker (docs/state.md), so that the Azure SDKs' state store clients share keys with the plugins: on or off (never served on an external --broker)", EnvVars: []string{"CMDHOST_STATE_PROTOCOL"}},
 		&cli.Int64Flag{Name: "state-namespace-keys", Value: state.DefaultNamespaceKeys, Usage: "bound of one namespace's keys, unless the plugin's operator file sets its own (\"state\": {\"maxKeys\"})", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_KEYS"}},
 	}
@@ -66,8 +66,8 @@ func stateSettings(c *cli.Context, cfg *host.Config) error {
 	default:
 		return fmt.Errorf("--state-protocol %q: give on or off", p)
 	}
-	cfg.StateLimits = state.Limits{MaxTotalBytes: c.Int64("state-max-bytes"),
-		Namespace: state.Quota{MaxBytes: c.Int64("state-namespace-bytes"), MaxKeys: c.Int64("state-namespace-keys")}}
+	cfg.StateLimits = state.Limits{MaxTotalBytes: sizeOf(c, "state-max-bytes"),
+		Namespace: state.Quota{MaxBytes: sizeOf(c, "state-namespace-bytes"), MaxKeys: c.Int64("state-namespace-keys")}}
 	if cfg.StateLimits.MaxTotalBytes <= 0 || cfg.StateLimits.Namespace.MaxBytes <= 0 || cfg.StateLimits.Namespace.MaxKeys <= 0 {
 		return errors.New("--state-max-bytes, --state-namespace-bytes and --state-namespace-keys must be positive")
 	}

@@ -59,8 +59,8 @@ func stateFlagsOf(ns, json, bounds bool, own ...cli.Flag) []cli.Flag {
 	flags = append(flags, &cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "with --executor: how long to wait for the host, each request"})
 	if bounds { // serve's bounds, by the same names and variables: a host keeps to its own
 		flags = append(flags,
-			&cli.Int64Flag{Name: "state-max-bytes", Value: state.DefaultMaxTotalBytes, Usage: "offline: the store's bound of keys and values, as serve's", EnvVars: []string{"CMDHOST_STATE_MAX_BYTES"}},
-			&cli.Int64Flag{Name: "state-namespace-bytes", Value: state.DefaultNamespaceBytes, Usage: "offline: a namespace's bound of bytes unless its plugin's operator file (--plugins) sets one, as serve's", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_BYTES"}},
+			sizeFlag("state-max-bytes", state.DefaultMaxTotalBytes, "offline: the store's bound of keys and values, as serve's", "CMDHOST_STATE_MAX_BYTES"),
+			sizeFlag("state-namespace-bytes", state.DefaultNamespaceBytes, "offline: a namespace's bound of bytes unless its plugin's operator file (--plugins) sets one, as serve's", "CMDHOST_STATE_NAMESPACE_BYTES"),
 			&cli.Int64Flag{Name: "state-namespace-keys", Value: state.DefaultNamespaceKeys, Usage: "offline: a namespace's bound of keys unless its plugin's operator file (--plugins) sets one, as serve's", EnvVars: []string{"CMDHOST_STATE_NAMESPACE_KEYS"}})
 	}
 	return flags

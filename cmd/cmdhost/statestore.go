@@ -73,12 +73,12 @@ func openOffline(c *cli.Context, dir, plugins string) (*offlineState, error) {
 		return nil, cli.Exit(fmt.Sprintf("state folder %s holds no state store (no Pebble MANIFEST): name the folder serve keeps it in", dir), exitUsage)
 	}
 	for _, bound := range []string{"state-max-bytes", "state-namespace-bytes", "state-namespace-keys"} {
-		if c.IsSet(bound) && c.Int64(bound) <= 0 {
+		if c.IsSet(bound) && boundOf(c, bound) <= 0 {
 			return nil, cli.Exit(fmt.Sprintf("--%s must be positive", bound), exitUsage)
 		}
 	}
-	d, err := state.OpenDisk(state.DiskConfig{Dir: dir, Limits: state.Limits{MaxTotalBytes: c.Int64("state-max-bytes"),
-		Namespace: state.Quota{MaxBytes: c.Int64("state-namespace-bytes"), MaxKeys: c.Int64("state-namespace-keys")}}})
+	d, err := state.OpenDisk(state.DiskConfig{Dir: dir, Limits: state.Limits{MaxTotalBytes: sizeOf(c, "state-max-bytes"),
+		Namespace: state.Quota{MaxBytes: sizeOf(c, "state-namespace-bytes"), MaxKeys: c.Int64("state-namespace-keys")}}})
 	var inUse *state.InUseError
 	switch {
 	case errors.As(err, &inUse):
@@ -303,4 +303,13 @@ func (s *hostState) importBatch(ctx context.Context, ns string, items []admin.St
 		return res, s.explain(admin.OpStateImport, err)
 	}
 	return res, nil
+}
+
+// boundOf is the value of the state bound flag called name: a size or a
+// count of keys.
+func boundOf(c *cli.Context, name string) int64 {
+	if isSizeFlag(flagOf(c, name)) {
+		return sizeOf(c, name)
+	}
+	return c.Int64(name)
 }

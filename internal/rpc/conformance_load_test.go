@@ -20,10 +20,17 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// conformanceDir finds ../shared/conformance relative to the repository
-// root (the first directory holding go.mod, walking up from the working
-// directory). ok is false when the directory is absent.
+// conformanceDir finds the cases: $CMDHOST_CONFORMANCE, else
+// ../shared/conformance relative to the repository root (the first
+// directory holding go.mod, walking up from the working directory). ok is
+// false when the directory is absent.
 func conformanceDir() (dir string, ok bool, err error) {
+	if dir := os.Getenv("CMDHOST_CONFORMANCE"); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return dir, false, fmt.Errorf("CMDHOST_CONFORMANCE=%s: not a folder of METL cases (one holding CommandExecutor/)", dir)
+		}
+		return dir, true, nil
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", false, err

@@ -86,6 +86,13 @@ func (c *tally) record(t *testing.T) {
 	}
 }
 
+// conformanceAbsent is the line `make conformance` prints without the
+// cases (a fresh clone has none): that they are optional, and how to get
+// them.
+const conformanceAbsent = "conformance: skipped (optional): the METL cases of Azure IoT Operations are not at ../shared/conformance;" +
+	" to run them: git clone https://github.com/Azure/iot-operations-sdks and" +
+	" CMDHOST_CONFORMANCE=iot-operations-sdks/eng/test/test-cases/Protocol make conformance"
+
 func TestConformance(t *testing.T) {
 	dir, ok, err := conformanceDir()
 	if err != nil {
@@ -95,7 +102,7 @@ func TestConformance(t *testing.T) {
 		if conformanceRequired() {
 			t.Fatalf("conformance cases are missing at %s: under CI they must be present", dir)
 		}
-		fmt.Println("conformance: ../shared/conformance is absent, skipping")
+		fmt.Println(conformanceAbsent)
 		t.Skip("no conformance cases at " + dir)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "CommandExecutor", "defaults.toml"))

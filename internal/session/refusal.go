@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -42,10 +43,18 @@ func (e *RefusedError) Error() string {
 		who += " (authentication method " + e.Method + ")"
 	}
 	msg := fmt.Sprintf("the broker refused %s: %s (0x%02X)", who, ConnackText(e.Code), e.Code)
-	if e.Reason != "" {
+	if e.Reason != "" && !sameWords(e.Reason, ConnackText(e.Code)) {
 		msg += ": " + e.Reason
 	}
 	return msg
+}
+
+// sameWords reports whether a broker's reason string says no more than
+// the code's name: mochi sends "bad username or password" with 0x86, which
+// is "bad user name or password" again.
+func sameWords(reason, name string) bool {
+	squash := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
+	return squash(reason) == squash(name)
 }
 
 // Credentials reports whether the broker refused the client's identity:

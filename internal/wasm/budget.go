@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 
+	"github.com/cmdhost/cmdhost/internal/bytesize"
 	"github.com/cmdhost/cmdhost/internal/wasmbin"
 )
 
@@ -213,6 +214,7 @@ var ErrMemoryBudget = errors.New("guest memory budget exhausted")
 // and ctx's error when the wait ended with it.
 func (e *Engine) reserveInstance(ctx context.Context, p *Plugin, wait bool) error {
 	cost := p.instanceCost
+	warned := false
 	for {
 		changed := e.budget.next()
 		if e.budget.tryReserve(cost) || e.makeRoom(cost) {
@@ -220,6 +222,10 @@ func (e *Engine) reserveInstance(ctx context.Context, p *Plugin, wait bool) erro
 		}
 		if !wait {
 			break
+		}
+		if !warned {
+			e.warnBudgetFull(p, "a call of %s waits for memory until an instance of another plugin is idle")
+			warned = true
 		}
 		if e.budget.onWait != nil {
 			e.budget.onWait()
@@ -231,7 +237,27 @@ func (e *Engine) reserveInstance(ctx context.Context, p *Plugin, wait bool) erro
 		}
 	}
 	e.budget.refusals.Add(1)
+	e.warnBudgetFull(p, "a nested call of %s is refused (503)")
 	return e.budgetRefusal(p)
+}
+
+// warnBudgetFull says, at most once a minute (e.budgetFull), that the
+// guest memory budget binds: what it did to a call (what, with the
+// plugin's name), in figures a person reads, and what to change. It is
+// the warning that matters: the pools being able to hold more than the
+// budget (register) is normal and only logged at debug.
+func (e *Engine) warnBudgetFull(p *Plugin, what string) {
+	ok, leftOut := e.budgetFull.Allow(p.cfg.Clock.Now())
+	if !ok {
+		return
+	}
+	attrs := []any{"plugin", p.name}
+	if leftOut > 0 {
+		attrs = append(attrs, "like_it_since_the_last", leftOut)
+	}
+	e.log.Warn(fmt.Sprintf("guest memory budget full: "+what+": its new instance needs %s and running instances hold %s of the %s budget; "+
+		"if this recurs, raise serve --max-guest-memory, or lower --pool or the plugins' memoryPages",
+		p.name, bytesize.Human(p.instanceCost), bytesize.Human(e.budget.used()), bytesize.Human(e.budget.limit)), attrs...)
 }
 
 // makeRoom closes idle instances, oldest first in each plugin, until cost
@@ -275,9 +301,11 @@ func (e *Engine) livePlugins() []*Plugin {
 }
 
 // register adds a loaded plugin to those whose idle instances make room,
-// and warns, once each time it happens, when the loaded plugins' pools
-// come to hold more than the budget (a folder of many plugins does: one
-// line, not one per plugin).
+// and says at debug level, once each time it happens, when the loaded
+// plugins' pools come to hold more than the budget (a folder of many
+// plugins does: one line, not one per plugin). That was a warning with
+// raw byte counts at every `make run`, though nothing needs doing until
+// calls find the budget full.
 func (e *Engine) register(p *Plugin) {
 	e.mu.Lock()
 	e.plugins[p] = struct{}{}
@@ -285,10 +313,9 @@ func (e *Engine) register(p *Plugin) {
 	crossed := e.budget.limit > 0 && most > e.budget.limit && !e.overBudget
 	e.overBudget = e.budget.limit > 0 && most > e.budget.limit
 	e.mu.Unlock()
-	if crossed {
-		e.log.Warn("the loaded plugins' pools can hold more guest memory than the budget (serve --max-guest-memory): "+
-			"a call beyond it waits for another plugin's idle instance to close, a nested call gets 503 at once",
-			"plugin", p.name, "pools_bytes", most, "budget_bytes", e.budget.limit)
+	if crossed { // normal (instances are made on demand): nothing to act on until the budget binds (warnBudgetFull)
+		e.log.Debug(fmt.Sprintf("guest memory: the loaded plugins' pools, all full, would hold %s, more than the %s budget (serve --max-guest-memory); "+
+			"a warning says when a call has to wait for memory", bytesize.Human(most), bytesize.Human(e.budget.limit)), "plugin", p.name)
 	}
 }
 

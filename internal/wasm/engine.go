@@ -68,9 +68,11 @@ type Engine struct {
 	mu      sync.Mutex
 	vars    map[string]*Vars     // by plugin name; survive instances and versions
 	plugins map[*Plugin]struct{} // loaded and not closed: their idle instances make room in the budget
-	// overBudget: their pools can hold more than the budget (warned once
+	// overBudget: their pools can hold more than the budget (said once
 	// when it became so, register)
 	overBudget bool
+	// budgetFull limits warnBudgetFull's lines to one a minute.
+	budgetFull ratelog.Limiter
 	// httpStats count each plugin's HTTP requests, by plugin name
 	// (httpfns.go): they survive versions.
 	httpStats map[string]*httpout.Stats
@@ -80,7 +82,7 @@ type Engine struct {
 func NewEngine(cfg Config) (*Engine, error) {
 	cfg = cfg.withDefaults()
 	e := &Engine{log: cfg.Logger, varLimits: cfg.VarLimits, vars: make(map[string]*Vars), plugins: make(map[*Plugin]struct{}),
-		budget: &memoryBudget{limit: cfg.MaxGuestMemory}}
+		budget: &memoryBudget{limit: cfg.MaxGuestMemory}, budgetFull: ratelog.Limiter{Interval: time.Minute}}
 	if cfg.CacheDir == "" {
 		e.cache = wazero.NewCompilationCache()
 	} else {
