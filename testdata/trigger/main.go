@@ -15,13 +15,15 @@
 //   - trigger-get replies with the value under the key its payload names
 //     ("" when absent).
 //   - trigger-ids replies with the ids on-reading counted, as JSON: how
-//     many, and those counted more than once.
+//     many, and those counted more than once; with the payload "list",
+//     every id too.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/cmdhost/cmdhost/sdk"
 )
@@ -79,11 +81,13 @@ func init() {
 		}
 		return &sdk.Response{Payload: v, ContentType: "application/json"}, nil
 	})
-	sdk.Handle("trigger-ids", func(context.Context, *sdk.Request) (*sdk.Response, error) {
+	sdk.Handle("trigger-ids", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
 		var out struct {
 			IDs   int               `json:"ids"`
 			Twice map[string]string `json:"twice"`
+			List  []string          `json:"list,omitempty"`
 		}
+		list := string(req.Payload) == "list"
 		after := ""
 		for {
 			keys, more, err := sdk.State().List("id/", after)
@@ -96,6 +100,9 @@ func init() {
 					return nil, err
 				}
 				out.IDs++
+				if list {
+					out.List = append(out.List, strings.TrimPrefix(k, "id/"))
+				}
 				if string(v) != "1" {
 					if out.Twice == nil {
 						out.Twice = map[string]string{}
