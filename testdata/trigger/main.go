@@ -12,6 +12,8 @@
 //     the payload "trap".
 //   - on-unconfirmed, a trigger on unconfirmed/+, which the tests' operator
 //     files do not confirm.
+//   - on-nop, a trigger on bench/+, does nothing: the telemetry side of
+//     host's BenchmarkTelemetryVsEcho.
 //   - trigger-get replies with the value under the key its payload names
 //     ("" when absent).
 //   - trigger-ids replies with the ids on-reading counted, as JSON: how
@@ -71,6 +73,7 @@ func init() {
 		return errors.New("on-fail: always fails")
 	}, sdk.Name("on-fail"))
 	sdk.OnMessage("unconfirmed/+", func(context.Context, *sdk.Request) error { return nil }, sdk.Name("on-unconfirmed"))
+	sdk.OnMessage("bench/+", func(context.Context, *sdk.Request) error { return nil }, sdk.Name("on-nop"))
 	sdk.Handle("trigger-get", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
 		v, _, err := sdk.State().Get(string(req.Payload))
 		if errors.Is(err, sdk.ErrStateNotFound) {
