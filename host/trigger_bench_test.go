@@ -32,10 +32,9 @@ import (
 func BenchmarkTelemetryVsEcho(b *testing.B) {
 	testkit.Needs(b, testkit.Plugins)
 	// A batch stays under the trigger session's Receive Maximum (64,
-	// trigger.DefaultMaxInFlight): past it the embedded broker delivers
-	// the rest to the in-process trigger session a message at a time, a
-	// stall of mochi's that internal/broker's holdings hook (heldhooks.go)
-	// cures for TCP clients only.
+	// trigger.DefaultMaxInFlight). Bursts of 1,000 ran too, but one run
+	// in a few never saw a burst all handled (BENCHMARKS.md, Reach): that
+	// stall is not understood yet, and a benchmark must not hang.
 	const batch, inFlight = 48, 8
 	dir := b.TempDir()
 	testkit.InstallFile(b, "../testdata/plugins/echo.wasm", dir, "echo.wasm")
@@ -103,6 +102,9 @@ func BenchmarkTelemetryVsEcho(b *testing.B) {
 		})
 		sent += batch
 		for handled() < sent {
+			if time.Since(start) > testkit.Patience() {
+				b.Fatalf("%d of %d messages handled after %v", handled(), sent, testkit.Patience())
+			}
 			time.Sleep(2 * time.Millisecond)
 		}
 		telemetryTime += time.Since(start)
