@@ -106,20 +106,7 @@ func TestTriggerAIOSender(t *testing.T) {
 		t.Fatalf("on-reading: %+v, want 3 handled", st)
 	}
 	triggerGet(t, root, "n", func(s string) bool { return s == "3" })
-	var got struct {
-		Topic       string            `json:"topic"`
-		Tokens      map[string]string `json:"tokens"`
-		Payload     string            `json:"payload"`
-		ContentType string            `json:"contentType"`
-		Invoker     string            `json:"invoker"`
-		Metadata    map[string]string `json:"metadata"`
-		CallerUser  string            `json:"callerUser"`
-		CallerID    string            `json:"callerClientId"`
-	}
-	last := triggerGet(t, root, "last", func(s string) bool { return s != "" })
-	if err := json.Unmarshal([]byte(last), &got); err != nil {
-		t.Fatalf("last: %v: %s", err, last)
-	}
+	got, last := triggerLast(t, root, func(s string) bool { return s != "" })
 	md := got.Metadata
 	if got.Topic != "sensors/d7/temp" || got.Tokens["device"] != "d7" || got.Payload != "aio-2" || got.ContentType != "text/plain" ||
 		got.Invoker != "aio-sensor-1" || md["site"] != "north" || md["specversion"] != "1.0" || md["id"] != "ev-2" ||
@@ -154,11 +141,10 @@ func TestTriggerAIOSender(t *testing.T) {
 		mosquittoPub(t, "", args...)
 	}
 	pub("sensors/m1/temp", "from-mosquitto", "__srcId=mosq-sensor", "__protVer=1.0", "site=south")
-	last = triggerGet(t, root, "last", func(s string) bool { return strings.Contains(s, "from-mosquitto") })
-	got.Metadata = nil
-	if err := json.Unmarshal([]byte(last), &got); err != nil || got.Topic != "sensors/m1/temp" || got.Invoker != "mosq-sensor" ||
-		got.Metadata["site"] != "south" || got.CallerUser != "sensor" || got.CallerID != "mosq-sensor" {
-		t.Errorf("the handler got %s (%v)", last, err)
+	got, last = triggerLast(t, root, func(s string) bool { return strings.Contains(s, "from-mosquitto") })
+	if got.Topic != "sensors/m1/temp" || got.Invoker != "mosq-sensor" || got.Metadata["site"] != "south" || got.CallerUser != "sensor" ||
+		got.CallerID != "mosq-sensor" {
+		t.Errorf("the handler got %s", last)
 	}
 	pub("sensors/m2/temp", "next-major", "__protVer=2.0")
 	await(t, seen["version"], "the drop of a message of protocol version 2.0 logged")

@@ -299,10 +299,10 @@ func TestReceiveMaximumOneServed(t *testing.T) {
 
 // A client in process (DialInProcess, as the host's trigger session) with
 // Receive Maximum 1 that acknowledges each message gets every one. Before,
-// the holdings hook gave the quota of a message mochi sent once the
-// client's quota returned back to TCP clients only: the client in process
-// got a message a time only as other packets came, and a burst past its
-// window stalled.
+// the holdings hook gave back the quota of a message mochi sent once the
+// client's quota returned to TCP clients only: the client in process got
+// two messages and then nothing (the trigger session, a burst past its
+// window of 64 and then a trickle).
 func TestReceiveMaximumOneInProcess(t *testing.T) {
 	const messages = 20
 	ctx := testCtx(t)
