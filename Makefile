@@ -27,13 +27,14 @@ HOSTILE_WAT := $(wildcard testdata/hostile/*.wat)
 # Second versions of plugins for hot-reload tests, plugins tests copy under
 # other names (topics), the output-limit test plugin (chatty), the
 # exactly-once tests' ledger and state counter (tally), a plugin that fails its description
-# (describefail), the triggers' tests' plugin (trigger), outside the plugins folder.
+# (describefail), the triggers' tests' plugin (trigger), the hostile guest of publishing and
+# HTTP (flood), outside the plugins folder.
 ALT_DIR  := testdata/plugins-alt
 SERVED   := $(GO_PLUGINS:%=$(WASM_DIR)/%.wasm) $(WASM_DIR)/wat-echo.wasm
 PLUGINS  := $(SERVED) \
             $(BAD_WAT:testdata/bad/%.wat=$(BAD_DIR)/bad-%.wasm) $(ALT_DIR)/echo-v2.wasm \
             $(ALT_DIR)/topics.wasm $(ALT_DIR)/chatty.wasm $(ALT_DIR)/ledger.wasm $(ALT_DIR)/tally.wasm $(ALT_DIR)/describefail.wasm \
-            $(ALT_DIR)/trigger.wasm \
+            $(ALT_DIR)/trigger.wasm $(ALT_DIR)/flood.wasm \
             $(HOSTILE_WAT:testdata/hostile/%.wat=$(HOSTILE_DIR)/hostile-%.wasm)
 # abi and sdk are modules of their own (abi/go.mod, sdk/go.mod), which the
 # root go.mod replaces with these folders; go vet ./... and go test ./... at

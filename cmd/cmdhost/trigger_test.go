@@ -92,6 +92,32 @@ func triggerGet(t *testing.T, creds []string, key string, cond func(string) bool
 	}
 }
 
+// triggerSeen is what on-reading records of the last message it handled
+// (testdata/trigger's seen).
+type triggerSeen struct {
+	Topic       string            `json:"topic"`
+	Tokens      map[string]string `json:"tokens"`
+	Payload     string            `json:"payload"`
+	ContentType string            `json:"contentType"`
+	Invoker     string            `json:"invoker"`
+	Metadata    map[string]string `json:"metadata"`
+	CallerUser  string            `json:"callerUser"`
+	CallerID    string            `json:"callerClientId"`
+	Attempt     int               `json:"attempt"`
+}
+
+// triggerLast asks the trigger plugin for what on-reading recorded last,
+// until cond holds of it, and returns it read and as JSON.
+func triggerLast(t *testing.T, creds []string, cond func(string) bool) (triggerSeen, string) {
+	t.Helper()
+	last := triggerGet(t, creds, "last", cond)
+	var got triggerSeen
+	if err := json.Unmarshal([]byte(last), &got); err != nil {
+		t.Fatalf("last: %v: %s", err, last)
+	}
+	return got, last
+}
+
 // triggerStatus returns the triggers of plugin trigger as plugin list
 // shows them, by name.
 func triggerStatus(t *testing.T, creds []string) map[string]pluginmgr.TriggerStatus {
@@ -164,21 +190,7 @@ func TestTriggerHost(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &sent) != nil || sent.SourceID != "sensor-1" || sent.EventID == "" {
 		t.Fatalf("publish: %q %q %d", out, errOut, code)
 	}
-	var got struct {
-		Topic       string            `json:"topic"`
-		Tokens      map[string]string `json:"tokens"`
-		Payload     string            `json:"payload"`
-		ContentType string            `json:"contentType"`
-		Invoker     string            `json:"invoker"`
-		Metadata    map[string]string `json:"metadata"`
-		CallerUser  string            `json:"callerUser"`
-		CallerID    string            `json:"callerClientId"`
-		Attempt     int               `json:"attempt"`
-	}
-	last := triggerGet(t, root, "last", func(s string) bool { return s != "" })
-	if err := json.Unmarshal([]byte(last), &got); err != nil {
-		t.Fatalf("last: %v: %s", err, last)
-	}
+	got, last := triggerLast(t, root, func(s string) bool { return s != "" })
 	md := got.Metadata
 	if got.Topic != "sensors/d1/temp" || got.Tokens["device"] != "d1" || got.Payload != "21.5" || got.ContentType != "text/plain" ||
 		got.Invoker != "sensor-1" || got.Attempt != 1 || md["site"] != "north" || md["specversion"] != "1.0" || md["type"] != "reading" ||

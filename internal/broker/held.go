@@ -98,6 +98,14 @@ type holdings struct {
 	closed  bool
 
 	room sync.Mutex // one makeRoom at a time
+
+	// sentOnQuota is, for the clients in process (which have no ledger),
+	// what a ledger's sentOnQuota is for a TCP client: the messages mochi
+	// sent once the client's Receive Maximum let it, until their PUBACK
+	// gives the quota back (heldhooks.go). The trigger session, in process
+	// with a Receive Maximum of 64, stalled without it.
+	quotaMu     sync.Mutex
+	sentOnQuota map[*mqtt.Client]map[uint16]bool
 }
 
 func newHoldings(srv *mqtt.Server, cfg *Config, st *stats, log *slog.Logger, clk clock.Clock) *holdings {

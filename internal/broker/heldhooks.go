@@ -79,6 +79,15 @@ func (h *holdings) OnPacketSent(cl *mqtt.Client, pk packets.Packet, _ []byte) {
 	}
 	l := ledgerOf(cl)
 	if l == nil {
+		h.quotaMu.Lock()
+		defer h.quotaMu.Unlock()
+		if h.sentOnQuota == nil {
+			h.sentOnQuota = map[*mqtt.Client]map[uint16]bool{}
+		}
+		if h.sentOnQuota[cl] == nil {
+			h.sentOnQuota[cl] = map[uint16]bool{}
+		}
+		h.sentOnQuota[cl][pk.PacketID] = true
 		return
 	}
 	l.mu.Lock()
@@ -106,7 +115,14 @@ func (h *holdings) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Pac
 			cl.State.Inflight.IncreaseSendQuota()
 		}
 		l.mu.Unlock()
+		return pk, nil
 	}
+	h.quotaMu.Lock()
+	if sent := h.sentOnQuota[cl]; sent[pk.PacketID] {
+		delete(sent, pk.PacketID)
+		cl.State.Inflight.IncreaseSendQuota()
+	}
+	h.quotaMu.Unlock()
 	return pk, nil
 }
 
@@ -159,7 +175,11 @@ func (h *holdings) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 		l.mu.Lock()
 		l.left = h.clock.Now()
 		l.mu.Unlock()
+		return
 	}
+	h.quotaMu.Lock()
+	delete(h.sentOnQuota, cl) // a client that comes back is a new one
+	h.quotaMu.Unlock()
 }
 
 // OnClientExpired uncounts what an expired session held: mochi forgets

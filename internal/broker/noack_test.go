@@ -3,9 +3,11 @@ package broker
 import (
 	"bufio"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -292,5 +294,53 @@ func TestReceiveMaximumOneServed(t *testing.T) {
 	testkit.WaitFor(t, "nothing held", func() bool { return e.Stats().HeldBytes == 0 })
 	if s := e.Stats(); s.ClientsDropped != 0 || s.MessagesDropped != 0 {
 		t.Errorf("ClientsDropped %d, MessagesDropped %d; want none", s.ClientsDropped, s.MessagesDropped)
+	}
+}
+
+// A client in process (DialInProcess, as the host's trigger session) with
+// Receive Maximum 1 that acknowledges each message gets every one. Before,
+// the holdings hook gave back the quota of a message mochi sent once the
+// client's quota returned to TCP clients only: the client in process got
+// two messages and then nothing (the trigger session, a burst past its
+// window of 64 and then a trickle).
+func TestReceiveMaximumOneInProcess(t *testing.T) {
+	const messages = 20
+	ctx := testCtx(t)
+	e := startBroker(t)
+	conn, err := e.DialInProcess(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first message is acknowledged once all are published: the rest
+	// wait for the client's quota.
+	got, published := make(chan *paho.Publish, messages), make(chan struct{})
+	c := paho.NewClient(paho.ClientConfig{ClientID: "in-process", Conn: conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
+			<-published
+			got <- pr.Packet
+			return true, nil
+		}}})
+	one := uint16(1)
+	if _, err := c.Connect(ctx, &paho.Connect{ClientID: "in-process", KeepAlive: 30, CleanStart: true,
+		Properties: &paho.ConnectProperties{ReceiveMaximum: &one}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(&paho.Disconnect{}) })
+	if _, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "burst/#", QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	pub := connect(t, ctx, e.URL(), "burst-pub")
+	for i := range messages {
+		if _, err := pub.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: "burst/" + strconv.Itoa(i), Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(published)
+	for i := range messages {
+		select {
+		case <-got:
+		case <-ctx.Done():
+			t.Fatalf("%d of %d messages received", i, messages)
+		}
 	}
 }

@@ -12,16 +12,20 @@
 //     the payload "trap".
 //   - on-unconfirmed, a trigger on unconfirmed/+, which the tests' operator
 //     files do not confirm.
+//   - on-nop, a trigger on bench/+, does nothing: the telemetry side of
+//     host's BenchmarkTelemetryVsEcho.
 //   - trigger-get replies with the value under the key its payload names
 //     ("" when absent).
 //   - trigger-ids replies with the ids on-reading counted, as JSON: how
-//     many, and those counted more than once.
+//     many, and those counted more than once; with the payload "list",
+//     every id too.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/cmdhost/cmdhost/sdk"
 )
@@ -69,6 +73,7 @@ func init() {
 		return errors.New("on-fail: always fails")
 	}, sdk.Name("on-fail"))
 	sdk.OnMessage("unconfirmed/+", func(context.Context, *sdk.Request) error { return nil }, sdk.Name("on-unconfirmed"))
+	sdk.OnMessage("bench/+", func(context.Context, *sdk.Request) error { return nil }, sdk.Name("on-nop"))
 	sdk.Handle("trigger-get", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
 		v, _, err := sdk.State().Get(string(req.Payload))
 		if errors.Is(err, sdk.ErrStateNotFound) {
@@ -79,11 +84,13 @@ func init() {
 		}
 		return &sdk.Response{Payload: v, ContentType: "application/json"}, nil
 	})
-	sdk.Handle("trigger-ids", func(context.Context, *sdk.Request) (*sdk.Response, error) {
+	sdk.Handle("trigger-ids", func(_ context.Context, req *sdk.Request) (*sdk.Response, error) {
 		var out struct {
 			IDs   int               `json:"ids"`
 			Twice map[string]string `json:"twice"`
+			List  []string          `json:"list,omitempty"`
 		}
+		list := string(req.Payload) == "list"
 		after := ""
 		for {
 			keys, more, err := sdk.State().List("id/", after)
@@ -96,6 +103,9 @@ func init() {
 					return nil, err
 				}
 				out.IDs++
+				if list {
+					out.List = append(out.List, strings.TrimPrefix(k, "id/"))
+				}
 				if string(v) != "1" {
 					if out.Twice == nil {
 						out.Twice = map[string]string{}
