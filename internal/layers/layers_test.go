@@ -71,6 +71,7 @@ var layer = map[string]int{
 	"internal/clock":     18,
 	"internal/logx":      18,
 	"internal/setting":   18,
+	"internal/bytesize":  18,
 	"internal/redact":    18,
 	"internal/secret":    18,
 	"internal/passwd":    18,
@@ -82,7 +83,7 @@ var layer = map[string]int{
 
 // support is test support: it may import any layer but cmd, and only
 // tests and benchmarks import it.
-var support = []string{"internal/testkit", "internal/state/statetest", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/oci/ocitest", "internal/layers"}
+var support = []string{"internal/testkit", "internal/state/statetest", "internal/bench", "internal/rpc/rpctest", "internal/broker/brokertest", "internal/oci/ocitest", "internal/layers", "internal/testprogress"}
 
 func isSupport(pkg string) bool {
 	for _, s := range support {
