@@ -102,8 +102,10 @@ func TestIdlePluginMemory(t *testing.T) {
 	// Issue 40's bound, on the heap (the RSS moves with the collector's
 	// timing): 94.6 KiB before each plugin stopped holding WASI's host
 	// module, the import checks' definitions and a random source of its
-	// own, 21.4 KiB after. No goroutine per plugin.
-	if h > idlePluginHeapKiB || g >= 1 {
+	// own, 21.4 KiB after. No goroutine per plugin. Under the race
+	// detector a plugin's heap reads ~100 KiB: the bound is checked
+	// without it (make test runs this test so first).
+	if (h > idlePluginHeapKiB && !raceEnabled) || g >= 1 {
 		t.Errorf("an idle plugin without an instance holds %.1f KiB of heap (bound %d KiB) and %.2f goroutines", h, idlePluginHeapKiB, g)
 	}
 	for _, p := range ps {
