@@ -12,7 +12,6 @@ import (
 	"github.com/cmdhost/cmdhost/abi"
 	"github.com/cmdhost/cmdhost/internal/httpout"
 	"github.com/cmdhost/cmdhost/internal/ratelog"
-	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
 // Outbound HTTP: a guest sends a request with abi.FnHTTPRequest, which
@@ -84,15 +83,7 @@ func (h *httpFuncs) request(ctx context.Context, mod api.Module, stack []uint64)
 	if !counted {
 		h.stats().Record(res.Failure.String(), time.Since(start))
 	}
-	if _, stop := stopCode(ctx); stop {
-		// The call is being cut (nest.go's invoke does the same): the
-		// guest stops at its next function entry or loop.
-		if c, ok := mod.ExportedGlobal(meter.CounterExport).(api.MutableGlobal); ok {
-			c.Set(uint64(1<<64 - 1)) // -1
-		}
-		ret(stack, abi.ResultState)
-		return
-	}
+	endIfCut(ctx)
 	out := abi.AppendHTTPResult(nil, res)
 	if len(out) > math.MaxInt32 {
 		ret(stack, abi.ResultTooLarge)

@@ -139,6 +139,19 @@ func (h *meterHost) tick(ctx context.Context, _ api.Module, stack []uint64) {
 	}
 }
 
+// endIfCut ends a call whose context is done as a blocking host function
+// (a nested invocation, an HTTP request) returns to it, with the exit code
+// the tick would give: the guest never sees the answer of a call that is
+// being cut. Leaving it to the guest's next check raced: a guest run
+// with wazero's own check is stopped by a goroutine that watches the
+// context, which a busy machine ran after the guest had answered (the
+// invoke's refusal) and returned.
+func endIfCut(ctx context.Context) {
+	if code, stop := stopCode(ctx); stop {
+		panic(sys.NewExitError(code))
+	}
+}
+
 // yieldTicks is how often a metered guest yields its P, in ticks: every
 // ~1 ms of guest code (a yield costs ~0.3 µs, ~0.03 % of that).
 const yieldTicks = 16

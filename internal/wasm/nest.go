@@ -7,7 +7,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/cmdhost/cmdhost/abi"
-	"github.com/cmdhost/cmdhost/internal/wasm/meter"
 )
 
 // Nested invocation: a guest calls other commands through abi.FnInvoke.
@@ -94,18 +93,7 @@ func (h *hostFuncs) invoke(ctx context.Context, mod api.Module, stack []uint64) 
 			res = &abi.InvocationResult{Failure: abi.ReasonUnavailable, Message: "the host's dispatcher returned no result"}
 		}
 	}
-	if _, stop := stopCode(ctx); stop {
-		// The call is being cut: empty the guest's counter, so that it
-		// stops at its next function entry or loop, in the tick (metering.go),
-		// and the call fails as cut. (Closing the module would not stop it:
-		// wazero's own check is off.) The call's fuel then counts its
-		// whole batch: a cut call's fuel is no measure anyway.
-		if c, ok := mod.ExportedGlobal(meter.CounterExport).(api.MutableGlobal); ok {
-			c.Set(uint64(1<<64 - 1)) // -1
-		}
-		ret(stack, abi.ResultState)
-		return
-	}
+	endIfCut(ctx)
 	out := abi.AppendInvocationResult(nil, res)
 	if len(out) > math.MaxInt32 {
 		ret(stack, abi.ResultTooLarge)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,5 +163,41 @@ func TestInvokeHonoursTheCallContext(t *testing.T) {
 	}
 	if st := p.Stats(); cut < 1 || st.Replaced != cut+1 {
 		t.Fatalf("both cut instances are discarded: %d, then %+v", cut, st)
+	}
+}
+
+// pastDeadlineCtx is a context whose deadline passes when the test says so
+// and whose Done never closes: it stands for a busy machine on which the
+// deadline has passed but neither the context's timer nor wazero's watcher
+// has run yet, so that only the host function's own check can cut the call.
+type pastDeadlineCtx struct {
+	context.Context
+	passed atomic.Bool
+}
+
+func (c *pastDeadlineCtx) Deadline() (time.Time, bool) {
+	if c.passed.Load() {
+		return time.Now().Add(-time.Second), true
+	}
+	return time.Now().Add(time.Hour), true
+}
+
+// A nested call that returns after its caller's deadline passed ends the
+// call as cut: the guest never sees the answer and cannot reply with it.
+// (CI once saw the guest answer with the invoke's refusal, and the call
+// succeed, before wazero's watcher closed the module.)
+func TestNestedReturnAfterTheDeadlineEndsTheCall(t *testing.T) {
+	e := nestEngine(t)
+	ctx := &pastDeadlineCtx{Context: context.Background()}
+	asked := 0
+	e.SetNester(NesterFunc(func(context.Context, Caller, *abi.Invocation) *abi.InvocationResult {
+		asked++
+		ctx.passed.Store(true)
+		return &abi.InvocationResult{Branches: []abi.BranchResult{{Outcome: abi.OutcomeDone, Status: abi.StatusOK, Payload: []byte("late")}}}
+	}))
+	p := loadNest(t, e)
+	v, err := nestCall(t, ctx, p, `{"command":"echo"}`)
+	if asked != 1 || !errors.Is(err, KindDeadline) {
+		t.Fatalf("asked %d times; the call answered %+v, %v, want it cut at its deadline", asked, v, err)
 	}
 }
