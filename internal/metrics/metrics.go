@@ -13,7 +13,7 @@
 //	cmdhost_timeouts_total{command,type,policy}  counter; type execution, expiry, queue, nested or sync
 //	cmdhost_budget_warnings_total{command,type}  counter; calls past 80 % of their budget
 //	cmdhost_replies_dropped_total{command,reason} counter; replies the broker would refuse, not sent
-//	cmdhost_dedup_store_unavailable_total{command} counter; requests the shared dedup store could not record
+//	cmdhost_dedup_store_unavailable_total{command,reason} counter; requests the shared dedup store could not record
 //	cmdhost_dedup_entries                        gauge
 //	cmdhost_dedup_bytes                          gauge; bytes of the replies the dedup store holds (serve --max-dedup-bytes)
 //	cmdhost_dedup_digests_total                  counter; replies kept as a digest: over --max-dedup-bytes
@@ -168,8 +168,8 @@ func New(src Sources) *Collector {
 		}, []string{"command", "reason"}),
 		storeDown: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cmdhost_dedup_store_unavailable_total",
-			Help: "Requests the shared dedup store (serve --store) could not record, by command: a non-idempotent command's were answered 503 and not run, an idempotent command's ran unrecorded.",
-		}, []string{"command"}),
+			Help: "Requests the shared dedup store (serve --store) could not record, by command and reason (unreachable: Redis did not answer or answered an error; full: it reached its maxmemory): a non-idempotent command's were answered 503 and not run, an idempotent command's ran unrecorded.",
+		}, []string{"command", "reason"}),
 	}
 	c.reg.MustRegister(
 		c.requests, c.duration, c.timeouts, c.warnings, c.dropped, c.storeDown,
@@ -263,8 +263,8 @@ func (c *Collector) ReplyDropped(command, reason string) {
 }
 
 // StoreUnavailable implements rpc.Observer.
-func (c *Collector) StoreUnavailable(command string) {
-	c.storeDown.WithLabelValues(command).Inc()
+func (c *Collector) StoreUnavailable(command, reason string) {
+	c.storeDown.WithLabelValues(command, reason).Inc()
 }
 
 // Emit implements events.Sink: it counts timeouts and budget warnings.

@@ -272,6 +272,9 @@ type Executor struct {
 	// calls in its round trips (cache.ReuseCarrier; claims.go, reuse.go);
 	// nil when it does not.
 	carrier cache.ReuseCarrier[*reply]
+	// storeFault is the shared dedup store's last refusal of a claim, until
+	// a claim succeeds (storefault.go); nil when the last claim succeeded.
+	storeFault atomic.Pointer[storeFault]
 
 	// sess is the MQTT session (package session): the connection, its
 	// acks and its health.
@@ -434,6 +437,9 @@ func (e *Executor) Ready() error {
 	case !e.up.Load():
 		return fmt.Errorf("not connected and subscribed to the broker %s", redact.URL(e.cfg.Session.Broker))
 	}
+	if err := e.storeFaultErr(); err != nil {
+		return err
+	}
 	return e.sess.Ready()
 }
 
@@ -559,14 +565,15 @@ func (e *Executor) receive(m session.Received) {
 // admitClaimed runs, answers or refuses a request given what the dedup store
 // said of it, in the order requests arrived.
 func (e *Executor) admitClaimed(in *incoming, key cache.Key, entry *cache.Entry[*reply], first bool, err error) {
+	e.noteClaim(err)
 	switch {
 	case errors.Is(err, cache.ErrStoreUnavailable) && in.route.cmd.Idempotent:
 		e.log.Warn(storeTrouble(err)+": an idempotent request runs unrecorded", "command", in.route.cmd.Name, "err", err)
-		e.storeDown(in)
+		e.storeDown(in, err)
 		e.start(in, key, nil)
 	case errors.Is(err, cache.ErrStoreUnavailable):
 		e.log.Error(storeTrouble(err)+": a request to a non-idempotent command is not run (503)", "command", in.route.cmd.Name, "err", err)
-		e.storeDown(in)
+		e.storeDown(in, err)
 		go e.finishFirst(in, storeRefusal(err))
 	case err != nil:
 		go e.finishFirst(in, dedupRefusal(err))

@@ -24,14 +24,21 @@ type Observer interface {
 	ReplyDropped(command, reason string)
 	// StoreUnavailable is called when the shared dedup store could not
 	// record a request of command: a non-idempotent one was answered 503,
-	// an idempotent one ran unrecorded.
-	StoreUnavailable(command string)
+	// an idempotent one ran unrecorded. reason is StoreUnreachable or
+	// StoreFull.
+	StoreUnavailable(command, reason string)
 }
 
+// The reasons of Observer.StoreUnavailable.
+const (
+	StoreUnreachable = "unreachable" // Redis did not answer, or answered an error
+	StoreFull        = "full"        // Redis reached its maxmemory (cache.ErrStoreFull)
+)
+
 // storeDown reports a request the shared dedup store could not record.
-func (e *Executor) storeDown(in *incoming) {
+func (e *Executor) storeDown(in *incoming, err error) {
 	if o := e.cfg.Observer; o != nil {
-		o.StoreUnavailable(in.route.cmd.Name)
+		o.StoreUnavailable(in.route.cmd.Name, storeReason(err))
 	}
 }
 

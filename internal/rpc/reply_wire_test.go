@@ -26,7 +26,7 @@ type dropLog struct {
 
 func (d *dropLog) Request(string, int, bool, time.Duration) {}
 
-func (d *dropLog) StoreUnavailable(string) {}
+func (d *dropLog) StoreUnavailable(string, string) {}
 
 func (d *dropLog) ReplyDropped(command, reason string) {
 	d.mu.Lock()
