@@ -231,9 +231,11 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 		WithCompilationCache(e.cache))
 	var mounts []*mountFS
 	var httpFns *httpFuncs
+	var code compiledCode
 	defer func() {
 		if err != nil {
 			_ = rt.Close(context.Background())
+			code.close()
 			closeMounts(mounts)
 			httpFns.close()
 			err = fmt.Errorf("loading plugin %s: %w", name, err)
@@ -263,6 +265,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	if p.compiled, err = compile(ctx, rt, wasm, cfg); err != nil {
 		return nil, err
 	}
+	code = append(code, p.compiled)
 	p.instanceCost = instanceCost(wasm, p.compiled, cfg)
 	if l := e.budget.limit; l > 0 && p.instanceCost > l {
 		return nil, fmt.Errorf("one instance needs %s (its memory limit, tables and the runtime's overhead), more than the whole guest memory budget of %s: raise the budget (serve --max-guest-memory) or lower the plugin's memory limit",
@@ -278,9 +281,10 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 	if err = checkExports(p.compiled); err != nil {
 		return nil, err
 	}
-	if err = instantiateHostModules(ctx, rt, host, meter, importedModules(p.compiled)); err != nil {
+	if err = instantiateHostModules(ctx, rt, host, meter, importedModules(p.compiled), &code); err != nil {
 		return nil, err
 	}
+	p.code = code
 
 	guestCtx, cancel := context.WithTimeout(ctx, cfg.LoadTimeout)
 	defer cancel()
@@ -374,8 +378,9 @@ func compileError(err error, cfg PluginConfig) error {
 // has no use for them (BENCHMARKS.md, "What held ~207 KiB per plugin").
 // A host module's system context is never used (its functions reach the
 // calling instance's); the shared crypto/rand.Reader spares it the
-// math/rand state of ~5 KiB wazero would give it.
-func instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs, m *meterHost, imported map[string]bool) error {
+// math/rand state of ~5 KiB wazero would give it. Each module compiled is
+// added to code, which the plugin closes with its runtime.
+func instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFuncs, m *meterHost, imported map[string]bool, code *compiledCode) error {
 	var builders []wazero.HostModuleBuilder
 	if imported[abi.HostModule] {
 		builders = append(builders, host.builder(rt))
@@ -391,6 +396,7 @@ func instantiateHostModules(ctx context.Context, rt wazero.Runtime, host *hostFu
 		if err != nil {
 			return fmt.Errorf("compiling host module: %w", err)
 		}
+		*code = append(*code, compiled)
 		if _, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithRandSource(rand.Reader)); err != nil {
 			return fmt.Errorf("instantiating host module: %w", err)
 		}

@@ -25,6 +25,7 @@ type Plugin struct {
 	cfg      PluginConfig
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
+	code     compiledCode // compiled and its host modules, closed by Close
 	// instanceCost is what each instance reserves of the engine's guest
 	// memory budget (budget.go).
 	instanceCost int64
@@ -47,6 +48,21 @@ type Plugin struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// compiledCode is a plugin's compiled modules: the guest's and the host
+// modules it imports. A runtime with a compilation cache does not release
+// them when it closes (the cache outlives it, so that the next runtime
+// finds them): each must be closed, or the engine's cache kept every
+// version a host ever loaded, code and decoded module, ~20 KiB for the
+// smallest (TestIdlePluginMemory). wazero counts references to each, so
+// closing one of two plugins with the same module keeps the other's.
+type compiledCode []wazero.CompiledModule
+
+func (c compiledCode) close() {
+	for _, m := range c {
+		_ = m.Close(context.Background()) // never fails
+	}
 }
 
 type stats struct {
@@ -330,6 +346,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 		}
 		p.meter.closing.Store(true) // a call still running ends at its next tick
 		p.closeErr = errors.Join(err, p.rt.Close(context.Background()))
+		p.code.close()
 		closeMounts(p.mounts)
 		p.http.close()
 		// A plugin's instances may hold hundreds of MiB (pool size times

@@ -704,6 +704,11 @@ func (e *engine) deleteCompiledModuleFromSortedList(cm *compiledModule) {
 		return
 	}
 	copy(e.sortedCompiledModules[index:], e.sortedCompiledModules[index+1:])
+	// cmdhost: clear the slot the list no longer covers, or the backing
+	// array keeps the module that was last there alive, and with it its
+	// code and decoded module: deleting from the end kept every module
+	// deleted (CMDHOST.md).
+	e.sortedCompiledModules[len(e.sortedCompiledModules)-1] = nil
 	e.sortedCompiledModules = e.sortedCompiledModules[:len(e.sortedCompiledModules)-1]
 }
 
