@@ -1,15 +1,10 @@
 package host_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -25,15 +20,6 @@ import (
 	"github.com/cmdhost/cmdhost/internal/testkit/hosttest"
 )
 
-// takeoverHostEnv holds the configuration of the host process
-// TestOutboxTakenOverFromKilledHost runs and kills (takeoverHost).
-const takeoverHostEnv = "CMDHOST_TAKEOVER_HOST"
-
-// takeoverHost is what the killed host's process needs.
-type takeoverHost struct {
-	Plugins, Broker, Store string
-}
-
 // TestOutboxTakenOverFromKilledHost: two hosts of one executor id on one
 // Redis (Config.Store) and mosquitto. Host A, a process of its own, runs
 // a non-idempotent command that publishes one message per request
@@ -44,8 +30,7 @@ type takeoverHost struct {
 // takes over what was pending with A, reads the rest, and every message
 // arrives once: one copy of one id each.
 func TestOutboxTakenOverFromKilledHost(t *testing.T) {
-	if env := os.Getenv(takeoverHostEnv); env != "" {
-		serveUntilKilled(t, env)
+	if serveIfKillable(t) {
 		return
 	}
 	testkit.Needs(t, testkit.Plugins)
@@ -57,7 +42,8 @@ func TestOutboxTakenOverFromKilledHost(t *testing.T) {
 	testkit.Install(t, dir, "tally.json", []byte(`{"publish": {"topics": ["tally/#"]}}`))
 	msgs := countMessages(t, broker, "tally/#")
 
-	a := startTakeoverHost(t, takeoverHost{Plugins: dir, Broker: "mqtt://" + proxy.addr(), Store: store.URL})
+	a := startKillable(t, "TestOutboxTakenOverFromKilledHost", killableHost{Plugins: dir, Broker: "mqtt://" + proxy.addr(), Store: store.URL,
+		ExecutorID: executor, ClientID: "takeover-a", OutboxTakeover: 200 * time.Millisecond})
 	proxy.hold()
 	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: broker, ClientID: "takeover-cli"}})
 	if err != nil {
@@ -78,10 +64,7 @@ func TestOutboxTakenOverFromKilledHost(t *testing.T) {
 		n, pending := outbox.read(t, "takeover-a")
 		return n == total && pending > 0
 	})
-	if err := a.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = a.Wait()
+	kill(t, a)
 	_, pendingA := outbox.read(t, "takeover-a")
 
 	b := hosttest.Serve(t, host.Config{PluginsDir: t.TempDir(), Broker: broker, ExecutorID: executor, ClientID: "takeover-b",
@@ -98,60 +81,6 @@ func TestOutboxTakenOverFromKilledHost(t *testing.T) {
 		t.Errorf("host B took over %d messages, and %d were pending with the killed host", got, pendingA)
 	}
 	t.Logf("%d messages, %d of them taken over from the killed host", total, pendingA)
-}
-
-// startTakeoverHost starts host A's process and returns once it serves.
-func startTakeoverHost(t *testing.T, cfg takeoverHost) *exec.Cmd {
-	t.Helper()
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOutboxTakenOverFromKilledHost$")
-	cmd.Env = append(os.Environ(), takeoverHostEnv+"="+string(b))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe() // closed when this process ends: A ends then too
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	serving := make(chan struct{})
-	go func() {
-		lines := bufio.NewScanner(out)
-		for lines.Scan() {
-			if lines.Text() == "serving" {
-				close(serving)
-			}
-		}
-	}()
-	select {
-	case <-serving:
-	case <-time.After(testkit.Patience()): // a hang guard
-		t.Fatalf("host A did not serve within %v", testkit.Patience())
-	}
-	return cmd
-}
-
-// serveUntilKilled is host A's process: it serves, says so on stdout, and
-// runs until it is killed (or its parent's end closes its stdin).
-func serveUntilKilled(t *testing.T, env string) {
-	var cfg takeoverHost
-	if err := json.Unmarshal([]byte(env), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(cfg.Broker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hosttest.Serve(t, host.Config{PluginsDir: cfg.Plugins, Broker: u, ExecutorID: "takeover-host", ClientID: "takeover-a",
-		Store: cfg.Store, CacheDir: testkit.CacheDir(), OutboxTakeover: 200 * time.Millisecond})
-	fmt.Println("serving")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	t.Fatal("the test that started this host ended without killing it")
 }
 
 // outboxView reads an executor's outbox in Redis (docs/messages.md,
