@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
@@ -26,8 +27,8 @@ const killableHostEnv = "CMDHOST_KILLABLE_HOST"
 
 // killableHost is what a killable host's process needs of host.Config.
 type killableHost struct {
-	Plugins, Broker, Store, ExecutorID, ClientID string
-	OutboxTakeover                               time.Duration
+	Plugins, Broker, Store, StateDir, ExecutorID, ClientID string
+	OutboxTakeover                                         time.Duration
 }
 
 // startKillable starts a killable host for the test named test (which
@@ -94,8 +95,10 @@ func serveIfKillable(t *testing.T) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its errors go to the test's output.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	hosttest.Serve(t, host.Config{PluginsDir: cfg.Plugins, Broker: u, ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID,
-		Store: cfg.Store, CacheDir: testkit.CacheDir(), OutboxTakeover: cfg.OutboxTakeover})
+		Store: cfg.Store, StateDir: cfg.StateDir, CacheDir: testkit.CacheDir(), OutboxTakeover: cfg.OutboxTakeover, Logger: log})
 	fmt.Println("serving")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	t.Fatal("the test that started this host ended without killing it")

@@ -248,8 +248,9 @@ type Config struct {
 	// read from and written to MQTT user properties; nil: none.
 	Tracing trace.TracerProvider
 	// OnServing, when set, is called once the host serves (the plugins
-	// loaded, the executor subscribed), and OnStopping once it begins to
-	// stop: a supervisor's readiness (systemd's sd_notify) hangs on them.
+	// loaded, the executor and the triggers subscribed), and OnStopping
+	// once it begins to stop: a supervisor's readiness (systemd's
+	// sd_notify) hangs on them.
 	OnServing, OnStopping func()
 }
 

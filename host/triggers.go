@@ -90,7 +90,9 @@ func (s *Server) setTriggers(ctx context.Context) {
 	}
 }
 
-// startTriggers connects the receiver with the plugins' triggers; the
+// startTriggers connects the receiver with the plugins' triggers and
+// returns once they are subscribed (so that the host serves, and says
+// so, only then: a message sent after it reaches its trigger); the
 // returned function stops it (the messages in flight get Config.Drain).
 func (s *Server) startTriggers(ctx context.Context) (func(), error) {
 	s.setTriggers(ctx)
