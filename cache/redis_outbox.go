@@ -82,7 +82,9 @@ type RedisOutboxConfig struct {
 	MaxMessages int64
 	MaxBytes    int64
 	// ClaimIdle is how long a message stays pending with a reader before
-	// another replica takes it over; 0: DefaultOutboxClaimIdle.
+	// another replica takes it over; 0: DefaultOutboxClaimIdle; Off
+	// (negative, package setting): never (a reader's messages wait for
+	// it to restart with the same Consumer).
 	ClaimIdle time.Duration
 }
 
@@ -111,7 +113,7 @@ func (s *RedisDedup[V]) Outbox(cfg RedisOutboxConfig) *RedisOutbox {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = rs.limits.MaxOutboxBytes
 	}
-	if cfg.ClaimIdle <= 0 {
+	if cfg.ClaimIdle == 0 {
 		cfg.ClaimIdle = DefaultOutboxClaimIdle
 	}
 	o := &RedisOutbox{link: s.redisLink, cfg: cfg, index: redisOutboxIndex + cfg.Group, ready: make(chan struct{}, 1),
@@ -341,8 +343,11 @@ func (o *RedisOutbox) allStreams(ctx context.Context) ([]string, error) {
 }
 
 // claimDue reports whether a round of takeovers is due (every
-// ClaimIdle/4), and starts it.
+// ClaimIdle/4; never when ClaimIdle is Off), and starts it.
 func (o *RedisOutbox) claimDue() bool {
+	if o.cfg.ClaimIdle < 0 {
+		return false
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if time.Since(o.lastClaim) < o.cfg.ClaimIdle/4 {

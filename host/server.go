@@ -54,6 +54,9 @@ const Off = -1
 // DefaultDrain is Config.Drain when it is not set.
 const DefaultDrain = 10 * time.Second
 
+// DefaultOutboxTakeover is Config.OutboxTakeover when it is not set.
+const DefaultOutboxTakeover = cache.DefaultOutboxClaimIdle
+
 // Config configures a Server: serve's settings, checked by the caller.
 // Zero fields take the defaults of the packages they go to; Off turns off
 // the fields that say so.
@@ -215,6 +218,19 @@ type Config struct {
 	// CA and client certificate files (rpc.RedisConfig); "": the system's
 	// roots, no client certificate.
 	StoreCAFile, StoreCertFile, StoreKeyFile string
+	// OutboxTakeover is how long a message of the outbox in Store's Redis
+	// stays with the replica that read it, unsent, before another replica
+	// of the same executor id takes it over and sends it
+	// (cache.RedisOutboxConfig.ClaimIdle): a replica killed between
+	// reading its messages and the broker's acknowledgement leaves them
+	// to the others after it. Shorter sends a dead replica's messages
+	// sooner; a replica that stalls longer than it (a send the broker
+	// does not acknowledge in time: 10 s) sees its messages sent by
+	// another too, with the same ids. 0: DefaultOutboxTakeover; Off:
+	// never (a replica's messages wait for it to start again with the
+	// same client id). Without Store it does nothing: the state folder's
+	// outbox is this host's alone.
+	OutboxTakeover time.Duration
 	// StorePasswordFile is the file of the password of Store's user, read
 	// again at each new connection to Redis; StorePassword is the
 	// password itself, for an embedder that has it in hand (or
@@ -232,8 +248,9 @@ type Config struct {
 	// read from and written to MQTT user properties; nil: none.
 	Tracing trace.TracerProvider
 	// OnServing, when set, is called once the host serves (the plugins
-	// loaded, the executor subscribed), and OnStopping once it begins to
-	// stop: a supervisor's readiness (systemd's sd_notify) hangs on them.
+	// loaded, the executor and the triggers subscribed), and OnStopping
+	// once it begins to stop: a supervisor's readiness (systemd's
+	// sd_notify) hangs on them.
 	OnServing, OnStopping func()
 }
 
@@ -805,7 +822,8 @@ func (s *Server) outboxStore() outbox.Store {
 	if s.state != nil {
 		return s.state
 	}
-	if o := s.exec.RedisOutbox(cache.RedisOutboxConfig{Group: s.cfg.ExecutorID, Consumer: executorClientID(s.cfg)}); o != nil {
+	if o := s.exec.RedisOutbox(cache.RedisOutboxConfig{Group: s.cfg.ExecutorID, Consumer: executorClientID(s.cfg),
+		ClaimIdle: setting.Or(s.cfg.OutboxTakeover, DefaultOutboxTakeover)}); o != nil {
 		return o
 	}
 	return nil

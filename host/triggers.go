@@ -20,7 +20,11 @@ import (
 func triggerClientID(cfg Config) string { return executorClientID(cfg) + "-triggers" }
 
 // newTriggers makes the trigger receiver. On the embedded broker its
-// client id is the host's before it connects.
+// client id is the host's before it connects. Its state store is the
+// executor's (the state folder, the Azure IoT Operations broker's, or,
+// with Config.Store, the one in Redis), so that a trigger's writes and
+// the messages it publishes commit as a command's do, the messages
+// through the same outbox (startOutbox).
 func (s *Server) newTriggers() error {
 	if s.embedded != nil {
 		s.embedded.Reserve(triggerClientID(s.cfg))
@@ -29,7 +33,7 @@ func (s *Server) newTriggers() error {
 		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), ClientID: triggerClientID(s.cfg), Dial: s.dial(),
 			Expiry: s.cfg.SessionExpiry, MaxPacketSize: s.cfg.MaxRequestBytes},
 		TrustBrokerIdentity: s.embedded != nil,
-		State:               s.stateBackend(), StateLimits: s.cfg.StateLimits,
+		State:               s.exec.State(), StateLimits: s.cfg.StateLimits,
 		Logger: s.log, Events: s.events, Observer: s.metrics})
 	s.triggers = r
 	return err
@@ -86,7 +90,9 @@ func (s *Server) setTriggers(ctx context.Context) {
 	}
 }
 
-// startTriggers connects the receiver with the plugins' triggers; the
+// startTriggers connects the receiver with the plugins' triggers and
+// returns once they are subscribed (so that the host serves, and says
+// so, only then: a message sent after it reaches its trigger); the
 // returned function stops it (the messages in flight get Config.Drain).
 func (s *Server) startTriggers(ctx context.Context) (func(), error) {
 	s.setTriggers(ctx)

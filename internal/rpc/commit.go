@@ -210,6 +210,13 @@ func (in *incoming) leaveLane() {
 	}
 }
 
+// State is the handlers' state store the executor commits its calls'
+// writes to: Config.State, the state store of StateStores, or the one in
+// the dedup store's Redis (RedisStores with RedisConfig.State); nil
+// without one. The host gives it to its triggers (package trigger), so
+// that a trigger's writes and messages go where a command's do.
+func (e *Executor) State() state.Backend { return e.cfg.State }
+
 // RedisOutbox is the outbox in the dedup store's Redis, which the
 // messages of non-idempotent calls join in their outcome's script, made
 // by the first call with cfg (cache.RedisOutbox); nil when the state

@@ -217,6 +217,11 @@ type Receiver struct {
 
 	keys keyLocks // messages with an id in progress (run.go)
 
+	// synced is closed once the subscriptions of the first connection
+	// are made (or refused): Start waits for it.
+	synced     chan struct{}
+	syncedOnce sync.Once
+
 	dropLog, refuseLog ratelog.Limiter
 	unrouted           atomic.Int64
 }
@@ -249,7 +254,7 @@ func NewReceiver(cfg Config) (*Receiver, error) {
 		return nil, err
 	}
 	r := &Receiver{cfg: cfg, log: cfg.Logger, subscribed: map[string]string{}, counters: map[string]*counters{},
-		stop:    make(chan struct{}),
+		stop: make(chan struct{}), synced: make(chan struct{}),
 		dropLog: ratelog.Limiter{Interval: time.Second}, refuseLog: ratelog.Limiter{Interval: time.Second},
 		hlc: hlc.New(hlc.Config{NodeID: strings.ReplaceAll(cfg.Session.ClientID, ":", "_"), Clock: cfg.Clock,
 			MaxDrift: cfg.MaxClockDrift})}
@@ -268,7 +273,11 @@ func NewReceiver(cfg Config) (*Receiver, error) {
 func (r *Receiver) ClientID() string { return r.cfg.Session.ClientID }
 
 // Start connects to the broker; the triggers are subscribed on each
-// connection. It returns once connected, or with ctx's error.
+// connection. It returns once connected and the triggers subscribed (a
+// subscription refused is logged, and its trigger's counters say so), or
+// with ctx's error: a message published after it returns reaches its
+// trigger even on the session's first connection, when the broker held
+// no subscription of it yet.
 func (r *Receiver) Start(ctx context.Context) error {
 	if err := r.sess.Connect(); err != nil {
 		return fmt.Errorf("trigger session: connecting to %s: %w", redact.URL(r.cfg.Session.Broker), err)
@@ -276,7 +285,12 @@ func (r *Receiver) Start(ctx context.Context) error {
 	if err := r.sess.AwaitConnection(ctx); err != nil {
 		return fmt.Errorf("trigger session: connecting to %s: %w", redact.URL(r.cfg.Session.Broker), err)
 	}
-	return nil
+	select {
+	case <-r.synced:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("trigger session: subscribing the triggers on %s: %w", redact.URL(r.cfg.Session.Broker), ctx.Err())
+	}
 }
 
 // SetTriggers makes ts the triggers served: it subscribes the new ones'
@@ -352,6 +366,7 @@ func (r *Receiver) connectionUp(bool) {
 		if err := r.sync(ctx); err != nil {
 			r.log.Error("trigger subscriptions failed", "err", err)
 		}
+		r.syncedOnce.Do(func() { close(r.synced) })
 	}()
 }
 

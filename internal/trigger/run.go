@@ -53,8 +53,7 @@ func (r *Receiver) handle(rt *route, t Trigger, msg *message) {
 			return // stopping
 		}
 		defer release()
-		done, _, err := r.cfg.State.Outcome(context.Background(), key.outcome(t.Name))
-		if err == nil && done != nil {
+		if r.recorded(t, key) {
 			rt.c.duplicates.Add(1)
 			r.observe(t.Name, OutcomeDuplicate, msg)
 			r.log.Debug("trigger message handled before: acknowledged, not run again", "trigger", t.Name, "id", key.id)
@@ -64,6 +63,12 @@ func (r *Receiver) handle(rt *route, t Trigger, msg *message) {
 	}
 	for attempt := 1; ; attempt++ {
 		why, reason := r.attempt(rt, t, req, key, keeps, attempt)
+		if why != "" && keeps && r.recorded(t, key) {
+			// The commit failed as far as this run knows (its answer was
+			// lost: state.ErrUnknown), and yet applied: the message is
+			// handled, and another attempt would apply its writes twice.
+			why = ""
+		}
 		if why == "" {
 			rt.c.handled.Add(1)
 			r.observe(t.Name, OutcomeHandled, msg)
@@ -87,6 +92,15 @@ func (r *Receiver) handle(rt *route, t Trigger, msg *message) {
 			return // not acknowledged: the broker sends it again after the restart
 		}
 	}
+}
+
+// recorded reports whether the message of key has an outcome in the
+// state store: it was handled, by an earlier delivery or by an attempt
+// whose commit applied though its answer was lost. A store that cannot
+// say counts as no.
+func (r *Receiver) recorded(t Trigger, key msgKey) bool {
+	done, _, err := r.cfg.State.Outcome(context.Background(), key.outcome(t.Name))
+	return err == nil && done != nil
 }
 
 // attempt runs the message once (again after a commit conflict, alone,

@@ -7,7 +7,10 @@
 //     message's cmdhost-message-id, else its payload): a message whose
 //     writes applied twice would leave "n" ahead of the distinct ids
 //     published, one lost behind them. A payload "fail-once" fails its
-//     first attempt.
+//     first attempt. First, when the operator file grants it, it
+//     publishes the message's ID on readings/{device} (before a failure:
+//     a failed attempt's message must never go; the outbox's tests count
+//     them).
 //   - on-fail, a trigger on fail/+, always fails: an error, or a trap for
 //     the payload "trap".
 //   - on-unconfirmed, a trigger on unconfirmed/+, which the tests' operator
@@ -45,6 +48,14 @@ type seen struct {
 
 func init() {
 	sdk.OnMessage("sensors/{device}/temp", func(_ context.Context, m *sdk.Request) error {
+		id := m.Metadata["cmdhost-message-id"]
+		if id == "" {
+			id = string(m.Payload)
+		}
+		err := sdk.Publish(&sdk.Message{Topic: "readings/" + m.TopicTokens["device"], Payload: []byte(id), ContentType: "text/plain"})
+		if err != nil && !errors.Is(err, sdk.ErrPublishDenied) {
+			return err
+		}
 		if string(m.Payload) == "fail-once" && m.Attempt == 1 {
 			return errors.New("on-reading: the first attempt fails")
 		}
@@ -58,10 +69,6 @@ func init() {
 		}
 		if _, err := sdk.State().Add("n", 1); err != nil {
 			return err
-		}
-		id := m.Metadata["cmdhost-message-id"]
-		if id == "" {
-			id = string(m.Payload)
 		}
 		_, err = sdk.State().Add("id/"+id, 1)
 		return err
