@@ -112,10 +112,19 @@ type writer struct {
 	total int64            // every namespace's bytes
 	queue outboxCount      // the outbox's next number and bytes (outbox.go)
 	usage map[string]Usage // namespaces' usage, as committed, read as needed
+	// behind: the last sweep stopped at its bound with more expired; the
+	// next follows the next batch (or comes at once when none waits), so
+	// that a host recording more than sweepMax outcomes a second keeps
+	// up, without holding commits back for long.
+	behind bool
+	// live is the keep-until (Unix ns) of each outcome this writer
+	// recorded, the last recorded of its id, until the sweep removes it:
+	// so the sweep removes those without reading them back (sweep.go).
+	live map[[32]byte]int64
 }
 
 func newWriter(d *Disk, every time.Duration) (*writer, error) {
-	w := &writer{d: d, every: every}
+	w := &writer{d: d, every: every, live: map[[32]byte]int64{}}
 	if err := w.load(); err != nil {
 		return nil, err
 	}
@@ -158,30 +167,51 @@ func (w *writer) run() {
 	tick := time.NewTicker(w.every)
 	defer tick.Stop()
 	for {
+		if w.behind {
+			select {
+			case p, ok := <-w.d.queue:
+				if !ok {
+					return
+				}
+				w.write(w.collect(p))
+			default:
+			}
+			w.sweepNoting()
+			continue
+		}
 		select {
 		case p, ok := <-w.d.queue:
 			if !ok {
 				return
 			}
-			batch := []*pending{p}
-		more:
-			for len(batch) < maxBatch {
-				select {
-				case p, ok := <-w.d.queue:
-					if !ok {
-						break more
-					}
-					batch = append(batch, p)
-				default:
-					break more
-				}
-			}
-			w.write(batch)
+			w.write(w.collect(p))
 		case <-tick.C:
-			if err := w.sweep(); err != nil {
-				w.d.log.Warn("state store: removing expired keys failed; trying again later", "err", err)
-			}
+			w.sweepNoting()
 		}
+	}
+}
+
+// collect is p and what else is queued, up to maxBatch commits.
+func (w *writer) collect(p *pending) []*pending {
+	batch := []*pending{p}
+	for len(batch) < maxBatch {
+		select {
+		case p, ok := <-w.d.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// sweepNoting sweeps and logs a failure.
+func (w *writer) sweepNoting() {
+	if err := w.sweep(); err != nil {
+		w.d.log.Warn("state store: removing expired keys failed; trying again later", "err", err)
 	}
 }
 
@@ -241,6 +271,15 @@ type batch struct {
 	total   int64
 	changes []Change
 	queue   outboxCount // the outbox's, as the batch leaves it (outbox.go)
+	// outcomes are the outcomes recorded by the commits kept, in order;
+	// swept, those the sweep removes (both for writer.live).
+	outcomes, swept []indexedOutcome
+}
+
+// indexedOutcome is an outcome's entry in the index by keep-until.
+type indexedOutcome struct {
+	h     [32]byte
+	until int64 // Unix ns
 }
 
 func newBatch(w *writer) *batch {
@@ -270,6 +309,8 @@ func (b *batch) keep(tx *commitTx) {
 	}
 	b.seq, b.total, b.queue = tx.seq, tx.total, tx.queue
 	b.changes = append(b.changes, tx.changes...)
+	b.outcomes = append(b.outcomes, tx.outcomes...)
+	b.swept = append(b.swept, tx.swept...)
 }
 
 // write writes the batch with the store's numbers, and on success makes
@@ -305,6 +346,12 @@ func (b *batch) write(sync *pebble.WriteOptions) error {
 	b.w.d.queueBytes.Store(b.queue.bytes)
 	for ns, u := range b.usage {
 		b.w.usage[ns] = u
+	}
+	for _, o := range b.swept {
+		delete(b.w.live, o.h)
+	}
+	for _, o := range b.outcomes {
+		b.w.live[o.h] = o.until
 	}
 	if queued {
 		b.w.d.signalOutbox()
@@ -374,6 +421,8 @@ type commitTx struct {
 	queue   outboxCount
 	muts    []mutation
 	changes []Change
+	// outcomes and swept: as batch's, for this commit (or sweep).
+	outcomes, swept []indexedOutcome
 }
 
 func (tx *commitTx) current(k []byte) (*Item, error) {
@@ -407,6 +456,7 @@ func (tx *commitTx) apply(c *Commit) ([]Result, error) {
 		h := outcomeHash(o.ID)
 		tx.set(outcomeKey(h), encodeOutcome(o))
 		tx.set(outcomeEndKey(o.KeepUntil, h), nil)
+		tx.outcomes = append(tx.outcomes, indexedOutcome{h: h, until: o.KeepUntil.UnixNano()})
 	}
 	if err := tx.enqueue(c.Messages); err != nil {
 		return nil, err
