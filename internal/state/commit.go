@@ -289,7 +289,7 @@ func newBatch(w *writer) *batch {
 
 // begin starts applying one commit on top of what the batch holds.
 func (b *batch) begin() *commitTx {
-	return &commitTx{b: b, items: map[string]*Item{}, usage: map[string]Usage{}, seq: b.seq, total: b.total, queue: b.queue}
+	return &commitTx{b: b, seq: b.seq, total: b.total, queue: b.queue}
 }
 
 // keep adds what tx applied to the batch.
@@ -439,6 +439,22 @@ func (tx *commitTx) nsUsage(ns string) (Usage, error) {
 	return tx.b.nsUsage(ns)
 }
 
+// noteItem and noteUsage record what tx applied, for the ops after it
+// (maps made on first use: most commits only record an outcome).
+func (tx *commitTx) noteItem(k []byte, it *Item) {
+	if tx.items == nil {
+		tx.items = map[string]*Item{}
+	}
+	tx.items[string(k)] = it
+}
+
+func (tx *commitTx) noteUsage(ns string, u Usage) {
+	if tx.usage == nil {
+		tx.usage = map[string]Usage{}
+	}
+	tx.usage[ns] = u
+}
+
 func (tx *commitTx) set(k, v []byte) { tx.muts = append(tx.muts, mutation{key: k, value: v}) }
 func (tx *commitTx) del(k []byte)    { tx.muts = append(tx.muts, mutation{key: k, del: true}) }
 
@@ -501,9 +517,9 @@ func (tx *commitTx) applyOp(c *Commit, i int) (Result, error) {
 	tx.seq = nextVersion(tx.seq, now, c.After)
 	res := Result{Existed: visible != nil, Version: tx.seq}
 	if op.Kind == OpDelete {
-		tx.usage[op.NS] = u
+		tx.noteUsage(op.NS, u)
 		tx.del(k)
-		tx.items[string(k)] = nil
+		tx.noteItem(k, nil)
 		// An expired key not yet swept goes now: its observers learn it
 		// expired.
 		tx.changes = append(tx.changes, Change{NS: op.NS, Key: op.Key, Deleted: true, Expired: visible == nil, Version: tx.seq})
@@ -520,9 +536,9 @@ func (tx *commitTx) applyOp(c *Commit, i int) (Result, error) {
 	if err := tx.checkQuota(op, u, cur); err != nil {
 		return Result{}, err
 	}
-	tx.usage[op.NS] = u
+	tx.noteUsage(op.NS, u)
 	tx.set(k, encodeItem(it))
-	tx.items[string(k)] = it
+	tx.noteItem(k, it)
 	tx.changes = append(tx.changes, Change{NS: op.NS, Key: op.Key, Value: op.Value, Version: tx.seq})
 	return res, nil
 }

@@ -69,9 +69,9 @@ func (w *writer) sweepItems(tx *commitTx, now time.Time) (n int, err error) {
 		u.Keys--
 		u.Bytes -= itemBytes(key, cur.Value)
 		tx.total -= itemBytes(key, cur.Value)
-		tx.usage[ns] = u
+		tx.noteUsage(ns, u)
 		tx.del(k)
-		tx.items[string(k)] = nil
+		tx.noteItem(k, nil)
 		tx.seq = nextVersion(tx.seq, now, 0)
 		tx.changes = append(tx.changes, Change{NS: ns, Key: append([]byte(nil), key...), Deleted: true, Expired: true, Version: tx.seq})
 	}
