@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -121,6 +122,11 @@ type writer struct {
 	// recorded, the last recorded of its id, until the sweep removes it:
 	// so the sweep removes those without reading them back (sweep.go).
 	live map[[32]byte]int64
+	// outcomesFrom is where the sweep reads the outcome index from: every
+	// entry before it was swept. Without it each sweep would step again
+	// over the deletions of the sweeps before it, until a compaction.
+	// Nil: from the start.
+	outcomesFrom []byte
 }
 
 func newWriter(d *Disk, every time.Duration) (*writer, error) {
@@ -471,7 +477,11 @@ func (tx *commitTx) apply(c *Commit) ([]Result, error) {
 	if o := c.Outcome; o != nil {
 		h := outcomeHash(o.ID)
 		tx.set(outcomeKey(h), encodeOutcome(o))
-		tx.set(outcomeEndKey(o.KeepUntil, h), nil)
+		end := outcomeEndKey(o.KeepUntil, h)
+		tx.set(end, nil)
+		if from := tx.b.w.outcomesFrom; from != nil && bytes.Compare(end, from) < 0 {
+			tx.b.w.outcomesFrom = nil // an entry behind the sweep (its keep-until passed): read from the start
+		}
 		tx.outcomes = append(tx.outcomes, indexedOutcome{h: h, until: o.KeepUntil.UnixNano()})
 	}
 	if err := tx.enqueue(c.Messages); err != nil {

@@ -22,13 +22,16 @@ func (w *writer) sweep() error {
 	if err != nil {
 		return err
 	}
-	outcomes, err := w.sweepOutcomes(tx, b.now)
+	outcomes, last, err := w.sweepOutcomes(tx, b.now)
 	if err != nil {
 		return err
 	}
 	b.keep(tx)
 	if err := b.write(pebble.NoSync); err != nil {
 		return err
+	}
+	if last != nil {
+		w.outcomesFrom = last // every entry up to it is gone
 	}
 	w.behind = items == sweepMax || outcomes == sweepMax
 	w.d.observers.notify(b.changes)
@@ -87,15 +90,20 @@ func (w *writer) sweepItems(tx *commitTx, now time.Time) (n int, err error) {
 // goes without a read; any other (recorded before Open, or an index
 // entry left behind when its id was recorded again) is read first, and
 // kept when it was recorded again for longer.
-func (w *writer) sweepOutcomes(tx *commitTx, now time.Time) (n int, err error) {
+func (w *writer) sweepOutcomes(tx *commitTx, now time.Time) (n int, last []byte, err error) {
 	upper := binary.BigEndian.AppendUint64([]byte{tagOutcomeEnd}, uint64(now.UnixNano())+1)
-	it, err := w.d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagOutcomeEnd}, UpperBound: upper})
+	lower := []byte{tagOutcomeEnd}
+	if w.outcomesFrom != nil {
+		lower = w.outcomesFrom
+	}
+	it, err := w.d.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return 0, unavailable("sweeping outcomes", err)
+		return 0, nil, unavailable("sweeping outcomes", err)
 	}
 	defer it.Close()
 	for ok := it.First(); ok && n < sweepMax; ok, n = it.Next(), n+1 {
 		idx := append([]byte(nil), it.Key()...)
+		last = idx
 		tx.del(idx)
 		if len(idx) != 41 {
 			continue
@@ -120,7 +128,7 @@ func (w *writer) sweepOutcomes(tx *commitTx, now time.Time) (n int, err error) {
 		tx.del(outcomeKey(h))
 	}
 	if err := it.Error(); err != nil {
-		return n, unavailable("sweeping outcomes", err)
+		return n, nil, unavailable("sweeping outcomes", err)
 	}
-	return n, nil
+	return n, last, nil
 }

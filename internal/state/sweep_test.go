@@ -99,3 +99,28 @@ func TestSweepCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepFindsOutcomeBehindIt: the sweep reads the outcome index from
+// where the last one stopped, and from the start again once an outcome
+// is recorded with a keep-until behind that (already past).
+func TestSweepFindsOutcomeBehindIt(t *testing.T) {
+	clk := testkit.NewClock(time.Unix(1_700_000_000, 0))
+	d := open(t, clk, Limits{})
+	start := clk.Now()
+	a, late := OutcomeID{Correlation: "a", ResponseTopic: "r"}, OutcomeID{Correlation: "late", ResponseTopic: "r"}
+	recordOutcome(t, d, a, "v", start.Add(time.Second))
+	clk.Add(2 * time.Second)
+	if err := d.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hasOutcome(t, d, a) {
+		t.Fatal("the sweep left an outcome past its keep-until")
+	}
+	recordOutcome(t, d, late, "v", start.Add(time.Second/2))
+	if err := d.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hasOutcome(t, d, late) {
+		t.Fatal("the sweep left an outcome recorded behind where the last sweep stopped")
+	}
+}
