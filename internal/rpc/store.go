@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -234,7 +235,9 @@ func reuseConfig(cfg *Config) cache.ReuseConfig {
 	return local
 }
 
-// storedReply is a reply as the shared store keeps it.
+// storedReply is a reply as the shared store and the state store keep
+// it: encoding/json's encoding of it (encodeReply writes the same bytes
+// by hand, replyjson.go).
 type storedReply struct {
 	None        bool                `json:"none,omitempty"`
 	Status      abi.Status          `json:"status"`
@@ -256,9 +259,7 @@ func encodeReply(r *reply) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("no reply")
 	}
-	return json.Marshal(storedReply{None: r.none, Status: r.status, AppError: r.appError, Message: r.message,
-		PropName: r.propName, PropValue: r.propValue, Extra: r.extra, Payload: r.payload,
-		ContentType: r.contentType, Format: r.format, Metadata: r.metadata, TTL: r.ttl, Raw: r.raw, Timestamp: r.ts})
+	return appendStoredReply(make([]byte, 0, 96+len(r.message)+base64.StdEncoding.EncodedLen(len(r.payload))), r), nil
 }
 
 func decodeReply(b []byte) (*reply, error) {

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -112,10 +113,24 @@ type writer struct {
 	total int64            // every namespace's bytes
 	queue outboxCount      // the outbox's next number and bytes (outbox.go)
 	usage map[string]Usage // namespaces' usage, as committed, read as needed
+	// behind: the last sweep stopped at its bound with more expired; the
+	// next follows the next batch (or comes at once when none waits), so
+	// that a host recording more than sweepMax outcomes a second keeps
+	// up, without holding commits back for long.
+	behind bool
+	// live is the keep-until (Unix ns) of each outcome this writer
+	// recorded, the last recorded of its id, until the sweep removes it:
+	// so the sweep removes those without reading them back (sweep.go).
+	live map[[32]byte]int64
+	// outcomesFrom is where the sweep reads the outcome index from: every
+	// entry before it was swept. Without it each sweep would step again
+	// over the deletions of the sweeps before it, until a compaction.
+	// Nil: from the start.
+	outcomesFrom []byte
 }
 
 func newWriter(d *Disk, every time.Duration) (*writer, error) {
-	w := &writer{d: d, every: every}
+	w := &writer{d: d, every: every, live: map[[32]byte]int64{}}
 	if err := w.load(); err != nil {
 		return nil, err
 	}
@@ -158,30 +173,51 @@ func (w *writer) run() {
 	tick := time.NewTicker(w.every)
 	defer tick.Stop()
 	for {
+		if w.behind {
+			select {
+			case p, ok := <-w.d.queue:
+				if !ok {
+					return
+				}
+				w.write(w.collect(p))
+			default:
+			}
+			w.sweepNoting()
+			continue
+		}
 		select {
 		case p, ok := <-w.d.queue:
 			if !ok {
 				return
 			}
-			batch := []*pending{p}
-		more:
-			for len(batch) < maxBatch {
-				select {
-				case p, ok := <-w.d.queue:
-					if !ok {
-						break more
-					}
-					batch = append(batch, p)
-				default:
-					break more
-				}
-			}
-			w.write(batch)
+			w.write(w.collect(p))
 		case <-tick.C:
-			if err := w.sweep(); err != nil {
-				w.d.log.Warn("state store: removing expired keys failed; trying again later", "err", err)
-			}
+			w.sweepNoting()
 		}
+	}
+}
+
+// collect is p and what else is queued, up to maxBatch commits.
+func (w *writer) collect(p *pending) []*pending {
+	batch := []*pending{p}
+	for len(batch) < maxBatch {
+		select {
+		case p, ok := <-w.d.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// sweepNoting sweeps and logs a failure.
+func (w *writer) sweepNoting() {
+	if err := w.sweep(); err != nil {
+		w.d.log.Warn("state store: removing expired keys failed; trying again later", "err", err)
 	}
 }
 
@@ -241,6 +277,15 @@ type batch struct {
 	total   int64
 	changes []Change
 	queue   outboxCount // the outbox's, as the batch leaves it (outbox.go)
+	// outcomes are the outcomes recorded by the commits kept, in order;
+	// swept, those the sweep removes (both for writer.live).
+	outcomes, swept []indexedOutcome
+}
+
+// indexedOutcome is an outcome's entry in the index by keep-until.
+type indexedOutcome struct {
+	h     [32]byte
+	until int64 // Unix ns
 }
 
 func newBatch(w *writer) *batch {
@@ -250,7 +295,7 @@ func newBatch(w *writer) *batch {
 
 // begin starts applying one commit on top of what the batch holds.
 func (b *batch) begin() *commitTx {
-	return &commitTx{b: b, items: map[string]*Item{}, usage: map[string]Usage{}, seq: b.seq, total: b.total, queue: b.queue}
+	return &commitTx{b: b, seq: b.seq, total: b.total, queue: b.queue}
 }
 
 // keep adds what tx applied to the batch.
@@ -270,6 +315,8 @@ func (b *batch) keep(tx *commitTx) {
 	}
 	b.seq, b.total, b.queue = tx.seq, tx.total, tx.queue
 	b.changes = append(b.changes, tx.changes...)
+	b.outcomes = append(b.outcomes, tx.outcomes...)
+	b.swept = append(b.swept, tx.swept...)
 }
 
 // write writes the batch with the store's numbers, and on success makes
@@ -305,6 +352,12 @@ func (b *batch) write(sync *pebble.WriteOptions) error {
 	b.w.d.queueBytes.Store(b.queue.bytes)
 	for ns, u := range b.usage {
 		b.w.usage[ns] = u
+	}
+	for _, o := range b.swept {
+		delete(b.w.live, o.h)
+	}
+	for _, o := range b.outcomes {
+		b.w.live[o.h] = o.until
 	}
 	if queued {
 		b.w.d.signalOutbox()
@@ -374,6 +427,8 @@ type commitTx struct {
 	queue   outboxCount
 	muts    []mutation
 	changes []Change
+	// outcomes and swept: as batch's, for this commit (or sweep).
+	outcomes, swept []indexedOutcome
 }
 
 func (tx *commitTx) current(k []byte) (*Item, error) {
@@ -388,6 +443,22 @@ func (tx *commitTx) nsUsage(ns string) (Usage, error) {
 		return u, nil
 	}
 	return tx.b.nsUsage(ns)
+}
+
+// noteItem and noteUsage record what tx applied, for the ops after it
+// (maps made on first use: most commits only record an outcome).
+func (tx *commitTx) noteItem(k []byte, it *Item) {
+	if tx.items == nil {
+		tx.items = map[string]*Item{}
+	}
+	tx.items[string(k)] = it
+}
+
+func (tx *commitTx) noteUsage(ns string, u Usage) {
+	if tx.usage == nil {
+		tx.usage = map[string]Usage{}
+	}
+	tx.usage[ns] = u
 }
 
 func (tx *commitTx) set(k, v []byte) { tx.muts = append(tx.muts, mutation{key: k, value: v}) }
@@ -406,7 +477,12 @@ func (tx *commitTx) apply(c *Commit) ([]Result, error) {
 	if o := c.Outcome; o != nil {
 		h := outcomeHash(o.ID)
 		tx.set(outcomeKey(h), encodeOutcome(o))
-		tx.set(outcomeEndKey(o.KeepUntil, h), nil)
+		end := outcomeEndKey(o.KeepUntil, h)
+		tx.set(end, nil)
+		if from := tx.b.w.outcomesFrom; from != nil && bytes.Compare(end, from) < 0 {
+			tx.b.w.outcomesFrom = nil // an entry behind the sweep (its keep-until passed): read from the start
+		}
+		tx.outcomes = append(tx.outcomes, indexedOutcome{h: h, until: o.KeepUntil.UnixNano()})
 	}
 	if err := tx.enqueue(c.Messages); err != nil {
 		return nil, err
@@ -451,9 +527,9 @@ func (tx *commitTx) applyOp(c *Commit, i int) (Result, error) {
 	tx.seq = nextVersion(tx.seq, now, c.After)
 	res := Result{Existed: visible != nil, Version: tx.seq}
 	if op.Kind == OpDelete {
-		tx.usage[op.NS] = u
+		tx.noteUsage(op.NS, u)
 		tx.del(k)
-		tx.items[string(k)] = nil
+		tx.noteItem(k, nil)
 		// An expired key not yet swept goes now: its observers learn it
 		// expired.
 		tx.changes = append(tx.changes, Change{NS: op.NS, Key: op.Key, Deleted: true, Expired: visible == nil, Version: tx.seq})
@@ -470,9 +546,9 @@ func (tx *commitTx) applyOp(c *Commit, i int) (Result, error) {
 	if err := tx.checkQuota(op, u, cur); err != nil {
 		return Result{}, err
 	}
-	tx.usage[op.NS] = u
+	tx.noteUsage(op.NS, u)
 	tx.set(k, encodeItem(it))
-	tx.items[string(k)] = it
+	tx.noteItem(k, it)
 	tx.changes = append(tx.changes, Change{NS: op.NS, Key: op.Key, Value: op.Value, Version: tx.seq})
 	return res, nil
 }

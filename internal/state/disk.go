@@ -67,8 +67,10 @@ type Disk struct {
 	queueBytes atomic.Int64
 
 	// beforeBatch, when set (by tests), runs on the writer before each
-	// batch.
+	// batch; afterSweep after each sweep written, told whether the sweep
+	// left the writer behind.
 	beforeBatch func()
+	afterSweep  func(behind bool)
 }
 
 var _ Backend = (*Disk)(nil)
