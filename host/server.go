@@ -628,11 +628,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if names, err := s.plugins.Names(); err == nil {
 		s.toLoad.Store(int64(len(names)))
 	}
-	// The plugins load while the executor starts, and it serves each
-	// batch of them as the manager publishes it (followReloads): a plugin
-	// serves as soon as it is ready, not after the last of a thousand
-	// (issue 40). The serving line, OnServing and a ready /readyz still
-	// wait for the whole LoadAll (announce).
+	// With the embedded broker, the plugins load while the executor
+	// starts, and it serves each batch of them as the manager publishes it
+	// (followReloads): a plugin serves as soon as it is ready, not after
+	// the last of a thousand (issue 40). The serving line, OnServing and a
+	// ready /readyz still wait for the whole LoadAll (announce).
 	changed := s.changes() // before the first load: no publish is missed
 	loaded := make(chan struct{})
 	loadCtx, stopLoading := context.WithCancel(ctx)
@@ -646,6 +646,18 @@ func (s *Server) Run(ctx context.Context) error {
 		stopLoading()
 		<-loaded
 	}()
+	if s.embedded == nil {
+		// An external broker may keep the executor's session from before
+		// a restart, with requests queued for every command it served:
+		// they arrive as soon as it connects, and one whose plugin is not
+		// loaded yet would be acknowledged as for no command, never run.
+		// So the executor connects once every plugin is loaded. The
+		// embedded broker keeps no session across restarts.
+		select {
+		case <-loaded:
+		case <-ctx.Done():
+		}
+	}
 	if err := s.startStateAIO(ctx); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cmdhost/cmdhost/host"
+	"github.com/cmdhost/cmdhost/internal/broker/brokertest"
 	"github.com/cmdhost/cmdhost/internal/rpc"
 	"github.com/cmdhost/cmdhost/internal/session"
 	"github.com/cmdhost/cmdhost/internal/testkit"
@@ -135,6 +136,86 @@ func TestServesPluginsLoadedWhileOthersLoad(t *testing.T) {
 	r, err = inv.Invoke(ctxT(t), rpc.Call{Topic: "rpc/early-test/slow-load", ContentType: "text/plain", Timeout: 10 * time.Second})
 	if err != nil || r.Status != 200 {
 		t.Fatalf("slow-load once loaded: %+v, %v", r, err)
+	}
+	inv.Close()
+	stop()
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestExternalBrokerServesOnceLoaded: with an external broker, the
+// executor connects only once every plugin is loaded: the broker may keep
+// its session from before a restart, with requests queued for commands
+// whose plugins are not loaded yet, which would be acknowledged as for
+// no command. While a plugin's load is held, /readyz says the host is
+// still to connect.
+func TestExternalBrokerServesOnceLoaded(t *testing.T) {
+	dir := slowLoadDir(t)
+	echo, err := os.ReadFile(filepath.Join(pluginDir, "wat-echo.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a-echo.wasm"), echo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broker := brokertest.StartEmbedded(t) // a broker of its own: external to the host
+	logs := &testkit.LogBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs)
+		}
+	})
+	h := holdHandler{Handler: slog.NewTextHandler(logs, nil), held: make(chan struct{}), release: make(chan struct{}),
+		soFar: make(chan struct{}), heldOnce: &sync.Once{}, soFarOnce: &sync.Once{}, metrics: make(chan string, 1)}
+	releaseOnce := sync.OnceFunc(func() { close(h.release) })
+	t.Cleanup(releaseOnce)
+	serving := make(chan struct{})
+	srv, err := host.New(host.Config{
+		PluginsDir: dir, Broker: broker, ExecutorID: "late-test", CacheDir: testkit.CacheDir(),
+		MetricsAddr: "127.0.0.1:0", MaxExpiry: time.Hour, Drain: 10 * time.Second,
+		Logger: slog.New(h), OnServing: func() { close(serving) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx) }()
+	select {
+	case <-h.held:
+	case err := <-ran:
+		t.Fatalf("Run returned before loading the plugin: %v", err)
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatal("the slow plugin's load did not start")
+	}
+	base := <-h.metrics
+	code, body := get(t, base+"/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "still loading: hostile-slow-load); connecting to the broker") {
+		t.Errorf("/readyz while a plugin loads, external broker: %d %q, want 503, not connected yet", code, body)
+	}
+	select {
+	case <-h.soFar:
+		t.Error("the executor served plugins before all were loaded, on an external broker")
+	default:
+	}
+	releaseOnce()
+	select {
+	case <-serving:
+	case err := <-ran:
+		t.Fatalf("Run returned before serving: %v", err)
+	case <-time.After(60 * time.Second): // hang guard
+		t.Fatal("the server did not start serving")
+	}
+	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: session.Config{Broker: broker}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inv.Close()
+	r, err := inv.Invoke(ctxT(t), rpc.Call{Topic: "rpc/late-test/wat-echo", Payload: []byte("hi"), ContentType: "text/plain", Timeout: 10 * time.Second})
+	if err != nil || r.Status != 200 || string(r.Payload) != "hi" {
+		t.Fatalf("wat-echo once serving: %+v, %v", r, err)
 	}
 	inv.Close()
 	stop()
