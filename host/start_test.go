@@ -192,7 +192,7 @@ func TestExternalBrokerServesOnceLoaded(t *testing.T) {
 	}
 	base := <-h.metrics
 	code, body := get(t, base+"/readyz")
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "still loading: hostile-slow-load); connecting to the broker") {
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "starting: loading plugins (") || !strings.Contains(body, "; connecting to the broker") {
 		t.Errorf("/readyz while a plugin loads, external broker: %d %q, want 503, not connected yet", code, body)
 	}
 	select {
