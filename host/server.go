@@ -297,8 +297,8 @@ type Server struct {
 	engine   *wasm.Engine
 	plugins  *plugins.Manager
 	metrics  *metrics.Collector
-	started  atomic.Bool  // the executor started: /readyz asks it from then on
-	loaded   atomic.Bool  // Run's LoadAll returned: the start connects to the broker
+	started  atomic.Bool  // the executor started: it serves the plugins loaded so far
+	loaded   atomic.Bool  // Run's LoadAll returned and the executor serves what it loaded: /readyz asks the executor from then on
 	toLoad   atomic.Int64 // the plugin files Run's LoadAll found, for /readyz
 	// watchErr is why the plugins folder is not watched, set when Watch
 	// returns an error (nil: no such error); /readyz reports it.
@@ -325,19 +325,21 @@ type Server struct {
 	triggerNotes map[string]string
 }
 
-// ready is the readiness /readyz reports: the plugins are loaded (Run
-// loads them before it starts the executor), the executor is connected
-// and subscribed, the broker acknowledges its replies (rpc
-// Executor.Ready), the state store writes (stateReady), and the plugins
-// folder is watched (hot reload works).
+// ready is the readiness /readyz reports: the plugins are loaded and the
+// executor serves them (it serves each batch of loads as it is published,
+// from before the first: Run), the executor is connected and subscribed,
+// the broker acknowledges its replies (rpc Executor.Ready), the state
+// store writes (stateReady), and the plugins folder is watched (hot
+// reload works).
 // The probes are served from the start of Run, so during a cold start it
 // says what is still loading.
 func (s *Server) ready() error {
-	if !s.started.Load() {
-		if !s.loaded.Load() {
-			return errors.New("starting: " + s.loadingProgress())
+	if !s.loaded.Load() {
+		msg := "starting: " + s.loadingProgress()
+		if !s.started.Load() {
+			msg += "; connecting to the broker"
 		}
-		return errors.New("starting: plugins loaded, connecting to the broker")
+		return errors.New(msg)
 	}
 	if err := s.exec.Ready(); err != nil {
 		return err
@@ -643,10 +645,36 @@ func (s *Server) Run(ctx context.Context) error {
 	if names, err := s.plugins.Names(); err == nil {
 		s.toLoad.Store(int64(len(names)))
 	}
-	for _, err := range s.plugins.LoadAll(ctx) {
-		s.log.Error("plugin not loaded", "err", err)
+	// With the embedded broker, the plugins load while the executor
+	// starts, and it serves each batch of them as the manager publishes it
+	// (followReloads): a plugin serves as soon as it is ready, not after
+	// the last of a thousand (issue 40). The serving line, OnServing and a
+	// ready /readyz still wait for the whole LoadAll (announce).
+	changed := s.changes() // before the first load: no publish is missed
+	loaded := make(chan struct{})
+	loadCtx, stopLoading := context.WithCancel(ctx)
+	go func() {
+		defer close(loaded)
+		for _, err := range s.plugins.LoadAll(loadCtx) {
+			s.log.Error("plugin not loaded", "err", err)
+		}
+	}()
+	defer func() { // a start that fails stops loading before closing the manager
+		stopLoading()
+		<-loaded
+	}()
+	if s.embedded == nil {
+		// An external broker may keep the executor's session from before
+		// a restart, with requests queued for every command it served:
+		// they arrive as soon as it connects, and one whose plugin is not
+		// loaded yet would be acknowledged as for no command, never run.
+		// So the executor connects once every plugin is loaded. The
+		// embedded broker keeps no session across restarts.
+		select {
+		case <-loaded:
+		case <-ctx.Done():
+		}
 	}
-	s.loaded.Store(true)
 	if err := s.startStateAIO(ctx); err != nil {
 		return err
 	}
@@ -664,7 +692,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	defer stopNested()
 	defer s.startOutbox()()
-	changed := s.changes() // before anything can change them: no change is missed
 	startCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = s.exec.Start(startCtx)
 	cancel()
@@ -677,23 +704,12 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	s.started.Store(true)
-	if s.cfg.OnServing != nil {
-		s.cfg.OnServing()
-	}
-	// The line that says the host is ready for calls (make run's user
-	// waits for it): with the broker and id an invoker needs.
-	// Counts, not topics: a folder of many plugins would make it a page
-	// (the topics are at debug level, and in plugin list).
-	filters := s.exec.Filters()
-	commands, own := s.countTopics(filters)
-	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", redact.URL(s.broker), "commands", commands, "host_ops", own,
-		"session_expiry", s.exec.SessionExpiry())
-	s.log.Debug("serving topics", "topics", filters)
 	// Three goroutines live as long as ctx: the folder's watcher, the
-	// re-sync of the executor with what the plugins serve, and a
-	// replica's announcements (admin.ReplicasTopic; none for a lone host).
-	// Run waits for them before it stops the executor, so that no re-sync
-	// races the stop.
+	// re-sync of the executor with what the plugins serve (which
+	// announces the start once the plugins are loaded), and a replica's
+	// announcements (admin.ReplicasTopic; none for a lone host). Run waits
+	// for them before it stops the executor, so that no re-sync races the
+	// stop.
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() {
@@ -704,10 +720,15 @@ func (s *Server) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		s.followReloads(ctx, changed)
+		s.followReloads(ctx, changed, loaded)
 	}()
 	go func() {
 		defer wg.Done()
+		select { // the watcher starts where LoadAll ends
+		case <-loaded:
+		case <-ctx.Done():
+			return
+		}
 		if err := s.plugins.Watch(ctx); err != nil && ctx.Err() == nil {
 			// Hot reload has ended: /readyz says so until the host restarts.
 			err = fmt.Errorf("hot reload off: watching the plugins folder %s stopped: %w; restart the host", s.cfg.PluginsDir, err)
@@ -736,27 +757,61 @@ func (s *Server) changes() <-chan struct{} {
 }
 
 // followReloads re-syncs the executor with the served commands at every
-// change until ctx ends.
+// change until ctx ends, from the first batch of Run's LoadAll on; once
+// LoadAll has ended (loaded is closed), it syncs once more and announces
+// the start (announce).
 // The topics are logged when they change (a reload of the same commands
 // changes none).
-func (s *Server) followReloads(ctx context.Context, changed <-chan struct{}) {
-	topics := s.exec.Filters()
+func (s *Server) followReloads(ctx context.Context, changed, loaded <-chan struct{}) {
+	var topics []string
+	announced := false
+	resync := func() {
+		s.setTriggers(ctx)
+		if err := s.exec.SetCommands(ctx, s.commands()); err != nil {
+			s.log.Error("updating the served commands", "err", err)
+		} else if now := s.exec.Filters(); !slices.Equal(now, topics) {
+			topics = now
+			commands, own := s.countTopics(topics)
+			if announced {
+				s.log.Info("serving", "commands", commands, "host_ops", own)
+			} else {
+				s.log.Info("serving the plugins loaded so far", "commands", commands, "host_ops", own, "plugin_files", s.toLoad.Load())
+			}
+			s.log.Debug("serving topics", "topics", topics)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-loaded:
+			loaded = nil // a nil channel is never ready: once
+			resync()
+			topics, announced = s.announce(), true
 		case <-changed:
-			s.setTriggers(ctx)
-			if err := s.exec.SetCommands(ctx, s.commands()); err != nil {
-				s.log.Error("updating the served commands", "err", err)
-			} else if now := s.exec.Filters(); !slices.Equal(now, topics) {
-				topics = now
-				commands, own := s.countTopics(topics)
-				s.log.Info("serving", "commands", commands, "host_ops", own)
-				s.log.Debug("serving topics", "topics", topics)
-			}
+			resync()
 		}
 	}
+}
+
+// announce says that the host serves: the plugins are loaded and the
+// executor serves them. It marks the host ready, calls OnServing, and
+// logs the line that says the host is ready for calls (make run's user
+// waits for it), with the broker and id an invoker needs; it returns the
+// topics served.
+// Counts, not topics: a folder of many plugins would make it a page
+// (the topics are at debug level, and in plugin list).
+func (s *Server) announce() []string {
+	s.loaded.Store(true)
+	if s.cfg.OnServing != nil {
+		s.cfg.OnServing()
+	}
+	filters := s.exec.Filters()
+	commands, own := s.countTopics(filters)
+	s.log.Info("serving", "executor", s.cfg.ExecutorID, "broker", redact.URL(s.broker), "commands", commands, "host_ops", own,
+		"session_expiry", s.exec.SessionExpiry())
+	s.log.Debug("serving topics", "topics", filters)
+	return filters
 }
 
 // countTopics splits the executor's topic filters, one per command,

@@ -16,8 +16,12 @@ import (
 // old version then drains. While a batch runs, the clash checks count its
 // unpublished commands and topics as served, so the first file still
 // keeps a contested command. The batch is published when the LoadAll
-// ends, and on the way every batchPublishEvery, so that a long start
-// serves (and its readiness counts) what is ready.
+// ends, and on the way every batchPublishEvery (at a commit, or by
+// publishWhileLoading when no commit comes: a slow load holds the commits
+// of the files after it), and the OnChange callbacks are told at once,
+// so that a long start serves what is ready: a host subscribes a
+// plugin's commands within batchPublishEvery of its load, not after the
+// last of a thousand.
 const batchPublishEvery = 250 * time.Millisecond
 
 // unpublished are the first loads a batch committed and has not yet
@@ -53,11 +57,41 @@ func (m *Manager) commitBatched(ctx context.Context, e *entry, l load) (outcome,
 	return res, err
 }
 
-// publishBatch publishes what the batch left unpublished.
-func (m *Manager) publishBatch() {
+// publishBatch publishes what the batch left unpublished, and reports
+// whether that freed a command or a topic (publish).
+func (m *Manager) publishBatch() (freed bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.unpublished.commands != nil {
-		m.publish()
+		return m.publish()
+	}
+	return false
+}
+
+// publishWhileLoading publishes a LoadAll's batch every
+// batchPublishEvery, and runs the OnChange callbacks when that (or a
+// commit) changed what is served, until stop, which waits for the last
+// round.
+func (m *Manager) publishWhileLoading() (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(batchPublishEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if m.publishBatch() {
+					m.retryClashed()
+				}
+				m.notify()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
 	}
 }

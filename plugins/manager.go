@@ -344,6 +344,7 @@ func (m *Manager) loadAll(ctx context.Context) []error {
 		turns[i] = make(chan struct{})
 	}
 	close(turns[0])
+	stopPublishing := m.publishWhileLoading()
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, name := range names {
@@ -368,7 +369,10 @@ func (m *Manager) loadAll(ctx context.Context) []error {
 		}()
 	}
 	wg.Wait()
-	m.publishBatch()
+	stopPublishing()
+	if m.publishBatch() {
+		m.retryClashed()
+	}
 	m.notify()
 	var out []error
 	for _, err := range errs {

@@ -264,9 +264,12 @@ func (e *Engine) warnBudgetFull(p *Plugin, what string) {
 // fits, and reserves it; false when even closing every idle instance would
 // not make room, and then it closes none: a call that is refused (a nested
 // one) or waits anyway must not throw away the other plugins' warm
-// instances for nothing.
+// instances for nothing. It looks only at the plugins that have idle
+// instances (withIdle): walking every plugin loaded made each load of a
+// start with 1,000 plugins, once the budget was full, cost ~0.2 ms
+// (BENCHMARKS.md, "Where a start's time goes").
 func (e *Engine) makeRoom(cost int64) bool {
-	plugins := e.livePlugins()
+	plugins := e.pluginsWithIdle()
 	var idle int64
 	for _, other := range plugins {
 		idle += int64(other.pool.idleCount()) * other.instanceCost
@@ -289,15 +292,28 @@ func (e *Engine) budgetRefusal(p *Plugin) error {
 		ErrMemoryBudget, p.name, mib(p.instanceCost), mib(e.budget.used()), mib(e.budget.limit))
 }
 
-// livePlugins returns the plugins loaded and not closed.
-func (e *Engine) livePlugins() []*Plugin {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]*Plugin, 0, len(e.plugins))
-	for p := range e.plugins {
+// pluginsWithIdle returns the plugins that had idle instances a moment
+// ago (a call may have taken them since).
+func (e *Engine) pluginsWithIdle() []*Plugin {
+	e.idleMu.Lock()
+	defer e.idleMu.Unlock()
+	out := make([]*Plugin, 0, len(e.withIdle))
+	for p := range e.withIdle {
 		out = append(out, p)
 	}
 	return out
+}
+
+// noteIdle is p's pool's onIdle: it keeps withIdle. Called with the
+// pool's lock held (the order: a pool's lock, then idleMu).
+func (e *Engine) noteIdle(p *Plugin, has bool) {
+	e.idleMu.Lock()
+	defer e.idleMu.Unlock()
+	if has {
+		e.withIdle[p] = struct{}{}
+	} else {
+		delete(e.withIdle, p)
+	}
 }
 
 // register adds a loaded plugin to those whose idle instances make room,
@@ -308,8 +324,11 @@ func (e *Engine) livePlugins() []*Plugin {
 // calls find the budget full.
 func (e *Engine) register(p *Plugin) {
 	e.mu.Lock()
-	e.plugins[p] = struct{}{}
-	most := e.poolsBytes()
+	if _, ok := e.plugins[p]; !ok {
+		e.plugins[p] = struct{}{}
+		e.poolsBytes += p.poolBytes()
+	}
+	most := e.poolsBytes
 	crossed := e.budget.limit > 0 && most > e.budget.limit && !e.overBudget
 	e.overBudget = e.budget.limit > 0 && most > e.budget.limit
 	e.mu.Unlock()
@@ -319,19 +338,16 @@ func (e *Engine) register(p *Plugin) {
 	}
 }
 
-// poolsBytes is what the loaded plugins' pools hold when full (e.mu held).
-func (e *Engine) poolsBytes() int64 {
-	var most int64
-	for q := range e.plugins {
-		most += int64(q.cfg.PoolSize) * q.instanceCost
-	}
-	return most
-}
+// poolBytes is what p's pool holds when full.
+func (p *Plugin) poolBytes() int64 { return int64(p.cfg.PoolSize) * p.instanceCost }
 
 func (e *Engine) unregister(p *Plugin) {
 	e.mu.Lock()
-	delete(e.plugins, p)
-	e.overBudget = e.budget.limit > 0 && e.poolsBytes() > e.budget.limit
+	if _, ok := e.plugins[p]; ok {
+		delete(e.plugins, p)
+		e.poolsBytes -= p.poolBytes()
+	}
+	e.overBudget = e.budget.limit > 0 && e.poolsBytes > e.budget.limit
 	e.mu.Unlock()
 }
 

@@ -228,3 +228,54 @@ func TestOverBudgetPoolsAreNoWarning(t *testing.T) {
 		t.Fatalf("want one debug line %q… in MiB and no warning:\n%s", line, logs.String())
 	}
 }
+
+// The engine knows which plugins have idle instances (withIdle), the
+// only ones makeRoom looks at: a warm instance puts its plugin there, a
+// call that takes the last one out takes it away until it is back, and
+// making room, an idle release and a close take it away. With room for
+// two instances, a third load closes the oldest plugin's.
+func TestIdleIndexFollowsThePools(t *testing.T) {
+	cfg := PluginConfig{PoolSize: 1, MemoryPages: 16, IdleTimeout: NoTimeout}
+	cost := int64(cfg.MemoryPages)*pageSize + instanceOverhead(readPlugin(t, "wat-echo"), DefaultTableEntries)
+	e := budgetEngine(t, 2*cost+cost/2)
+	has := func(ps ...*Plugin) {
+		t.Helper()
+		got := map[*Plugin]bool{}
+		for _, p := range e.pluginsWithIdle() {
+			got[p] = true
+		}
+		for _, p := range ps {
+			if !got[p] || p.pool.idleCount() == 0 {
+				t.Fatalf("%s: in the index %v, idle instances %d; want both", p.name, got[p], p.pool.idleCount())
+			}
+		}
+		if len(got) != len(ps) {
+			t.Fatalf("%d plugins in the index, want %d", len(got), len(ps))
+		}
+	}
+	a := loadIn(t, e, "wat-echo", "a", cfg)
+	if a.instanceCost != cost {
+		t.Fatalf("an instance costs %d, want %d", a.instanceCost, cost)
+	}
+	b := loadIn(t, e, "wat-echo", "b", cfg)
+	has(a, b)
+	c := loadIn(t, e, "wat-echo", "c", cfg) // makes room: closes a's or b's
+	if n := a.pool.idleCount() + b.pool.idleCount(); n != 1 {
+		t.Fatalf("a and b have %d idle instances after c's load, want 1", n)
+	}
+	kept := a
+	if a.pool.idleCount() == 0 {
+		kept = b
+	}
+	has(kept, c)
+	kept.ReleaseIdle()
+	has(c)
+	if _, err := a.Invoke(context.Background(), &abi.Request{Command: "wat-echo", Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	has(a, c)
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	has(a)
+}

@@ -67,7 +67,11 @@ type Engine struct {
 
 	mu      sync.Mutex
 	vars    map[string]*Vars     // by plugin name; survive instances and versions
-	plugins map[*Plugin]struct{} // loaded and not closed: their idle instances make room in the budget
+	plugins map[*Plugin]struct{} // loaded and not closed
+	// poolsBytes is what the loaded plugins' pools hold when full
+	// (register): a sum kept, since a start that summed them at every
+	// load cost N² (BENCHMARKS.md, "Where a start's time goes").
+	poolsBytes int64
 	// overBudget: their pools can hold more than the budget (said once
 	// when it became so, register)
 	overBudget bool
@@ -76,13 +80,20 @@ type Engine struct {
 	// httpStats count each plugin's HTTP requests, by plugin name
 	// (httpfns.go): they survive versions.
 	httpStats map[string]*httpout.Stats
+
+	// withIdle are the plugins that have idle instances, whose closing
+	// makes room in the budget (makeRoom); kept by their pools
+	// (noteIdle). Guarded by idleMu, taken after a pool's lock.
+	idleMu   sync.Mutex
+	withIdle map[*Plugin]struct{}
 }
 
 // NewEngine returns an Engine; Close releases its compilation cache.
 func NewEngine(cfg Config) (*Engine, error) {
 	cfg = cfg.withDefaults()
 	e := &Engine{log: cfg.Logger, varLimits: cfg.VarLimits, vars: make(map[string]*Vars), plugins: make(map[*Plugin]struct{}),
-		budget: &memoryBudget{limit: cfg.MaxGuestMemory}, budgetFull: ratelog.Limiter{Interval: time.Minute}}
+		withIdle: make(map[*Plugin]struct{}),
+		budget:   &memoryBudget{limit: cfg.MaxGuestMemory}, budgetFull: ratelog.Limiter{Interval: time.Minute}}
 	if cfg.CacheDir == "" {
 		e.cache = wazero.NewCompilationCache()
 	} else {
@@ -244,6 +255,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, cfg PluginC
 
 	p = &Plugin{name: name, cfg: cfg, rt: rt, log: e.log, engine: e, pool: newPool(cfg.PoolSize), meter: &meterHost{},
 		countsFuel: cfg.countsFuel()}
+	p.pool.onIdle = func(has bool) { e.noteIdle(p, has) }
 	p.idle = newIdleTimer(cfg.IdleTimeout, cfg.Clock, p.releaseForIdle)
 	p.output = newOutputGate(cfg.Output, cfg.Clock.Now, e.log, name)
 	if mounts, err = cfg.Grants.openMounts(name, e.log, &p.stats.mountRefused); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -119,10 +120,17 @@ func (h *hostFuncs) ownTable() map[string]hostFunc {
 	}
 }
 
-// builder returns the host module, ready to compile or instantiate.
+// builder returns the host module, ready to compile or instantiate. Its
+// functions are exported in the order of their names: cmdhost's wazero
+// compiles the trampolines of a host module once per engine for every
+// module with the same functions in the same order (its
+// cmdhost_hostcode.go), where a map's order made every plugin's module a
+// shape of its own.
 func (h *hostFuncs) builder(rt wazero.Runtime) wazero.HostModuleBuilder {
 	b := rt.NewHostModuleBuilder(abi.HostModule)
-	for name, f := range h.table() {
+	t := h.table()
+	for _, name := range slices.Sorted(maps.Keys(t)) {
+		f := t[name]
 		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(name)
 	}
 	return b

@@ -19,6 +19,18 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*instance
 	closed  bool
+	// onIdle, when set, is called with mu held when the pool comes to
+	// have idle instances (true) and when it no longer has any (false):
+	// the engine keeps the plugins that have some (Engine.noteIdle).
+	onIdle func(has bool)
+}
+
+// idleChanged calls onIdle when the number of idle instances, which was
+// before, went from or to zero. mu held.
+func (pl *pool) idleChanged(before int) {
+	if pl.onIdle != nil && (before == 0) != (len(pl.idle) == 0) {
+		pl.onIdle(len(pl.idle) > 0)
+	}
 }
 
 func newPool(size int) *pool {
@@ -45,6 +57,7 @@ func (pl *pool) acquire(ctx context.Context) (*instance, error) {
 		inst := pl.idle[n-1]
 		pl.idle[n-1] = nil // the stack's array must not keep an instance that is discarded later
 		pl.idle = pl.idle[:n-1]
+		pl.idleChanged(n)
 		return inst, nil
 	}
 	return nil, nil
@@ -56,6 +69,7 @@ func (pl *pool) release(inst *instance, healthy bool) (discard *instance) {
 	pl.mu.Lock()
 	if inst != nil && healthy && !pl.closed {
 		pl.idle = append(pl.idle, inst)
+		pl.idleChanged(len(pl.idle) - 1)
 		inst = nil
 	}
 	pl.mu.Unlock()
@@ -68,6 +82,7 @@ func (pl *pool) putIdle(inst *instance) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pl.idle = append(pl.idle, inst)
+	pl.idleChanged(len(pl.idle) - 1)
 }
 
 // takeOneIdle removes and returns the idle instance used longest ago (the
@@ -83,6 +98,7 @@ func (pl *pool) takeOneIdle() *instance {
 	copy(pl.idle, pl.idle[1:])
 	pl.idle[n-1] = nil // the stack's array must not keep it
 	pl.idle = pl.idle[:n-1]
+	pl.idleChanged(n)
 	return inst
 }
 
@@ -99,6 +115,7 @@ func (pl *pool) takeIdle() []*instance {
 	defer pl.mu.Unlock()
 	idle := pl.idle
 	pl.idle = nil
+	pl.idleChanged(len(idle))
 	return idle
 }
 

@@ -45,6 +45,11 @@ type (
 		// The followings are reused for compiling shared functions.
 		machine backend.Machine
 		be      backend.Compiler
+
+		// cmdhost: the code of each shape of host module compiled
+		// (cmdhost_hostcode.go), by hostCodeKey.
+		hostCodesMux sync.Mutex
+		hostCodes    map[string]hostCode
 	}
 
 	sharedFunctions struct {
@@ -548,6 +553,12 @@ func (e *engine) compileLocalWasmFunction(
 }
 
 func (e *engine) compileHostModule(ctx context.Context, module *wasm.Module, listeners []experimental.FunctionListener) (*compiledModule, error) {
+	// cmdhost: the code of a shape of host module compiled before is
+	// shared (cmdhost_hostcode.go).
+	key := hostCodeKey(module, listeners)
+	if cm := e.sharedHostModule(key, module); cm != nil {
+		return cm, nil
+	}
 	machine := newMachine()
 	be := backend.NewCompiler(ctx, machine, ssa.NewBuilder())
 
@@ -645,6 +656,7 @@ func (e *engine) compileHostModule(ctx context.Context, module *wasm.Module, lis
 		return nil, err
 	}
 	e.setFinalizer(cm.executables, executablesFinalizer)
+	e.keepHostCode(key, cm) // cmdhost
 	return cm, nil
 }
 
@@ -655,6 +667,9 @@ func (e *engine) Close() (err error) {
 	e.sortedCompiledModules = nil
 	e.compiledModules = nil
 	e.sharedFunctions = nil
+	e.hostCodesMux.Lock() // cmdhost: the host modules' code (cmdhost_hostcode.go)
+	e.hostCodes = nil
+	e.hostCodesMux.Unlock()
 	return nil
 }
 
