@@ -55,7 +55,7 @@ ASCFLAGS := -O --runtime incremental --exportStart _initialize --use abort=
 KIT      := $(KIT_DIR)/kit-go.wasm $(KIT_DIR)/kit-rust.wasm $(KIT_DIR)/kit-c.wasm $(KIT_DIR)/kit-as.wasm
 PLUGINS  += $(KIT)
 
-.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-compute bench-e2e bench-scale soak clean docs-check replicas sdk-tests paho-tests wazero-tests wazero-upstream
+.PHONY: all build run plugins deps test unit vet check conformance fuzz bench bench-compute bench-e2e bench-scale soak clean docs-check replicas sdk-tests paho-tests wazero-tests mochi-tests wazero-upstream
 
 all: build plugins
 
@@ -151,12 +151,12 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOIMPORTS   := golang.org/x/tools/cmd/goimports@v0.52.0
 # What goimports checks: the module's Go files that git tracks (so never
 # node_modules), testdata's guests included, but not third_party/: the
-# copies of paho.golang and wazero keep upstream's imports so that their
-# diff to upstream stays the change (third_party/*/CMDHOST.md). staticcheck
-# checks ./..., which leaves out testdata/ (Go's rule) and the copies
-# (modules of their own, with their own tests in paho-tests and
-# wazero-tests); it sees the host's build of sdk, not the wasip1 one, which
-# vet checks.
+# copies of paho.golang, wazero and mochi-mqtt keep upstream's imports so
+# that their diff to upstream stays the change (third_party/*/CMDHOST.md).
+# staticcheck checks ./..., which leaves out testdata/ (Go's rule) and the
+# copies (modules of their own, with their own tests in paho-tests,
+# wazero-tests and mochi-tests); it sees the host's build of sdk, not the
+# wasip1 one, which vet checks.
 CHECK_GO = $$(git ls-files '*.go' ':!:third_party/')
 
 # make check: clean when gofmt and goimports (imports grouped standard
@@ -170,6 +170,7 @@ check: vet
 	$(GO) -C sdk mod tidy -diff
 	cd third_party/paho.golang && $(GO) mod tidy -diff
 	cd third_party/wazero && $(GO) mod tidy -diff
+	cd third_party/mochi-mqtt-server && $(GO) mod tidy -diff
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) -C abi run $(STATICCHECK) ./...
 	$(GO) -C sdk run $(STATICCHECK) ./...
@@ -190,7 +191,7 @@ unit:
 # The first run, without -race, also warms the tests' shared compilation
 # cache (compiling a guest under -race takes ~14 s, loading it cached ~1 s),
 # the reload test's module variants included.
-test: deps check plugins conformance sdk-tests paho-tests wazero-tests
+test: deps check plugins conformance sdk-tests paho-tests wazero-tests mochi-tests
 	$(GO) test -count=1 -run '^(TestAllPluginsLoad|TestReloadUnderLoad|TestGuestKit|TestIdlePluginMemory)$$' ./internal/wasm ./host ./internal/nested
 	$(GO) run ./internal/testprogress/cmd/testprogress -- $(GO) test -json -race -count=1 -timeout 12m ./...
 	$(GO) -C abi test -race -count=1 ./...
@@ -208,6 +209,11 @@ paho-tests:
 # and SSA passes, and the patch's own (the inline termination check).
 wazero-tests:
 	cd third_party/wazero && $(GO) test -race -count=1 ./internal/engine/wazevo/...
+
+# The tests of cmdhost's copy of mochi-mqtt, the embedded broker
+# (third_party/mochi-mqtt-server/CMDHOST.md): its fixes' own, under -race.
+mochi-tests:
+	cd third_party/mochi-mqtt-server && $(GO) test -race -count=1 .
 
 # wazero's whole test suite on its release with third_party/wazero.patch,
 # and a check that the copy is that tree (a few minutes).

@@ -81,6 +81,10 @@ require (
 
 replace github.com/eclipse/paho.golang => ./third_party/paho.golang
 
+// mochi-mqtt v2.7.9 without its two recursive read locks, which deadlocked
+// the embedded broker under load (third_party/mochi-mqtt-server/CMDHOST.md).
+replace github.com/mochi-mqtt/server/v2 => ./third_party/mochi-mqtt-server
+
 // The guest ABI and SDK are modules of their own (abi/go.mod, sdk/go.mod),
 // so that a handler project depends on them alone; the host builds against
 // this tree's copies, offline.

@@ -400,7 +400,7 @@ func newServer(logger *slog.Logger) *mqtt.Server {
 	// whole at each CONNECT: 65535 reserved ~512 KiB per client, idle or not
 	// (1000 idle connections took ~0.5 GiB). It only fills while the
 	// client's writer falls behind: a TCP client's writes never wait
-	// (tcpconn.go), and the in-process pipe takes 1 MiB before it waits.
+	// (tcpconn.go), nor do the in-process pipe's (mempipe.go).
 	// Drops are counted (Stats.MessagesDropped).
 	caps.MaximumClientWritesPending = clientWritesPending
 

@@ -8,24 +8,37 @@ import (
 	"time"
 )
 
-// memPipeBound is how many unread bytes one direction of a memory pipe
-// holds before its writers wait for the reader (a write larger than it
-// goes in whole once the direction is empty). It is larger than the
-// kernel's buffers of a socket pair, so a host that could keep up over
-// a socket keeps up here.
+// memPipeBound is how many unread bytes the client's direction of a
+// memory pipe holds before the client's writers wait for the broker (a
+// write larger than it goes in whole once the direction is empty). It is
+// larger than the kernel's buffers of a socket pair, so a host that could
+// keep up over a socket keeps up here.
 const memPipeBound = 1 << 20
 
-// memPipe returns the two ends of a connection in memory. Unlike
-// net.Pipe, a write returns once its bytes are buffered (up to
-// memPipeBound), not once the reader took them: the broker and paho each
-// read in a goroutine of its own and write from others, as over a
-// socket, and a synchronous pipe stalled them (BENCHMARKS.md, "In-process
-// connections to the embedded broker"). Unlike the socket pair used
-// before, nothing crosses the kernel: a write is a copy and, when the
-// reader waits, a wake-up.
+// memPipe returns the two ends of a connection in memory: the client's,
+// then the broker's. Unlike net.Pipe, a write returns once its bytes are
+// buffered, not once the reader took them: the broker and paho each read
+// in a goroutine of its own and write from others, as over a socket, and
+// a synchronous pipe stalled them (BENCHMARKS.md, "In-process connections
+// to the embedded broker"). Unlike the socket pair used before, nothing
+// crosses the kernel: a write is a copy and, when the reader waits, a
+// wake-up.
+//
+// The broker's writes never wait, as they never wait for a TCP client
+// (tcpconn.go): mochi writes to a client holding the client's write lock,
+// and its reader of that client takes the lock to send each PUBACK. When
+// the broker's direction was bounded too (a MiB), a host sending and sent
+// replies of a MiB stopped for good (issue 40): mochi's writer waited for
+// the host to read; the host's reader waited for paho's session lock,
+// held by paho's acker while it waited for the broker to read; and
+// mochi's reader waited for the write lock. What the broker's direction
+// holds is what mochi sent the host and the host has not read yet: its
+// QoS 1 messages are those mochi keeps until the host acknowledges them
+// anyway (within the Receive Maximum of the host's session), and the host
+// reads on while its handlers work.
 func memPipe() (*memConn, *memConn) {
-	a, b := newPipeHalf(), newPipeHalf()
-	return &memConn{in: a, out: b}, &memConn{in: b, out: a}
+	toBroker, toClient := newPipeHalf(memPipeBound), newPipeHalf(0)
+	return &memConn{in: toClient, out: toBroker}, &memConn{in: toBroker, out: toClient}
 }
 
 // pipeHalf is one direction of a memory pipe: bytes written by one end
@@ -35,6 +48,7 @@ func memPipe() (*memConn, *memConn) {
 // deadline) closes it. A timer per side, reset for each wait with a
 // deadline, closes it when the deadline passes.
 type pipeHalf struct {
+	bound    int // the unread bytes past which writers wait; 0: none
 	mu       sync.Mutex
 	buf      []byte // buf[off:] is unread
 	off      int
@@ -46,7 +60,7 @@ type pipeHalf struct {
 	readTimer, writeTimer       *time.Timer
 }
 
-func newPipeHalf() *pipeHalf { return &pipeHalf{} }
+func newPipeHalf(bound int) *pipeHalf { return &pipeHalf{bound: bound} }
 
 // wakeLocked closes *ch, if made, to wake its waiters.
 func wakeLocked(ch *chan struct{}) {
@@ -120,7 +134,7 @@ func (h *pipeHalf) write(p []byte) (int, error) {
 			return 0, net.ErrClosed
 		case h.readEnd:
 			return 0, io.ErrClosedPipe
-		case h.off == len(h.buf) || len(h.buf)-h.off+len(p) <= memPipeBound:
+		case h.bound == 0 || h.off == len(h.buf) || len(h.buf)-h.off+len(p) <= h.bound:
 			if h.off > 0 && cap(h.buf)-len(h.buf) < len(p) {
 				// Move the unread bytes to the front rather than grow:
 				// a reader that never quite catches up would otherwise

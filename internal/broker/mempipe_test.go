@@ -101,6 +101,22 @@ func TestMemPipeBoundsWhatWaits(t *testing.T) {
 	}
 }
 
+// The broker's end never waits for the client to read: mochi writes
+// holding the client's write lock, which its reader of the client needs
+// for each PUBACK (TestInProcessLargeMessagesBothWays).
+func TestMemPipeBrokerWritesNeverWait(t *testing.T) {
+	client, broker := memPipe()
+	_ = broker.SetWriteDeadline(time.Now().Add(-time.Second)) // a wait would fail at once
+	for i := range 4 {
+		if _, err := broker.Write(make([]byte, 3*memPipeBound)); err != nil {
+			t.Fatalf("the broker's write with %d MiB unread: %v", 3*i, err)
+		}
+	}
+	if _, err := io.ReadFull(client, make([]byte, 12*memPipeBound)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMemPipeReadDeadline(t *testing.T) {
 	a, b := memPipe()
 	_ = b.SetReadDeadline(time.Now().Add(-time.Second))
