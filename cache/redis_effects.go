@@ -132,7 +132,11 @@ func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops
 		return zero, err
 	}
 	op := &settleOp{k: k, claim: le.claim, value: value, keep: keepUntil, commit: call}
+	sent := time.Now()
 	s.settles.do(op, s.sendSettles)
+	if appliedOnPrimary(op.cmd) { // a slow replica is waited for (redis_confirm_write.go)
+		op.werr = s.confirmWrite(op.werr, confirmUntil(sent, e.expiry), touch(k, func(v string) bool { return v == value }))
+	}
 	_, err = rs.answer(call, op.cmd, op.werr)
 	var held *errHeld
 	var refused *errRefused
