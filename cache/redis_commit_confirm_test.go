@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -146,5 +147,44 @@ func TestRedisCommitPastTheReplicaBound(t *testing.T) {
 	}
 	if err := <-stall; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A round that finds the write gone from the primary (a failover lost
+// it: the key holds nothing, or another value) reports it lost at once,
+// writes nothing, and does not take Redis for down: the commit is then
+// settled as one whose answer was lost, never confirmed in its place.
+func TestRedisConfirmWriteFindsTheWriteGone(t *testing.T) {
+	rs := testkit.StartRedisSentinel(t)
+	d := newRedisDedup(t, rs.URL, "gone")
+	defer d.Close()
+	testkit.WaitFor(t, "the replica online", func() bool { return d.waitingFor() == 1 })
+	ctx := context.Background()
+	if err := d.rdb.Set(ctx, "other", "another value", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	short := fmt.Errorf("%w: 0 of 1 replicas", errNotReplicated)
+	ours := func(v string) bool { return v == "ours" }
+	for _, k := range []string{"missing", "other"} {
+		err := d.confirmWrite(short, time.Now().Add(redisConfirmMax), touch(k, ours))
+		if !errors.Is(err, errWriteLost) || redisDown(err) || d.down.Load() {
+			t.Errorf("confirming %s: %v (down %v); want %v, not down", k, err, d.down.Load(), errWriteLost)
+		}
+	}
+	if n, err := d.rdb.Exists(ctx, "missing").Result(); err != nil || n != 0 {
+		t.Errorf("the round wrote the missing key: %d %v", n, err)
+	}
+	if v, err := d.rdb.Get(ctx, "other").Result(); err != nil || v != "another value" {
+		t.Errorf("the other value after the round: %q %v", v, err)
+	}
+	// The value held: confirmed by the healthy replica.
+	if err := d.rdb.Set(ctx, "held", "ours", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.confirmWrite(short, time.Now().Add(redisConfirmMax), touch("held", ours)); err != nil {
+		t.Errorf("confirming a write the primary holds, replica healthy: %v", err)
+	}
+	if ttl, err := d.rdb.PTTL(ctx, "held").Result(); err != nil || ttl <= 0 {
+		t.Errorf("the round kept the key's expiry: %v %v", ttl, err)
 	}
 }

@@ -105,9 +105,7 @@ func (s *redisLink) confirmWrite(err error, until time.Time, again roundWrite) e
 		_, _ = pipe.Exec(ctx)
 		cancel()
 		if cerr := check(); cerr != nil {
-			if !errors.Is(cerr, errWriteLost) {
-				s.failed(cerr)
-			}
+			s.failed(cerr)
 			return cerr
 		}
 		err = s.waited(w)
