@@ -386,13 +386,18 @@ return v`)
 
 // settleScript replaces the claim ARGV[1] held by KEYS[1] (or nothing)
 // with the outcome ARGV[2], kept until ARGV[3] (unix ms), and returns the
-// value KEYS[1] holds then: an outcome stored first by anyone wins.
+// value KEYS[1] holds then: an outcome stored first by anyone wins. A
+// value found is written again, unchanged, so that the WAIT after the
+// script covers what it returns on this primary, whichever connection
+// runs it (redis_confirm_write.go): an outcome stored by an earlier try
+// whose WAIT fell short counts once a replica confirms this one.
 var settleScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v == false or v == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
   return ARGV[2]
 end
+redis.call('SET', KEYS[1], v, 'KEEPTTL')
 return v`)
 
 // Claim claims key in Redis for this process (see RedisDedup).
@@ -504,14 +509,18 @@ func (s *RedisDedup[V]) inGrace() bool {
 // settle stores v, for a request expiring at expiry, in place of the
 // claim held by key k (if it still holds it), kept until keep, and
 // returns the outcome k holds then. Concurrent settles go to Redis
-// together (groupCommit).
+// together (groupCommit). An outcome no replica confirmed in its WAIT
+// fails (its callers store it again later).
 func (s *RedisDedup[V]) settle(k, claim string, v V, expiry, keep time.Time) (V, error) {
-	return s.settleSharing(k, claim, v, expiry, keep, nil)
+	return s.settleSharing(k, claim, v, expiry, keep, nil, false)
 }
 
 // settleSharing is settle, storing share (a reply for the reuse cache)
-// in the same round trip.
-func (s *RedisDedup[V]) settleSharing(k, claim string, v V, expiry, keep time.Time, share *reuseShare) (V, error) {
+// in the same round trip. With confirm (Complete: its request's reply
+// waits for it), an outcome the primary took and no replica confirmed in
+// its WAIT is confirmed in rounds (redis_confirm_write.go) up to
+// redisConfirmMax or expiry before it fails.
+func (s *RedisDedup[V]) settleSharing(k, claim string, v V, expiry, keep time.Time, share *reuseShare, confirm bool) (V, error) {
 	var zero V
 	b, err := s.cfg.Encode(v)
 	if err != nil {
@@ -521,7 +530,11 @@ func (s *RedisDedup[V]) settleSharing(k, claim string, v V, expiry, keep time.Ti
 		keep = min // PXAT in the past would delete the key at once
 	}
 	op := &settleOp{k: k, claim: claim, value: formatRedisValue(outcomeMark, expiry, string(b)), keep: keep, share: share}
+	sent := time.Now()
 	s.settles.do(op, s.sendSettles)
+	if confirm && op.held == op.value {
+		op.err = s.confirmWrite(op.err, confirmUntil(sent, expiry), touch(k, func(v string) bool { return v == op.value }))
+	}
 	if share != nil {
 		s.reuse.stored(share.set.Err())
 	}
@@ -585,7 +598,7 @@ func (s *RedisDedup[V]) complete(e *Entry[V], v V, keepUntil time.Time, share *r
 	if keepUntil.Before(e.expiry) {
 		keepUntil = e.expiry
 	}
-	stored, err := s.settleSharing(k, le.claim, v, e.expiry, keepUntil, share)
+	stored, err := s.settleSharing(k, le.claim, v, e.expiry, keepUntil, share, true)
 	s.mu.Lock()
 	if err != nil {
 		s.unsettled[k] = unsettledOutcome[V]{claim: le.claim, v: v, expiry: e.expiry, keepTo: keepUntil}

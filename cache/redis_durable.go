@@ -19,9 +19,12 @@ import (
 // outcomes ends with WAIT: a claim counts only once a replica holds it
 // (a slow replica is waited for a while, redis_confirm.go; else the
 // request is refused, not run, and the claim released), and an
-// outcome is taken for stored only then (else it is kept here and stored
-// again until a replica confirms it, while the request's reply goes out:
-// its claim, confirmed, keeps every replay from running it).
+// outcome or a state commit is taken for stored only then (a slow
+// replica is waited for as a claim's is, redis_confirm_write.go; past
+// that an outcome is kept here and stored again until a replica
+// confirms it, while the request's reply goes out — its claim,
+// confirmed, keeps every replay from running it — and a commit's answer
+// is taken for lost and settled).
 // A pipeline runs on one connection, so its WAIT covers all its writes.
 //
 // Through Sentinel by default (Replicas 0), the store waits for one

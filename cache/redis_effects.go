@@ -24,7 +24,7 @@ import (
 //     claim of a process that is gone and gets OwnerGone's outcome, which
 //     takes the claim's place, so the script can never apply after;
 //   - a commit whose answer was lost (Redis did not answer, or no replica
-//     confirmed it) is settled by the store when Redis answers again:
+//     confirmed it, even waited for: redis_confirm_write.go) is settled by the store when Redis answers again:
 //     the outcome it finds (the script ran) or, in the claim's place, the
 //     outcome given for that case (it did not: it never will). The
 //     request gets what was settled, or no answer if it expired first.
@@ -132,7 +132,11 @@ func (s *RedisDedup[V]) CommitOutcome(e *Entry[V], v V, keepUntil time.Time, ops
 		return zero, err
 	}
 	op := &settleOp{k: k, claim: le.claim, value: value, keep: keepUntil, commit: call}
+	sent := time.Now()
 	s.settles.do(op, s.sendSettles)
+	if appliedOnPrimary(op.cmd) { // a slow replica is waited for (redis_confirm_write.go)
+		op.werr = s.confirmWrite(op.werr, confirmUntil(sent, e.expiry), touch(k, func(v string) bool { return v == value }))
+	}
 	_, err = rs.answer(call, op.cmd, op.werr)
 	var held *errHeld
 	var refused *errRefused

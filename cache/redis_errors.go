@@ -21,12 +21,12 @@ import (
 // retried or followed by the client first (newRedisClient).
 
 // redisDown reports whether err means Redis did not answer: any error
-// but one Redis answered with (a redis.Error), errNotReplicated and
-// errClaimLost — the network, a timeout, a closed connection, no
-// Sentinel reachable.
+// but one Redis answered with (a redis.Error), errNotReplicated,
+// errClaimLost and errWriteLost — the network, a timeout, a closed
+// connection, no Sentinel reachable.
 func redisDown(err error) bool {
 	var re redis.Error
-	return err != nil && !errors.Is(err, errNotReplicated) && !errors.Is(err, errClaimLost) && !errors.As(err, &re)
+	return err != nil && !errors.Is(err, errNotReplicated) && !errors.Is(err, errClaimLost) && !errors.Is(err, errWriteLost) && !errors.As(err, &re)
 }
 
 // errNotReplicated is a write the primary took but no replica confirmed

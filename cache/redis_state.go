@@ -328,7 +328,7 @@ func (r *RedisState) Commit(ctx context.Context, c *state.Commit) ([]state.Resul
 		if c.Outcome == nil {
 			return nil, nil
 		}
-		return nil, r.storeOutcome(c.Outcome)
+		return nil, r.storeOutcome(c.Outcome, deadlineOf(ctx))
 	}
 	var extra []redisSet
 	if c.Outcome != nil && !r.link.cluster {
@@ -338,9 +338,20 @@ func (r *RedisState) Commit(ctx context.Context, c *state.Commit) ([]state.Resul
 	if err != nil {
 		return nil, err
 	}
+	sent := time.Now()
 	opCtx, cancel := context.WithTimeout(ctx, redisOpTimeout)
 	cmd, werr := r.link.evalWaited(opCtx, stateCommitScript, call.keys, call.args...)
 	cancel()
+	if appliedOnPrimary(cmd) && werr != nil { // a slow replica is waited for (redis_confirm_write.go)
+		werr = r.link.confirmWrite(werr, confirmUntil(sent, deadlineOf(ctx)), touch(call.keys[0], isAppliedMarker))
+		if errors.Is(werr, errNotReplicated) {
+			// The last round found it applied on the primary, and the
+			// replicas had their time: settling it (settleCommit) could
+			// only find the same.
+			r.committed(call)
+			return nil, fmt.Errorf("%w: the commit applied on the primary, and no replica confirmed it in time: a failover now could lose it: %w", state.ErrUnknown, werr)
+		}
+	}
 	res, err := r.answer(call, cmd, werr)
 	var refused *errRefused
 	switch {
@@ -354,7 +365,7 @@ func (r *RedisState) Commit(ctx context.Context, c *state.Commit) ([]state.Resul
 	}
 	r.committed(call)
 	if c.Outcome != nil && r.link.cluster {
-		if err := r.storeOutcome(c.Outcome); err != nil {
+		if err := r.storeOutcome(c.Outcome, deadlineOf(ctx)); err != nil {
 			return nil, fmt.Errorf("the writes are committed, but %w", err)
 		}
 	}
@@ -393,8 +404,11 @@ func redisKeep(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// storeOutcome records o alone.
-func (r *RedisState) storeOutcome(o *state.Outcome) error {
+// storeOutcome records o alone, for a request whose context ends at
+// deadline (zero: none), which bounds how long a slow replica is waited
+// for (redis_confirm_write.go).
+func (r *RedisState) storeOutcome(o *state.Outcome, deadline time.Time) error {
+	sent := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
 	defer cancel()
 	pipe := r.link.rdb.Pipeline()
@@ -405,7 +419,12 @@ func (r *RedisState) storeOutcome(o *state.Outcome) error {
 	if err := set.Err(); err != nil {
 		return r.unavailable("recording an outcome", err)
 	}
-	if err := r.link.waited(w); err != nil {
+	// A round sets the same value again: on any primary, the outcome is
+	// stored once a replica confirms the round.
+	again := func(ctx context.Context, pipe redis.Pipeliner) func() error {
+		return pipe.Do(ctx, "SET", s.key, s.value, "PXAT", s.at).Err
+	}
+	if err := r.link.confirmWrite(r.link.waited(w), confirmUntil(sent, deadline), again); err != nil {
 		return r.unavailable("recording an outcome", err)
 	}
 	return nil
@@ -461,6 +480,10 @@ func (r *RedisState) settleCommit(call *stateCall) ([]state.Result, error) {
 
 // markerAborted is the marker of a commit settled unapplied.
 const markerAborted = "ABORTED"
+
+// isAppliedMarker reports whether v is the marker of a commit that
+// applied: its results ("OK,existed,ms,counter,…", parseMarker).
+func isAppliedMarker(v string) bool { return v == "OK" || strings.HasPrefix(v, "OK,") }
 
 // newCommitID names a commit's marker.
 func newCommitID() string {

@@ -260,10 +260,15 @@ return res`)
 // stateAbortScript settles a commit whose answer was lost: its marker
 // KEYS[1] keeps the results it wrote, or, when it has not run, says
 // "ABORTED" (until ARGV[1], unix ms), so that it never will. It returns
-// the marker.
+// the marker. A marker found is written again, unchanged, so that a WAIT
+// after the script covers it on this primary whichever connection runs
+// it (redis_confirm_write.go): the commit counts once a replica has it.
 var stateAbortScript = redis.NewScript(`#!lua
 local v = redis.call('GET', KEYS[1])
-if v then return v end
+if v then
+  redis.call('SET', KEYS[1], v, 'KEEPTTL')
+  return v
+end
 redis.call('SET', KEYS[1], 'ABORTED', 'PXAT', ARGV[1])
 return 'ABORTED'`)
 
