@@ -7,21 +7,23 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/app"
+	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/base"
 )
 
 func main() {
-	stopProfile, err := startProfile()
+	stopProfile, err := base.StartProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmdhost:", err)
 		os.Exit(1)
 	}
-	cli.HelpPrinter = printHelp // urfave/cli's package variable: set once, here
-	app := newApp(os.Stdout, os.Stderr)
-	args, err := interspersed(app, os.Args)
+	cli.HelpPrinter = base.PrintHelp // urfave/cli's package variable: set once, here
+	app := app.NewApp(os.Stdout, os.Stderr)
+	args, err := base.Interspersed(app, os.Args)
 	if err == nil {
 		err = app.Run(args)
 	}
@@ -36,41 +38,5 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr, "cmdhost:", err)
 		os.Exit(1)
-	}
-}
-
-func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
-		Name:      "cmdhost",
-		Usage:     "run command handlers that are WebAssembly modules",
-		Writer:    stdout,
-		ErrWriter: stderr,
-		Flags: []cli.Flag{
-			&cli.StringFlag{
-				Name:    "cache-dir",
-				Usage:   "directory of the compiled-module cache (default: the user cache dir)",
-				EnvVars: []string{"CMDHOST_CACHE_DIR"},
-			},
-			&cli.BoolFlag{Name: "version", Usage: "print the version, as the version command does"},
-			cli.HelpFlag, // urfave/cli adds it only with its own help command (helpCommand)
-		},
-		Commands: withUsageErrors([]*cli.Command{serveCommand(), invokeCommand(), publishCommand(), callCommand(), pluginCommand(), userCommand(), newCommand(), buildCommand(), versionCommand(), completionCommand(), watchCommand(), devCommand(), hostsCommand(), stateCommand(), helpCommand()}),
-		// Completion scripts (completion.go) ask the binary what may follow.
-		EnableBashCompletion: true,
-		OnUsageError:         usageError,
-		// --version prints what `cmdhost version` prints; without it and
-		// without a command, the help.
-		Action: func(c *cli.Context) error {
-			if c.Bool("version") {
-				readBuildVersion().print(c.App.Writer)
-				return nil
-			}
-			if c.Args().Present() {
-				return unknownCommand(c, c.Args().First())
-			}
-			return cli.ShowAppHelp(c)
-		},
-		// main prints errors and sets the exit status.
-		ExitErrHandler: func(*cli.Context, error) {},
 	}
 }

@@ -1,0 +1,9 @@
+package plugincmd
+
+import (
+	"testing"
+
+	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/clitest"
+)
+
+func TestMain(m *testing.M) { clitest.Main(m) }
