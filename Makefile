@@ -227,10 +227,10 @@ sdk-tests: $(KIT_DIR)/rust/libcmdhost.rlib
 	$(KIT_DIR)/rust/sdk-tests
 
 # Every command README.md and docs/*.md show, run against a real host (make
-# targets dry-run), and every flag docs/cli.md shows (cmd/cmdhost/docs_test.go;
-# make test runs it too).
+# targets dry-run), and every flag docs/cli.md shows (cmd/cmdhost/internal/app's
+# docs tests, and servecmd's TestDocsConfigExample; make test runs them too).
 docs-check: deps plugins
-	$(GO) test -count=1 -run '^TestDocs' ./cmd/cmdhost
+	$(GO) test -count=1 -run '^TestDocs' ./cmd/...
 
 # The METL CommandExecutor cases of ../shared/conformance, run against the
 # executor (internal/rpc/conformance_test.go): prints the summary line
@@ -289,13 +289,13 @@ bench-compute: plugins $(BENCH_DIR)/bench-c.wasm $(BENCH_DIR)/bench-rust.wasm
 # cmdhost against a bare paho echo executor, on mosquitto and on the
 # embedded broker; rewrites its table in BENCHMARKS.md (a few minutes).
 bench-e2e: deps plugins
-	CMDHOST_BENCH_E2E=1 $(GO) test ./cmd/cmdhost -run '^TestBenchE2E$$' -v -count=1 -timeout 20m
+	CMDHOST_BENCH_E2E=1 $(GO) test ./cmd/cmdhost/internal/servecmd -run '^TestBenchE2E$$' -v -count=1 -timeout 20m
 
 # How cmdhost's cost grows with the work: start and memory against the
 # number of plugins, the embedded broker's clients, payload sizes, commands
 # called at random; rewrites its section of BENCHMARKS.md (< 15 minutes).
 bench-scale: plugins
-	CMDHOST_BENCH_SCALE=1 $(GO) test ./cmd/cmdhost -run '^TestBenchScale$$' -v -count=1 -timeout 30m
+	CMDHOST_BENCH_SCALE=1 $(GO) test ./cmd/cmdhost/internal/servecmd -run '^TestBenchScale$$' -v -count=1 -timeout 30m
 
 soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./internal/wasm -run TestFaultSoak -v -count=1 -timeout 20m
@@ -305,7 +305,7 @@ soak: plugins
 # CPU, Redis commands (figures in docs/operations.md, Replicas and Scaling
 # the store out).
 replicas: plugins
-	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost -run 'TestReplicaKilledMeasure|TestStoreCapacityMeasure' -v -count=1 -timeout 20m
+	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost/internal/servecmd -run 'TestReplicaKilledMeasure|TestStoreCapacityMeasure' -v -count=1 -timeout 20m
 
 clean:
 	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR) $(HOSTILE_DIR) $(BENCH_DIR)

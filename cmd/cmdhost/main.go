@@ -1,7 +1,11 @@
 // Command cmdhost runs command handlers that are WebAssembly modules.
 //
-// The subcommands here are thin: each parses flags into the config of a
-// package that owns the logic (internal/wasm for running modules).
+// It is laid out as the go command is: this main runs the command tree of
+// internal/app, whose commands live in a package per command group
+// (internal/servecmd, clientcmd, plugincmd, statecmd, devcmd) over what
+// they share (internal/base, hostconn, registry). The commands are thin:
+// each parses flags into the config of a package that owns the logic
+// (host for serve, internal/wasm for running modules).
 package main
 
 import (
@@ -22,7 +26,7 @@ func main() {
 		os.Exit(1)
 	}
 	cli.HelpPrinter = base.PrintHelp // urfave/cli's package variable: set once, here
-	app := app.NewApp(os.Stdout, os.Stderr)
+	app := app.New(os.Stdout, os.Stderr)
 	args, err := base.Interspersed(app, os.Args)
 	if err == nil {
 		err = app.Run(args)

@@ -1,7 +1,7 @@
 // Command aiosender sends telemetry with the Azure IoT Operations Go SDK's
 // telemetry sender (github.com/Azure/iot-operations-sdks/go/protocol, on
 // the SDK's own MQTT session client, go/mqtt), as a device or a service
-// written with that SDK would: cmd/cmdhost's TestTriggerAIOSender builds it
+// written with that SDK would: cmd/cmdhost/internal/servecmd's TestTriggerAIOSender builds it
 // and checks that what it sends reaches a trigger's handler.
 //
 // It is a module of its own, built by the test with go build, so that the

@@ -1,4 +1,4 @@
-// Plugin trigger serves the triggers' tests (cmd/cmdhost/trigger_test.go)
+// Plugin trigger serves the triggers' tests (cmd/cmdhost/internal/servecmd/trigger_test.go)
 // on real hosts:
 //
 //   - on-reading, a trigger on sensors/{device}/temp, records what it got

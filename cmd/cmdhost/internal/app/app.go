@@ -13,7 +13,9 @@ import (
 	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/statecmd"
 )
 
-func NewApp(stdout, stderr io.Writer) *cli.App {
+// New is cmdhost's app, writing to stdout and stderr: its global flags
+// and every command group's commands.
+func New(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:      "cmdhost",
 		Usage:     "run command handlers that are WebAssembly modules",

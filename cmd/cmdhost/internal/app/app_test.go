@@ -9,7 +9,7 @@ import (
 )
 
 func TestInterspersed(t *testing.T) {
-	app := NewApp(nil, nil)
+	app := New(nil, nil)
 	cases := []struct{ in, want string }{
 		{"cmdhost call F C -d hi", "cmdhost call -d hi -- F C"},
 		{"cmdhost --cache-dir X call F -d=x C", "cmdhost --cache-dir X call -d=x -- F C"},

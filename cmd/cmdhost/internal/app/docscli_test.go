@@ -26,7 +26,7 @@ var flagTableBlock = regexp.MustCompile(`(?s)<!-- flags: ([a-z ]+) -->\n.*?<!-- 
 // default, variable, usage; serve's by category). A flag added, renamed
 // or reworded changes the table:
 //
-//	go test ./cmd/cmdhost -run TestDocsCLIFlagTables -update-docs
+//	go test ./cmd/cmdhost/internal/app -run TestDocsCLIFlagTables -update-docs
 //
 // rewrites them, for a reviewer to see in the diff.
 func TestDocsCLIFlagTables(t *testing.T) {
@@ -36,7 +36,7 @@ func TestDocsCLIFlagTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	app := NewApp(nil, nil)
+	app := New(nil, nil)
 	seen := map[string]bool{}
 	var stale []string
 	out := flagTableBlock.ReplaceAllStringFunc(doc, func(block string) string {
@@ -65,7 +65,7 @@ func TestDocsCLIFlagTables(t *testing.T) {
 		return
 	}
 	if len(stale) > 0 {
-		t.Errorf("docs/cli.md's flag tables of %s differ from the commands' flags: go test ./cmd/cmdhost -run TestDocsCLIFlagTables -update-docs", strings.Join(stale, ", "))
+		t.Errorf("docs/cli.md's flag tables of %s differ from the commands' flags: go test ./cmd/cmdhost/internal/app -run TestDocsCLIFlagTables -update-docs", strings.Join(stale, ", "))
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // serveCategoryOrder, each flag once, --session-expiry with one default.
 func TestHelpFitsAndIsGrouped(t *testing.T) {
 	var paths [][]string
-	app := NewApp(nil, nil)
+	app := New(nil, nil)
 	for _, c := range app.Commands {
 		paths = append(paths, []string{c.Name})
 		for _, sub := range c.Subcommands {

@@ -49,18 +49,6 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	names := []string{"serve", "invoke", "call", "plugin", "list", "exec-timeout", "new", "dev"}
-	for word, want := range map[string]string{
-		"invok": "invoke", "plugins": "plugin", "lst": "list", "exec_timeout": "exec-timeout",
-		"EXEC-TIMEOUT": "exec-timeout", "exec-timout": "exec-timeout", "xyzzy": "", "ne": "new", "zzz": "", "dve": "dev", "lsit": "list", "sreve": "serve",
-	} {
-		if got := base.Closest(word, names); got != want {
-			t.Errorf("closest(%q) = %q; want %q", word, got, want)
-		}
-	}
-}
-
 // A flag that takes a value given last, without it, is a usage error
 // that names the flag; it took "--" for its value (invoke sent the
 // payload "--", exit 0; -f opened a file called "--").
