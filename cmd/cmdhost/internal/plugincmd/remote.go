@@ -81,8 +81,10 @@ func rollbackCommand() *cli.Command {
 		ArgsUsage: "NAME",
 		Description: "Each host keeps the version an install (cmdhost plugin install --executor)\n" +
 			"replaced: rollback serves it again and keeps the one it replaces in turn (a\n" +
-			"second rollback undoes the first). --executor names the hosts: an id, or ids\n" +
-			"and glob patterns separated by commas. Exit status 1 when any host refused.",
+			"second rollback undoes the first). A version a rollout rolled back on its own\n" +
+			"is not kept: rollback then serves the one from before it, on every host.\n" +
+			"--executor names the hosts: an id, or ids and glob patterns separated by\n" +
+			"commas. Exit status 1 when any host refused.",
 		Flags: append(hostconn.HostFlags(), hostconn.TokenFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
