@@ -62,6 +62,7 @@ func NewCommand() *cli.Command {
 		Description: "Writes DIR/NAME/: the commands NAME (an echo), NAME-count (a count kept in the\n" +
 			"state store), NAME-event (publishes an event) and NAME-fetch (calls an HTTP API),\n" +
 			"their test, a Makefile (make → NAME.wasm, make test, make install PLUGINS=DIR),\n" +
+			"the manifest cmdhost.json (what cmdhost build and cmdhost dev read to build it),\n" +
 			"a README on building, installing and calling it and on the operator file that\n" +
 			"grants its topics and hosts, and the SDK of its language in ./cmdhost, from this\n" +
 			"binary: cmdhost's modules are not published, and the project builds with nothing\n" +
@@ -176,9 +177,12 @@ func runNew(c *cli.Context) error {
 	if len(sdkCopy) > 0 {
 		names = append(names, "cmdhost/ (the SDK)")
 	}
-	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n  make                 # builds %s.wasm\n  make test\n"+
-		"  %s plugin install %s.wasm --plugins DIR   # a running host's folder\n  %s invoke %s -d hi\n",
-		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), shellWord(target), p.Name, self.hint, p.Name, self.hint, p.Name)
+	// The hints lead with cmdhost build, which reads the manifest and says
+	// what is missing of the toolchain, rather than make, which it runs.
+	fmt.Fprintf(c.App.Writer, "created %s (%s): %s\n\nnext:\n  cd %s\n  %s build   # builds %s.wasm as cmdhost.json says (make)\n  make test\n"+
+		"  %s plugin install %s.wasm --plugins DIR   # a running host's folder\n  %s invoke %s -d hi\n"+
+		"  %s dev --plugins DIR   # or: build and install again at every change\n",
+		target+string(filepath.Separator), p.Lang, strings.Join(names, " "), shellWord(target), self.hint, p.Name, self.hint, p.Name, self.hint, p.Name, self.hint)
 	return nil
 }
 

@@ -283,7 +283,9 @@ func TestNewFindsItsCmdhost(t *testing.T) {
 			if err != nil {
 				t.Fatalf("new: %v\n%s", err, out)
 			}
-			for _, want := range []string{"\n  " + c.hint + " plugin install hello.wasm --plugins DIR", "\n  " + c.hint + " invoke hello -d hi\n"} {
+			// The project builds with cmdhost build, as its manifest says
+			// (issue 39: the hints said make).
+			for _, want := range []string{"\n  " + c.hint + " build ", "\n  " + c.hint + " plugin install hello.wasm --plugins DIR", "\n  " + c.hint + " invoke hello -d hi\n", "\n  " + c.hint + " dev --plugins DIR"} {
 				if !strings.Contains(string(out), want) {
 					t.Errorf("new's hints lack %q:\n%s", want, out)
 				}
