@@ -9,6 +9,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/base"
 	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/clitest"
+	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
 // manifestProject writes a folder named name holding manifest as its cmdhost.json
@@ -149,6 +150,7 @@ func TestBuildToolchainMissing(t *testing.T) {
 // (its command, its module, its name) and installs nothing when the
 // build writes no module.
 func TestDevBuildsFromManifest(t *testing.T) {
+	testkit.Needs(t, testkit.Plugins)
 	echo := filepath.Join(clitest.RepoRoot(t), "testdata", "plugins", "echo.wasm")
 	if _, err := os.Stat(echo); err != nil {
 		t.Fatalf("%v (make plugins builds it)", err)
