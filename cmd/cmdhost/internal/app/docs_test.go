@@ -229,7 +229,7 @@ type docHost struct{ broker, port, executor string }
 // its comment promises: "→ OUT" (stdout, up to a ", then" that tells what
 // later calls print) or "TEXT on stderr, exit N".
 func (h *docHost) invoke(t *testing.T, c docCommand) {
-	cmd := exec.Command(clitest.Binary, append([]string{"--cache-dir", clitest.CliCache()}, strings.Fields(c.text)[1:]...)...)
+	cmd := exec.Command(clitest.Binary, append([]string{"--cache-dir", clitest.CLICache()}, strings.Fields(c.text)[1:]...)...)
 	cmd.Env = append(os.Environ(), "CMDHOST_BROKER="+h.broker, "CMDHOST_EXECUTOR="+h.executor)
 	stdout, stderr, code := runExec(t, cmd)
 	switch {

@@ -54,7 +54,7 @@ func (s *stateDoc) run(t *testing.T, c docCommand) {
 		return
 	}
 	line := strings.ReplaceAll(c.text, "/srv/plugins", s.plugins)
-	line = strconv.Quote(clitest.Binary) + " --cache-dir " + strconv.Quote(clitest.CliCache()) + strings.TrimPrefix(line, "cmdhost")
+	line = strconv.Quote(clitest.Binary) + " --cache-dir " + strconv.Quote(clitest.CLICache()) + strings.TrimPrefix(line, "cmdhost")
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Dir = s.dir
 	stdout, stderr, code := runExec(t, cmd)

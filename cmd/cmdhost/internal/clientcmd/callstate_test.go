@@ -39,7 +39,7 @@ func TestCallState(t *testing.T) {
 		// The temporary folder goes with the call (a folder of the test's
 		// own as TMPDIR: others' calls may run meanwhile).
 		tmp := t.TempDir()
-		cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "call", tally, "tally", "-d", "a")
+		cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "call", tally, "tally", "-d", "a")
 		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 		if out, err := cmd.Output(); err != nil || string(out) != "1" {
 			t.Fatalf("call with TMPDIR: %q, %v", out, err)

@@ -48,7 +48,7 @@ func TestCallNewlineOnTerminal(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	master, slave := openPTY(t)
 	defer master.Close()
-	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "call", filepath.Join(clitest.Plugins, "echo.wasm"), "echo", "-d", "hi")
+	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "call", filepath.Join(clitest.Plugins, "echo.wasm"), "echo", "-d", "hi")
 	cmd.Stdout = slave
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -93,7 +93,7 @@ func runHosts(c *cli.Context) error {
 	views := make([]HostRow, len(targets))
 	hostconn.EachTarget(len(targets), hostconn.StatsAtOnce, func(i int) {
 		t, v := targets[i], &views[i]
-		*v = HostRow{Executor: t.Executor, ReplicaID: t.Id, Plugins: []pluginVersion{}}
+		*v = HostRow{Executor: t.Executor, ReplicaID: t.ID, Plugins: []pluginVersion{}}
 		var st admin.Stats
 		err := t.Err
 		if err == nil {

@@ -127,7 +127,7 @@ func TestInvokeInterruptCancels(t *testing.T) {
 	}, "--log-level", "debug")
 	broker := "mqtt://" + addr
 
-	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "invoke", "spin", "--timeout", "60s", "--broker", broker, "--executor", "cli-host")
+	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "invoke", "spin", "--timeout", "60s", "--broker", broker, "--executor", "cli-host")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {

@@ -17,7 +17,7 @@ import (
 func TestWatchInterruptedExits130(t *testing.T) {
 	addr, _ := clitest.StartServeIn(t, t.TempDir(), nil)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		w := clitest.StartLines(t, "--cache-dir", clitest.CliCache(), "watch", "--json", "--interval", "1h",
+		w := clitest.StartLines(t, "--cache-dir", clitest.CLICache(), "watch", "--json", "--interval", "1h",
 			"--broker", "mqtt://"+addr, "--executor", "cli-host")
 		w.UntilContains(t, `"executor":"cli-host"`) // watch runs: its first refresh is out
 		if err := w.Cmd.Process.Signal(sig); err != nil {

@@ -44,8 +44,8 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// CliCache is the compilation cache the CLI tests keep across runs.
-func CliCache() string { return filepath.Join(os.TempDir(), "cmdhost-cli-test-cache") }
+// CLICache is the compilation cache the CLI tests keep across runs.
+func CLICache() string { return filepath.Join(os.TempDir(), "cmdhost-cli-test-cache") }
 
 // Run runs the cmdhost binary and returns its stdout, stderr and exit
 // status. The tests keep a compilation cache of their own across runs.
@@ -88,7 +88,7 @@ func runCtx(t *testing.T, ctx context.Context, args ...string) (string, string, 
 			testkit.Needs(t, testkit.Plugins)
 		}
 	}
-	cmd := exec.CommandContext(ctx, Binary, append([]string{"--cache-dir", CliCache()}, withStateDir(t, args)...)...)
+	cmd := exec.CommandContext(ctx, Binary, append([]string{"--cache-dir", CLICache()}, withStateDir(t, args)...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -178,7 +178,7 @@ func MetricValue(t *testing.T, scrape, series string) float64 {
 // RunEnv is run with extra environment variables.
 func RunEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(Binary, append([]string{"--cache-dir", CliCache()}, withStateDir(t, args)...)...)
+	cmd := exec.Command(Binary, append([]string{"--cache-dir", CLICache()}, withStateDir(t, args)...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -45,7 +45,7 @@ func StartServeIn(t *testing.T, dir string, onLine func(string), extra ...string
 func LaunchServe(t *testing.T, dir string, onLine func(string), extra ...string) (addr string, cmd *exec.Cmd, stop func() (string, error)) {
 	t.Helper()
 	addr = FreeAddr(t)
-	args := append([]string{"--cache-dir", CliCache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host"}, extra...)
+	args := append([]string{"--cache-dir", CLICache(), "serve", "--plugins", dir, "--listen", addr, "--id", "cli-host"}, extra...)
 	cmd = exec.Command(Binary, withStateDir(t, args)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -75,7 +75,7 @@ func TestBuildManifestErrors(t *testing.T) {
 		t.Fatalf("out/m.wasm: %q %v", data, err)
 	}
 	// Without DIR, the current folder's manifest.
-	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "build")
+	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "build")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "built "+filepath.Join(dir, "out", "m.wasm")) {
 		t.Fatalf("build in the project's folder: %v\n%s", err, out)

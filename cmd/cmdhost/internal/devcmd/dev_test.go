@@ -30,7 +30,7 @@ func TestDev(t *testing.T) {
 	addr, _ := clitest.StartServeIn(t, pluginsDir, nil)
 	broker := "mqtt://" + addr
 
-	dev := clitest.StartLines(t, "--cache-dir", clitest.CliCache(), "dev", proj, "--plugins", pluginsDir, "--debounce", "100ms",
+	dev := clitest.StartLines(t, "--cache-dir", clitest.CLICache(), "dev", proj, "--plugins", pluginsDir, "--debounce", "100ms",
 		"--broker", broker, "--executor", "cli-host")
 	until := func(want string) {
 		t.Helper()

@@ -85,7 +85,7 @@ func TestNewBuildsAndLoads(t *testing.T) {
 			proj := filepath.Join(tmp, c.name)
 			// cmdhost build reads the manifest new wrote and builds with
 			// the project's Makefile (its output shown), as make does.
-			build := runIn(t, proj, clitest.Binary, "--cache-dir", clitest.CliCache(), "build")
+			build := runIn(t, proj, clitest.Binary, "--cache-dir", clitest.CLICache(), "build")
 			if want := "built " + filepath.Join(proj, c.name+".wasm") + " in "; !strings.Contains(build, "building "+c.name+" ("+c.lang+"): make in "+proj) || !strings.Contains(build, want) {
 				t.Errorf("cmdhost build: want %q:\n%s", want, build)
 			}
@@ -277,7 +277,7 @@ func TestNewFindsItsCmdhost(t *testing.T) {
 					env[i] = "PATH=" + c.path + string(filepath.ListSeparator) + strings.TrimPrefix(kv, "PATH=")
 				}
 			}
-			cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "new", "hello", "--lang", "c", "--dir", tmp)
+			cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "new", "hello", "--lang", "c", "--dir", tmp)
 			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			if err != nil {

@@ -84,7 +84,7 @@ func TestNewRustPicksAToolchainWithTheTarget(t *testing.T) {
 	}
 	noHost := "mqtt://" + l.Addr().String()
 	_ = l.Close()
-	dev := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "dev", proj, "--plugins", pluginsDir, "--once", "--broker", noHost)
+	dev := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "dev", proj, "--plugins", pluginsDir, "--once", "--broker", noHost)
 	dev.Env = rustEnv(fake)
 	out, _ = dev.CombinedOutput() // exit 1: no broker to ask
 	if !strings.Contains(string(out), "built ") || !strings.Contains(string(out), "installed as") {

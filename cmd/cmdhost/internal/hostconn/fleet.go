@@ -37,13 +37,13 @@ const maxHosts = 1024
 // Target is one host an admin command acts on.
 type Target struct {
 	Executor string
-	Id       admin.ReplicaID // its client id and share group, when known
+	ID       admin.ReplicaID // its client id and share group, when known
 	Client   *admin.Client   // asks it: its replica's topics for a replica
 	Err      error           // why it cannot be asked (its outcome)
 }
 
 // Label names the target as the outcome lines do.
-func (t Target) Label() string { return HostLine(t.Executor, t.Id) }
+func (t Target) Label() string { return HostLine(t.Executor, t.ID) }
 
 // discover returns the hosts that announce themselves on the broker: it
 // listens until the first announcement (at most wait) and then for
@@ -144,7 +144,7 @@ func (h *AdminHost) FleetTargets(ctx context.Context, spec string, timeout time.
 		if key := id.Executor + "\x00" + id.ClientID; !taken[key] {
 			taken[key] = true
 			c, err := h.hostClient(id)
-			out = append(out, Target{Executor: id.Executor, Id: id.ReplicaID, Client: c, Err: err})
+			out = append(out, Target{Executor: id.Executor, ID: id.ReplicaID, Client: c, Err: err})
 		}
 	}
 	if len(patterns) > 0 {
@@ -229,7 +229,7 @@ func OnHosts(c *cli.Context, token string, op func(ctx context.Context, h *Admin
 	outs := make([]outcome, len(targets))
 	EachTarget(len(targets), opsAtOnce, func(i int) {
 		t, o := targets[i], &outs[i]
-		*o = outcome{Executor: t.Executor, ReplicaID: t.Id}
+		*o = outcome{Executor: t.Executor, ReplicaID: t.ID}
 		var result any
 		if o.err = t.Err; o.err == nil {
 			o.line, result, o.err = op(c.Context, h, t)

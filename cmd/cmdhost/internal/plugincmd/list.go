@@ -218,7 +218,7 @@ func runListFleet(c *cli.Context) error {
 	errs := make([]error, len(targets))
 	hostconn.EachTarget(len(targets), hostconn.StatsAtOnce, func(i int) {
 		t := targets[i]
-		hp := fleetPlugins{Executor: t.Executor, ReplicaPlugins: ReplicaPlugins{ReplicaID: t.Id, Plugins: []admin.PluginView{}}}
+		hp := fleetPlugins{Executor: t.Executor, ReplicaPlugins: ReplicaPlugins{ReplicaID: t.ID, Plugins: []admin.PluginView{}}}
 		err := t.Err
 		if err == nil {
 			var out []byte

@@ -108,7 +108,7 @@ func runRollout(c *cli.Context) error {
 		src, name, hex.EncodeToString(sum[:])[:12], len(targets), c.Int("batch"), c.Duration("watch"))
 	rows := make([]rolloutRow, len(targets))
 	for i, t := range targets {
-		rows[i] = rolloutRow{Executor: t.Executor, ReplicaID: t.Id, Batch: i/c.Int("batch") + 1, Outcome: outcomeNotReached, label: t.Label()}
+		rows[i] = rolloutRow{Executor: t.Executor, ReplicaID: t.ID, Batch: i/c.Int("batch") + 1, Outcome: outcomeNotReached, label: t.Label()}
 	}
 	failed := ""
 	for start := 0; start < len(targets) && failed == ""; start += c.Int("batch") {

@@ -60,7 +60,7 @@ func TestServeNotifiesSystemd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "serve", "--plugins", clitest.Plugins, "--listen", clitest.FreeAddr(t), "--id", "cli-host",
+	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "serve", "--plugins", clitest.Plugins, "--listen", clitest.FreeAddr(t), "--id", "cli-host",
 		"--state-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
 	if err := cmd.Start(); err != nil {

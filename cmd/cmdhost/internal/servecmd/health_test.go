@@ -39,7 +39,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	// No broker at the address: serve keeps trying (15 s), alive but not
 	// ready.
 	metrics = clitest.FreeAddr(t)
-	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CliCache(), "serve", "--plugins", clitest.Plugins, "--broker", "mqtt://"+clitest.FreeAddr(t),
+	cmd := exec.Command(clitest.Binary, "--cache-dir", clitest.CLICache(), "serve", "--plugins", clitest.Plugins, "--broker", "mqtt://"+clitest.FreeAddr(t),
 		"--metrics", metrics, "--state-dir", t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

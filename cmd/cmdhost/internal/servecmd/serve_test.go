@@ -285,7 +285,7 @@ func checkInvokeOutputs(t *testing.T, broker string) {
 		t.Log("no script(1): the newline on a terminal is not checked")
 		return
 	}
-	line := strings.Join([]string{clitest.Binary, "--cache-dir", clitest.CliCache(), "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host"}, " ")
+	line := strings.Join([]string{clitest.Binary, "--cache-dir", clitest.CLICache(), "invoke", "echo", "-d", "hi", "--broker", broker, "--executor", "cli-host"}, " ")
 	tty, err := exec.Command(script, "-qec", line, "/dev/null").Output()
 	if err != nil || string(tty) != "hi\r\n" {
 		t.Errorf("invoke on a terminal: %q, %v; want the payload and a newline", tty, err)
