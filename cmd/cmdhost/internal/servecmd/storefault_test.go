@@ -1,9 +1,11 @@
-package main
+package servecmd
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/base"
+	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/clitest"
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
@@ -14,8 +16,8 @@ import (
 func TestStoreFullShowsInReadiness(t *testing.T) {
 	r := testkit.StartRedis(t)
 	l := newLedger(t)
-	metrics := freeAddr(t)
-	addr, _ := startServeIn(t, l.plugins, nil, "--store", r.URL, "--metrics", metrics)
+	metrics := clitest.FreeAddr(t)
+	addr, _ := clitest.StartServeIn(t, l.plugins, nil, "--store", r.URL, "--metrics", metrics)
 	if code, body := getProbe("http://" + metrics + "/readyz"); code != 200 {
 		t.Fatalf("/readyz before the store is full: %d %q", code, body)
 	}
@@ -24,14 +26,14 @@ func TestStoreFullShowsInReadiness(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, errOut, code := run(t, "invoke", "ledger", "-d", "x", "--broker", "mqtt://"+addr, "--executor", "cli-host", "--timeout", "30s"); code != exitFailed {
+	if _, errOut, code := clitest.Run(t, "invoke", "ledger", "-d", "x", "--broker", "mqtt://"+addr, "--executor", "cli-host", "--timeout", "30s"); code != base.ExitFailed {
 		t.Fatalf("invoke on a full store: exit %d, %q; want 503", code, errOut)
 	}
 	if code, body := getProbe("http://" + metrics + "/readyz"); code != 503 || !strings.Contains(body, "the dedup store is full") || !strings.Contains(body, "answered 503") {
 		t.Errorf("/readyz with the store full: %d %q", code, body)
 	}
 	if _, body := getProbe("http://" + metrics + "/metrics"); !strings.Contains(body, `cmdhost_dedup_store_unavailable_total{command="ledger",reason="full"} 1`) {
-		t.Errorf("the refusal is not counted as full:\n%s", grepLines(body, "dedup_store_unavailable"))
+		t.Errorf("the refusal is not counted as full:\n%s", clitest.GrepLines(body, "dedup_store_unavailable"))
 	}
 	if _, err := testkit.RedisCLI(r.Addr, "CONFIG", "SET", "maxmemory", "0"); err != nil {
 		t.Fatal(err)
