@@ -22,7 +22,7 @@ import (
 // none of them.
 func TestInspectReach(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
-	kit, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins-kit", "kit-go.wasm"))
+	kit, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "testdata", "plugins-kit", "kit-go.wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestInspectReach(t *testing.T) {
 
 	// A module that asks for none of them shows none.
 	echo := filepath.Join(t.TempDir(), "wat-echo.wasm")
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", "wat-echo.wasm"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "testdata", "plugins", "wat-echo.wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestPushInstallOCI(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "the registry asks for credentials") {
 		t.Errorf("install without credentials: %q %q %d", out, errOut, code)
 	}
-	out, errOut, code = clitest.Run(t, append([]string{"plugin", "push", filepath.Join("..", "..", "testdata", "plugins-bad", "bad-nocmds.wasm"), reg.Host + "/plugins/bad:1"}, creds...)...)
+	out, errOut, code = clitest.Run(t, append([]string{"plugin", "push", filepath.Join("..", "..", "..", "..", "testdata", "plugins-bad", "bad-nocmds.wasm"), reg.Host + "/plugins/bad:1"}, creds...)...)
 	if code != 1 || !strings.Contains(errOut, "not pushed") {
 		t.Errorf("push of a module the host refuses: %q %q %d", out, errOut, code)
 	}
