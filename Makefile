@@ -305,7 +305,7 @@ soak: plugins
 # CPU, Redis commands (figures in docs/operations.md, Replicas and Scaling
 # the store out).
 replicas: plugins
-	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost/internal/servecmd -run 'TestReplicaKilledMeasure|TestStoreCapacityMeasure' -v -count=1 -timeout 20m
+	CMDHOST_MEASURE=1 $(GO) test ./cmd/cmdhost/internal/exactlyonce -run 'TestReplicaKilledMeasure|TestStoreCapacityMeasure' -v -count=1 -timeout 20m
 
 clean:
 	rm -rf bin $(WASM_DIR) $(BAD_DIR) $(ALT_DIR) $(HOSTILE_DIR) $(BENCH_DIR)

@@ -28,10 +28,11 @@ var layer = map[string]int{
 
 	"cmd/cmdhost/internal/devcmd": 98,
 
-	"cmd/cmdhost/internal/clientcmd": 97,
-	"cmd/cmdhost/internal/plugincmd": 97,
-	"cmd/cmdhost/internal/servecmd":  97,
-	"cmd/cmdhost/internal/statecmd":  97,
+	"cmd/cmdhost/internal/clientcmd":   97,
+	"cmd/cmdhost/internal/plugincmd":   97,
+	"cmd/cmdhost/internal/servecmd":    97,
+	"cmd/cmdhost/internal/exactlyonce": 97, // servecmd's longest tests; nothing else
+	"cmd/cmdhost/internal/statecmd":    97,
 
 	"cmd/cmdhost/internal/hostconn": 96,
 	"cmd/cmdhost/internal/registry": 96,

@@ -18,7 +18,7 @@ import (
 // its list gone, the next not up yet) waits for the next connection and
 // goes out there, within its context: it failed at once with "no
 // connection available" (an invoker under load when its broker was
-// killed, TestBridgedBrokerKilledRunsNothingTwice in cmd/cmdhost/internal/servecmd).
+// killed, TestBridgedBrokerKilledRunsNothingTwice in cmd/cmdhost/internal/exactlyonce).
 func TestInvokeWaitsForTheNextBroker(t *testing.T) {
 	first, err := broker.Start(broker.Config{Addr: "127.0.0.1:0"})
 	if err != nil {

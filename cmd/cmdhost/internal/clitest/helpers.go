@@ -192,3 +192,15 @@ func RunEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 	}
 	return stdout.String(), stderr.String(), 0
 }
+
+// GetProbe returns the status and body of GET url, or 0 when nothing
+// answers.
+func GetProbe(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

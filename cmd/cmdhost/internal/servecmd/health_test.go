@@ -1,8 +1,6 @@
 package servecmd
 
 import (
-	"io"
-	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,28 +9,16 @@ import (
 	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/clitest"
 )
 
-// getProbe returns the status and body of GET url, or 0 when nothing
-// answers.
-func getProbe(url string) (int, string) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return 0, ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // serve --metrics ADDR answers the supervisors' probes: /healthz while the
 // process lives, /readyz once it serves; a host that cannot reach its
 // broker is alive but not ready, and says why.
 func TestHealthAndReadiness(t *testing.T) {
 	metrics := clitest.FreeAddr(t)
 	clitest.StartServe(t, nil, "--metrics", metrics)
-	if code, body := getProbe("http://" + metrics + "/healthz"); code != 200 || body != "ok\n" {
+	if code, body := clitest.GetProbe("http://" + metrics + "/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz of a serving host: %d %q", code, body)
 	}
-	if code, body := getProbe("http://" + metrics + "/readyz"); code != 200 || body != "ready\n" {
+	if code, body := clitest.GetProbe("http://" + metrics + "/readyz"); code != 200 || body != "ready\n" {
 		t.Errorf("/readyz of a serving host: %d %q", code, body)
 	}
 
@@ -47,7 +33,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	deadline := time.Now().Add(time.Minute) // hang guard
 	for {
-		if code, _ := getProbe("http://" + metrics + "/healthz"); code == 200 {
+		if code, _ := clitest.GetProbe("http://" + metrics + "/healthz"); code == 200 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -55,7 +41,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a port that is not open yet
 	}
-	if code, body := getProbe("http://" + metrics + "/readyz"); code != 503 || !strings.Contains(body, "not ready: starting") {
+	if code, body := clitest.GetProbe("http://" + metrics + "/readyz"); code != 503 || !strings.Contains(body, "not ready: starting") {
 		t.Errorf("/readyz of a host without its broker: %d %q, want 503 not ready: starting…", code, body)
 	}
 }

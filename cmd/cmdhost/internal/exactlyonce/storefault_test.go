@@ -1,4 +1,4 @@
-package servecmd
+package exactlyonce
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ func TestStoreFullShowsInReadiness(t *testing.T) {
 	l := newLedger(t)
 	metrics := clitest.FreeAddr(t)
 	addr, _ := clitest.StartServeIn(t, l.plugins, nil, "--store", r.URL, "--metrics", metrics)
-	if code, body := getProbe("http://" + metrics + "/readyz"); code != 200 {
+	if code, body := clitest.GetProbe("http://" + metrics + "/readyz"); code != 200 {
 		t.Fatalf("/readyz before the store is full: %d %q", code, body)
 	}
 	for _, args := range [][]string{{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"CONFIG", "SET", "maxmemory", "1"}} {
@@ -29,17 +29,17 @@ func TestStoreFullShowsInReadiness(t *testing.T) {
 	if _, errOut, code := clitest.Run(t, "invoke", "ledger", "-d", "x", "--broker", "mqtt://"+addr, "--executor", "cli-host", "--timeout", "30s"); code != base.ExitFailed {
 		t.Fatalf("invoke on a full store: exit %d, %q; want 503", code, errOut)
 	}
-	if code, body := getProbe("http://" + metrics + "/readyz"); code != 503 || !strings.Contains(body, "the dedup store is full") || !strings.Contains(body, "answered 503") {
+	if code, body := clitest.GetProbe("http://" + metrics + "/readyz"); code != 503 || !strings.Contains(body, "the dedup store is full") || !strings.Contains(body, "answered 503") {
 		t.Errorf("/readyz with the store full: %d %q", code, body)
 	}
-	if _, body := getProbe("http://" + metrics + "/metrics"); !strings.Contains(body, `cmdhost_dedup_store_unavailable_total{command="ledger",reason="full"} 1`) {
+	if _, body := clitest.GetProbe("http://" + metrics + "/metrics"); !strings.Contains(body, `cmdhost_dedup_store_unavailable_total{command="ledger",reason="full"} 1`) {
 		t.Errorf("the refusal is not counted as full:\n%s", clitest.GrepLines(body, "dedup_store_unavailable"))
 	}
 	if _, err := testkit.RedisCLI(r.Addr, "CONFIG", "SET", "maxmemory", "0"); err != nil {
 		t.Fatal(err)
 	}
 	invokeLedger(t, "mqtt://"+addr, "after", 1)
-	if code, body := getProbe("http://" + metrics + "/readyz"); code != 200 {
+	if code, body := clitest.GetProbe("http://" + metrics + "/readyz"); code != 200 {
 		t.Errorf("/readyz once a request is recorded again: %d %q", code, body)
 	}
 }

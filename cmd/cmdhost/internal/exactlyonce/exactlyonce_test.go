@@ -1,4 +1,4 @@
-package servecmd
+package exactlyonce
 
 import (
 	"bufio"
