@@ -55,8 +55,12 @@ func TestCallerReachesEveryGuest(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			dir := t.TempDir()
 			testkit.InstallFile(t, "../testdata/plugins-kit/kit-"+lang+".wasm", dir, "kit-"+lang+".wasm")
-			srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "caller-" + lang,
-				CacheDir: testkit.CacheDir(), UsersFile: users})
+			srv := hosttest.Serve(t, host.Config{
+				PluginsDir: dir,
+				ExecutorID: "caller-" + lang,
+				CacheDir:   testkit.CacheDir(),
+				Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0", UsersFile: users},
+			})
 			inv := loggedIn(t, srv, "alice-cli", "alice", pw)
 			r, err := inv.Invoke(ctxT(t), rpc.Call{Topic: "rpc/caller-" + lang + "/kit-caller", Timeout: 10 * time.Second,
 				Metadata: map[string]string{"user": "root", "__brokerUser": "root"}})
@@ -74,8 +78,16 @@ func TestCallerReachesEveryGuest(t *testing.T) {
 func TestCallerOnAnotherHostsBroker(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	users, pw := callerUsers(t, "alice", "replica")
-	first := hosttest.Serve(t, host.Config{PluginsDir: t.TempDir(), Listen: "127.0.0.1:0", ExecutorID: "first",
-		CacheDir: testkit.CacheDir(), UsersFile: users, ACLFile: replicaACL(t, "alice", "replica", "replica-trusting", "replica-not-trusting")})
+	first := hosttest.Serve(t, host.Config{
+		PluginsDir: t.TempDir(),
+		ExecutorID: "first",
+		CacheDir:   testkit.CacheDir(),
+		Embedded: host.EmbeddedConfig{
+			Listen:    "127.0.0.1:0",
+			UsersFile: users,
+			ACLFile:   replicaACL(t, "alice", "replica", "replica-trusting", "replica-not-trusting"),
+		},
+	})
 	for _, c := range []struct {
 		trust bool
 		want  string
@@ -86,8 +98,16 @@ func TestCallerOnAnotherHostsBroker(t *testing.T) {
 		if !c.trust {
 			id = "replica-not-trusting"
 		}
-		hosttest.Serve(t, host.Config{PluginsDir: dir, Broker: first.Broker(), ExecutorID: id, CacheDir: testkit.CacheDir(),
-			BrokerAuth: session.Auth{Username: "replica", PasswordFile: pw("replica")}, TrustBrokerIdentity: c.trust})
+		hosttest.Serve(t, host.Config{
+			PluginsDir: dir,
+			ExecutorID: id,
+			CacheDir:   testkit.CacheDir(),
+			Broker: host.BrokerConfig{
+				URL:  first.Broker(),
+				Auth: session.Auth{Username: "replica", PasswordFile: pw("replica")},
+			},
+			Callers: host.CallersConfig{TrustBrokerIdentity: c.trust},
+		})
 		inv := loggedIn(t, first, "alice-cli", "alice", pw)
 		r, err := inv.Invoke(ctxT(t), rpc.Call{Topic: "rpc/" + id + "/kit-caller", Timeout: 10 * time.Second})
 		if err != nil || r.Status != 200 || string(r.Payload) != c.want {

@@ -54,8 +54,13 @@ func TestCallerTopicTokenOnMosquitto(t *testing.T) {
 		testkit.InstallFile(t, "../testdata/plugins-alt/topics.wasm", dir, "who.wasm")
 		testkit.Install(t, dir, "who.json", []byte(`{"config": {"commands": "who=rpc/{executorId}/{commandName}/{caller}"},
 			"commands": {"who": {"allow": ["alice"]}}}`))
-		hosttest.Serve(t, host.Config{PluginsDir: dir, Broker: u, BrokerAuth: login("cmdhost"), ExecutorID: id,
-			CacheDir: testkit.CacheDir(), CallerTopicToken: token})
+		hosttest.Serve(t, host.Config{
+			PluginsDir: dir,
+			ExecutorID: id,
+			CacheDir:   testkit.CacheDir(),
+			Broker:     host.BrokerConfig{URL: u, Auth: login("cmdhost")},
+			Callers:    host.CallersConfig{TopicToken: token},
+		})
 	}
 	serve("told", "caller")
 	serve("untold", "")

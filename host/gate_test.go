@@ -51,8 +51,13 @@ func TestAllowAndQuotaThroughBroker(t *testing.T) {
 	testkit.InstallFile(t, "../testdata/plugins/counter.wasm", dir, "counter.wasm")
 	testkit.Install(t, dir, "counter.json", []byte(`{"allow": ["alice", "client:ops-*"], "quota": "2/m"}`))
 	var log testkit.LogBuffer
-	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "gated", CacheDir: testkit.CacheDir(),
-		UsersFile: users, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	srv := hosttest.Serve(t, host.Config{
+		PluginsDir: dir,
+		ExecutorID: "gated",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(slog.NewTextHandler(&log, nil)),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0", UsersFile: users},
+	})
 	alice, bob := loggedIn(t, srv, "alice-cli", "alice", pw), loggedIn(t, srv, "bob-cli", "bob", pw)
 	ops := loggedIn(t, srv, "ops-1", "ops", pw)
 	freshMinute(t)
@@ -99,10 +104,28 @@ func TestQuotaAcrossReplicasThroughBroker(t *testing.T) {
 		testkit.Install(t, dir, "counter.json", []byte(`{"commands": {"counter": {"quota": "3/m"}}}`))
 		return dir
 	}
-	first := hosttest.Serve(t, host.Config{PluginsDir: install(), Listen: "127.0.0.1:0", ExecutorID: "quota-a", CacheDir: testkit.CacheDir(),
-		UsersFile: users, ACLFile: replicaACL(t, "alice", "replica", "quota-b"), Store: redis.URL})
-	hosttest.Serve(t, host.Config{PluginsDir: install(), Broker: first.Broker(), ExecutorID: "quota-b", CacheDir: testkit.CacheDir(),
-		BrokerAuth: session.Auth{Username: "replica", PasswordFile: pw("replica")}, TrustBrokerIdentity: true, Store: redis.URL})
+	first := hosttest.Serve(t, host.Config{
+		PluginsDir: install(),
+		ExecutorID: "quota-a",
+		CacheDir:   testkit.CacheDir(),
+		Embedded: host.EmbeddedConfig{
+			Listen:    "127.0.0.1:0",
+			UsersFile: users,
+			ACLFile:   replicaACL(t, "alice", "replica", "quota-b"),
+		},
+		Store: host.StoreConfig{URL: redis.URL},
+	})
+	hosttest.Serve(t, host.Config{
+		PluginsDir: install(),
+		ExecutorID: "quota-b",
+		CacheDir:   testkit.CacheDir(),
+		Broker: host.BrokerConfig{
+			URL:  first.Broker(),
+			Auth: session.Auth{Username: "replica", PasswordFile: pw("replica")},
+		},
+		Callers: host.CallersConfig{TrustBrokerIdentity: true},
+		Store:   host.StoreConfig{URL: redis.URL},
+	})
 	alice := loggedIn(t, first, "alice-cli", "alice", pw)
 	freshMinute(t)
 	ran, refused := 0, 0
@@ -139,8 +162,18 @@ func TestAdminByIdentity(t *testing.T) {
 		testkit.InstallFile(t, "../testdata/plugins/counter.wasm", dir, "counter.wasm")
 		testkit.Install(t, dir, "token", []byte("the-admin-token\n"))
 		var log testkit.LogBuffer
-		srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "admin-id", CacheDir: testkit.CacheDir(),
-			UsersFile: users, ACLFile: c.acl, AdminTokenFile: filepath.Join(dir, "token"), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		srv := hosttest.Serve(t, host.Config{
+			PluginsDir: dir,
+			ExecutorID: "admin-id",
+			CacheDir:   testkit.CacheDir(),
+			Logger:     slog.New(slog.NewTextHandler(&log, nil)),
+			Embedded: host.EmbeddedConfig{
+				Listen:    "127.0.0.1:0",
+				UsersFile: users,
+				ACLFile:   c.acl,
+			},
+			Admin: host.AdminConfig{TokenFile: filepath.Join(dir, "token")},
+		})
 		alice := loggedIn(t, srv, "alice-cli", "alice", pw)
 		r, err := alice.Invoke(ctxT(t), rpc.Call{Topic: admin.Topic("admin-id", admin.OpReload), Payload: []byte(`{"name":"counter"}`),
 			ContentType: "application/json", Timeout: 10 * time.Second})
@@ -178,8 +211,12 @@ func TestAllowOnNestedCalls(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallFile(t, "../testdata/plugins-kit/kit-go.wasm", dir, "kit-go.wasm")
 	testkit.Install(t, dir, "kit-go.json", []byte(`{"commands": {"kit-echo": {"allow": ["alice"]}}}`))
-	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "nest-gate", CacheDir: testkit.CacheDir(),
-		UsersFile: users})
+	srv := hosttest.Serve(t, host.Config{
+		PluginsDir: dir,
+		ExecutorID: "nest-gate",
+		CacheDir:   testkit.CacheDir(),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0", UsersFile: users},
+	})
 	for _, c := range []struct {
 		user, want string
 	}{{"alice", "through kit-echo"}, {"bob", "kit: kit-echo answered 400: user bob (client bob-cli) may not call command kit-echo"}} {

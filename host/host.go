@@ -9,7 +9,7 @@
 // contract and a client for them are the public package host/admin.
 package host
 
-// DefaultMaxDepth bounds the chain of nested calls when Config.MaxDepth is
+// DefaultMaxDepth bounds the chain of nested calls when Config.Limits.MaxDepth is
 // 0: the nested calls' own default (internal/nested), which a test checks
 // it equals.
 const DefaultMaxDepth = 8

@@ -36,7 +36,7 @@ func TestHTTPThroughHost(t *testing.T) {
 	dir := t.TempDir()
 	testkit.InstallFile(t, "../testdata/plugins-kit/kit-go.wasm", dir, "kit-go.wasm")
 	testkit.Install(t, dir, "kit-go.json", []byte(`{"http": {"hosts": ["http://127.0.0.1:`+port+`"]}, "commands": {"kit-http": {"timeout": "700ms"}}}`))
-	h := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "http-host", CacheDir: testkit.CacheDir()})
+	h := hosttest.Serve(t, host.Config{PluginsDir: dir, ExecutorID: "http-host", CacheDir: testkit.CacheDir(), Embedded: host.EmbeddedConfig{Listen: "127.0.0.1:0"}})
 	inv := loggedIn(t, h, "http-cli", "", nil)
 	call := func(payload string) *rpc.Result {
 		t.Helper()

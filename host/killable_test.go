@@ -97,8 +97,18 @@ func serveIfKillable(t *testing.T) bool {
 	}
 	// Its errors go to the test's output.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	hosttest.Serve(t, host.Config{PluginsDir: cfg.Plugins, Broker: u, ExecutorID: cfg.ExecutorID, ClientID: cfg.ClientID,
-		Store: cfg.Store, StateDir: cfg.StateDir, CacheDir: testkit.CacheDir(), OutboxTakeover: cfg.OutboxTakeover, Logger: log})
+	hosttest.Serve(t, host.Config{
+		PluginsDir: cfg.Plugins,
+		ExecutorID: cfg.ExecutorID,
+		CacheDir:   testkit.CacheDir(),
+		Logger:     log,
+		Broker:     host.BrokerConfig{URL: u, ClientID: cfg.ClientID},
+		Store: host.StoreConfig{
+			URL:            cfg.Store,
+			StateDir:       cfg.StateDir,
+			OutboxTakeover: cfg.OutboxTakeover,
+		},
+	})
 	fmt.Println("serving")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	t.Fatal("the test that started this host ended without killing it")

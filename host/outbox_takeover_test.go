@@ -21,12 +21,12 @@ import (
 )
 
 // TestOutboxTakenOverFromKilledHost: two hosts of one executor id on one
-// Redis (Config.Store) and mosquitto. Host A, a process of its own, runs
+// Redis (Config.Store.URL) and mosquitto. Host A, a process of its own, runs
 // a non-idempotent command that publishes one message per request
 // (tally), with its packets to the broker held from the first request on
 // (a proxy between them), so that what it commits stays in the outbox:
 // some messages read by its sender, pending with it, and not sent. It is
-// killed with SIGKILL. Host B starts with a short Config.OutboxTakeover,
+// killed with SIGKILL. Host B starts with a short Config.Store.OutboxTakeover,
 // takes over what was pending with A, reads the rest, and every message
 // arrives once: one copy of one id each.
 func TestOutboxTakenOverFromKilledHost(t *testing.T) {
@@ -67,8 +67,13 @@ func TestOutboxTakenOverFromKilledHost(t *testing.T) {
 	kill(t, a)
 	_, pendingA := outbox.read(t, "takeover-a")
 
-	b := hosttest.Serve(t, host.Config{PluginsDir: t.TempDir(), Broker: broker, ExecutorID: executor, ClientID: "takeover-b",
-		Store: store.URL, CacheDir: testkit.CacheDir(), OutboxTakeover: 200 * time.Millisecond})
+	b := hosttest.Serve(t, host.Config{
+		PluginsDir: t.TempDir(),
+		ExecutorID: executor,
+		CacheDir:   testkit.CacheDir(),
+		Broker:     host.BrokerConfig{URL: broker, ClientID: "takeover-b"},
+		Store:      host.StoreConfig{URL: store.URL, OutboxTakeover: 200 * time.Millisecond},
+	})
 	testkit.WaitFor(t, "every message", func() bool { return msgs.payloads() == total })
 	testkit.WaitFor(t, "the outbox empty", func() bool { n, _ := outbox.read(t, "takeover-b"); return n == 0 })
 	for i := range total {

@@ -103,10 +103,14 @@ func TestProbesWhilePluginsLoad(t *testing.T) {
 	t.Cleanup(releaseOnce)
 	serving := make(chan struct{})
 	srv, err := host.New(host.Config{
-		PluginsDir: slowLoadDir(t), Listen: "127.0.0.1:0", ExecutorID: "probes-test", CacheDir: testkit.CacheDir(),
-		MetricsAddr: "127.0.0.1:0", MaxExpiry: time.Hour, Drain: 10 * time.Second,
-		Logger:    slog.New(slog.NewTextHandler(hold, nil)),
-		OnServing: func() { close(serving) },
+		PluginsDir: slowLoadDir(t),
+		ExecutorID: "probes-test",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(slog.NewTextHandler(hold, nil)),
+		OnServing:  func() { close(serving) },
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits:     host.LimitsConfig{MaxExpiry: time.Hour, Drain: 10 * time.Second},
+		Observe:    host.ObserveConfig{MetricsAddr: "127.0.0.1:0"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -171,9 +175,13 @@ func TestMetricsPortTakenFailsAtOnce(t *testing.T) {
 	hold := newHoldLog()
 	t.Cleanup(func() { close(hold.release) })
 	srv, err := host.New(host.Config{
-		PluginsDir: slowLoadDir(t), Listen: "127.0.0.1:0", ExecutorID: "probes-busy", CacheDir: testkit.CacheDir(),
-		MetricsAddr: l.Addr().String(), MaxExpiry: time.Hour, Drain: 10 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(hold, nil)),
+		PluginsDir: slowLoadDir(t),
+		ExecutorID: "probes-busy",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(slog.NewTextHandler(hold, nil)),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits:     host.LimitsConfig{MaxExpiry: time.Hour, Drain: 10 * time.Second},
+		Observe:    host.ObserveConfig{MetricsAddr: l.Addr().String()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -256,9 +264,13 @@ func TestReadyzReportsLostWatch(t *testing.T) {
 	}
 	logs := newWaitLog()
 	srv, err := host.New(host.Config{
-		PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "probes-watch", CacheDir: testkit.CacheDir(),
-		MetricsAddr: "127.0.0.1:0", MaxExpiry: time.Hour, Drain: 10 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		PluginsDir: dir,
+		ExecutorID: "probes-watch",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits:     host.LimitsConfig{MaxExpiry: time.Hour, Drain: 10 * time.Second},
+		Observe:    host.ObserveConfig{MetricsAddr: "127.0.0.1:0"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func newFloodEnv(t *testing.T) *floodEnv {
 		"publish": {"topics": ["flood/out"], "burst": 200},
 		"http": {"hosts": ["http://127.0.0.1:`+okPort+`", "http://localhost:`+refusedPort+`"], "methods": ["GET", "POST"], "maxResponseBytes": 65536}
 	}`))
-	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "flood-host", CacheDir: testkit.CacheDir()})
+	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, ExecutorID: "flood-host", CacheDir: testkit.CacheDir(), Embedded: host.EmbeddedConfig{Listen: "127.0.0.1:0"}})
 	sub := testkit.Dial(t, srv.Broker(), "flood-sub")
 	sub.Subscribe(t, "flood/out")
 	done := make(chan struct{})

@@ -51,30 +51,88 @@ import (
 // it is the field's default.
 const Off = -1
 
-// DefaultDrain is Config.Drain when it is not set.
+// DefaultDrain is Config.Limits.Drain when it is not set.
 const DefaultDrain = 10 * time.Second
 
-// DefaultOutboxTakeover is Config.OutboxTakeover when it is not set.
+// DefaultOutboxTakeover is Config.Store.OutboxTakeover when it is not set.
 const DefaultOutboxTakeover = cache.DefaultOutboxClaimIdle
 
-// Config configures a Server: serve's settings, checked by the caller.
-// Zero fields take the defaults of the packages they go to; Off turns off
-// the fields that say so.
+// Config configures a Server: serve's settings, checked by the caller,
+// grouped as serve --help groups its flags (the broker, the embedded
+// broker, the callers' identity, limits, the store and state, plugins,
+// admin, observability). Zero fields take the defaults of the packages
+// they go to; Off turns off the fields that say so.
 type Config struct {
 	// PluginsDir is the plugins folder. Required.
 	PluginsDir string
-	// Broker is the MQTT broker to serve on; nil starts the embedded
-	// broker on Listen.
-	Broker *url.URL
-	// BrokerFailover are more brokers of Broker's cluster, tried in turn
-	// when the one before cannot be reached (session.Config.Failover).
-	BrokerFailover []*url.URL
-	// BrokerAuth is how the host's clients (the executor, the nested-call
-	// invoker) log in to Broker and check its certificate: TLS CA, client
+	// ExecutorID is the executor id (serve --id).
+	ExecutorID string
+	// CacheDir is the compilation cache's folder; "" compiles every start.
+	CacheDir string
+	// Broker is the MQTT broker the host serves on and its session there.
+	Broker BrokerConfig
+	// Embedded is the embedded broker, started when Broker.URL is nil.
+	Embedded EmbeddedConfig
+	// Callers is how a request's verified caller is known on an external
+	// broker.
+	Callers CallersConfig
+	// Limits are the commands' defaults and the host's bounds.
+	Limits LimitsConfig
+	// Store is the dedup store, the reuse cache and the handlers' state.
+	Store StoreConfig
+	// Plugins is which modules load (signatures) and where the host pulls
+	// them from.
+	Plugins PluginsConfig
+	// Admin is the token of the admin ops that change state.
+	Admin AdminConfig
+	// Observe is what the host reports: metrics, events, traces.
+	Observe ObserveConfig
+	// Logger receives the host's log; nil discards it.
+	Logger *slog.Logger
+	// OnServing, when set, is called once the host serves (the plugins
+	// loaded, the executor and the triggers subscribed), and OnStopping
+	// once it begins to stop: a supervisor's readiness (systemd's
+	// sd_notify) hangs on them.
+	OnServing, OnStopping func()
+}
+
+// BrokerConfig is the MQTT broker the host serves on (serve's "Broker"
+// flags) and the executor's session on it.
+type BrokerConfig struct {
+	// URL is the MQTT broker to serve on; nil starts the embedded broker
+	// on Config.Embedded.Listen.
+	URL *url.URL
+	// Failover are more brokers of URL's cluster, tried in turn when the
+	// one before cannot be reached (session.Config.Failover).
+	Failover []*url.URL
+	// Auth is how the host's clients (the executor, the nested-call
+	// invoker) log in to URL and check its certificate: TLS CA, client
 	// certificate, user name, password file (admin.BrokerAuth). Unused
 	// with the embedded broker, which the host reaches in process.
-	BrokerAuth admin.BrokerAuth
-	// Listen is the embedded broker's address (with Broker nil).
+	Auth admin.BrokerAuth
+	// ClientID is the MQTT client id (default the executor id);
+	// ShareGroup, if set, makes the requests' subscriptions shared so that
+	// replicas split them.
+	ClientID, ShareGroup string
+	// SessionExpiry is how long the broker keeps the executor's session
+	// after a disconnect (session.Config.Expiry); 0: its default (10
+	// minutes), Off: none.
+	SessionExpiry time.Duration
+	// MaxRequestBytes is the largest packet a request may be: the
+	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
+	// packet ends its sender's connection before it is read), and the one
+	// the executor announces in its CONNECT, so that no broker delivers it
+	// a larger request (session.Config.MaxPacketSize); 0: 8 MiB.
+	MaxRequestBytes int
+	// NestedNoAck sends nested calls to other executors as plain v1.0
+	// requests (nested.Config.RemoteAck off).
+	NestedNoAck bool
+}
+
+// EmbeddedConfig is the embedded broker (serve's "Embedded broker" and
+// "Embedded broker security" flags), used when Config.Broker.URL is nil.
+type EmbeddedConfig struct {
+	// Listen is the embedded broker's address.
 	Listen string
 	// The embedded broker's security (broker.Config, whose doc says who
 	// gets in): ListenTLS a TLS listener with the certificate and key in
@@ -85,38 +143,45 @@ type Config struct {
 	ListenTLS, ListenCertFile, ListenKeyFile, ListenClientCAFile string
 	UsersFile, ACLFile                                           string
 	AllowAnonymous                                               bool
-	// TrustBrokerIdentity says that Broker is another cmdhost's embedded
-	// broker: the caller it stamps on each request (user name, client
-	// id) is taken as the request's verified caller, as on the host's own
-	// embedded broker (rpc.Config.TrustBrokerClientID). Never set it for
-	// another broker: its clients could write that stamp themselves.
+	// SATKeyFile admits clients that log in with a Kubernetes service
+	// account token signed by one of its keys (PEM or JWKS), for the
+	// audience SATAudience ("": broker.DefaultSATAudience).
+	SATKeyFile, SATAudience string
+	// MaxClients, MaxInflight, InflightBytes, HeldBytes and QueueBytes
+	// bound the broker's clients (broker.Config MaxClients, MaxInflight,
+	// MaxInflightBytes, MaxHeldBytes, ClientQueueBytes); 0: the broker's
+	// defaults.
+	MaxClients, MaxInflight, InflightBytes, HeldBytes, QueueBytes int
+	// StateProtocolOff does not serve the Azure IoT Operations state store
+	// protocol (package statestore) on the embedded broker. By default a
+	// host with a state store and its embedded broker serves it, so that
+	// the Azure SDKs' state store clients share keys with the plugins;
+	// with an external broker it is never served (that broker's clients
+	// are not the embedded broker's to vouch for and reach).
+	StateProtocolOff bool
+}
+
+// CallersConfig is how the host knows a request's caller on an external
+// broker (serve's "Callers' identity" flags); on its embedded broker it
+// knows it anyway.
+type CallersConfig struct {
+	// TrustBrokerIdentity says that Broker.URL is another cmdhost's
+	// embedded broker: the caller it stamps on each request (user name,
+	// client id) is taken as the request's verified caller, as on the
+	// host's own embedded broker (rpc.Config.TrustBrokerClientID). Never
+	// set it for another broker: its clients could write that stamp
+	// themselves.
 	TrustBrokerIdentity bool
-	// CallerTopicToken says that Broker's ACL ties the request topic
-	// level {CallerTopicToken} to the publisher's user name (mosquitto's
+	// TopicToken says that the broker's ACL ties the request topic level
+	// {TopicToken} to the publisher's user name (mosquitto's
 	// `pattern write rpc/ID/+/%u`): its value is the request's verified
 	// caller (rpc.Config.CallerTopicToken). "": none.
-	CallerTopicToken string
-	// SATKeyFile admits clients of the embedded broker that log in with a
-	// Kubernetes service account token signed by one of its keys (PEM or
-	// JWKS), for the audience SATAudience ("": broker.DefaultSATAudience).
-	SATKeyFile, SATAudience string
-	// MaxRequestBytes is the largest packet a request may be: the
-	// embedded broker's Maximum Packet Size (announced in CONNACK, a larger
-	// packet ends its sender's connection before it is read), and the one
-	// the executor announces in its CONNECT, so that no broker delivers it
-	// a larger request (session.Config.MaxPacketSize); 0: 8 MiB.
-	MaxRequestBytes int
-	// BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes,
-	// BrokerHeldBytes and BrokerQueueBytes bound the embedded broker's
-	// clients (broker.Config MaxClients, MaxInflight, MaxInflightBytes,
-	// MaxHeldBytes, ClientQueueBytes); 0: the broker's defaults.
-	BrokerMaxClients, BrokerMaxInflight, BrokerInflightBytes, BrokerHeldBytes, BrokerQueueBytes int
-	// ExecutorID is the executor id; ClientID the MQTT client id (default
-	// the executor id); ShareGroup, if set, makes the requests'
-	// subscriptions shared so that replicas split them.
-	ExecutorID, ClientID, ShareGroup string
-	// CacheDir is the compilation cache's folder; "" compiles every start.
-	CacheDir string
+	TopicToken string
+}
+
+// LimitsConfig is the commands' defaults and the host's bounds (serve's
+// "Requests and limits" flags).
+type LimitsConfig struct {
 	// ExecTimeout and Pool are the commands' defaults (plugins.Defaults):
 	// the execution timeout of commands nothing else gives one (0:
 	// plugins.DefaultExecTimeout, Off: none), and the instances per
@@ -128,6 +193,91 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxModuleBytes refuses larger module files; 0: the engine's default.
 	MaxModuleBytes int
+	// MaxGuestMemory bounds the memory of all plugin instances together
+	// (wasm.Config.MaxGuestMemory); 0: wasm.DefaultMaxGuestMemory.
+	MaxGuestMemory int64
+	// MaxResponseBytes bounds each plugin's encoded responses unless its
+	// operator file says otherwise; 0: the engine's default (4 MiB).
+	MaxResponseBytes int
+	// MaxExpiry is the longest message expiry a request may ask for; 0:
+	// rpc.DefaultMaxExpiry (an hour).
+	MaxExpiry time.Duration
+	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
+	MaxDepth int
+	// Drain bounds how long a stop waits for requests in flight; 0:
+	// DefaultDrain, Off: it waits for none.
+	Drain time.Duration
+}
+
+// StoreConfig is where the host keeps what outlives a request: the dedup
+// store, the reuse cache and the handlers' state (serve's "Store and
+// state" flags).
+type StoreConfig struct {
+	// URL is a dedup store shared by replicas and restarts,
+	// redis://[USER@]HOST:PORT/DB or rediss:// over TLS, or a master
+	// through Sentinel or a cluster (cache.RedisURLForms; rpc.RedisStores),
+	// which keeps the handlers' state too (StateDir); "": in memory
+	// (rpc.MemoryStores). The host prints it without its password.
+	URL string
+	// CAFile, CertFile and KeyFile are a rediss:// URL's CA and client
+	// certificate files (rpc.RedisConfig); "": the system's roots, no
+	// client certificate.
+	CAFile, CertFile, KeyFile string
+	// PasswordFile is the file of the password of URL's user, read again
+	// at each new connection to Redis; Password is the password itself,
+	// for an embedder that has it in hand (or CMDHOST_STORE_PASSWORD),
+	// used when PasswordFile is "". Both "": the URL's password, if any.
+	PasswordFile, Password string
+	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0: its
+	// default (64 MiB), Off: reuse off.
+	ReuseMaxBytes int64
+	// MaxDedupBytes bounds the replies the dedup store keeps for
+	// duplicates (rpc.Config.MaxDedupBytes); 0: its default (256 MiB),
+	// Off: no bound but the entries'.
+	MaxDedupBytes int64
+	// StateDir is the folder of the handlers' state store without URL
+	// (package state: a Pebble database, one process at a time). The
+	// outcome of each request to a non-idempotent command is kept there
+	// too, committed with the call's writes (rpc.StateStores), so that
+	// exactly-once holds through a kill -9. "": no state store (handlers'
+	// state calls answer unavailable; outcomes in memory).
+	//
+	// With URL, the handlers' state is in URL's Redis instead
+	// (cache.RedisState, rpc.RedisConfig.State): shared by every replica
+	// naming it, each call's writes committed in the script that stores
+	// its request's outcome. StateDir must then be "" (NoState: none).
+	StateDir string
+	// NoState runs without a state store, with URL too: the handlers'
+	// state calls answer unavailable.
+	NoState bool
+	// StateLimits bound the state store: its total bytes, a namespace's
+	// default keys and bytes, a key, a value, a call's writes
+	// (state.Limits; zero fields: its defaults).
+	StateLimits state.Limits
+	// StateAIO keeps the handlers' state in the Azure IoT Operations
+	// state store of Broker.URL (package stateaio: the broker's state
+	// store protocol, spoken as a client), not in StateDir, which then
+	// keeps the outcomes of non-idempotent requests and the outbox only
+	// (and is required). It needs an external broker and no URL.
+	StateAIO bool
+	// OutboxTakeover is how long a message of the outbox in URL's Redis
+	// stays with the replica that read it, unsent, before another replica
+	// of the same executor id takes it over and sends it
+	// (cache.RedisOutboxConfig.ClaimIdle): a replica killed between
+	// reading its messages and the broker's acknowledgement leaves them
+	// to the others after it. Shorter sends a dead replica's messages
+	// sooner; a replica that stalls longer than it (a send the broker
+	// does not acknowledge in time: 10 s) sees its messages sent by
+	// another too, with the same ids. 0: DefaultOutboxTakeover; Off:
+	// never (a replica's messages wait for it to start again with the
+	// same client id). Without URL it does nothing: the state folder's
+	// outbox is this host's alone.
+	OutboxTakeover time.Duration
+}
+
+// PluginsConfig is which modules the host loads and where it may pull
+// them from (serve's "Plugin trust and registries" flags).
+type PluginsConfig struct {
 	// TrustFiles are Ed25519 public key files (PEM; internal/signing):
 	// with any, a module is loaded only when its signature file
 	// NAME.wasm.sig is by one of them (plugins.Config.Trust), at every
@@ -139,119 +289,31 @@ type Config struct {
 	// module).
 	PullFrom []string
 	Registry RegistryAccess
-	// MaxGuestMemory bounds the memory of all plugin instances together
-	// (wasm.Config.MaxGuestMemory); 0: wasm.DefaultMaxGuestMemory.
-	MaxGuestMemory int64
-	// MaxResponseBytes bounds each plugin's encoded responses unless its
-	// operator file says otherwise; 0: the engine's default (4 MiB).
-	MaxResponseBytes int
-	// ReuseMaxBytes bounds the reuse cache of idempotent replies; 0: its
-	// default (64 MiB), Off: reuse off.
-	ReuseMaxBytes int64
-	// MaxExpiry is the longest message expiry a request may ask for; 0:
-	// rpc.DefaultMaxExpiry (an hour).
-	MaxExpiry time.Duration
-	// MaxDedupBytes bounds the replies the dedup store keeps for
-	// duplicates (rpc.Config.MaxDedupBytes); 0: its default (256 MiB),
-	// Off: no bound but the entries'.
-	MaxDedupBytes int64
-	// MaxDepth bounds the chain of nested calls; 0: DefaultMaxDepth.
-	MaxDepth int
-	// StateDir is the folder of the handlers' state store without Store
-	// (package state: a Pebble database, one process at a time). The
-	// outcome of each request to a non-idempotent command is kept there
-	// too, committed with the call's writes (rpc.StateStores), so that
-	// exactly-once holds through a kill -9. "": no state store (handlers'
-	// state calls answer unavailable; outcomes in memory).
-	//
-	// With Store, the handlers' state is in Store's Redis instead
-	// (cache.RedisState, rpc.RedisConfig.State): shared by every replica
-	// naming it, each call's writes committed in the script that stores
-	// its request's outcome. StateDir must then be "" (NoState: none).
-	StateDir string
-	// NoState runs without a state store, with Store too: the handlers'
-	// state calls answer unavailable.
-	NoState bool
-	// StateLimits bound the state store: its total bytes, a namespace's
-	// default keys and bytes, a key, a value, a call's writes
-	// (state.Limits; zero fields: its defaults).
-	StateLimits state.Limits
-	// StateAIO keeps the handlers' state in the Azure IoT Operations
-	// state store of Broker (package stateaio: the broker's state store
-	// protocol, spoken as a client), not in StateDir, which then keeps
-	// the outcomes of non-idempotent requests and the outbox only (and is
-	// required). It needs an external Broker and no Store.
-	StateAIO bool
-	// StateProtocolOff does not serve the Azure IoT Operations state store
-	// protocol (package statestore) on the embedded broker. By default a
-	// host with a state store and its embedded broker serves it, so that
-	// the Azure SDKs' state store clients share keys with the plugins;
-	// with an external Broker it is never served (that broker's clients
-	// are not the embedded broker's to vouch for and reach).
-	StateProtocolOff bool
-	// NestedNoAck sends nested calls to other executors as plain v1.0
-	// requests (nested.Config.RemoteAck off).
-	NestedNoAck bool
-	// AdminTokenFile is the file of the token that allows the admin ops
-	// that change state, read again at each such op (a rotated token
-	// counts at once); AdminToken is the token itself, for an embedder
-	// that has it in hand, used when AdminTokenFile is "". Both "":
-	// those ops are refused.
-	AdminTokenFile string
-	AdminToken     string
+}
+
+// AdminConfig is the admin ops' token (serve's "Admin" flags).
+type AdminConfig struct {
+	// TokenFile is the file of the token that allows the admin ops that
+	// change state, read again at each such op (a rotated token counts at
+	// once); Token is the token itself, for an embedder that has it in
+	// hand, used when TokenFile is "". Both "": those ops are refused.
+	TokenFile string
+	Token     string
+}
+
+// ObserveConfig is what the host reports of itself (serve's
+// "Observability" flags; Config.Logger takes its log).
+type ObserveConfig struct {
 	// MetricsAddr serves Prometheus metrics at http://ADDR/metrics; "":
 	// off.
 	MetricsAddr string
 	// Events publishes timeout events as JSON telemetry on
 	// admin.EventsTopic.
 	Events bool
-	// Drain bounds how long a stop waits for requests in flight; 0:
-	// DefaultDrain, Off: it waits for none.
-	Drain time.Duration
-	// Store is a dedup store shared by replicas and restarts,
-	// redis://[USER@]HOST:PORT/DB or rediss:// over TLS, or a master
-	// through Sentinel or a cluster (cache.RedisURLForms; rpc.RedisStores),
-	// which keeps the handlers' state too (StateDir); "": in memory
-	// (rpc.MemoryStores). The host prints it without its password.
-	Store string
-	// StoreCAFile, StoreCertFile and StoreKeyFile are a rediss:// Store's
-	// CA and client certificate files (rpc.RedisConfig); "": the system's
-	// roots, no client certificate.
-	StoreCAFile, StoreCertFile, StoreKeyFile string
-	// OutboxTakeover is how long a message of the outbox in Store's Redis
-	// stays with the replica that read it, unsent, before another replica
-	// of the same executor id takes it over and sends it
-	// (cache.RedisOutboxConfig.ClaimIdle): a replica killed between
-	// reading its messages and the broker's acknowledgement leaves them
-	// to the others after it. Shorter sends a dead replica's messages
-	// sooner; a replica that stalls longer than it (a send the broker
-	// does not acknowledge in time: 10 s) sees its messages sent by
-	// another too, with the same ids. 0: DefaultOutboxTakeover; Off:
-	// never (a replica's messages wait for it to start again with the
-	// same client id). Without Store it does nothing: the state folder's
-	// outbox is this host's alone.
-	OutboxTakeover time.Duration
-	// StorePasswordFile is the file of the password of Store's user, read
-	// again at each new connection to Redis; StorePassword is the
-	// password itself, for an embedder that has it in hand (or
-	// CMDHOST_STORE_PASSWORD), used when StorePasswordFile is "". Both "":
-	// the URL's password, if any.
-	StorePasswordFile, StorePassword string
-	// SessionExpiry is how long the broker keeps the executor's session
-	// after a disconnect (session.Config.Expiry); 0: its default (10
-	// minutes), Off: none.
-	SessionExpiry time.Duration
-	// Logger receives the host's log; nil discards it.
-	Logger *slog.Logger
 	// Tracing makes OpenTelemetry spans of the requests the host runs, its
 	// nested calls and its calls to other hosts, with W3C trace context
 	// read from and written to MQTT user properties; nil: none.
 	Tracing trace.TracerProvider
-	// OnServing, when set, is called once the host serves (the plugins
-	// loaded, the executor and the triggers subscribed), and OnStopping
-	// once it begins to stop: a supervisor's readiness (systemd's
-	// sd_notify) hangs on them.
-	OnServing, OnStopping func()
 }
 
 // RegistryAccess is how a host logs in to the registries it pulls
@@ -268,10 +330,10 @@ type RegistryAccess struct {
 func (s *Server) pull(ctx context.Context, ref string, max int) (module, sig []byte, err error) {
 	bare := strings.TrimPrefix(ref, oci.Scheme)
 	registry, _, _ := strings.Cut(bare, "/")
-	if !slices.Contains(s.cfg.PullFrom, registry) {
+	if !slices.Contains(s.cfg.Plugins.PullFrom, registry) {
 		return nil, nil, fmt.Errorf("registry %q is not one this host pulls from (serve --pull-from)", registry)
 	}
-	r := s.cfg.Registry
+	r := s.cfg.Plugins.Registry
 	p, err := oci.Pull(ctx, bare, oci.Config{DockerConfig: r.DockerConfig, Username: r.Username, PasswordFile: r.PasswordFile,
 		PlainHTTP: r.PlainHTTP, MaxBytes: int64(max)})
 	return p.Module, p.Signature, err
@@ -292,7 +354,7 @@ func (s *Server) pull(ctx context.Context, ref string, max int) (module, sig []b
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
-	embedded *broker.Embedded // nil with Config.Broker
+	embedded *broker.Embedded // nil with Config.Broker.URL
 	broker   *url.URL
 	engine   *wasm.Engine
 	plugins  *plugins.Manager
@@ -304,13 +366,13 @@ type Server struct {
 	// returns an error (nil: no such error); /readyz reports it.
 	watchErr atomic.Pointer[error]
 	events   events.Sink
-	publish  *events.Publisher // nil without Config.Events
+	publish  *events.Publisher // nil without Config.Observe.Events
 	exec     *rpc.Executor
 	admin    *adminops.Ops
 	gate     *gate.Gate  // who may call the plugins' commands, how often (gate.go)
 	gateDone io.Closer   // closes the gate's Redis client; nil: none
-	state    *state.Disk // the handlers' state store; nil without Config.StateDir
-	// aio is the handlers' state store with Config.StateAIO (state then
+	state    *state.Disk // the handlers' state store; nil without Config.Store.StateDir
+	// aio is the handlers' state store with Config.Store.StateAIO (state then
 	// keeps only the outcomes and the outbox); nil otherwise.
 	aio *stateaio.Store
 	// stateProto serves the Azure IoT Operations state store protocol
@@ -387,13 +449,13 @@ func (s *Server) dial() func(context.Context, autopaho.ClientConfig, *url.URL) (
 	}
 }
 
-// brokerAuth is the host's clients' Config.BrokerAuth on an external
+// brokerAuth is the host's clients' Config.Broker.Auth on an external
 // broker; none on the embedded one.
 func (s *Server) brokerAuth() session.Auth {
 	if s.embedded != nil {
 		return session.Auth{}
 	}
-	return s.cfg.BrokerAuth
+	return s.cfg.Broker.Auth
 }
 
 // failover are the brokers tried after Broker; none with the embedded
@@ -402,34 +464,34 @@ func (s *Server) failover() []*url.URL {
 	if s.embedded != nil {
 		return nil
 	}
-	return s.cfg.BrokerFailover
+	return s.cfg.Broker.Failover
 }
 
 // embeddedConfig is the embedded broker's configuration.
 func embeddedConfig(cfg Config, log *slog.Logger) broker.Config {
-	return broker.Config{Addr: cfg.Listen, Logger: log, MaxPacketBytes: cfg.MaxRequestBytes,
-		MaxClients: cfg.BrokerMaxClients, MaxInflight: cfg.BrokerMaxInflight, MaxInflightBytes: cfg.BrokerInflightBytes,
-		MaxHeldBytes: cfg.BrokerHeldBytes, ClientQueueBytes: cfg.BrokerQueueBytes,
-		TLSAddr: cfg.ListenTLS, TLSCertFile: cfg.ListenCertFile, TLSKeyFile: cfg.ListenKeyFile,
-		TLSClientCAFile: cfg.ListenClientCAFile, UsersFile: cfg.UsersFile, ACLFile: cfg.ACLFile, AllowAnonymous: cfg.AllowAnonymous,
-		SATKeyFile: cfg.SATKeyFile, SATAudience: cfg.SATAudience}
+	return broker.Config{Addr: cfg.Embedded.Listen, Logger: log, MaxPacketBytes: cfg.Broker.MaxRequestBytes,
+		MaxClients: cfg.Embedded.MaxClients, MaxInflight: cfg.Embedded.MaxInflight, MaxInflightBytes: cfg.Embedded.InflightBytes,
+		MaxHeldBytes: cfg.Embedded.HeldBytes, ClientQueueBytes: cfg.Embedded.QueueBytes,
+		TLSAddr: cfg.Embedded.ListenTLS, TLSCertFile: cfg.Embedded.ListenCertFile, TLSKeyFile: cfg.Embedded.ListenKeyFile,
+		TLSClientCAFile: cfg.Embedded.ListenClientCAFile, UsersFile: cfg.Embedded.UsersFile, ACLFile: cfg.Embedded.ACLFile, AllowAnonymous: cfg.Embedded.AllowAnonymous,
+		SATKeyFile: cfg.Embedded.SATKeyFile, SATAudience: cfg.Embedded.SATAudience}
 }
 
 // CheckEmbeddedAccess refuses an embedded broker that others could reach
 // and that would admit anyone (broker.Config.CheckAccess), so that the
 // CLI says so as a usage error, before anything starts.
 func CheckEmbeddedAccess(cfg Config) error {
-	if cfg.Broker != nil {
+	if cfg.Broker.URL != nil {
 		return nil
 	}
 	return embeddedConfig(cfg, nil).CheckAccess()
 }
 
-// New builds a server and, with no Config.Broker, starts the embedded
+// New builds a server and, with no Config.Broker.URL, starts the embedded
 // broker. Run must follow: it releases everything New made.
 func New(cfg Config) (_ *Server, err error) {
-	cfg.Drain = setting.Or(cfg.Drain, DefaultDrain)
-	s := &Server{cfg: cfg, log: logx.OrDiscard(cfg.Logger), broker: cfg.Broker}
+	cfg.Limits.Drain = setting.Or(cfg.Limits.Drain, DefaultDrain)
+	s := &Server{cfg: cfg, log: logx.OrDiscard(cfg.Logger), broker: cfg.Broker.URL}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -449,14 +511,14 @@ func New(cfg Config) (_ *Server, err error) {
 		s.broker = s.embedded.URL()
 		s.log.Info("embedded broker listening", "url", redact.URL(s.broker))
 		if addr := s.embedded.TLSAddr(); addr != "" {
-			s.log.Info("embedded broker listening", "url", "mqtts://"+addr, "client_certificates", cfg.ListenClientCAFile != "")
+			s.log.Info("embedded broker listening", "url", "mqtts://"+addr, "client_certificates", cfg.Embedded.ListenClientCAFile != "")
 		}
 	}
-	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log, MaxGuestMemory: cfg.MaxGuestMemory}); err != nil {
+	if s.engine, err = wasm.NewEngine(wasm.Config{CacheDir: cfg.CacheDir, Logger: s.log, MaxGuestMemory: cfg.Limits.MaxGuestMemory}); err != nil {
 		return nil, err
 	}
 	var trust []ed25519.PublicKey
-	for _, f := range cfg.TrustFiles {
+	for _, f := range cfg.Plugins.TrustFiles {
 		k, err := signing.ReadPublicKey(f)
 		if err != nil {
 			return nil, fmt.Errorf("trusted key: %w", err)
@@ -464,46 +526,46 @@ func New(cfg Config) (_ *Server, err error) {
 		trust = append(trust, k)
 	}
 	s.plugins = plugins.NewManager(plugins.Config{Dir: cfg.PluginsDir, Engine: s.engine, Logger: s.log, Trust: trust,
-		Plugin: wasm.PluginConfig{PoolSize: cfg.Pool, IdleTimeout: cfg.IdleTimeout, MaxModuleBytes: cfg.MaxModuleBytes,
-			MaxResponseBytes: cfg.MaxResponseBytes},
-		Defaults: plugins.Defaults{ExecTimeout: cfg.ExecTimeout, Concurrency: cfg.Pool}, TriggerStats: s.triggerStats})
+		Plugin: wasm.PluginConfig{PoolSize: cfg.Limits.Pool, IdleTimeout: cfg.Limits.IdleTimeout, MaxModuleBytes: cfg.Limits.MaxModuleBytes,
+			MaxResponseBytes: cfg.Limits.MaxResponseBytes},
+		Defaults: plugins.Defaults{ExecTimeout: cfg.Limits.ExecTimeout, Concurrency: cfg.Limits.Pool}, TriggerStats: s.triggerStats})
 	s.metrics = metrics.New(metrics.Sources{Plugins: s.plugins.Status, DedupLen: s.dedupLen, Reuse: s.reuseStats,
 		Dedup: s.dedupStats, Session: s.sessionStats, Broker: s.brokerStats, GuestMemory: s.engine.GuestMemory,
 		HTTP: s.engine.HTTPStats, State: s.metricsState, Outbox: s.outboxStats})
 	// Timeout events go to the log, the metrics and, with Events, to MQTT
 	// telemetry over the executor's connection.
 	sinks := []events.Sink{events.Log(s.log), s.metrics}
-	if cfg.Events {
+	if cfg.Observe.Events {
 		s.publish = events.NewPublisher(s.publishEvent)
 		sinks = append(sinks, s.publish)
 	}
 	s.events = eventsWithPlugins(s.plugins.Origin, events.Multi(sinks...))
 	switch {
-	case cfg.Store != "" && cfg.StateDir != "":
-		return nil, fmt.Errorf("state folder %s and a store: with a store, the handlers' state is kept in its Redis; give no state folder", cfg.StateDir)
-	case cfg.Store != "" && !cfg.NoState:
-		s.log.Info("state store in the store's Redis", "store", redact.String(cfg.Store))
-	case cfg.StateDir != "" && !cfg.NoState:
-		if s.state, err = state.OpenDisk(state.DiskConfig{Dir: cfg.StateDir, Limits: cfg.StateLimits, Logger: s.log}); err != nil {
+	case cfg.Store.URL != "" && cfg.Store.StateDir != "":
+		return nil, fmt.Errorf("state folder %s and a store: with a store, the handlers' state is kept in its Redis; give no state folder", cfg.Store.StateDir)
+	case cfg.Store.URL != "" && !cfg.Store.NoState:
+		s.log.Info("state store in the store's Redis", "store", redact.String(cfg.Store.URL))
+	case cfg.Store.StateDir != "" && !cfg.Store.NoState:
+		if s.state, err = state.OpenDisk(state.DiskConfig{Dir: cfg.Store.StateDir, Limits: cfg.Store.StateLimits, Logger: s.log}); err != nil {
 			return nil, err
 		}
-		s.log.Info("state store open", "dir", cfg.StateDir)
+		s.log.Info("state store open", "dir", cfg.Store.StateDir)
 	}
 	if err := s.newStateAIO(); err != nil { // stateaio.go
 		return nil, err
 	}
 	s.exec, err = rpc.NewExecutor(rpc.Config{
-		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.ShareGroup, Logger: s.log,
-		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), ClientID: cfg.ClientID, Dial: s.dial(),
-			Expiry: cfg.SessionExpiry, MaxPacketSize: cfg.MaxRequestBytes},
-		ReuseMaxBytes: cfg.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.MaxExpiry,
-		Stores: s.stores(), Tracer: s.tracer(), State: s.stateBackend(), StateLimits: cfg.StateLimits,
+		ExecutorID: cfg.ExecutorID, ShareGroup: cfg.Broker.ShareGroup, Logger: s.log,
+		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), ClientID: cfg.Broker.ClientID, Dial: s.dial(),
+			Expiry: cfg.Broker.SessionExpiry, MaxPacketSize: cfg.Broker.MaxRequestBytes},
+		ReuseMaxBytes: cfg.Store.ReuseMaxBytes, Observer: s.metrics, Events: s.events, MaxExpiry: cfg.Limits.MaxExpiry,
+		Stores: s.stores(), Tracer: s.tracer(), State: s.stateBackend(), StateLimits: cfg.Store.StateLimits,
 		// On the embedded broker the caller it stamps on a request (client
 		// id, user) is one no client can forge: dedup shares are keyed by
 		// it and handlers get it. So on another host's, when told.
-		TrustBrokerClientID: s.embedded != nil || cfg.TrustBrokerIdentity,
-		MaxDedupBytes:       cfg.MaxDedupBytes,
-		CallerTopicToken:    cfg.CallerTopicToken,
+		TrustBrokerClientID: s.embedded != nil || cfg.Callers.TrustBrokerIdentity,
+		MaxDedupBytes:       cfg.Store.MaxDedupBytes,
+		CallerTopicToken:    cfg.Callers.TopicToken,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -517,9 +579,9 @@ func New(cfg Config) (_ *Server, err error) {
 	if err := s.newTriggers(); err != nil { // triggers.go
 		return nil, err
 	}
-	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.AdminToken, TokenFile: cfg.AdminTokenFile, Reuse: s.exec.ReuseStats,
-		ClientID: executorClientID(cfg), ShareGroup: cfg.ShareGroup, Logger: s.log, Admin: s.adminByIdentity(),
-		MaxModuleBytes: cfg.MaxModuleBytes, MaxRequestBytes: cmp.Or(cfg.MaxRequestBytes, session.DefaultMaxPacketSize), Events: s.events,
+	if s.admin, err = adminops.New(adminops.Config{Manager: s.plugins, Dir: cfg.PluginsDir, Token: cfg.Admin.Token, TokenFile: cfg.Admin.TokenFile, Reuse: s.exec.ReuseStats,
+		ClientID: executorClientID(cfg), ShareGroup: cfg.Broker.ShareGroup, Logger: s.log, Admin: s.adminByIdentity(),
+		MaxModuleBytes: cfg.Limits.MaxModuleBytes, MaxRequestBytes: cmp.Or(cfg.Broker.MaxRequestBytes, session.DefaultMaxPacketSize), Events: s.events,
 		Pull: s.pullFunc(), State: s.adminState()}); err != nil {
 		return nil, err
 	}
@@ -528,7 +590,7 @@ func New(cfg Config) (_ *Server, err error) {
 
 // pullFunc is pull when the host pulls from registries, else nil.
 func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]byte, []byte, error) {
-	if len(s.cfg.PullFrom) == 0 {
+	if len(s.cfg.Plugins.PullFrom) == 0 {
 		return nil
 	}
 	return s.pull
@@ -539,9 +601,9 @@ func (s *Server) pullFunc() func(ctx context.Context, ref string, max int) ([]by
 // when there is one, or in memory.
 func (s *Server) stores() rpc.Stores {
 	switch {
-	case s.cfg.Store != "":
+	case s.cfg.Store.URL != "":
 		r := redisConfig(s.cfg)
-		r.State = !s.cfg.NoState
+		r.State = !s.cfg.Store.NoState
 		return rpc.RedisStores(r)
 	case s.aio != nil: // the outcomes in the state folder, around the writes
 		return rpc.StateStores(s.aio)
@@ -565,8 +627,8 @@ func (s *Server) stateBackend() state.Backend {
 
 // redisConfig is how the host reaches the Redis of Config.Store.
 func redisConfig(cfg Config) rpc.RedisConfig {
-	r := rpc.RedisConfig{URL: cfg.Store, CAFile: cfg.StoreCAFile, CertFile: cfg.StoreCertFile, KeyFile: cfg.StoreKeyFile}
-	switch pw, file := cfg.StorePassword, cfg.StorePasswordFile; {
+	r := rpc.RedisConfig{URL: cfg.Store.URL, CAFile: cfg.Store.CAFile, CertFile: cfg.Store.CertFile, KeyFile: cfg.Store.KeyFile}
+	switch pw, file := cfg.Store.Password, cfg.Store.PasswordFile; {
 	case file != "":
 		r.Password = func() (string, error) { return secret.ReadFile(file) }
 	case pw != "":
@@ -578,13 +640,13 @@ func redisConfig(cfg Config) rpc.RedisConfig {
 // executorClientID is the executor's MQTT client id (rpc.Config's
 // default: the executor id).
 func executorClientID(cfg Config) string {
-	if cfg.ClientID != "" {
-		return cfg.ClientID
+	if cfg.Broker.ClientID != "" {
+		return cfg.Broker.ClientID
 	}
 	return cfg.ExecutorID
 }
 
-// Broker is the URL of the broker the server serves on: Config.Broker or
+// Broker is the URL of the broker the server serves on: Config.Broker.URL or
 // the embedded one.
 func (s *Server) Broker() *url.URL { return s.broker }
 
@@ -610,7 +672,7 @@ func (s *Server) publishEvent(ctx context.Context, payload []byte) error {
 // executor keeps the first of two commands with one topic filter, and no
 // plugin may take a host topic anyway), then the plugins' commands.
 func (s *Server) commands() []rpc.Command {
-	return append(s.hostCommands(), commands.ServedVia(s.plugins, s.cfg.Tracing != nil, s.gate)...)
+	return append(s.hostCommands(), commands.ServedVia(s.plugins, s.cfg.Observe.Tracing != nil, s.gate)...)
 }
 
 // hostCommands are the host's own ops: admin, and the state protocol
@@ -624,7 +686,7 @@ func (s *Server) hostCommands() []rpc.Command {
 }
 
 // Run loads the plugins, serves them until ctx ends, and then stops: it
-// lets the requests in flight finish (Config.Drain), disconnects and
+// lets the requests in flight finish (Config.Limits.Drain), disconnects and
 // releases everything in the reverse order of its making. It returns an
 // error when the server cannot start; a plugin that does not load is
 // logged and does not stop the others.
@@ -634,10 +696,10 @@ func (s *Server) Run(ctx context.Context) error {
 	// take a minute of compiling, and a liveness probe that is refused
 	// restarts the process), /readyz says what is still loading, and a
 	// metrics port in use fails the start before anything is compiled.
-	if s.cfg.MetricsAddr != "" {
-		ms, err := s.metrics.Listen(s.cfg.MetricsAddr, s.ready)
+	if s.cfg.Observe.MetricsAddr != "" {
+		ms, err := s.metrics.Listen(s.cfg.Observe.MetricsAddr, s.ready)
 		if err != nil {
-			return fmt.Errorf("serving metrics and probes on %s (--metrics): %w; free the port or choose another one", s.cfg.MetricsAddr, err)
+			return fmt.Errorf("serving metrics and probes on %s (--metrics): %w; free the port or choose another one", s.cfg.Observe.MetricsAddr, err)
 		}
 		defer closeWithin(5*time.Second, ms.Close)
 		s.log.Info("metrics listening", "url", ms.URL())
@@ -836,7 +898,7 @@ func (s *Server) startNested(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("nested invocation: %w", err)
 	}
 	calls, err := nested.New(nested.Config{ExecutorID: s.cfg.ExecutorID, Resolver: s.plugins, Timeout: s.commandTimeout,
-		Remote: inv, RemoteAck: !s.cfg.NestedNoAck, MaxDepth: s.cfg.MaxDepth, Events: s.events,
+		Remote: inv, RemoteAck: !s.cfg.Broker.NestedNoAck, MaxDepth: s.cfg.Limits.MaxDepth, Events: s.events,
 		Tracer: s.tracer(), Origin: s.plugins.Origin, Gate: s.gateLocal})
 	if err != nil {
 		_ = inv.Close()
@@ -878,7 +940,7 @@ func (s *Server) outboxStore() outbox.Store {
 		return s.state
 	}
 	if o := s.exec.RedisOutbox(cache.RedisOutboxConfig{Group: s.cfg.ExecutorID, Consumer: executorClientID(s.cfg),
-		ClaimIdle: setting.Or(s.cfg.OutboxTakeover, DefaultOutboxTakeover)}); o != nil {
+		ClaimIdle: setting.Or(s.cfg.Store.OutboxTakeover, DefaultOutboxTakeover)}); o != nil {
 		return o
 	}
 	return nil
@@ -901,16 +963,16 @@ func (s *Server) commandTimeout(command string) time.Duration {
 	return c.Timeout
 }
 
-// stopExecutor lets the requests in flight finish within Config.Drain and
+// stopExecutor lets the requests in flight finish within Config.Limits.Drain and
 // disconnects the executor.
 func (s *Server) stopExecutor() {
 	if s.cfg.OnStopping != nil {
 		s.cfg.OnStopping()
 	}
-	s.log.Info("stopping: finishing requests in flight", "drain", s.cfg.Drain)
-	dctx, cancel := context.WithTimeout(context.Background(), max(s.cfg.Drain, 0))
+	s.log.Info("stopping: finishing requests in flight", "drain", s.cfg.Limits.Drain)
+	dctx, cancel := context.WithTimeout(context.Background(), max(s.cfg.Limits.Drain, 0))
 	defer cancel()
-	if s.cfg.ShareGroup != "" {
+	if s.cfg.Broker.ShareGroup != "" {
 		// A replica leaving its group hands its share of new requests to
 		// the others at once, instead of letting them wait in its session.
 		if err := s.exec.Unsubscribe(dctx); err != nil {
@@ -926,7 +988,7 @@ func (s *Server) stopExecutor() {
 // close releases what New made, the last made first: the executor (a
 // no-op when Run stopped it; its reuse cache's goroutines otherwise), the
 // events publisher (its queue gets 5 s to go out), the plugins (their
-// calls get Config.Drain to finish), the engine, the embedded broker.
+// calls get Config.Limits.Drain to finish), the engine, the embedded broker.
 func (s *Server) close() {
 	if s.exec != nil {
 		_ = s.exec.Stop(context.Background())
@@ -935,7 +997,7 @@ func (s *Server) close() {
 		closeWithin(5*time.Second, s.publish.Close)
 	}
 	if s.plugins != nil {
-		closeWithin(s.cfg.Drain, s.plugins.Close)
+		closeWithin(s.cfg.Limits.Drain, s.plugins.Close)
 	}
 	if s.engine != nil {
 		_ = s.engine.Close(context.Background())

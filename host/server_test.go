@@ -51,9 +51,17 @@ func TestServerServesAndStops(t *testing.T) {
 	}
 	serving := &signalWriter{want: []byte("msg=serving"), seen: make(chan struct{})}
 	srv, err := host.New(host.Config{
-		PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "srv-test", CacheDir: testkit.CacheDir(),
-		ExecTimeout: 10 * time.Second, Pool: 2, MaxExpiry: time.Hour, Drain: 10 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(serving, nil)),
+		PluginsDir: dir,
+		ExecutorID: "srv-test",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(slog.NewTextHandler(serving, nil)),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits: host.LimitsConfig{
+			ExecTimeout: 10 * time.Second,
+			Pool:        2,
+			MaxExpiry:   time.Hour,
+			Drain:       10 * time.Second,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

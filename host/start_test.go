@@ -78,9 +78,14 @@ func TestServesPluginsLoadedWhileOthersLoad(t *testing.T) {
 	t.Cleanup(releaseOnce)
 	serving := make(chan struct{})
 	srv, err := host.New(host.Config{
-		PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "early-test", CacheDir: testkit.CacheDir(),
-		MetricsAddr: "127.0.0.1:0", MaxExpiry: time.Hour, Drain: 10 * time.Second,
-		Logger: slog.New(h), OnServing: func() { close(serving) },
+		PluginsDir: dir,
+		ExecutorID: "early-test",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(h),
+		OnServing:  func() { close(serving) },
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits:     host.LimitsConfig{MaxExpiry: time.Hour, Drain: 10 * time.Second},
+		Observe:    host.ObserveConfig{MetricsAddr: "127.0.0.1:0"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +177,14 @@ func TestExternalBrokerServesOnceLoaded(t *testing.T) {
 	t.Cleanup(releaseOnce)
 	serving := make(chan struct{})
 	srv, err := host.New(host.Config{
-		PluginsDir: dir, Broker: broker, ExecutorID: "late-test", CacheDir: testkit.CacheDir(),
-		MetricsAddr: "127.0.0.1:0", MaxExpiry: time.Hour, Drain: 10 * time.Second,
-		Logger: slog.New(h), OnServing: func() { close(serving) },
+		PluginsDir: dir,
+		ExecutorID: "late-test",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(h),
+		OnServing:  func() { close(serving) },
+		Broker:     host.BrokerConfig{URL: broker},
+		Limits:     host.LimitsConfig{MaxExpiry: time.Hour, Drain: 10 * time.Second},
+		Observe:    host.ObserveConfig{MetricsAddr: "127.0.0.1:0"},
 	})
 	if err != nil {
 		t.Fatal(err)

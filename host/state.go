@@ -9,7 +9,7 @@ import (
 // take it: the admin ops (the operator's reads and writes), the metrics
 // and /readyz. Each is nil, or says nothing, without a store (a nil
 // *state.Disk in an interface would not be nil), and with the Azure IoT
-// Operations broker's (Config.StateAIO: the state folder holds only the
+// Operations broker's (Config.Store.StateAIO: the state folder holds only the
 // outcomes, and the broker's store has no list of its keys nor their
 // sizes).
 

@@ -11,7 +11,7 @@ import (
 	"github.com/cmdhost/cmdhost/internal/testkit/hosttest"
 )
 
-// Two hosts on one Redis (Config.Store) keep the handlers' state there:
+// Two hosts on one Redis (Config.Store.URL) keep the handlers' state there:
 // each sees the other's writes, a request sent again to the other host
 // (same correlation data) gets its outcome and writes nothing, and a
 // state folder given with a store is refused, naming the fix.
@@ -23,8 +23,8 @@ func TestReplicasShareStateInRedis(t *testing.T) {
 		testkit.InstallFile(t, "../testdata/plugins-alt/tally.wasm", dir, "tally.wasm")
 		return dir
 	}
-	a := hosttest.Serve(t, host.Config{PluginsDir: install(), Listen: "127.0.0.1:0", ExecutorID: "state-a", CacheDir: testkit.CacheDir(), Store: redis.URL})
-	hosttest.Serve(t, host.Config{PluginsDir: install(), Broker: a.Broker(), ExecutorID: "state-b", CacheDir: testkit.CacheDir(), Store: redis.URL})
+	a := hosttest.Serve(t, host.Config{PluginsDir: install(), ExecutorID: "state-a", CacheDir: testkit.CacheDir(), Embedded: host.EmbeddedConfig{Listen: "127.0.0.1:0"}, Store: host.StoreConfig{URL: redis.URL}})
+	hosttest.Serve(t, host.Config{PluginsDir: install(), ExecutorID: "state-b", CacheDir: testkit.CacheDir(), Broker: host.BrokerConfig{URL: a.Broker()}, Store: host.StoreConfig{URL: redis.URL}})
 	inv := loggedIn(t, a, "tally-cli", "", nil)
 	call := func(id, command, payload string, corr []byte) *rpc.Result {
 		t.Helper()
@@ -51,8 +51,13 @@ func TestReplicasShareStateInRedis(t *testing.T) {
 		}
 	}
 
-	_, err := host.New(host.Config{PluginsDir: install(), Listen: "127.0.0.1:0", ExecutorID: "state-c", CacheDir: testkit.CacheDir(),
-		Store: redis.URL, StateDir: t.TempDir()})
+	_, err := host.New(host.Config{
+		PluginsDir: install(),
+		ExecutorID: "state-c",
+		CacheDir:   testkit.CacheDir(),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Store:      host.StoreConfig{URL: redis.URL, StateDir: t.TempDir()},
+	})
 	if err == nil || !strings.Contains(err.Error(), "give no state folder") {
 		t.Fatalf("a state folder and a store: %v", err)
 	}

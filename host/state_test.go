@@ -16,9 +16,16 @@ import (
 // why; its metrics say so too (cmdhost_state_healthy).
 func TestReadyzStateStore(t *testing.T) {
 	log := newHoldLog()
-	srv := hosttest.Serve(t, host.Config{PluginsDir: t.TempDir(), StateDir: t.TempDir(), Listen: "127.0.0.1:0", ExecutorID: "state-ready",
-		CacheDir: testkit.CacheDir(), MetricsAddr: "127.0.0.1:0", MaxExpiry: time.Hour, Drain: time.Second,
-		Logger: slog.New(slog.NewTextHandler(log, nil))})
+	srv := hosttest.Serve(t, host.Config{
+		PluginsDir: t.TempDir(),
+		ExecutorID: "state-ready",
+		CacheDir:   testkit.CacheDir(),
+		Logger:     slog.New(slog.NewTextHandler(log, nil)),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits:     host.LimitsConfig{MaxExpiry: time.Hour, Drain: time.Second},
+		Store:      host.StoreConfig{StateDir: t.TempDir()},
+		Observe:    host.ObserveConfig{MetricsAddr: "127.0.0.1:0"},
+	})
 	base := log.metricsBase()
 	if code, body := get(t, base+"/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz of a host serving: %d %q", code, body)

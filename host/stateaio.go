@@ -11,7 +11,7 @@ import (
 )
 
 // The handlers' state in the Azure IoT Operations state store of the
-// broker the host serves on (Config.StateAIO, package stateaio): the
+// broker the host serves on (Config.Store.StateAIO, package stateaio): the
 // host speaks the broker's state store protocol as a client, on a
 // connection of its own; its state folder keeps the outcomes of
 // non-idempotent requests and the outbox.
@@ -25,13 +25,13 @@ func stateAIOClientID(cfg Config) string { return executorClientID(cfg) + "-stat
 // folder. New checks it; the CLI does first, as a usage error.
 func CheckStateAIO(cfg Config) error {
 	switch {
-	case !cfg.StateAIO:
+	case !cfg.Store.StateAIO:
 		return nil
-	case cfg.Broker == nil:
+	case cfg.Broker.URL == nil:
 		return errors.New("--state aio keeps the handlers' state in the Azure IoT Operations state store of the broker --broker names, and this host runs its embedded broker, whose state store is this host's own: name the Azure IoT Operations broker with --broker, or leave out --state aio (the state folder)")
-	case cfg.Store != "":
+	case cfg.Store.URL != "":
 		return errors.New("--state aio and --store: the handlers' state would be in the Azure IoT Operations broker and the outcomes of requests in Redis, which cannot be written together; give one")
-	case cfg.StateDir == "" || cfg.NoState:
+	case cfg.Store.StateDir == "" || cfg.Store.NoState:
 		return errors.New("--state aio keeps the outcomes of non-idempotent requests and the outbox in the state folder, around the writes to the broker's state store (docs/state.md): give a --state-dir, not off")
 	}
 	return nil
@@ -39,20 +39,20 @@ func CheckStateAIO(cfg Config) error {
 
 // newStateAIO makes the state store (connected by Run: startStateAIO).
 func (s *Server) newStateAIO() error {
-	if !s.cfg.StateAIO {
+	if !s.cfg.Store.StateAIO {
 		return nil
 	}
 	var err error
 	s.aio, err = stateaio.New(stateaio.Config{
 		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), Dial: s.dial(),
 			ClientID: stateAIOClientID(s.cfg)},
-		Outcomes: s.state, Limits: s.cfg.StateLimits, Logger: s.log,
+		Outcomes: s.state, Limits: s.cfg.Store.StateLimits, Logger: s.log,
 	})
 	if err != nil {
 		return err
 	}
 	s.log.Info("state store in the Azure IoT Operations broker's state store", "broker", redact.URL(s.broker),
-		"client_id", s.aio.ClientID(), "outcomes", s.cfg.StateDir)
+		"client_id", s.aio.ClientID(), "outcomes", s.cfg.Store.StateDir)
 	return nil
 }
 

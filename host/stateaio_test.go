@@ -25,8 +25,13 @@ func TestStateAIO(t *testing.T) {
 	a := serveState(t, nil) // executor "ss": its embedded broker serves the protocol
 	dir := t.TempDir()
 	testkit.InstallFile(t, "../testdata/plugins-kit/kit-go.wasm", dir, "kit-go.wasm")
-	cfg := host.Config{PluginsDir: dir, Broker: a.Broker(), ExecutorID: "sb", CacheDir: testkit.CacheDir(),
-		StateDir: t.TempDir(), StateAIO: true}
+	cfg := host.Config{
+		PluginsDir: dir,
+		ExecutorID: "sb",
+		CacheDir:   testkit.CacheDir(),
+		Broker:     host.BrokerConfig{URL: a.Broker()},
+		Store:      host.StoreConfig{StateDir: t.TempDir(), StateAIO: true},
+	}
 	inv, err := rpc.NewInvoker(ctxT(t), rpc.InvokerConfig{Session: newSession(a)})
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +118,13 @@ func TestStateAIO(t *testing.T) {
 // folder is refused, saying why.
 func TestStateAIORefused(t *testing.T) {
 	a := serveState(t, nil)
-	base := host.Config{PluginsDir: t.TempDir(), ExecutorID: "sx", CacheDir: testkit.CacheDir(), StateDir: t.TempDir(), StateAIO: true}
+	base := host.Config{PluginsDir: t.TempDir(), ExecutorID: "sx", CacheDir: testkit.CacheDir(), Store: host.StoreConfig{StateDir: t.TempDir(), StateAIO: true}}
 	for want, adjust := range map[string]func(*host.Config){
-		"this host runs its embedded broker": func(c *host.Config) { c.Listen = "127.0.0.1:0" },
-		"--state aio and --store":            func(c *host.Config) { c.Broker, c.Store, c.StateDir = a.Broker(), "redis://127.0.0.1:1", "" },
-		"give a --state-dir, not off":        func(c *host.Config) { c.Broker, c.StateDir, c.NoState = a.Broker(), "", true },
+		"this host runs its embedded broker": func(c *host.Config) { c.Embedded.Listen = "127.0.0.1:0" },
+		"--state aio and --store": func(c *host.Config) {
+			c.Broker.URL, c.Store.URL, c.Store.StateDir = a.Broker(), "redis://127.0.0.1:1", ""
+		},
+		"give a --state-dir, not off": func(c *host.Config) { c.Broker.URL, c.Store.StateDir, c.Store.NoState = a.Broker(), "", true },
 	} {
 		cfg := base
 		adjust(&cfg)

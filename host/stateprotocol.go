@@ -9,7 +9,7 @@ import (
 )
 
 // newStateProtocol serves the Azure IoT Operations state store protocol
-// over the state store on the embedded broker (Config.StateProtocolOff),
+// over the state store on the embedded broker (Config.Embedded.StateProtocolOff),
 // as a command of the executor: the broker vouches for each request's
 // client and user, grants keys by its ACL's `state` lines, subscribes a
 // client that registers for notifications to its notify topics (the Go
@@ -19,7 +19,7 @@ import (
 // nor reach, and which may serve the protocol itself: an AIO broker does).
 func (s *Server) newStateProtocol() (*statestore.Server, error) {
 	switch {
-	case s.state == nil || s.cfg.StateProtocolOff || s.aio != nil: // with aio, the broker serves it
+	case s.state == nil || s.cfg.Embedded.StateProtocolOff || s.aio != nil: // with aio, the broker serves it
 		return nil, nil
 	case s.embedded == nil:
 		s.log.Info("the Azure IoT Operations state store protocol is served on the embedded broker only: not served on " + redact.URL(s.broker))

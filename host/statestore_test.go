@@ -238,7 +238,7 @@ func serveState(t *testing.T, adjust func(*host.Config)) *host.Server {
 	testkit.Needs(t, testkit.Plugins)
 	dir := t.TempDir()
 	testkit.InstallFile(t, "../testdata/plugins-kit/kit-go.wasm", dir, "kit-go.wasm")
-	cfg := host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "ss", CacheDir: testkit.CacheDir(), StateDir: t.TempDir()}
+	cfg := host.Config{PluginsDir: dir, ExecutorID: "ss", CacheDir: testkit.CacheDir(), Embedded: host.EmbeddedConfig{Listen: "127.0.0.1:0"}, Store: host.StoreConfig{StateDir: t.TempDir()}}
 	if adjust != nil {
 		adjust(&cfg)
 	}
@@ -420,7 +420,7 @@ func TestStateStoreProtocolACL(t *testing.T) {
 	testkit.Install(t, dir, "acl", []byte("user alice\nstate write app/\nstate read shared/\nuser bob\ncall rpc/#\n"))
 	logs := new(testkit.LogBuffer)
 	srv := serveState(t, func(c *host.Config) {
-		c.UsersFile, c.ACLFile = users, filepath.Join(dir, "acl")
+		c.Embedded.UsersFile, c.Embedded.ACLFile = users, filepath.Join(dir, "acl")
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
 	alice := dialGoState(t, srv.Broker(), "alice-1", "alice", []byte("pw-alice"))

@@ -13,8 +13,8 @@ const tracerName = "github.com/cmdhost/cmdhost"
 
 // tracer returns the server's tracer; nil when tracing is off.
 func (s *Server) tracer() trace.Tracer {
-	if s.cfg.Tracing == nil {
+	if s.cfg.Observe.Tracing == nil {
 		return nil
 	}
-	return s.cfg.Tracing.Tracer(tracerName)
+	return s.cfg.Observe.Tracing.Tracer(tracerName)
 }

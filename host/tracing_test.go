@@ -35,12 +35,21 @@ func runTracedHost(t *testing.T, id string, broker *host.Server, spans *testkit.
 		}
 	}
 	cfg := host.Config{
-		PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: id, CacheDir: testkit.CacheDir(),
-		ExecTimeout: 10 * time.Second, Pool: 2, MaxExpiry: time.Hour, Drain: 10 * time.Second, MaxDepth: host.DefaultMaxDepth,
-		Tracing: spans,
+		PluginsDir: dir,
+		ExecutorID: id,
+		CacheDir:   testkit.CacheDir(),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits: host.LimitsConfig{
+			ExecTimeout: 10 * time.Second,
+			Pool:        2,
+			MaxExpiry:   time.Hour,
+			Drain:       10 * time.Second,
+			MaxDepth:    host.DefaultMaxDepth,
+		},
+		Observe: host.ObserveConfig{Tracing: spans},
 	}
 	if broker != nil {
-		cfg.Broker = broker.Broker()
+		cfg.Broker.URL = broker.Broker()
 	}
 	return hosttest.Serve(t, cfg)
 }

@@ -35,9 +35,17 @@ func TestTrapReachesCaller(t *testing.T) {
 		serving := &signalWriter{want: []byte(`"msg":"serving"`), seen: make(chan struct{})}
 		id := "trap-" + strings.ReplaceAll(t.Name(), "/", "-")
 		srv, err := host.New(host.Config{
-			PluginsDir: dir, Broker: u, ExecutorID: id, CacheDir: testkit.CacheDir(),
-			ExecTimeout: 30 * time.Second, Pool: 1, MaxExpiry: time.Hour, Drain: 10 * time.Second,
-			Logger: slog.New(slog.NewJSONHandler(teeWriter{&log, serving}, nil)),
+			PluginsDir: dir,
+			ExecutorID: id,
+			CacheDir:   testkit.CacheDir(),
+			Logger:     slog.New(slog.NewJSONHandler(teeWriter{&log, serving}, nil)),
+			Broker:     host.BrokerConfig{URL: u},
+			Limits: host.LimitsConfig{
+				ExecTimeout: 30 * time.Second,
+				Pool:        1,
+				MaxExpiry:   time.Hour,
+				Drain:       10 * time.Second,
+			},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -40,7 +40,7 @@ func BenchmarkTelemetryVsEcho(b *testing.B) {
 	testkit.InstallFile(b, "../testdata/plugins/echo.wasm", dir, "echo.wasm")
 	testkit.InstallFile(b, "../testdata/plugins-alt/trigger.wasm", dir, "trigger.wasm")
 	testkit.Install(b, dir, "trigger.json", []byte(`{"triggers": {"on-nop": {"concurrency": `+strconv.Itoa(inFlight)+`}}}`))
-	srv := hosttest.Serve(b, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "bench-host", CacheDir: testkit.CacheDir()})
+	srv := hosttest.Serve(b, host.Config{PluginsDir: dir, ExecutorID: "bench-host", CacheDir: testkit.CacheDir(), Embedded: host.EmbeddedConfig{Listen: "127.0.0.1:0"}})
 	inv, err := rpc.NewInvoker(ctxT(b), rpc.InvokerConfig{Session: session.Config{Broker: srv.Broker(), ClientID: "bench-cli"}})
 	if err != nil {
 		b.Fatal(err)

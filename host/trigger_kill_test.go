@@ -21,7 +21,7 @@ import (
 // counted, with the messages they publish, on mosquitto (which keeps the
 // trigger session's messages while the host is down), in a state folder
 // (the default) and with the state, the messages' outcomes and the outbox
-// in Redis (Config.Store): messages with ids, one in seven sent twice,
+// in Redis (Config.Store.URL): messages with ids, one in seven sent twice,
 // one in 25 failing its first attempt, go to on-reading
 // (testdata/trigger), which counts them in the state store and publishes
 // each id on readings/{device}, while the host, a process of its own, is

@@ -32,10 +32,10 @@ import (
 func TestTriggerStateAndOutbox(t *testing.T) {
 	testkit.Needs(t, testkit.Plugins)
 	t.Run("state folder", func(t *testing.T) {
-		triggerStateAndOutbox(t, host.Config{Listen: "127.0.0.1:0", StateDir: t.TempDir()})
+		triggerStateAndOutbox(t, host.Config{Embedded: host.EmbeddedConfig{Listen: "127.0.0.1:0"}, Store: host.StoreConfig{StateDir: t.TempDir()}})
 	})
 	t.Run("redis", func(t *testing.T) {
-		triggerStateAndOutbox(t, host.Config{Broker: brokertest.StartMosquitto(t), Store: testkit.StartRedis(t).URL})
+		triggerStateAndOutbox(t, host.Config{Broker: host.BrokerConfig{URL: brokertest.StartMosquitto(t)}, Store: host.StoreConfig{URL: testkit.StartRedis(t).URL}})
 	})
 }
 
@@ -76,12 +76,12 @@ func triggerStateAndOutbox(t *testing.T, cfg host.Config) {
 	if n := stateValue(t, inv, "reading-host", "n"); n != fmt.Sprint(total) {
 		t.Errorf("the counter is %q, want %d", n, total)
 	}
-	if cfg.Store != "" {
+	if cfg.Store.URL != "" {
 		// Another host on the Redis (its own executor id; the trigger
 		// not confirmed there) reads what the trigger wrote.
 		other := t.TempDir()
 		testkit.InstallFile(t, "../testdata/plugins-alt/trigger.wasm", other, "trigger.wasm")
-		hosttest.Serve(t, host.Config{PluginsDir: other, Broker: cfg.Broker, ExecutorID: "reading-other", CacheDir: testkit.CacheDir(), Store: cfg.Store})
+		hosttest.Serve(t, host.Config{PluginsDir: other, ExecutorID: "reading-other", CacheDir: testkit.CacheDir(), Broker: host.BrokerConfig{URL: cfg.Broker.URL}, Store: host.StoreConfig{URL: cfg.Store.URL}})
 		if n := stateValue(t, inv, "reading-other", "n"); n != fmt.Sprint(total) {
 			t.Errorf("the counter read on another host on the Redis is %q, want %d", n, total)
 		}

@@ -22,18 +22,18 @@ func triggerClientID(cfg Config) string { return executorClientID(cfg) + "-trigg
 // newTriggers makes the trigger receiver. On the embedded broker its
 // client id is the host's before it connects. Its state store is the
 // executor's (the state folder, the Azure IoT Operations broker's, or,
-// with Config.Store, the one in Redis), so that a trigger's writes and
+// with Config.Store.URL, the one in Redis), so that a trigger's writes and
 // the messages it publishes commit as a command's do, the messages
 // through the same outbox (startOutbox).
 func (s *Server) newTriggers() error {
 	if s.embedded != nil {
 		s.embedded.Reserve(triggerClientID(s.cfg))
 	}
-	r, err := trigger.NewReceiver(trigger.Config{ExecutorID: s.cfg.ExecutorID, ShareGroup: s.cfg.ShareGroup,
+	r, err := trigger.NewReceiver(trigger.Config{ExecutorID: s.cfg.ExecutorID, ShareGroup: s.cfg.Broker.ShareGroup,
 		Session: session.Config{Broker: s.broker, Failover: s.failover(), Auth: s.brokerAuth(), ClientID: triggerClientID(s.cfg), Dial: s.dial(),
-			Expiry: s.cfg.SessionExpiry, MaxPacketSize: s.cfg.MaxRequestBytes},
+			Expiry: s.cfg.Broker.SessionExpiry, MaxPacketSize: s.cfg.Broker.MaxRequestBytes},
 		TrustBrokerIdentity: s.embedded != nil,
-		State:               s.exec.State(), StateLimits: s.cfg.StateLimits,
+		State:               s.exec.State(), StateLimits: s.cfg.Store.StateLimits,
 		Logger: s.log, Events: s.events, Observer: s.metrics})
 	s.triggers = r
 	return err
@@ -93,7 +93,7 @@ func (s *Server) setTriggers(ctx context.Context) {
 // startTriggers connects the receiver with the plugins' triggers and
 // returns once they are subscribed (so that the host serves, and says
 // so, only then: a message sent after it reaches its trigger); the
-// returned function stops it (the messages in flight get Config.Drain).
+// returned function stops it (the messages in flight get Config.Limits.Drain).
 func (s *Server) startTriggers(ctx context.Context) (func(), error) {
 	s.setTriggers(ctx)
 	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -106,7 +106,7 @@ func (s *Server) startTriggers(ctx context.Context) (func(), error) {
 		s.log.Info("serving triggers", "client_id", s.triggers.ClientID(), "topics", f)
 	}
 	return func() {
-		dctx, cancel := context.WithTimeout(context.Background(), max(s.cfg.Drain, 0))
+		dctx, cancel := context.WithTimeout(context.Background(), max(s.cfg.Limits.Drain, 0))
 		defer cancel()
 		if err := s.triggers.Stop(dctx); err != nil {
 			s.log.Warn("stopping the triggers", "err", err)

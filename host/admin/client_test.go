@@ -32,8 +32,19 @@ func runHost(t *testing.T, id string) (*url.URL, string) {
 	if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), bin, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: id, CacheDir: testkit.CacheDir(),
-		ExecTimeout: 10 * time.Second, Pool: 1, MaxExpiry: time.Hour, Drain: 10 * time.Second, AdminToken: "secret"})
+	srv := hosttest.Serve(t, host.Config{
+		PluginsDir: dir,
+		ExecutorID: id,
+		CacheDir:   testkit.CacheDir(),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits: host.LimitsConfig{
+			ExecTimeout: 10 * time.Second,
+			Pool:        1,
+			MaxExpiry:   time.Hour,
+			Drain:       10 * time.Second,
+		},
+		Admin: host.AdminConfig{Token: "secret"},
+	})
 	return srv.Broker(), dir
 }
 

@@ -30,8 +30,14 @@ func BenchmarkInstall(b *testing.B) {
 	const padding = 4 << 20
 	for _, packet := range []int{8 << 20, 1 << 20, 256 << 10, 64 << 10} {
 		b.Run(fmt.Sprintf("packet=%dKiB", packet>>10), func(b *testing.B) {
-			srv := hosttest.Serve(b, host.Config{PluginsDir: b.TempDir(), Listen: "127.0.0.1:0", ExecutorID: "bench-install",
-				CacheDir: testkit.CacheDir(), AdminToken: "secret", MaxRequestBytes: packet})
+			srv := hosttest.Serve(b, host.Config{
+				PluginsDir: b.TempDir(),
+				ExecutorID: "bench-install",
+				CacheDir:   testkit.CacheDir(),
+				Broker:     host.BrokerConfig{MaxRequestBytes: packet},
+				Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+				Admin:      host.AdminConfig{Token: "secret"},
+			})
 			ctx := context.Background()
 			c, err := admin.Dial(ctx, admin.ClientConfig{Broker: srv.Broker(), ExecutorID: "bench-install", Token: "secret", Timeout: time.Minute})
 			if err != nil {

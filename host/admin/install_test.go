@@ -56,8 +56,16 @@ func TestClientInstallRollbackAndAudit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := hosttest.Serve(t, host.Config{PluginsDir: dir, Listen: "127.0.0.1:0", ExecutorID: "installer", CacheDir: testkit.CacheDir(),
-		Pool: 1, MaxExpiry: time.Hour, AdminToken: "secret", Events: true, MaxRequestBytes: 64 << 10})
+	srv := hosttest.Serve(t, host.Config{
+		PluginsDir: dir,
+		ExecutorID: "installer",
+		CacheDir:   testkit.CacheDir(),
+		Broker:     host.BrokerConfig{MaxRequestBytes: 64 << 10},
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Limits:     host.LimitsConfig{Pool: 1, MaxExpiry: time.Hour},
+		Admin:      host.AdminConfig{Token: "secret"},
+		Observe:    host.ObserveConfig{Events: true},
+	})
 	ctx := context.Background()
 	c := dial(t, admin.ClientConfig{Broker: srv.Broker(), ExecutorID: "installer", Token: "secret", Timeout: time.Minute})
 

@@ -29,8 +29,13 @@ import (
 // protocolHost starts such a host and returns its broker.
 func protocolHost(t *testing.T) *url.URL {
 	t.Helper()
-	srv := hosttest.Serve(t, host.Config{PluginsDir: t.TempDir(), Listen: "127.0.0.1:0", ExecutorID: "aio-server",
-		CacheDir: testkit.CacheDir(), StateDir: t.TempDir()})
+	srv := hosttest.Serve(t, host.Config{
+		PluginsDir: t.TempDir(),
+		ExecutorID: "aio-server",
+		CacheDir:   testkit.CacheDir(),
+		Embedded:   host.EmbeddedConfig{Listen: "127.0.0.1:0"},
+		Store:      host.StoreConfig{StateDir: t.TempDir()},
+	})
 	return srv.Broker()
 }
 

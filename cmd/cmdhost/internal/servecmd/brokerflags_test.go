@@ -15,13 +15,13 @@ import (
 // is a usage error.
 func TestServeBrokerHoldFlags(t *testing.T) {
 	def := serveConfigOf(t)
-	if def.BrokerInflightBytes != broker.DefaultMaxInflightBytes || def.BrokerHeldBytes != broker.DefaultMaxHeldBytes ||
-		def.BrokerQueueBytes != 0 {
-		t.Errorf("defaults: inflight %d held %d queue %d", def.BrokerInflightBytes, def.BrokerHeldBytes, def.BrokerQueueBytes)
+	if def.Embedded.InflightBytes != broker.DefaultMaxInflightBytes || def.Embedded.HeldBytes != broker.DefaultMaxHeldBytes ||
+		def.Embedded.QueueBytes != 0 {
+		t.Errorf("defaults: inflight %d held %d queue %d", def.Embedded.InflightBytes, def.Embedded.HeldBytes, def.Embedded.QueueBytes)
 	}
 	set := serveConfigOf(t, "--broker-inflight-bytes", "1000", "--broker-held-bytes", "2000", "--broker-queue-bytes", "3000")
-	if set.BrokerInflightBytes != 1000 || set.BrokerHeldBytes != 2000 || set.BrokerQueueBytes != 3000 {
-		t.Errorf("given: inflight %d held %d queue %d", set.BrokerInflightBytes, set.BrokerHeldBytes, set.BrokerQueueBytes)
+	if set.Embedded.InflightBytes != 1000 || set.Embedded.HeldBytes != 2000 || set.Embedded.QueueBytes != 3000 {
+		t.Errorf("given: inflight %d held %d queue %d", set.Embedded.InflightBytes, set.Embedded.HeldBytes, set.Embedded.QueueBytes)
 	}
 	for _, args := range [][]string{{"--broker-inflight-bytes", "0"}, {"--broker-held-bytes", "0"}, {"--broker-queue-bytes", "-1"}} {
 		cmd := ServeCommand()

@@ -70,8 +70,8 @@ func runServe(c *cli.Context) error {
 	cfg.OnStopping = func() { notifySystemd("STOPPING=1") }
 	if endpoint := c.String("otlp-endpoint"); endpoint != "" {
 		instance := cfg.ExecutorID
-		if cfg.ClientID != "" {
-			instance += "/" + cfg.ClientID
+		if cfg.Broker.ClientID != "" {
+			instance += "/" + cfg.Broker.ClientID
 		}
 		tp, err := otlp.Provider(otlp.Config{Endpoint: endpoint, Instance: instance, Version: base.ReadBuildVersion().Version})
 		if err != nil {
@@ -83,7 +83,7 @@ func runServe(c *cli.Context) error {
 			defer cancel()
 			_ = tp.Shutdown(sctx)
 		}()
-		cfg.Tracing = tp
+		cfg.Observe.Tracing = tp
 	}
 	srv, err := host.New(cfg)
 	if err != nil {
@@ -101,27 +101,49 @@ func runServe(c *cli.Context) error {
 // resolved into the server's settings.
 func serveConfig(c *cli.Context) (host.Config, error) {
 	cfg := host.Config{
-		PluginsDir: c.String("plugins"), Listen: c.String("listen"), ExecutorID: c.String("id"),
-		ClientID: c.String("client-id"), ShareGroup: c.String("share"),
-		ExecTimeout: c.Duration("exec-timeout"), Drain: c.Duration("drain"), Pool: c.Int("pool"),
-		ReuseMaxBytes: base.SizeOf(c, "reuse-max-bytes"), IdleTimeout: c.Duration("idle-timeout"),
-		MetricsAddr: c.String("metrics"), MaxDepth: c.Int("max-depth"), MaxExpiry: c.Duration("max-expiry"),
-		Events: c.Bool("events"), NestedNoAck: c.Bool("nested-no-ack"), MaxModuleBytes: int(base.SizeOf(c, "max-module-size")),
-		MaxResponseBytes: int(base.SizeOf(c, "max-response-bytes")), MaxRequestBytes: int(base.SizeOf(c, "max-request-bytes")),
-		BrokerMaxClients: c.Int("broker-max-clients"), BrokerMaxInflight: c.Int("broker-max-inflight"),
-		BrokerQueueBytes: int(base.SizeOf(c, "broker-queue-bytes")), BrokerInflightBytes: int(base.SizeOf(c, "broker-inflight-bytes")),
-		BrokerHeldBytes: int(base.SizeOf(c, "broker-held-bytes")), MaxGuestMemory: base.SizeOf(c, "max-guest-memory"),
-		MaxDedupBytes: base.SizeOf(c, "max-dedup-bytes"),
-		SessionExpiry: c.Duration("session-expiry"), TrustFiles: c.StringSlice("trust"),
+		PluginsDir: c.String("plugins"),
+		ExecutorID: c.String("id"),
+		Broker: host.BrokerConfig{
+			ClientID:        c.String("client-id"),
+			ShareGroup:      c.String("share"),
+			NestedNoAck:     c.Bool("nested-no-ack"),
+			MaxRequestBytes: int(base.SizeOf(c, "max-request-bytes")),
+			SessionExpiry:   c.Duration("session-expiry"),
+		},
+		Embedded: host.EmbeddedConfig{
+			Listen:        c.String("listen"),
+			MaxClients:    c.Int("broker-max-clients"),
+			MaxInflight:   c.Int("broker-max-inflight"),
+			QueueBytes:    int(base.SizeOf(c, "broker-queue-bytes")),
+			InflightBytes: int(base.SizeOf(c, "broker-inflight-bytes")),
+			HeldBytes:     int(base.SizeOf(c, "broker-held-bytes")),
+		},
+		Limits: host.LimitsConfig{
+			ExecTimeout:      c.Duration("exec-timeout"),
+			Drain:            c.Duration("drain"),
+			Pool:             c.Int("pool"),
+			IdleTimeout:      c.Duration("idle-timeout"),
+			MaxDepth:         c.Int("max-depth"),
+			MaxExpiry:        c.Duration("max-expiry"),
+			MaxModuleBytes:   int(base.SizeOf(c, "max-module-size")),
+			MaxResponseBytes: int(base.SizeOf(c, "max-response-bytes")),
+			MaxGuestMemory:   base.SizeOf(c, "max-guest-memory"),
+		},
+		Store: host.StoreConfig{
+			ReuseMaxBytes: base.SizeOf(c, "reuse-max-bytes"),
+			MaxDedupBytes: base.SizeOf(c, "max-dedup-bytes"),
+		},
+		Plugins: host.PluginsConfig{TrustFiles: c.StringSlice("trust")},
+		Observe: host.ObserveConfig{MetricsAddr: c.String("metrics"), Events: c.Bool("events")},
 	}
-	if cfg.PullFrom = c.StringSlice("pull-from"); len(cfg.PullFrom) > 0 {
+	if cfg.Plugins.PullFrom = c.StringSlice("pull-from"); len(cfg.Plugins.PullFrom) > 0 {
 		reg, err := registry.RegistryConfig(c)
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Registry = host.RegistryAccess{DockerConfig: reg.DockerConfig, Username: reg.Username, PasswordFile: reg.PasswordFile, PlainHTTP: reg.PlainHTTP}
+		cfg.Plugins.Registry = host.RegistryAccess{DockerConfig: reg.DockerConfig, Username: reg.Username, PasswordFile: reg.PasswordFile, PlainHTTP: reg.PlainHTTP}
 	}
-	for _, f := range cfg.TrustFiles {
+	for _, f := range cfg.Plugins.TrustFiles {
 		if _, err := signing.ReadPublicKey(f); err != nil {
 			return cfg, fmt.Errorf("--trust: %w", err)
 		}
@@ -143,9 +165,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Broker, cfg.BrokerFailover = us[0], us[1:]
+		cfg.Broker.URL, cfg.Broker.Failover = us[0], us[1:]
 		// The secured broker's flags (brokerauth.go).
-		if cfg.BrokerAuth, err = hostconn.BrokersAuth(c, us); err != nil {
+		if cfg.Broker.Auth, err = hostconn.BrokersAuth(c, us); err != nil {
 			return cfg, err
 		}
 	} else if c.IsSet("username") || c.IsSet("password-file") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.IsSet("tls-key") || c.IsSet("tls-server-name") || c.IsSet("sat-file") {
@@ -160,49 +182,49 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if err := stateSettings(c, &cfg); err != nil {
 		return cfg, err
 	}
-	if cfg.ExecTimeout < 0 || cfg.Drain < 0 || cfg.IdleTimeout < 0 || cfg.Pool <= 0 || cfg.ReuseMaxBytes < 0 {
+	if cfg.Limits.ExecTimeout < 0 || cfg.Limits.Drain < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.Pool <= 0 || cfg.Store.ReuseMaxBytes < 0 {
 		return cfg, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
 	}
-	if cfg.MaxDepth <= 0 {
+	if cfg.Limits.MaxDepth <= 0 {
 		return cfg, errors.New("--max-depth must be positive")
 	}
-	if cfg.MaxExpiry < time.Second {
+	if cfg.Limits.MaxExpiry < time.Second {
 		return cfg, errors.New("--max-expiry must be at least 1s (message expiry counts whole seconds)")
 	}
-	if cfg.MaxRequestBytes <= 0 || cfg.MaxRequestBytes > maxMQTTPacket {
+	if cfg.Broker.MaxRequestBytes <= 0 || cfg.Broker.MaxRequestBytes > maxMQTTPacket {
 		return cfg, fmt.Errorf("--max-request-bytes must be between 1 and %d (MQTT's largest packet)", maxMQTTPacket)
 	}
-	if cfg.BrokerMaxClients <= 0 || cfg.BrokerMaxInflight <= 0 || cfg.BrokerMaxInflight > math.MaxUint16 || cfg.BrokerQueueBytes < 0 ||
-		cfg.BrokerInflightBytes <= 0 || cfg.BrokerHeldBytes <= 0 {
+	if cfg.Embedded.MaxClients <= 0 || cfg.Embedded.MaxInflight <= 0 || cfg.Embedded.MaxInflight > math.MaxUint16 || cfg.Embedded.QueueBytes < 0 ||
+		cfg.Embedded.InflightBytes <= 0 || cfg.Embedded.HeldBytes <= 0 {
 		return cfg, errors.New("--broker-max-clients, --broker-inflight-bytes and --broker-held-bytes must be positive, --broker-max-inflight between 1 and 65535, --broker-queue-bytes not negative")
 	}
-	if cfg.MaxGuestMemory <= 0 {
+	if cfg.Limits.MaxGuestMemory <= 0 {
 		return cfg, errors.New("--max-guest-memory must be positive")
 	}
-	if cfg.MaxModuleBytes <= 0 {
+	if cfg.Limits.MaxModuleBytes <= 0 {
 		return cfg, errors.New("--max-module-size must be positive")
 	}
-	if cfg.MaxResponseBytes <= 0 || cfg.MaxResponseBytes > wasm.MaxResponseBytesLimit {
+	if cfg.Limits.MaxResponseBytes <= 0 || cfg.Limits.MaxResponseBytes > wasm.MaxResponseBytesLimit {
 		return cfg, fmt.Errorf("--max-response-bytes must be between 1 and %d (MQTT's largest packet, less room for properties)", wasm.MaxResponseBytesLimit)
 	}
 	// The flags say "0: none, never, off"; host.Config says host.Off.
-	cfg.ExecTimeout = setting.ZeroIsOff(cfg.ExecTimeout)
-	cfg.IdleTimeout = setting.ZeroIsOff(cfg.IdleTimeout)
-	cfg.Drain = setting.ZeroIsOff(cfg.Drain)
-	cfg.ReuseMaxBytes = setting.ZeroIsOff(cfg.ReuseMaxBytes)
-	if cfg.MaxDedupBytes < 0 {
+	cfg.Limits.ExecTimeout = setting.ZeroIsOff(cfg.Limits.ExecTimeout)
+	cfg.Limits.IdleTimeout = setting.ZeroIsOff(cfg.Limits.IdleTimeout)
+	cfg.Limits.Drain = setting.ZeroIsOff(cfg.Limits.Drain)
+	cfg.Store.ReuseMaxBytes = setting.ZeroIsOff(cfg.Store.ReuseMaxBytes)
+	if cfg.Store.MaxDedupBytes < 0 {
 		return cfg, errors.New("--max-dedup-bytes must not be negative (0: no bound but the entries')")
 	}
-	cfg.MaxDedupBytes = setting.ZeroIsOff(cfg.MaxDedupBytes)
+	cfg.Store.MaxDedupBytes = setting.ZeroIsOff(cfg.Store.MaxDedupBytes)
 	switch {
-	case !c.IsSet("session-expiry") && cfg.ShareGroup == "":
-		cfg.SessionExpiry = session.DefaultExpiry
+	case !c.IsSet("session-expiry") && cfg.Broker.ShareGroup == "":
+		cfg.Broker.SessionExpiry = session.DefaultExpiry
 	case !c.IsSet("session-expiry"):
-		cfg.SessionExpiry = defaultReplicaSessionExpiry
-	case cfg.SessionExpiry < 0 || cfg.SessionExpiry > math.MaxUint32*time.Second:
+		cfg.Broker.SessionExpiry = defaultReplicaSessionExpiry
+	case cfg.Broker.SessionExpiry < 0 || cfg.Broker.SessionExpiry > math.MaxUint32*time.Second:
 		return cfg, errors.New("--session-expiry must be between 0 and 136 years (MQTT counts it in 32-bit seconds)")
-	case cfg.SessionExpiry == 0:
-		cfg.SessionExpiry = host.Off
+	case cfg.Broker.SessionExpiry == 0:
+		cfg.Broker.SessionExpiry = host.Off
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
@@ -237,40 +259,40 @@ func embeddedSecurityFlags() []cli.Flag {
 // into cfg: they go together, the users file must read, and a listener
 // others can reach must not admit anyone unless --allow-anonymous.
 func embeddedSecurity(c *cli.Context, cfg *host.Config) error {
-	cfg.ListenTLS, cfg.ListenCertFile, cfg.ListenKeyFile = c.String("listen-tls"), c.String("listen-cert"), c.String("listen-key")
-	cfg.ListenClientCAFile, cfg.UsersFile, cfg.AllowAnonymous = c.String("listen-client-ca"), c.String("users"), c.Bool("allow-anonymous")
-	cfg.ACLFile = c.String("acl")
-	cfg.SATKeyFile, cfg.SATAudience = c.String("sat-key"), c.String("sat-audience")
-	if cfg.Broker != nil {
-		if cfg.ListenTLS != "" || cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != "" || cfg.UsersFile != "" || cfg.ACLFile != "" || cfg.AllowAnonymous || cfg.SATKeyFile != "" || cfg.SATAudience != "" {
+	cfg.Embedded.ListenTLS, cfg.Embedded.ListenCertFile, cfg.Embedded.ListenKeyFile = c.String("listen-tls"), c.String("listen-cert"), c.String("listen-key")
+	cfg.Embedded.ListenClientCAFile, cfg.Embedded.UsersFile, cfg.Embedded.AllowAnonymous = c.String("listen-client-ca"), c.String("users"), c.Bool("allow-anonymous")
+	cfg.Embedded.ACLFile = c.String("acl")
+	cfg.Embedded.SATKeyFile, cfg.Embedded.SATAudience = c.String("sat-key"), c.String("sat-audience")
+	if cfg.Broker.URL != nil {
+		if cfg.Embedded.ListenTLS != "" || cfg.Embedded.ListenCertFile != "" || cfg.Embedded.ListenKeyFile != "" || cfg.Embedded.ListenClientCAFile != "" || cfg.Embedded.UsersFile != "" || cfg.Embedded.ACLFile != "" || cfg.Embedded.AllowAnonymous || cfg.Embedded.SATKeyFile != "" || cfg.Embedded.SATAudience != "" {
 			return errors.New("--listen-tls, --listen-cert, --listen-key, --listen-client-ca, --users, --acl, --sat-key, --sat-audience and --allow-anonymous are the embedded broker's: with --broker, secure that broker itself (docs/security.md)")
 		}
 		return nil
 	}
 	switch {
-	case cfg.ListenTLS != "" && (cfg.ListenCertFile == "" || cfg.ListenKeyFile == ""):
-		return fmt.Errorf("--listen-tls %s needs the listener's certificate and key: --listen-cert FILE --listen-key FILE", cfg.ListenTLS)
-	case cfg.ListenTLS == "" && (cfg.ListenCertFile != "" || cfg.ListenKeyFile != "" || cfg.ListenClientCAFile != ""):
+	case cfg.Embedded.ListenTLS != "" && (cfg.Embedded.ListenCertFile == "" || cfg.Embedded.ListenKeyFile == ""):
+		return fmt.Errorf("--listen-tls %s needs the listener's certificate and key: --listen-cert FILE --listen-key FILE", cfg.Embedded.ListenTLS)
+	case cfg.Embedded.ListenTLS == "" && (cfg.Embedded.ListenCertFile != "" || cfg.Embedded.ListenKeyFile != "" || cfg.Embedded.ListenClientCAFile != ""):
 		return errors.New("--listen-cert, --listen-key and --listen-client-ca are the TLS listener's: give --listen-tls ADDR too")
 	}
-	if cfg.UsersFile != "" {
-		if _, err := passwd.Open(cfg.UsersFile); err != nil {
-			return fmt.Errorf("--users: %w (add a user with `cmdhost user add NAME --users %s`)", err, cfg.UsersFile)
+	if cfg.Embedded.UsersFile != "" {
+		if _, err := passwd.Open(cfg.Embedded.UsersFile); err != nil {
+			return fmt.Errorf("--users: %w (add a user with `cmdhost user add NAME --users %s`)", err, cfg.Embedded.UsersFile)
 		}
 	}
-	if cfg.SATAudience != "" && cfg.SATKeyFile == "" {
+	if cfg.Embedded.SATAudience != "" && cfg.Embedded.SATKeyFile == "" {
 		return errors.New("--sat-audience is the audience of the tokens --sat-key checks: give --sat-key FILE too")
 	}
-	if cfg.SATKeyFile != "" {
-		if _, err := jwt.ReadKeys(cfg.SATKeyFile); err != nil {
+	if cfg.Embedded.SATKeyFile != "" {
+		if _, err := jwt.ReadKeys(cfg.Embedded.SATKeyFile); err != nil {
 			return fmt.Errorf("--sat-key: %w", err)
 		}
 	}
-	if cfg.ACLFile != "" {
-		if cfg.UsersFile == "" && cfg.ListenClientCAFile == "" && cfg.SATKeyFile == "" {
+	if cfg.Embedded.ACLFile != "" {
+		if cfg.Embedded.UsersFile == "" && cfg.Embedded.ListenClientCAFile == "" && cfg.Embedded.SATKeyFile == "" {
 			return errors.New("--acl grants users their topics: give --users FILE, --listen-client-ca FILE or --sat-key FILE too, so that clients say who they are")
 		}
-		if _, err := broker.ReadACL(cfg.ACLFile); err != nil {
+		if _, err := broker.ReadACL(cfg.Embedded.ACLFile); err != nil {
 			return fmt.Errorf("--acl: %w", err)
 		}
 	}

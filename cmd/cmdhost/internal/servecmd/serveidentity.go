@@ -29,13 +29,13 @@ func identityFlags() []cli.Flag {
 
 // identitySettings reads the identity flags into cfg.
 func identitySettings(c *cli.Context, cfg *host.Config) error {
-	cfg.TrustBrokerIdentity, cfg.CallerTopicToken = c.Bool("trust-broker-identity"), c.String("caller-topic-token")
-	switch tok := cfg.CallerTopicToken; {
-	case cfg.TrustBrokerIdentity && cfg.Broker == nil:
+	cfg.Callers.TrustBrokerIdentity, cfg.Callers.TopicToken = c.Bool("trust-broker-identity"), c.String("caller-topic-token")
+	switch tok := cfg.Callers.TopicToken; {
+	case cfg.Callers.TrustBrokerIdentity && cfg.Broker.URL == nil:
 		return errors.New("--trust-broker-identity is for a replica on another cmdhost's embedded broker (--broker URL): the embedded broker's identity is always trusted")
-	case tok != "" && cfg.Broker == nil:
+	case tok != "" && cfg.Broker.URL == nil:
 		return errors.New("--caller-topic-token is for an external broker whose ACL ties that topic level to the user (--broker URL): the embedded broker knows its callers itself")
-	case tok != "" && cfg.TrustBrokerIdentity:
+	case tok != "" && cfg.Callers.TrustBrokerIdentity:
 		return errors.New("--caller-topic-token and --trust-broker-identity name two sources of the caller: keep the one that fits the broker")
 	case tok == "executorId" || tok == "commandName" || !validTokenName(tok):
 		return fmt.Errorf("--caller-topic-token %q: give the name of a {token} level of your commands' topic pattern, such as caller (not executorId or commandName)", tok)

@@ -32,22 +32,22 @@ func secretFlags() []cli.Flag {
 // --store URL without a password (its password from a file or the
 // environment), TLS files that exist, a token from one place.
 func secretSettings(c *cli.Context, cfg *host.Config) error {
-	cfg.Store = c.String("store")
-	cfg.StoreCAFile, cfg.StoreCertFile, cfg.StoreKeyFile = c.String("store-ca"), c.String("store-cert"), c.String("store-key")
-	cfg.StorePasswordFile, cfg.StorePassword = c.String("store-password-file"), os.Getenv(hostconn.EnvStorePassword)
+	cfg.Store.URL = c.String("store")
+	cfg.Store.CAFile, cfg.Store.CertFile, cfg.Store.KeyFile = c.String("store-ca"), c.String("store-cert"), c.String("store-key")
+	cfg.Store.PasswordFile, cfg.Store.Password = c.String("store-password-file"), os.Getenv(hostconn.EnvStorePassword)
 	if err := checkStore(cfg); err != nil {
 		return err
 	}
-	cfg.AdminTokenFile, cfg.AdminToken = c.String("admin-token-file"), c.String("admin-token")
+	cfg.Admin.TokenFile, cfg.Admin.Token = c.String("admin-token-file"), c.String("admin-token")
 	switch {
-	case cfg.AdminTokenFile != "" && cfg.AdminToken != "":
+	case cfg.Admin.TokenFile != "" && cfg.Admin.Token != "":
 		return errors.New("--admin-token-file and --admin-token both give the admin token: keep --admin-token-file")
-	case cfg.AdminTokenFile != "":
-		if _, err := secret.ReadFile(cfg.AdminTokenFile); err != nil {
+	case cfg.Admin.TokenFile != "":
+		if _, err := secret.ReadFile(cfg.Admin.TokenFile); err != nil {
 			return fmt.Errorf("--admin-token-file: %w", err)
 		}
-	case cfg.AdminToken == "":
-		cfg.AdminToken = os.Getenv(hostconn.EnvAdminToken)
+	case cfg.Admin.Token == "":
+		cfg.Admin.Token = os.Getenv(hostconn.EnvAdminToken)
 	}
 	return nil
 }
@@ -55,15 +55,15 @@ func secretSettings(c *cli.Context, cfg *host.Config) error {
 // checkStore checks the --store settings of cfg; its errors show the URL
 // without its password.
 func checkStore(cfg *host.Config) error {
-	if cfg.Store == "" {
-		if cfg.StoreCAFile != "" || cfg.StoreCertFile != "" || cfg.StoreKeyFile != "" || cfg.StorePasswordFile != "" {
+	if cfg.Store.URL == "" {
+		if cfg.Store.CAFile != "" || cfg.Store.CertFile != "" || cfg.Store.KeyFile != "" || cfg.Store.PasswordFile != "" {
 			return errors.New("--store-ca, --store-cert, --store-key and --store-password-file need --store rediss://HOST:PORT/DB")
 		}
 		return nil
 	}
-	u, err := url.Parse(cfg.Store)
+	u, err := url.Parse(cfg.Store.URL)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0, rediss://USER@HOST:6380/0, redis+sentinel://HOST:26379,HOST:26380/MASTER or redis-cluster://HOST:7000,HOST:7001", redact.String(cfg.Store))
+		return fmt.Errorf("--store %q: want a URL such as redis://127.0.0.1:6379/0, rediss://USER@HOST:6380/0, redis+sentinel://HOST:26379,HOST:26380/MASTER or redis-cluster://HOST:7000,HOST:7001", redact.String(cfg.Store.URL))
 	}
 	if _, ok := u.User.Password(); ok || strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
 		// An '@' past the host is a password holding '/', '?' or '#'
@@ -71,16 +71,16 @@ func checkStore(cfg *host.Config) error {
 		return fmt.Errorf("--store %s: a password in the URL shows wherever the URL does (ps, the config file, the log): remove it, and give it with --store-password-file FILE (or %s)",
 			redact.URL(u), hostconn.EnvStorePassword)
 	}
-	if err := cache.CheckRedisURL(cfg.Store); err != nil {
+	if err := cache.CheckRedisURL(cfg.Store.URL); err != nil {
 		return fmt.Errorf("--store %s: %w", redact.URL(u), err)
 	}
-	if !strings.HasPrefix(u.Scheme, "rediss") && (cfg.StoreCAFile != "" || cfg.StoreCertFile != "" || cfg.StoreKeyFile != "") {
+	if !strings.HasPrefix(u.Scheme, "rediss") && (cfg.Store.CAFile != "" || cfg.Store.CertFile != "" || cfg.Store.KeyFile != "") {
 		return fmt.Errorf("--store %s: --store-ca, --store-cert and --store-key are for TLS: use rediss://", redact.URL(u))
 	}
-	if (cfg.StoreCertFile == "") != (cfg.StoreKeyFile == "") {
+	if (cfg.Store.CertFile == "") != (cfg.Store.KeyFile == "") {
 		return errors.New("--store-cert and --store-key go together: give both, or neither")
 	}
-	for flag, file := range map[string]string{"--store-ca": cfg.StoreCAFile, "--store-cert": cfg.StoreCertFile, "--store-key": cfg.StoreKeyFile} {
+	for flag, file := range map[string]string{"--store-ca": cfg.Store.CAFile, "--store-cert": cfg.Store.CertFile, "--store-key": cfg.Store.KeyFile} {
 		if file == "" {
 			continue
 		}
@@ -88,8 +88,8 @@ func checkStore(cfg *host.Config) error {
 			return fmt.Errorf("%s: %w", flag, err)
 		}
 	}
-	if cfg.StorePasswordFile != "" {
-		if _, err := secret.ReadFile(cfg.StorePasswordFile); err != nil {
+	if cfg.Store.PasswordFile != "" {
+		if _, err := secret.ReadFile(cfg.Store.PasswordFile); err != nil {
 			return fmt.Errorf("--store-password-file: %w", err)
 		}
 	}

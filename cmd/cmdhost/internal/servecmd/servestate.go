@@ -39,19 +39,19 @@ func stateFlags() []cli.Flag {
 func stateSettings(c *cli.Context, cfg *host.Config) error {
 	switch dir := c.String("state-dir"); {
 	case dir == base.StateDirOff:
-		cfg.StateDir, cfg.NoState = "", true
-	case cfg.Store != "" && dir != "":
+		cfg.Store.StateDir, cfg.Store.NoState = "", true
+	case cfg.Store.URL != "" && dir != "":
 		return fmt.Errorf("--state-dir %s and --store: with --store, the handlers' state is kept in the store's Redis, shared by the replicas; drop --state-dir (or --state-dir off for none)", dir)
-	case cfg.Store != "": // in the store's Redis
+	case cfg.Store.URL != "": // in the store's Redis
 	case dir == "":
-		cfg.StateDir = base.DefaultStateDir(cfg.PluginsDir)
+		cfg.Store.StateDir = base.DefaultStateDir(cfg.PluginsDir)
 	default:
-		cfg.StateDir = dir
+		cfg.Store.StateDir = dir
 	}
 	switch st := c.String("state"); st {
 	case "":
 	case stateAIO:
-		cfg.StateAIO = true
+		cfg.Store.StateAIO = true
 		if err := host.CheckStateAIO(*cfg); err != nil {
 			return err
 		}
@@ -60,17 +60,17 @@ func stateSettings(c *cli.Context, cfg *host.Config) error {
 	}
 	switch p := c.String("state-protocol"); p {
 	case "on", "off":
-		cfg.StateProtocolOff = p == "off"
+		cfg.Embedded.StateProtocolOff = p == "off"
 	default:
 		return fmt.Errorf("--state-protocol %q: give on or off", p)
 	}
-	cfg.StateLimits = state.Limits{MaxTotalBytes: base.SizeOf(c, "state-max-bytes"),
+	cfg.Store.StateLimits = state.Limits{MaxTotalBytes: base.SizeOf(c, "state-max-bytes"),
 		Namespace: state.Quota{MaxBytes: base.SizeOf(c, "state-namespace-bytes"), MaxKeys: c.Int64("state-namespace-keys")}}
-	if cfg.StateLimits.MaxTotalBytes <= 0 || cfg.StateLimits.Namespace.MaxBytes <= 0 || cfg.StateLimits.Namespace.MaxKeys <= 0 {
+	if cfg.Store.StateLimits.MaxTotalBytes <= 0 || cfg.Store.StateLimits.Namespace.MaxBytes <= 0 || cfg.Store.StateLimits.Namespace.MaxKeys <= 0 {
 		return errors.New("--state-max-bytes, --state-namespace-bytes and --state-namespace-keys must be positive")
 	}
-	if cfg.StateDir != "" && filepath.Clean(cfg.StateDir) == filepath.Clean(cfg.PluginsDir) {
-		return fmt.Errorf("--state-dir %s is the plugins folder: give the state store a folder of its own", cfg.StateDir)
+	if cfg.Store.StateDir != "" && filepath.Clean(cfg.Store.StateDir) == filepath.Clean(cfg.PluginsDir) {
+		return fmt.Errorf("--state-dir %s is the plugins folder: give the state store a folder of its own", cfg.Store.StateDir)
 	}
 	return nil
 }

@@ -33,16 +33,16 @@ func TestServeFlagsZeroIsOffInHostConfig(t *testing.T) {
 	off := serveConfigOf(t, "--exec-timeout", "0", "--idle-timeout", "0", "--drain", "0",
 		"--reuse-max-bytes", "0", "--max-dedup-bytes", "0", "--session-expiry", "0")
 	for name, v := range map[string]int64{
-		"ExecTimeout": int64(off.ExecTimeout), "IdleTimeout": int64(off.IdleTimeout), "Drain": int64(off.Drain),
-		"ReuseMaxBytes": off.ReuseMaxBytes, "MaxDedupBytes": off.MaxDedupBytes, "SessionExpiry": int64(off.SessionExpiry),
+		"ExecTimeout": int64(off.Limits.ExecTimeout), "IdleTimeout": int64(off.Limits.IdleTimeout), "Drain": int64(off.Limits.Drain),
+		"ReuseMaxBytes": off.Store.ReuseMaxBytes, "MaxDedupBytes": off.Store.MaxDedupBytes, "SessionExpiry": int64(off.Broker.SessionExpiry),
 	} {
 		if v != host.Off {
 			t.Errorf("%s = %d after its flag's 0, want host.Off", name, v)
 		}
 	}
 	def := serveConfigOf(t)
-	if def.ExecTimeout != 10*time.Second || def.IdleTimeout != 5*time.Minute || def.Drain != 10*time.Second ||
-		def.ReuseMaxBytes != 64<<20 || def.SessionExpiry != 10*time.Minute {
-		t.Errorf("defaults: exec %v idle %v drain %v reuse %d session %v", def.ExecTimeout, def.IdleTimeout, def.Drain, def.ReuseMaxBytes, def.SessionExpiry)
+	if def.Limits.ExecTimeout != 10*time.Second || def.Limits.IdleTimeout != 5*time.Minute || def.Limits.Drain != 10*time.Second ||
+		def.Store.ReuseMaxBytes != 64<<20 || def.Broker.SessionExpiry != 10*time.Minute {
+		t.Errorf("defaults: exec %v idle %v drain %v reuse %d session %v", def.Limits.ExecTimeout, def.Limits.IdleTimeout, def.Limits.Drain, def.Store.ReuseMaxBytes, def.Broker.SessionExpiry)
 	}
 }

@@ -20,17 +20,17 @@ func TestServeSizesTakeUnits(t *testing.T) {
 		"--broker-inflight-bytes", "8MiB", "--broker-held-bytes", "1GiB", "--broker-queue-bytes", "100MB",
 		"--state-max-bytes", "2GiB", "--state-namespace-bytes", "64KiB")
 	for name, got := range map[string][2]int64{
-		"MaxResponseBytes":    {int64(cfg.MaxResponseBytes), 1 << 20},
-		"MaxRequestBytes":     {int64(cfg.MaxRequestBytes), 512 << 10},
-		"MaxGuestMemory":      {cfg.MaxGuestMemory, 2e9},
-		"MaxModuleBytes":      {int64(cfg.MaxModuleBytes), 16 << 20},
-		"ReuseMaxBytes":       {cfg.ReuseMaxBytes, 1000},
-		"MaxDedupBytes":       {cfg.MaxDedupBytes, 1536 << 10},
-		"BrokerInflightBytes": {int64(cfg.BrokerInflightBytes), 8 << 20},
-		"BrokerHeldBytes":     {int64(cfg.BrokerHeldBytes), 1 << 30},
-		"BrokerQueueBytes":    {int64(cfg.BrokerQueueBytes), 100e6},
-		"StateMaxBytes":       {cfg.StateLimits.MaxTotalBytes, 2 << 30},
-		"StateNamespaceBytes": {cfg.StateLimits.Namespace.MaxBytes, 64 << 10},
+		"MaxResponseBytes":    {int64(cfg.Limits.MaxResponseBytes), 1 << 20},
+		"MaxRequestBytes":     {int64(cfg.Broker.MaxRequestBytes), 512 << 10},
+		"MaxGuestMemory":      {cfg.Limits.MaxGuestMemory, 2e9},
+		"MaxModuleBytes":      {int64(cfg.Limits.MaxModuleBytes), 16 << 20},
+		"ReuseMaxBytes":       {cfg.Store.ReuseMaxBytes, 1000},
+		"MaxDedupBytes":       {cfg.Store.MaxDedupBytes, 1536 << 10},
+		"BrokerInflightBytes": {int64(cfg.Embedded.InflightBytes), 8 << 20},
+		"BrokerHeldBytes":     {int64(cfg.Embedded.HeldBytes), 1 << 30},
+		"BrokerQueueBytes":    {int64(cfg.Embedded.QueueBytes), 100e6},
+		"StateMaxBytes":       {cfg.Store.StateLimits.MaxTotalBytes, 2 << 30},
+		"StateNamespaceBytes": {cfg.Store.StateLimits.Namespace.MaxBytes, 64 << 10},
 	} {
 		if got[0] != got[1] {
 			t.Errorf("%s = %d; want %d", name, got[0], got[1])

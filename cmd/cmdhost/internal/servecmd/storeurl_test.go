@@ -41,7 +41,7 @@ func TestStoreURLForms(t *testing.T) {
 		{url: "memcached://m:11211", want: `scheme "memcached"`},
 		{url: "redis-cluster://n1:7000", ca: ca, want: "are for TLS: use rediss://"},
 	} {
-		err := checkStore(&host.Config{Store: c.url, StoreCAFile: c.ca})
+		err := checkStore(&host.Config{Store: host.StoreConfig{URL: c.url, CAFile: c.ca}})
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.url, err)
@@ -68,7 +68,7 @@ func TestStoreKeepsTheState(t *testing.T) {
 	}{{"", false}, {"off", true}} {
 		var cfg host.Config
 		app := &cli.App{Commands: []*cli.Command{{Name: "serve", Flags: stateFlags(), Action: func(ctx *cli.Context) error {
-			cfg = host.Config{PluginsDir: dir, Store: "redis://127.0.0.1:1/0"}
+			cfg = host.Config{PluginsDir: dir, Store: host.StoreConfig{URL: "redis://127.0.0.1:1/0"}}
 			return stateSettings(ctx, &cfg)
 		}}}}
 		args := []string{"cmdhost", "serve"}
@@ -78,8 +78,8 @@ func TestStoreKeepsTheState(t *testing.T) {
 		if err := app.Run(args); err != nil {
 			t.Fatalf("--state-dir %q: %v", c.dir, err)
 		}
-		if cfg.StateDir != "" || cfg.NoState != c.noState {
-			t.Errorf("--state-dir %q with --store: StateDir %q NoState %v", c.dir, cfg.StateDir, cfg.NoState)
+		if cfg.Store.StateDir != "" || cfg.Store.NoState != c.noState {
+			t.Errorf("--state-dir %q with --store: StateDir %q NoState %v", c.dir, cfg.Store.StateDir, cfg.Store.NoState)
 		}
 	}
 }
