@@ -308,8 +308,16 @@ func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 		}
 		return &abi.Response{Status: admin.StatusForbidden, Message: msg}
 	}
+	noToken := func() *abi.Response {
+		return refuse("the host has no admin token",
+			"this op changes state and the host has no admin token: start `cmdhost serve --admin-token-file FILE`")
+	}
 	got, ok := r.Metadata[admin.TokenKey]
 	switch {
+	case a.tokenFile == nil && a.cfg.Token == "":
+		// No token can pass: say so before asking for one the
+		// invoker cannot have (no file is read to know it).
+		return noToken()
 	case !ok:
 		return refuse("no token", "missing admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")
 	case len(got) > secret.MaxBytes:
@@ -323,8 +331,7 @@ func (a *Ops) checkToken(op string, r *abi.Request) *abi.Response {
 		}
 		return refuse("the host cannot read its admin token file", "the host cannot read its admin token file: see its log")
 	case want == "":
-		return refuse("the host has no admin token",
-			"this op changes state and the host has no admin token: start `cmdhost serve --admin-token-file FILE`")
+		return noToken()
 	}
 	if !sameToken(got, want) {
 		return refuse("wrong token", "wrong admin token (user property "+admin.TokenKey+"; `--token-file FILE` or CMDHOST_ADMIN_TOKEN)")

@@ -192,3 +192,22 @@ func TestIdentityInstallLoggedOnce(t *testing.T) {
 		t.Errorf("an install of 3 chunks by identity logged %d times, want once:\n%s", n, logs.String())
 	}
 }
+
+// A host started without an admin token can never pass the check: a
+// request without a token (what a user of the quickstart's host sends
+// first) is told that, with the fix, not to add a token it cannot have
+// (issue 39's walk-through: "missing admin token" sent them to make one).
+func TestNoTokenOnHostSaysSo(t *testing.T) {
+	m, dir := newManager(t)
+	a := newOps(t, adminops.Config{Manager: m, Dir: dir})
+	remove := adminOp(t, a, admin.OpRemove)
+	for _, md := range []map[string]string{nil, {admin.TokenKey: "some-Token"}} {
+		resp, err := remove(context.Background(), &abi.Request{Payload: []byte(`{"name":"x"}`), InvokerID: "new-user", Metadata: md})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != admin.StatusForbidden || !strings.Contains(resp.Message, "the host has no admin token: start `cmdhost serve --admin-token-file FILE`") {
+			t.Errorf("token %v on a host without one: %d %q; want 403 saying the host has none", md, resp.Status, resp.Message)
+		}
+	}
+}
