@@ -130,8 +130,9 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 			MaxGuestMemory:   base.SizeOf(c, "max-guest-memory"),
 		},
 		Store: host.StoreConfig{
-			ReuseMaxBytes: base.SizeOf(c, "reuse-max-bytes"),
-			MaxDedupBytes: base.SizeOf(c, "max-dedup-bytes"),
+			ReuseMaxBytes:  base.SizeOf(c, "reuse-max-bytes"),
+			MaxDedupBytes:  base.SizeOf(c, "max-dedup-bytes"),
+			OutboxTakeover: c.Duration("outbox-takeover"),
 		},
 		Plugins: host.PluginsConfig{TrustFiles: c.StringSlice("trust")},
 		Observe: host.ObserveConfig{MetricsAddr: c.String("metrics"), Events: c.Bool("events")},
@@ -182,8 +183,8 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	if err := stateSettings(c, &cfg); err != nil {
 		return cfg, err
 	}
-	if cfg.Limits.ExecTimeout < 0 || cfg.Limits.Drain < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.Pool <= 0 || cfg.Store.ReuseMaxBytes < 0 {
-		return cfg, errors.New("--exec-timeout, --drain, --idle-timeout and --reuse-max-bytes must not be negative, --pool must be positive")
+	if cfg.Limits.ExecTimeout < 0 || cfg.Limits.Drain < 0 || cfg.Limits.IdleTimeout < 0 || cfg.Limits.Pool <= 0 || cfg.Store.ReuseMaxBytes < 0 || cfg.Store.OutboxTakeover < 0 {
+		return cfg, errors.New("--exec-timeout, --drain, --idle-timeout, --outbox-takeover and --reuse-max-bytes must not be negative, --pool must be positive")
 	}
 	if cfg.Limits.MaxDepth <= 0 {
 		return cfg, errors.New("--max-depth must be positive")
@@ -211,6 +212,7 @@ func serveConfig(c *cli.Context) (host.Config, error) {
 	cfg.Limits.ExecTimeout = setting.ZeroIsOff(cfg.Limits.ExecTimeout)
 	cfg.Limits.IdleTimeout = setting.ZeroIsOff(cfg.Limits.IdleTimeout)
 	cfg.Limits.Drain = setting.ZeroIsOff(cfg.Limits.Drain)
+	cfg.Store.OutboxTakeover = setting.ZeroIsOff(cfg.Store.OutboxTakeover)
 	cfg.Store.ReuseMaxBytes = setting.ZeroIsOff(cfg.Store.ReuseMaxBytes)
 	if cfg.Store.MaxDedupBytes < 0 {
 		return cfg, errors.New("--max-dedup-bytes must not be negative (0: no bound but the entries')")

@@ -57,7 +57,7 @@ var serveCategories = map[string]string{
 	"max-expiry": CatLimits, "max-depth": CatLimits,
 
 	"store": CatStore, "store-ca": CatStore, "store-cert": CatStore, "store-key": CatStore, "store-password-file": CatStore,
-	"reuse-max-bytes": CatStore, "max-dedup-bytes": CatStore,
+	"reuse-max-bytes": CatStore, "max-dedup-bytes": CatStore, "outbox-takeover": CatStore,
 	"state": CatStore, "state-dir": CatStore, "state-max-bytes": CatStore, "state-namespace-bytes": CatStore, "state-namespace-keys": CatStore,
 
 	"trust": catPlugins, "pull-from": catPlugins, "registry-config": catPlugins, "registry-user": catPlugins,
@@ -99,6 +99,7 @@ func ServeFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-depth", Value: host.DefaultMaxDepth, Usage: "longest chain of nested calls (A calls B calls C...), the first caller included", EnvVars: []string{"CMDHOST_MAX_DEPTH"}},
 		base.SizeFlag("reuse-max-bytes", 64<<20, "bound of the reuse cache of idempotent replies; 0 turns reuse off", "CMDHOST_REUSE_MAX_BYTES"),
 		base.SizeFlag("max-dedup-bytes", rpc.DefaultMaxDedupBytes, "bound of the replies kept in memory for duplicates until their request expires; past it a reply is kept as a digest and a duplicate of its request gets 500, never a second run; 0: no bound but the entries'", "CMDHOST_MAX_DEDUP_BYTES"),
+		&cli.DurationFlag{Name: "outbox-takeover", Value: host.DefaultOutboxTakeover, Usage: "how long a message of the Redis outbox (--store) stays with the replica that read it, unsent, before another replica of the same --id takes it over (0: never)", EnvVars: []string{"CMDHOST_OUTBOX_TAKEOVER"}},
 		&cli.StringSliceFlag{Name: "trust", Usage: "Ed25519 public key `FILE` (PEM) whose signatures the host trusts (repeatable): with any, a module is served only when its NAME.wasm.sig is by one of them, at every load and reload (cmdhost plugin sign; docs/fleet.md)", EnvVars: []string{"CMDHOST_TRUST"}},
 		&cli.StringSliceFlag{Name: "pull-from", Usage: "OCI `REGISTRY` (HOST[:PORT]) the host may pull a module from itself when an install names it (cmdhost plugin install oci://… --host-pulls), with the --registry-* credentials (repeatable); none: the host pulls nothing", EnvVars: []string{"CMDHOST_PULL_FROM"}},
 		&cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9464), and the probes /healthz and /readyz (docs/operations.md); none: off", EnvVars: []string{"CMDHOST_METRICS"}},
