@@ -299,6 +299,7 @@ bench-scale: plugins
 
 soak: plugins
 	CMDHOST_SOAK=1 $(GO) test ./internal/wasm -run TestFaultSoak -v -count=1 -timeout 20m
+	CMDHOST_SOAK=1 $(GO) test -race ./internal/broker -run TestBurstToInProcessSubscriber -count=100 -timeout 20m
 
 # What a replica killed with kill -9 does to its share group, for several
 # session expiries, and the shared store's cost per request: host and Redis

@@ -10,11 +10,18 @@ import (
 	"github.com/cmdhost/cmdhost/internal/testkit"
 )
 
-// stopBound is how late after its deadline a stopped guest may return in
-// this test: a correctness bound (the guest was stopped at all), loose
-// enough for -race on a loaded 2-core machine. BenchmarkDeadlineOvershoot
-// measures the real overshoot.
+// stopBound is how late after its deadline a stopped guest may return, as
+// the median of many cuts (cut_test.go): loose enough for -race on a
+// loaded 2-core machine. BenchmarkDeadlineOvershoot measures the real
+// overshoot.
 const stopBound = 250 * time.Millisecond
+
+// stoppedBound is how late one call may return in TestDeadlineStopsGuest,
+// whose claim is that the guest is stopped at all (the spinner spins for
+// ever, the sleeper sleeps 10 s): one call alone waits for a core as long
+// as the machine makes it (279 ms seen in CI at load 20 under -race), so
+// it is bounded by the medians of cut_test.go, not here.
+const stoppedBound = 2 * time.Second
 
 // A guest that outlives its deadline is stopped, in a tight loop or in a
 // sleep, and the next call succeeds on a fresh instance.
@@ -36,7 +43,7 @@ func TestDeadlineStopsGuest(t *testing.T) {
 				if KindOf(err) != KindDeadline || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("want a deadline error, got %v", err)
 				}
-				if late < 0 || late > stopBound {
+				if late < 0 || late > stoppedBound {
 					t.Fatalf("returned %v after its deadline (before it, if negative)", late)
 				}
 				// On a loaded machine a fresh instance may take the whole

@@ -1,7 +1,10 @@
 package mqtt
 
 import (
+	"io"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,3 +76,67 @@ func TestClientsGetByListenerBesideAdd(t *testing.T) {
 		t.Fatalf("GetByListener and Add deadlocked")
 	}
 }
+
+// A message that waited for send quota returns its slot when its PUBACK
+// comes, as any other: upstream deleted it from the in-flight map once
+// written, so its PUBACK, finding nothing, returned no quota, and each
+// message that had waited took a slot of the client's Receive Maximum
+// for good (a burst to a client with a Receive Maximum of 64 stopped once
+// 64 had waited).
+func TestWaitingMessageReturnsItsQuota(t *testing.T) {
+	s := New(&Options{})
+	if err := s.AddHook(new(allowACL), nil); err != nil {
+		t.Fatal(err)
+	}
+	c, peer := net.Pipe()
+	defer c.Close()
+	defer peer.Close()
+	go func() { _, _ = io.Copy(io.Discard, peer) }() // what the client reads
+	cl := s.NewClient(c, "tcp", "subscriber", false)
+	cl.Properties.ProtocolVersion = 5
+	cl.State.Inflight.ResetSendQuota(1) // the client's Receive Maximum
+	sub := packets.Subscription{Filter: "t", Qos: 1}
+	publish := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, TopicName: "t", Payload: []byte("x")}
+	sent := func() packets.Packet {
+		t.Helper()
+		select {
+		case pk := <-cl.State.outbound:
+			return *pk
+		default:
+			t.Fatal("no message queued for the client")
+			return packets.Packet{}
+		}
+	}
+	puback := func(id uint16) {
+		t.Helper()
+		if err := s.processPacket(cl, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: id, ProtocolVersion: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 3 {
+		if _, err := s.publishToClient(cl, sub, publish); err != nil { // takes the slot
+			t.Fatal(err)
+		}
+		first := sent()
+		if _, err := s.publishToClient(cl, sub, publish); err != nil { // waits for it
+			t.Fatal(err)
+		}
+		if len(cl.State.outbound) != 0 {
+			t.Fatal("a message was sent beyond the client's Receive Maximum")
+		}
+		puback(first.PacketID) // frees the slot: the waiting message goes
+		second := sent()
+		puback(second.PacketID)
+		if q := atomic.LoadInt32(&cl.State.Inflight.sendQuota); q != 1 || cl.State.Inflight.Len() != 0 {
+			t.Fatalf("round %d: send quota %d and %d in flight after both PUBACKs, want 1 and 0", round, q, cl.State.Inflight.Len())
+		}
+	}
+}
+
+// allowACL lets every client read and write every topic (hooks/auth's
+// AllowHook, which this package's tests cannot import).
+type allowACL struct{ HookBase }
+
+func (*allowACL) ID() string                            { return "allow-acl" }
+func (*allowACL) Provides(b byte) bool                  { return b == OnACLCheck }
+func (*allowACL) OnACLCheck(*Client, string, bool) bool { return true }

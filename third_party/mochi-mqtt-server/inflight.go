@@ -20,6 +20,9 @@ type Inflight struct {
 	sendQuota           int32                     // remaining outbound qos quota for flow control
 	maximumReceiveQuota int32                     // maximum allowed receive quota
 	maximumSendQuota    int32                     // maximum allowed send quota
+	// sending serialises sending the messages waiting for send quota
+	// (Server.sendWaiting). cmdhost: two goroutines may send them now.
+	sending sync.Mutex
 }
 
 // NewInflights returns a new instance of an Inflight packets map.
@@ -147,6 +150,23 @@ func (i *Inflight) ResetReceiveQuota(n int32) {
 func (i *Inflight) DecreaseSendQuota() {
 	if atomic.LoadInt32(&i.sendQuota) > 0 {
 		atomic.AddInt32(&i.sendQuota, -1)
+	}
+}
+
+// TakeSendQuota takes one unit of the send quota, if one is left. cmdhost:
+// publishToClient read the quota, then decreased it if it was above 0: a
+// PUBACK's increase between the two was lost (the slot was taken for a
+// message that then waited), and each such loss left the client one slot
+// less for the session's life, down to none.
+func (i *Inflight) TakeSendQuota() bool {
+	for {
+		q := atomic.LoadInt32(&i.sendQuota)
+		if q <= 0 {
+			return false
+		}
+		if atomic.CompareAndSwapInt32(&i.sendQuota, q, q-1) {
+			return true
+		}
 	}
 }
 

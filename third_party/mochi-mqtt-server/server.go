@@ -716,18 +716,48 @@ func (s *Server) processPacket(cl *Client, pk packets.Packet) error {
 		return err
 	}
 
-	if cl.State.Inflight.Len() > 0 && atomic.LoadInt32(&cl.State.Inflight.sendQuota) > 0 {
-		next, ok := cl.State.Inflight.NextImmediate()
-		if ok {
-			_ = cl.WritePacket(next)
-			if ok := cl.State.Inflight.Delete(next.PacketID); ok {
-				atomic.AddInt64(&s.Info.Inflight, -1)
-			}
-			cl.State.Inflight.DecreaseSendQuota()
-		}
-	}
+	s.sendWaiting(cl) // cmdhost: was one message, sent here alone
 
 	return nil
+}
+
+// sendWaiting sends the client's messages waiting for send quota while it
+// has quota. cmdhost: upstream sent one after each packet the client sent,
+// and only there; a message set waiting by publishToClient just after a
+// PUBACK's packet had found none waiting then waited with quota free until
+// the client's next packet, which a client with nothing in flight does not
+// send (a burst stopped until its keepalive). publishToClient now calls it
+// too, after it set a message waiting, and the lock keeps two callers from
+// sending the same message.
+//
+// A message sent stays in flight until its PUBACK, as any other. cmdhost:
+// upstream deleted it once written, and its PUBACK, finding nothing,
+// returned no quota (processPuback): each message that had waited took a
+// slot of the client's Receive Maximum for good, until none was left and
+// every message waited for ever (a burst of 1,000 to a client with a
+// Receive Maximum of 64 stopped). It is queued on the client's writer, as
+// a message with quota is, so that it does not overtake them.
+func (s *Server) sendWaiting(cl *Client) {
+	cl.State.Inflight.sending.Lock()
+	defer cl.State.Inflight.sending.Unlock()
+	for cl.Net.Conn != nil && !cl.Closed() && cl.State.Inflight.Len() > 0 && cl.State.Inflight.TakeSendQuota() {
+		next, ok := cl.State.Inflight.NextImmediate()
+		if !ok {
+			cl.State.Inflight.IncreaseSendQuota() // taken for nothing
+			return
+		}
+		next.Expiry = 0 // sent: no longer waiting; set before it is queued, so that its PUBACK finds it
+		cl.State.Inflight.Set(next)
+		select {
+		case cl.State.outbound <- &next:
+			atomic.AddInt32(&cl.State.outboundQty, 1)
+		default: // the client's write queue is full: it waits again, for the next PUBACK
+			next.Expiry = -1
+			cl.State.Inflight.Set(next)
+			cl.State.Inflight.IncreaseSendQuota()
+			return
+		}
+	}
 }
 
 // processConnect processes a Connect packet. The packet cannot be used to establish
@@ -1077,18 +1107,18 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 			return out, packets.ErrQuotaExceeded
 		}
 
-		out.PacketID = uint16(i) // [MQTT-2.2.1-4]
-		sentQuota := atomic.LoadInt32(&cl.State.Inflight.sendQuota)
+		out.PacketID = uint16(i)                   // [MQTT-2.2.1-4]
+		taken := cl.State.Inflight.TakeSendQuota() // cmdhost: read, then decreased (TakeSendQuota)
 
 		if ok := cl.State.Inflight.Set(out); ok { // [MQTT-4.3.2-3] [MQTT-4.3.3-3]
 			atomic.AddInt64(&s.Info.Inflight, 1)
 			s.hooks.OnQosPublish(cl, out, out.Created, 0)
-			cl.State.Inflight.DecreaseSendQuota()
 		}
 
-		if sentQuota == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0 {
+		if !taken && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0 {
 			out.Expiry = -1
 			cl.State.Inflight.Set(out)
+			s.sendWaiting(cl) // cmdhost: quota a PUBACK returned since the take (sendWaiting)
 			return out, nil
 		}
 	}
