@@ -171,9 +171,19 @@ func (i *Inflight) TakeSendQuota() bool {
 }
 
 // IncreaseSendQuota increases the send quota by 1.
+// cmdhost: below the maximum by compare and swap: two increases at once
+// (a PUBACK's on the client's reader, a quota sendWaiting took for nothing
+// on a publisher) both passed the check and went above it, so that more
+// messages than the client's Receive Maximum were sent unacknowledged.
 func (i *Inflight) IncreaseSendQuota() {
-	if atomic.LoadInt32(&i.sendQuota) < atomic.LoadInt32(&i.maximumSendQuota) {
-		atomic.AddInt32(&i.sendQuota, 1)
+	for {
+		q := atomic.LoadInt32(&i.sendQuota)
+		if q >= atomic.LoadInt32(&i.maximumSendQuota) {
+			return
+		}
+		if atomic.CompareAndSwapInt32(&i.sendQuota, q, q+1) {
+			return
+		}
 	}
 }
 
