@@ -77,7 +77,6 @@ func (e *engine) getCompiledModule(module *wasm.Module, listeners []experimental
 				cm.listenerAfterTrampolines[i] = after
 			}
 		}
-		e.addCompiledModuleToMemory(module, cm)
 		ssaBuilder := ssa.NewBuilder()
 		machine := newMachine()
 		be := backend.NewCompiler(context.Background(), machine, ssaBuilder)
@@ -85,6 +84,14 @@ func (e *engine) getCompiledModule(module *wasm.Module, listeners []experimental
 
 		// Set the finalizer.
 		e.setFinalizer(cm.executables, executablesFinalizer)
+		// cmdhost: added to memory once whole, and the module found there
+		// is the one returned. Upstream added it before its entry
+		// preambles were compiled: a compile of the same module at the same
+		// time found it in memory and instantiated it without them (index
+		// out of range in moduleEngine.NewFunction), once cmdhost's closed
+		// plugins released their compiled modules, so that a module loaded
+		// again came from the file cache.
+		cm = e.addCompiledModuleToMemory(module, cm)
 	}
 	return
 }
