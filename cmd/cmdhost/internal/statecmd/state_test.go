@@ -86,7 +86,7 @@ func TestStateOffline(t *testing.T) {
 	cmd := func(args ...string) []string { return append(args, at...) }
 
 	out := expectRun(t, 0, "plugin/kit-go   3", "", cmd("state", "namespaces")...)
-	if !strings.Contains(out, "shared/devices  1     4") || !strings.Contains(out, "2 namespaces, 4 keys, 22 bytes of the store's 1073741824") {
+	if !strings.Contains(out, "shared/devices  1     4") || !strings.Contains(out, "2 namespaces, 4 keys, 22 bytes of the store's 1 GiB") {
 		t.Errorf("namespaces: %q", out)
 	}
 	var all admin.StateNamespaces

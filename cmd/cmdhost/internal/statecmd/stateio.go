@@ -16,6 +16,7 @@ import (
 
 	"github.com/cmdhost/cmdhost/cmd/cmdhost/internal/base"
 	"github.com/cmdhost/cmdhost/host/admin"
+	"github.com/cmdhost/cmdhost/internal/bytesize"
 	"github.com/cmdhost/cmdhost/internal/state"
 )
 
@@ -33,7 +34,7 @@ func printNamespaces(w io.Writer, all admin.StateNamespaces) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s, %s, %d bytes of the store's %d\n", nouns(int64(len(all.Namespaces)), "namespace"), nouns(all.Keys, "key"), all.Bytes, all.MaxBytes)
+	_, err := fmt.Fprintf(w, "%s, %s, %s of the store's %s\n", nouns(int64(len(all.Namespaces)), "namespace"), nouns(all.Keys, "key"), bytesize.Human(all.Bytes), bytesize.Human(all.MaxBytes))
 	return err
 }
 
