@@ -285,7 +285,10 @@ func TestReadyzReportsLostWatch(t *testing.T) {
 		}
 	}()
 	base := strings.TrimSuffix(logs.wait(t, metricsURL), "/metrics")
+	// The watcher starts once the plugins are loaded, which may be before
+	// the host says it serves (it announces after): wait for both.
 	logs.wait(t, regexp.MustCompile(`msg="watching the plugins folder"`))
+	logs.wait(t, regexp.MustCompile(`msg=serving\b`))
 	if code, body := get(t, base+"/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz while serving and watching: %d %q", code, body)
 	}
